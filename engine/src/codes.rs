@@ -1,0 +1,57 @@
+//! The table of stable diagnostic codes the engine itself emits. Surfaces add
+//! theirs through `Surface::codes`; `docs/codes.md` is generated from both and
+//! a test fails when it drifts.
+
+use crate::diagnostic::Severity::{Error, Warning};
+use crate::surface::CodeDoc;
+
+macro_rules! codes {
+    ($($code:literal $sev:ident $meaning:literal;)*) => {
+        pub const ENGINE_CODES: &[CodeDoc] = &[$(CodeDoc { code: $code, severity: $sev, meaning: $meaning }),*];
+    };
+}
+
+codes! {
+    "YAML_SYNTAX" Error "The file is not well-formed YAML.";
+    "YAML_NOT_UTF8" Error "The file is not valid UTF-8.";
+    "YAML_DUPLICATE_KEY" Error "A mapping has the same key twice.";
+    "YAML_COMPLEX_KEY" Error "A mapping key is a list, a map or an alias; keys are plain strings.";
+    "YAML_UNKNOWN_TAG" Error "A tag other than `!reset` (or a core `!!str`, `!!int`, …) is used.";
+    "YAML_ALIAS_LIMIT" Error "Aliases expand to more nodes than the budget (100,000).";
+    "YAML_DEPTH_LIMIT" Error "Mappings and lists nest deeper than 64 levels.";
+    "YAML_MULTIPLE_DOCUMENTS" Error "The file holds more than one YAML document.";
+    "EXTENDS_INVALID" Error "`extends` is not a list of paths.";
+    "EXTENDS_NOT_FOUND" Error "A file named in `extends` cannot be read.";
+    "EXTENDS_CYCLE" Error "`extends` leads back to a file already being loaded; the message names the chain.";
+    "EXTENDS_LIMIT" Error "More than 64 files are pulled in through `extends`.";
+    "ENV_UNSET" Error "`${VAR}` names an unset variable and gives no default.";
+    "ENV_REQUIRED" Error "`${VAR:?message}` names an unset variable.";
+    "ENV_SYNTAX" Error "A `${…}` is unclosed, names no valid variable, or has an unknown operator.";
+    "VERSION_MISSING" Error "The document has no `seam:` version.";
+    "VERSION_UNSUPPORTED" Error "`seam:` names a format version this binary does not read.";
+    "SCHEMA_UNKNOWN_KEY" Error "A key the format does not have (with the closest known key).";
+    "SCHEMA_REQUIRED" Error "A required field is missing.";
+    "SCHEMA_TYPE" Error "A value has the wrong type.";
+    "SCHEMA_ENUM" Error "A value is not one of the allowed values.";
+    "SCHEMA_PATTERN" Error "A string does not match its pattern.";
+    "SCHEMA_KEY_INVALID" Error "A map key does not match its pattern.";
+    "SCHEMA_INVALID" Error "Any other schema violation.";
+    "VALUE_OUT_OF_RANGE" Error "A number, duration, size or length is outside its documented range.";
+    "DURATION_INVALID" Error "A duration is not a whole number with a unit (`ms`, `s`, `m`, `h`); a bare number says which unit to add.";
+    "SIZE_INVALID" Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";
+    "SECRET_INLINE" Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
+    "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
+    "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
+    "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
+    "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";
+    "AGENT_NAME_INVALID" Error "An agent name is not 1–64 letters, digits, `_` or `-`.";
+    "AGENT_DEFAULT_PARENT" Error "The `default` agent names a parent; it is the root.";
+    "AGENT_UNKNOWN_PARENT" Error "An agent's `parent` is not an agent.";
+    "AGENT_PARENT_CYCLE" Error "Agent parents form a cycle; the message names it.";
+    "AGENT_UNKNOWN_MOUNT" Error "`agents.*.mounts` names a mount that is not defined.";
+    "TOOLS_UNKNOWN_KEY" Error "A `tools` key names no fixed tool and no possible MCP glob.";
+    "TOOLS_INVALID_GLOB" Error "A `tools` glob does not parse.";
+    "ENV_EXECUTABLE_NOT_FOUND" Error "(`--environment`) A command is not on PATH or not executable.";
+    "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";
+    "ENV_DIR_MISSING" Error "(`--environment`) A directory the composition names does not exist.";
+}

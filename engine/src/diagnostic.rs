@@ -1,0 +1,150 @@
+//! Diagnostics: every problem seam finds in a composition, with its place.
+//!
+//! A diagnostic always carries a stable code (see [`crate::codes`]), the file
+//! and the 1-based line and column (in characters) of the value that caused
+//! it, and the JSON pointer of that value in the merged composition.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How bad a diagnostic is. Ordered so that errors sort first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A position in one source file: 1-based line and column, column counted in characters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub file: FileId,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Index of a file in a [`Sources`] table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
+/// The files a load read, kept so that diagnostics can quote their lines.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    files: Vec<SourceFile>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub text: Arc<str>,
+}
+
+impl Sources {
+    pub fn add(&mut self, path: PathBuf, text: Arc<str>) -> FileId {
+        self.files.push(SourceFile { path, text });
+        FileId((self.files.len() - 1) as u32)
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn path(&self, id: FileId) -> &Path {
+        &self.get(id).path
+    }
+
+    pub fn find(&self, path: &Path) -> Option<FileId> {
+        self.files.iter().position(|f| f.path == path).map(|i| FileId(i as u32))
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
+    }
+
+    /// The text of the given 1-based line, without its line break.
+    pub fn line_text(&self, id: FileId, line: u32) -> Option<&str> {
+        let text = &self.get(id).text;
+        text.split('\n').nth(line.checked_sub(1)? as usize).map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
+}
+
+/// One problem found in a composition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// Stable code, e.g. `SCHEMA_UNKNOWN_KEY`; documented in `docs/codes.md`.
+    pub code: &'static str,
+    pub message: String,
+    /// JSON pointer of the offending value in the merged composition ("" = the whole document).
+    pub pointer: String,
+    pub span: Span,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Error, code, message: message.into(), pointer: pointer.into(), span, help: None }
+    }
+
+    pub fn warning(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, span, pointer, message) }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Sort key: file, line, column, then severity and code, so output is stable.
+    fn sort_key(&self) -> (FileId, u32, u32, Severity, &'static str, &str, &str) {
+        (self.span.file, self.span.line, self.span.column, self.severity, self.code, &self.pointer, &self.message)
+    }
+}
+
+/// Sorts diagnostics by place and removes exact duplicates.
+pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diagnostics.dedup();
+}
+
+/// Escapes one JSON pointer segment (RFC 6901).
+pub fn escape_pointer_segment(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains(['~', '/']) { segment.replace('~', "~0").replace('/', "~1").into() } else { segment.into() }
+}
+
+/// Builds a JSON pointer from segments.
+pub fn pointer<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for segment in segments {
+        out.push('/');
+        out.push_str(&escape_pointer_segment(segment));
+    }
+    out
+}
+
+/// Splits a JSON pointer into unescaped segments.
+pub fn pointer_segments(pointer: &str) -> Vec<String> {
+    if pointer.is_empty() {
+        return Vec::new();
+    }
+    pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect()
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]: {}", self.severity.as_str(), self.code, self.message)
+    }
+}

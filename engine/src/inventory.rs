@@ -1,0 +1,94 @@
+//! The inventory: per kind and per mount, four different facts: `compiled` (the
+//! kind exists in this binary), `configured` (the mount's config is valid),
+//! `visible` (its tools are in an agent's catalog) and `ready` (the provider
+//! answers now; "not probed" until runtimes exist).
+
+use std::fmt::Write as _;
+
+use serde_json::{Value as Json, json};
+
+use crate::resolve::Resolved;
+use crate::surface::Surface;
+
+pub const NOT_PROBED: &str = "not probed";
+
+pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Option<&str>) -> Json {
+    let kinds: Vec<Json> = surfaces
+        .iter()
+        .flat_map(|s| s.kinds().iter().map(move |k| (s, k)))
+        .map(|(s, k)| {
+            let mounts: Vec<&str> = resolved.mounts.iter().filter(|(_, m)| m.kind.name() == k.name()).map(|(id, _)| id.as_str()).collect();
+            json!({ "kind": k.name(), "service": s.service(), "compiled": true, "mounts": mounts })
+        })
+        .collect();
+    let mut mounts: Vec<Json> = resolved
+        .mounts
+        .iter()
+        .map(|(id, m)| {
+            let visible: Vec<&str> = resolved.visible_agents(id).into_iter().filter(|a| agent.is_none_or(|x| x == *a)).collect();
+            json!({
+                "id": id,
+                "kind": m.kind.name(),
+                "compiled": true,
+                "configured": m.resolved.is_some(),
+                "visible": visible,
+                "ready": NOT_PROBED,
+            })
+        })
+        .collect();
+    for (id, kind) in &resolved.unknown {
+        mounts.push(json!({ "id": id, "kind": kind, "compiled": false, "configured": false, "visible": [], "ready": NOT_PROBED }));
+    }
+    mounts.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    let agents: Vec<Json> = resolved
+        .agents
+        .iter()
+        .filter(|(name, _)| agent.is_none_or(|a| a == name.as_str()))
+        .map(|(name, a)| {
+            let mut tools: Vec<String> = a.tools.fixed.iter().filter(|(_, s)| s.is_some()).map(|(t, _)| (*t).to_owned()).collect();
+            for id in resolved.visible_agents_dynamic(name) {
+                if let Some(crate::surface::Exposure::Dynamic { prefix }) = resolved.mounts[id].resolved.as_ref().map(|r| &r.exposure) {
+                    tools.push(format!("{prefix}*"));
+                }
+            }
+            tools.sort();
+            json!({ "name": name, "parent": a.parent, "mounts": a.scope, "tools": tools })
+        })
+        .collect();
+    json!({ "kinds": kinds, "mounts": mounts, "agents": agents })
+}
+
+pub fn to_human(inventory: &Json) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<24} {:<22} {:<9} {:<11} {:<24} ready", "MOUNT", "KIND", "COMPILED", "CONFIGURED", "VISIBLE TO");
+    for m in inventory["mounts"].as_array().into_iter().flatten() {
+        let visible: Vec<&str> = m["visible"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+        let yes = |v: &Json| if v.as_bool() == Some(true) { "yes" } else { "no" };
+        let _ = writeln!(
+            out,
+            "{:<24} {:<22} {:<9} {:<11} {:<24} {}",
+            m["id"].as_str().unwrap_or_default(),
+            m["kind"].as_str().unwrap_or_default(),
+            yes(&m["compiled"]),
+            yes(&m["configured"]),
+            if visible.is_empty() { "-".to_owned() } else { visible.join(",") },
+            m["ready"].as_str().unwrap_or_default()
+        );
+    }
+    let _ = writeln!(out);
+    for a in inventory["agents"].as_array().into_iter().flatten() {
+        let tools: Vec<&str> = a["tools"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+        let _ = writeln!(
+            out,
+            "agent {}: {}",
+            a["name"].as_str().unwrap_or_default(),
+            if tools.is_empty() { "(no tools)".to_owned() } else { tools.join(", ") }
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "kinds compiled in:");
+    for k in inventory["kinds"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "  {:<22} ({})", k["kind"].as_str().unwrap_or_default(), k["service"].as_str().unwrap_or_default());
+    }
+    out
+}

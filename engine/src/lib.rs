@@ -1,0 +1,160 @@
+//! seam's engine: load, validate, plan and diff compositions.
+//!
+//! The pipeline is `load` (YAML with spans, `extends`, `${ENV}`) → `schema`
+//! (JSON Schema generated from the types) → `resolve` (semantic checks, typed
+//! ids) → `plan` (the dependency graph) → `diff`. The engine knows no surface by
+//! name: surfaces come in through [`surface::Surface`].
+
+pub mod codes;
+pub mod diagnostic;
+pub mod diff;
+pub mod inventory;
+pub mod load;
+pub mod model;
+pub mod plan;
+pub mod render;
+pub mod resolve;
+pub mod schema;
+pub mod surface;
+pub mod units;
+pub mod yaml;
+
+use std::path::Path;
+
+use diagnostic::{Diagnostic, Severity, Sources};
+use load::{Env, ReadError};
+use plan::Plan;
+use resolve::Resolved;
+use schema::Schemas;
+use surface::{CodeDoc, Requirement, Surface, locate};
+
+/// The engine for one set of compiled-in surfaces.
+pub struct Engine {
+    surfaces: Vec<&'static dyn Surface>,
+    schemas: Schemas,
+}
+
+/// One composition after validation: the files read, every diagnostic (sorted),
+/// and the resolved composition when the document could be read at all.
+pub struct Checked {
+    pub sources: Sources,
+    pub diagnostics: Vec<Diagnostic>,
+    pub resolved: Option<Resolved>,
+    tree: Option<yaml::Node>,
+}
+
+impl Engine {
+    pub fn new(surfaces: Vec<&'static dyn Surface>) -> Engine {
+        let schemas = Schemas::build(&surfaces);
+        Engine { surfaces, schemas }
+    }
+
+    /// The published JSON Schema of format v1.
+    pub fn schema(&self) -> &serde_json::Value {
+        &self.schemas.published
+    }
+
+    pub fn surfaces(&self) -> &[&'static dyn Surface] {
+        &self.surfaces
+    }
+
+    /// Every stable code: the engine's, then each surface's.
+    pub fn codes(&self) -> Vec<CodeDoc> {
+        let mut all: Vec<CodeDoc> = codes::ENGINE_CODES.to_vec();
+        for s in &self.surfaces {
+            all.extend_from_slice(s.codes());
+        }
+        all
+    }
+
+    pub fn check_file(&self, path: &Path, env: &dyn Env) -> Result<Checked, ReadError> {
+        let loaded = load::load_file(path, env)?;
+        Ok(self.check_loaded(loaded))
+    }
+
+    pub fn check_bytes(&self, path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Checked {
+        self.check_loaded(load::load_bytes(path, bytes, env))
+    }
+
+    fn check_loaded(&self, loaded: load::Loaded) -> Checked {
+        let load::Loaded { root, sources, mut diagnostics } = loaded;
+        let mut resolved = None;
+        if let Some(tree) = &root {
+            let doc = tree.to_json();
+            let kinds: Vec<_> = self.surfaces.iter().flat_map(|s| s.kinds().iter().copied()).collect();
+            self.schemas.validate(&doc, tree, &kinds, &mut diagnostics);
+            if doc.is_object() {
+                resolved = Some(resolve::resolve(&doc, tree, &sources, &self.surfaces, &mut diagnostics));
+            }
+        }
+        diagnostic::sort_diagnostics(&mut diagnostics);
+        Checked { sources, diagnostics, resolved, tree: root }
+    }
+}
+
+impl Checked {
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+    }
+
+    /// Valid: no errors, and no warnings either when they are denied.
+    pub fn is_valid(&self, deny_warnings: bool) -> bool {
+        self.errors() == 0 && (!deny_warnings || self.warnings() == 0)
+    }
+
+    /// The plan, for a composition without errors.
+    pub fn plan(&self) -> Option<Plan> {
+        if self.errors() > 0 {
+            return None;
+        }
+        self.resolved.as_ref().map(Plan::build)
+    }
+
+    /// Checks this machine: executables on PATH, readable secret files, existing directories.
+    pub fn check_environment(&mut self) {
+        let (Some(resolved), Some(tree)) = (&self.resolved, &self.tree) else { return };
+        let mut found = Vec::new();
+        for mount in resolved.mounts.values() {
+            for req in mount.resolved.iter().flat_map(|r| &r.requirements) {
+                let d = match req {
+                    Requirement::Executable { name, pointer } => match which::which(name) {
+                        Ok(_) => continue,
+                        Err(_) => Diagnostic::error(
+                            "ENV_EXECUTABLE_NOT_FOUND",
+                            locate(tree, pointer),
+                            pointer,
+                            format!("`{name}` is not an executable on PATH"),
+                        ),
+                    },
+                    Requirement::ReadableFile { path, pointer } => match std::fs::File::open(path) {
+                        Ok(_) => continue,
+                        Err(e) => Diagnostic::error(
+                            "ENV_FILE_UNREADABLE",
+                            locate(tree, pointer),
+                            pointer,
+                            format!("cannot read `{}`: {e}", path.display()),
+                        ),
+                    },
+                    Requirement::Directory { path, pointer } => {
+                        if path.is_dir() {
+                            continue;
+                        }
+                        Diagnostic::error(
+                            "ENV_DIR_MISSING",
+                            locate(tree, pointer),
+                            pointer,
+                            format!("`{}` is not a directory", path.display()),
+                        )
+                    }
+                };
+                found.push(d);
+            }
+        }
+        self.diagnostics.extend(found);
+        diagnostic::sort_diagnostics(&mut self.diagnostics);
+    }
+}

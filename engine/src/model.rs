@@ -1,0 +1,87 @@
+//! The engine-owned parts of format v1, as written (the raw phase). Surface
+//! sections (`services.web`, mount kinds, fixed tools) come from the surfaces.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::units::Duration;
+
+/// Defaults that every tool inherits unless its own entry says otherwise.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Budgets {
+    /// How long one call of a tool may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
+    /// The most characters a tool result may carry to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100_000_000))]
+    pub max_output_chars: Option<u64>,
+}
+
+/// `services.workspace`: the folder file-based tools work in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Workspace {
+    /// The workspace root; relative paths resolve against the folder of the file that wrote them.
+    #[serde(default = "Workspace::default_root")]
+    pub root: String,
+}
+
+impl Workspace {
+    fn default_root() -> String {
+        ".".to_owned()
+    }
+}
+
+/// `services.subprocess`: how every child process (LSP and MCP alike) is spawned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Subprocess {
+    /// The only variables of seam's environment that reach a child, besides a mount's own `env`/`env_passthrough`.
+    #[serde(default = "Subprocess::default_env_passthrough")]
+    pub env_passthrough: Vec<EnvName>,
+    /// An argv prefix (a sandbox) put before every spawned command.
+    #[serde(default)]
+    pub runner: Vec<String>,
+}
+
+impl Subprocess {
+    pub const DEFAULT_ENV_PASSTHROUGH: [&str; 7] = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR"];
+
+    fn default_env_passthrough() -> Vec<EnvName> {
+        Self::DEFAULT_ENV_PASSTHROUGH.iter().map(|s| EnvName((*s).to_owned())).collect()
+    }
+}
+
+impl Default for Subprocess {
+    fn default() -> Self {
+        Subprocess { env_passthrough: Self::default_env_passthrough(), runner: Vec::new() }
+    }
+}
+
+/// The name of an environment variable.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct EnvName(#[schemars(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$"))] pub String);
+
+/// One agent: a named scope with tool visibility and extra mounts over its parent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The agent this one inherits tools and mounts from; `default` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Tool entries over the parent's, entry by entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "tools_ref")]
+    pub tools: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Scoped mounts: visible to this agent and its descendants only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mounts: Vec<String>,
+}
+
+fn tools_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "$ref": "#/$defs/Tools" })
+}

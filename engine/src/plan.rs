@@ -1,0 +1,266 @@
+//! The plan: a DAG of services, mounts, tools and agents, where an edge is
+//! "needs". Each node carries a digest of its canonical resolved config and of
+//! the ids it needs, so reordering keys or editing comments changes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::{Value as Json, json};
+
+use crate::resolve::Resolved;
+use crate::surface::Exposure;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NodeKind {
+    Service,
+    Mount,
+    Tool,
+    Agent,
+}
+
+impl NodeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Service => "service",
+            NodeKind::Mount => "mount",
+            NodeKind::Tool => "tool",
+            NodeKind::Agent => "agent",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PlanNode {
+    pub id: String,
+    pub kind: NodeKind,
+    /// The canonical config this node is built from.
+    pub config: Json,
+    /// Ids this node needs, sorted.
+    pub needs: Vec<String>,
+    pub digest: String,
+}
+
+/// The dependency graph of one composition.
+pub struct Plan {
+    pub graph: DiGraph<PlanNode, ()>,
+    index: BTreeMap<String, NodeIndex>,
+    /// Build order: dependencies first, ties broken by id.
+    pub order: Vec<String>,
+}
+
+/// JSON with object keys sorted, the form digests are taken over.
+pub fn canonical_json(value: &Json) -> String {
+    fn write(v: &Json, out: &mut String) {
+        match v {
+            Json::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Json::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&o[k], out);
+                }
+                out.push('}');
+            }
+            Json::Array(a) => {
+                out.push('[');
+                for (i, item) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+fn digest(kind: NodeKind, config: &Json, needs: &[String]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(kind.as_str().as_bytes());
+    hasher.update(&[0]);
+    hasher.update(canonical_json(config).as_bytes());
+    for n in needs {
+        hasher.update(&[0]);
+        hasher.update(n.as_bytes());
+    }
+    hasher.finalize().to_hex()[..16].to_owned()
+}
+
+impl Plan {
+    pub fn build(resolved: &Resolved) -> Plan {
+        let mut nodes: BTreeMap<String, (NodeKind, Json, BTreeSet<String>)> = BTreeMap::new();
+        for (name, config) in &resolved.services {
+            nodes.insert(format!("service:{name}"), (NodeKind::Service, config.clone(), BTreeSet::new()));
+        }
+        for (id, mount) in &resolved.mounts {
+            let Some(r) = &mount.resolved else { continue };
+            let needs = r.needs.iter().map(|s| format!("service:{s}")).collect();
+            nodes.insert(format!("mount:{id}"), (NodeKind::Mount, json!({ "kind": mount.kind.name(), "config": r.config }), needs));
+        }
+        for (agent_name, agent) in &resolved.agents {
+            let mut needs: BTreeSet<String> = BTreeSet::new();
+            if let Some(p) = &agent.parent {
+                needs.insert(format!("agent:{p}"));
+            }
+            let mut fixed = serde_json::Map::new();
+            for (tool, settings) in &agent.tools.fixed {
+                fixed.insert((*tool).to_owned(), settings.clone().unwrap_or(Json::Null));
+                if settings.is_none() {
+                    continue;
+                }
+                let surface = resolved
+                    .surfaces
+                    .iter()
+                    .find(|s| s.tools().iter().any(|t| t.name() == *tool))
+                    .expect("a fixed tool belongs to a surface");
+                let service = format!("service:{}", surface.service());
+                let tool_id = format!("tool:{tool}");
+                let entry = nodes.entry(tool_id.clone()).or_insert_with(|| (NodeKind::Tool, json!({ "tool": tool }), BTreeSet::new()));
+                entry.2.insert(service.clone());
+                let exposes = surface.tools().iter().find(|t| t.name() == *tool).map(|t| t.exposes()).unwrap_or_default();
+                let providers: Vec<String> = resolved
+                    .mounts
+                    .iter()
+                    .filter(|(_, m)| m.resolved.is_some() && exposes.contains(&m.kind.registry()))
+                    .map(|(id, _)| format!("mount:{id}"))
+                    .collect();
+                let service_entry = nodes.entry(service).or_insert_with(|| (NodeKind::Service, Json::Null, BTreeSet::new()));
+                service_entry.2.extend(providers);
+                needs.insert(tool_id);
+            }
+            for id in resolved.visible_agents_dynamic(agent_name) {
+                let prefix = match &resolved.mounts[id].resolved.as_ref().expect("visible mounts are resolved").exposure {
+                    Exposure::Dynamic { prefix } => prefix.clone(),
+                    Exposure::Tool(_) => continue,
+                };
+                let tool_id = format!("tool:{prefix}*");
+                nodes
+                    .entry(tool_id.clone())
+                    .or_insert_with(|| (NodeKind::Tool, json!({ "tools": format!("{prefix}*") }), [format!("mount:{id}")].into()));
+                needs.insert(tool_id);
+            }
+            let dynamic: Vec<Json> = agent.tools.dynamic.iter().map(|r| json!({ "pattern": r.pattern, "value": r.value })).collect();
+            let config = json!({ "scope": agent.scope, "tools": fixed, "dynamic": dynamic });
+            nodes.insert(format!("agent:{agent_name}"), (NodeKind::Agent, config, needs));
+        }
+
+        let mut graph = DiGraph::new();
+        let mut index = BTreeMap::new();
+        for (id, (kind, config, needs)) in &nodes {
+            let needs: Vec<String> = needs.iter().filter(|n| nodes.contains_key(*n)).cloned().collect();
+            let digest = digest(*kind, config, &needs);
+            let i = graph.add_node(PlanNode { id: id.clone(), kind: *kind, config: config.clone(), needs, digest });
+            index.insert(id.clone(), i);
+        }
+        for i in graph.node_indices().collect::<Vec<_>>() {
+            for n in graph[i].needs.clone() {
+                graph.add_edge(i, index[&n], ());
+            }
+        }
+        let order = build_order(&graph);
+        Plan { graph, index, order }
+    }
+
+    pub fn node(&self, id: &str) -> Option<&PlanNode> {
+        self.index.get(id).map(|i| &self.graph[*i])
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = &PlanNode> {
+        self.index.values().map(|i| &self.graph[*i])
+    }
+
+    /// Ids of the nodes that need `id`, directly or through others.
+    pub fn dependents(&self, id: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let Some(start) = self.index.get(id) else { return out };
+        let mut stack = vec![*start];
+        while let Some(i) = stack.pop() {
+            for d in self.graph.neighbors_directed(i, petgraph::Direction::Incoming) {
+                if out.insert(self.graph[d].id.clone()) {
+                    stack.push(d);
+                }
+            }
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> Json {
+        let nodes: Vec<Json> = self.nodes().map(|n| json!({ "id": n.id, "kind": n.kind.as_str(), "digest": n.digest })).collect();
+        let mut edges: Vec<(String, String)> = self.nodes().flat_map(|n| n.needs.iter().map(|t| (n.id.clone(), t.clone()))).collect();
+        edges.sort();
+        let edges: Vec<Json> = edges.into_iter().map(|(from, to)| json!({ "from": from, "to": to })).collect();
+        json!({ "nodes": nodes, "edges": edges, "order": self.order })
+    }
+
+    pub fn to_dot(&self) -> String {
+        let mut out = String::from("digraph seam {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n");
+        for n in self.nodes() {
+            let shape = match n.kind {
+                NodeKind::Service => "box",
+                NodeKind::Mount => "component",
+                NodeKind::Tool => "ellipse",
+                NodeKind::Agent => "house",
+            };
+            let _ = writeln!(out, "  {:?} [shape={shape}, label={:?}];", n.id, format!("{}\n{}", n.id, n.digest));
+        }
+        for n in self.nodes() {
+            for t in &n.needs {
+                let _ = writeln!(out, "  {:?} -> {:?};", n.id, t);
+            }
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    pub fn to_mermaid(&self) -> String {
+        let mut out = String::from("flowchart LR\n");
+        let name: BTreeMap<&str, String> = self.nodes().enumerate().map(|(i, n)| (n.id.as_str(), format!("n{i}"))).collect();
+        for n in self.nodes() {
+            let (open, close) = match n.kind {
+                NodeKind::Service => ("[", "]"),
+                NodeKind::Mount => ("[[", "]]"),
+                NodeKind::Tool => ("([", "])"),
+                NodeKind::Agent => ("{{", "}}"),
+            };
+            let _ = writeln!(out, "  {}{open}\"{}\"{close}", name[n.id.as_str()], n.id.replace('"', "#quot;"));
+        }
+        for n in self.nodes() {
+            for t in &n.needs {
+                let _ = writeln!(out, "  {} --> {}", name[n.id.as_str()], name[t.as_str()]);
+            }
+        }
+        out
+    }
+}
+
+/// Kahn's algorithm over "needs" edges, ready nodes taken in id order.
+fn build_order(graph: &DiGraph<PlanNode, ()>) -> Vec<String> {
+    let mut remaining: BTreeMap<NodeIndex, usize> =
+        graph.node_indices().map(|i| (i, graph.neighbors_directed(i, petgraph::Direction::Outgoing).count())).collect();
+    let mut ready: BTreeSet<(String, NodeIndex)> =
+        remaining.iter().filter(|(_, c)| **c == 0).map(|(i, _)| (graph[*i].id.clone(), *i)).collect();
+    let mut order = Vec::with_capacity(graph.node_count());
+    while let Some((id, i)) = ready.pop_first() {
+        order.push(id);
+        for d in graph.neighbors_directed(i, petgraph::Direction::Incoming) {
+            let c = remaining.get_mut(&d).expect("every node is counted");
+            *c -= 1;
+            if *c == 0 {
+                ready.insert((graph[d].id.clone(), d));
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), graph.node_count(), "the plan graph is acyclic by construction");
+    order
+}

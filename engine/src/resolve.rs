@@ -1,0 +1,519 @@
+//! The resolved phase: references checked, agents' tool tables computed, every
+//! mount resolved by its kind. Built from a schema-checked document; collects
+//! every semantic diagnostic instead of stopping at the first.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use globset::{Glob, GlobMatcher};
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use crate::diagnostic::{Diagnostic, Sources, pointer};
+use crate::model::{AgentDoc, Budgets, Subprocess, Workspace};
+use crate::schema::did_you_mean;
+use crate::surface::{Exposure, MountCx, MountKind, ResolvedMount, Surface, SurfaceCx, locate, resolve_path};
+use crate::yaml::Node;
+
+/// The root agent; every other agent descends from it.
+pub const DEFAULT_AGENT: &str = "default";
+
+pub struct Resolved {
+    pub name: Option<String>,
+    pub budgets: Budgets,
+    /// Engine services and surface service sections, as resolved config.
+    pub services: BTreeMap<String, Json>,
+    pub mounts: IndexMap<String, Mount>,
+    pub agents: BTreeMap<String, Agent>,
+    pub surfaces: Vec<&'static dyn Surface>,
+    /// Mounts whose `kind` is not compiled in: id → kind as written.
+    pub unknown: BTreeMap<String, String>,
+}
+
+pub struct Mount {
+    pub kind: &'static dyn MountKind,
+    pub surface: &'static dyn Surface,
+    /// `None` when the mount's config has errors.
+    pub resolved: Option<ResolvedMount>,
+}
+
+pub struct Agent {
+    pub parent: Option<String>,
+    /// Mounts this agent can see, in file order.
+    pub scope: Vec<String>,
+    pub tools: ToolTable,
+}
+
+/// One agent's tools: fixed tools (`None` = not visible) and rules over dynamic tools.
+#[derive(Clone, Debug, Default)]
+pub struct ToolTable {
+    pub fixed: BTreeMap<&'static str, Option<Json>>,
+    pub dynamic: Vec<DynamicRule>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DynamicRule {
+    pub pattern: String,
+    /// `true`, `false`, or a budgets map.
+    pub value: Json,
+    server: GlobMatcher,
+    /// The rule names every tool of the servers it matches (`mcp__x__*`).
+    whole_server: bool,
+}
+
+impl DynamicRule {
+    pub fn covers_server(&self, id: &str) -> bool {
+        self.whole_server && self.server.is_match(id)
+    }
+}
+
+impl Resolved {
+    /// Whether agent `agent` sees the tools of mount `id`: it is in scope and its tool is enabled.
+    pub fn is_visible(&self, agent: &str, id: &str) -> bool {
+        let (Some(a), Some(resolved)) = (self.agents.get(agent), self.mounts.get(id).and_then(|m| m.resolved.as_ref())) else {
+            return false;
+        };
+        a.scope.iter().any(|m| m == id)
+            && match &resolved.exposure {
+                Exposure::Tool(tool) => a.tools.fixed.get(tool).is_some_and(Option::is_some),
+                Exposure::Dynamic { .. } => {
+                    a.tools.dynamic.iter().rev().find(|r| r.covers_server(id)).is_none_or(|r| r.value != Json::Bool(false))
+                }
+            }
+    }
+
+    /// The agents (sorted) to which mount `id` is visible.
+    pub fn visible_agents(&self, id: &str) -> Vec<&str> {
+        self.agents.keys().filter(|a| self.is_visible(a, id)).map(String::as_str).collect()
+    }
+
+    /// The mounts visible to `agent` through tools discovered at run time.
+    pub fn visible_agents_dynamic(&self, agent: &str) -> Vec<&str> {
+        self.mounts
+            .iter()
+            .filter(|(id, m)| {
+                matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })) && self.is_visible(agent, id)
+            })
+            .map(|(id, _)| id.as_str())
+            .collect()
+    }
+}
+
+fn valid_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    id.len() <= 64
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+pub(crate) fn resolve(
+    doc: &Json,
+    tree: &Node,
+    sources: &Sources,
+    surfaces: &[&'static dyn Surface],
+    out: &mut Vec<Diagnostic>,
+) -> Resolved {
+    let section = |key: &str| doc.get(key).filter(|v| !v.is_null());
+    let typed = |key: &str| section(key).and_then(|v| serde_json::from_value(v.clone()).ok());
+    let budgets: Budgets = typed("budgets").unwrap_or_default();
+
+    let mut services = BTreeMap::new();
+    let service_section = |name: &str| doc.get("services").and_then(|s| s.get(name));
+    if let Some(ws) = service_section("workspace").and_then(|v| serde_json::from_value::<Workspace>(v.clone()).ok()) {
+        let at = "/services/workspace/root";
+        let root = resolve_path(sources.path(locate(tree, at).file), &ws.root);
+        services.insert("workspace".to_owned(), serde_json::json!({ "root": root }));
+    }
+    let subprocess: Subprocess = service_section("subprocess").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+
+    // Mounts, each resolved by its kind.
+    let kinds: HashMap<&str, (&'static dyn MountKind, &'static dyn Surface)> =
+        surfaces.iter().flat_map(|s| s.kinds().iter().map(move |k| (k.name(), (*k, *s)))).collect();
+    let mut mounts = IndexMap::new();
+    let mut unknown_mounts = BTreeSet::new();
+    let mut unknown = BTreeMap::new();
+    for (id, config) in section("mounts").and_then(Json::as_object).into_iter().flatten() {
+        let mount_pointer = pointer(["mounts", id.as_str()]);
+        if !valid_id(id) {
+            out.push(Diagnostic::error(
+                "MOUNT_ID_INVALID",
+                key_or_value_span(tree, &mount_pointer),
+                &mount_pointer,
+                format!("mount id `{id}` must start with a letter or digit and use only letters, digits, `_`, `-` and `.` (64 at most)"),
+            ));
+        }
+        let Some((kind, surface)) = config.get("kind").and_then(Json::as_str).and_then(|k| kinds.get(k)).copied() else {
+            unknown_mounts.insert(id.clone());
+            unknown.insert(id.clone(), config.get("kind").and_then(Json::as_str).unwrap_or_default().to_owned());
+            continue;
+        };
+        let schema_clean =
+            !out.iter().any(|d| d.is_error() && (d.pointer == mount_pointer || d.pointer.starts_with(&format!("{mount_pointer}/"))));
+        let resolved = if schema_clean {
+            let mut cx = MountCx { id, pointer: mount_pointer, config, root: tree, sources, diagnostics: out };
+            kind.resolve(&mut cx)
+        } else {
+            None
+        };
+        if let Some(r) = &resolved {
+            if r.needs.contains(&"subprocess") {
+                services.entry("subprocess".to_owned()).or_insert_with(|| serde_json::to_value(&subprocess).expect("serializable"));
+            }
+            if r.needs.contains(&"workspace") {
+                services
+                    .entry("workspace".to_owned())
+                    .or_insert_with(|| serde_json::json!({ "root": resolve_path(sources.path(crate::diagnostic::FileId(0)), ".") }));
+            }
+        }
+        mounts.insert(id.clone(), Mount { kind, surface, resolved });
+    }
+    if service_section("subprocess").is_some() {
+        services.insert("subprocess".to_owned(), serde_json::to_value(&subprocess).expect("serializable"));
+    }
+
+    check_claims(&mounts, tree, sources, out);
+
+    let fixed_tools: BTreeMap<&'static str, &'static dyn crate::surface::FixedTool> =
+        surfaces.iter().flat_map(|s| s.tools().iter().map(|t| (t.name(), *t))).collect();
+    let prefixes: Vec<(&'static str, &'static dyn Surface)> =
+        surfaces.iter().filter_map(|s| s.dynamic_tool_prefix().map(|p| (p, *s))).collect();
+    let agents = resolve_agents(doc, tree, &budgets, &mounts, &unknown_mounts, &fixed_tools, &prefixes, out);
+
+    let mut resolved = Resolved {
+        name: doc.get("name").and_then(Json::as_str).map(str::to_owned),
+        budgets,
+        services,
+        mounts,
+        agents,
+        surfaces: surfaces.to_vec(),
+        unknown,
+    };
+
+    for surface in surfaces {
+        let section_pointer = pointer(["services", surface.service()]);
+        let section = service_section(surface.service());
+        let mut cx = SurfaceCx { section, section_pointer, resolved: &resolved, root: tree, diagnostics: out };
+        if let Some(config) = surface.check(&mut cx) {
+            resolved.services.insert(surface.service().to_owned(), config);
+        }
+    }
+
+    for (id, mount) in &resolved.mounts {
+        if mount.resolved.as_ref().is_some_and(|r| r.required) && resolved.visible_agents(id).is_empty() {
+            let at = pointer(["mounts", id.as_str(), "required"]);
+            out.push(
+                Diagnostic::warning(
+                    "MOUNT_REQUIRED_INVISIBLE",
+                    locate(tree, &at),
+                    at,
+                    format!("mount `{id}` is required, but no agent can see its tools"),
+                )
+                .with_help("enable its tool for an agent that has it in scope, or drop `required: true`"),
+            );
+        }
+    }
+    resolved
+}
+
+fn key_or_value_span(tree: &Node, p: &str) -> crate::diagnostic::Span {
+    let segments = crate::diagnostic::pointer_segments(p);
+    let (node, key, depth) = tree.lookup(&segments);
+    if depth == segments.len() { key.unwrap_or(node.span) } else { node.span }
+}
+
+fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources, out: &mut Vec<Diagnostic>) {
+    let mut taken: HashMap<(&str, &str), (&str, &str)> = HashMap::new();
+    for (id, mount) in mounts {
+        let Some(resolved) = &mount.resolved else { continue };
+        for claim in &resolved.claims {
+            match taken.get(&(claim.space, claim.key.as_str())) {
+                Some((first_id, first_pointer)) => {
+                    let first = locate(tree, first_pointer);
+                    out.push(Diagnostic::error(
+                        claim.code,
+                        locate(tree, &claim.pointer),
+                        &claim.pointer,
+                        format!(
+                            "{} is claimed by mount `{first_id}` ({}:{}:{}) and by mount `{id}`",
+                            claim.what,
+                            sources.path(first.file).display(),
+                            first.line,
+                            first.column
+                        ),
+                    ));
+                }
+                None => {
+                    taken.insert((claim.space, claim.key.as_str()), (id.as_str(), claim.pointer.as_str()));
+                }
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resolve_agents(
+    doc: &Json,
+    tree: &Node,
+    budgets: &Budgets,
+    mounts: &IndexMap<String, Mount>,
+    unknown_mounts: &BTreeSet<String>,
+    fixed_tools: &BTreeMap<&'static str, &'static dyn crate::surface::FixedTool>,
+    prefixes: &[(&'static str, &'static dyn Surface)],
+    out: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Agent> {
+    let mut docs: BTreeMap<String, AgentDoc> = BTreeMap::new();
+    for (name, value) in doc.get("agents").and_then(Json::as_object).into_iter().flatten() {
+        let at = pointer(["agents", name.as_str()]);
+        let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+        if !valid {
+            out.push(Diagnostic::error(
+                "AGENT_NAME_INVALID",
+                key_or_value_span(tree, &at),
+                &at,
+                format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
+            ));
+        }
+        if let Ok(a) = serde_json::from_value::<AgentDoc>(value.clone()) {
+            docs.insert(name.clone(), a);
+        }
+    }
+    let top_tools: Option<Map<String, Json>> = doc.get("tools").and_then(Json::as_object).cloned();
+
+    // Parents: unknown or cyclic parents are errors; such an agent hangs off `default`.
+    let mut parents: BTreeMap<String, Option<String>> = BTreeMap::new();
+    parents.insert(DEFAULT_AGENT.to_owned(), None);
+    for (name, a) in &docs {
+        if name == DEFAULT_AGENT {
+            if a.parent.is_some() {
+                let at = "/agents/default/parent";
+                out.push(Diagnostic::error(
+                    "AGENT_DEFAULT_PARENT",
+                    locate(tree, at),
+                    at,
+                    "the `default` agent is the root and has no parent",
+                ));
+            }
+            continue;
+        }
+        let parent = a.parent.clone().unwrap_or_else(|| DEFAULT_AGENT.to_owned());
+        if parent != DEFAULT_AGENT && !docs.contains_key(&parent) {
+            let at = pointer(["agents", name.as_str(), "parent"]);
+            let mut d = Diagnostic::error(
+                "AGENT_UNKNOWN_PARENT",
+                locate(tree, &at),
+                &at,
+                format!("agent `{name}` names parent `{parent}`, which is not an agent"),
+            );
+            if let Some(s) = did_you_mean(&parent, docs.keys().map(String::as_str).chain([DEFAULT_AGENT])) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            out.push(d);
+            parents.insert(name.clone(), Some(DEFAULT_AGENT.to_owned()));
+            continue;
+        }
+        parents.insert(name.clone(), Some(parent));
+    }
+    let mut reported: BTreeSet<String> = BTreeSet::new();
+    for name in docs.keys() {
+        let mut chain = vec![name.clone()];
+        let mut current = name.clone();
+        while let Some(Some(p)) = parents.get(&current) {
+            if let Some(start) = chain.iter().position(|c| c == p) {
+                let cycle: Vec<String> = chain[start..].to_vec();
+                if !cycle.iter().any(|c| reported.contains(c)) {
+                    let first = cycle.iter().min().expect("a cycle has members").clone();
+                    let at = pointer(["agents", first.as_str(), "parent"]);
+                    let mut names: Vec<String> = cycle.clone();
+                    let rot = names.iter().position(|n| *n == first).unwrap_or(0);
+                    names.rotate_left(rot);
+                    names.push(first.clone());
+                    out.push(Diagnostic::error(
+                        "AGENT_PARENT_CYCLE",
+                        locate(tree, &at),
+                        &at,
+                        format!("agent parents form a cycle: {}", names.join(" → ")),
+                    ));
+                }
+                reported.extend(cycle);
+                break;
+            }
+            chain.push(p.clone());
+            current = p.clone();
+        }
+    }
+    for name in &reported {
+        parents.insert(name.clone(), Some(DEFAULT_AGENT.to_owned()));
+    }
+
+    // Scoped mounts: a mount any agent lists is visible only in that agent's subtree.
+    let mut scoped: BTreeSet<&str> = BTreeSet::new();
+    for (name, a) in &docs {
+        for (i, m) in a.mounts.iter().enumerate() {
+            if mounts.contains_key(m) {
+                scoped.insert(m.as_str());
+            } else if !unknown_mounts.contains(m) {
+                let at = format!("{}/mounts/{i}", pointer(["agents", name.as_str()]));
+                let mut d = Diagnostic::error(
+                    "AGENT_UNKNOWN_MOUNT",
+                    locate(tree, &at),
+                    &at,
+                    format!("agent `{name}` lists mount `{m}`, which is not defined under `mounts`"),
+                );
+                if let Some(s) = did_you_mean(m, mounts.keys().map(String::as_str)) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                out.push(d);
+            }
+        }
+    }
+
+    // Check every `tools` map's keys once, where it is written.
+    let mcp_ids: Vec<(&'static str, Vec<&str>)> = prefixes
+        .iter()
+        .map(|(p, s)| {
+            (
+                *p,
+                mounts
+                    .iter()
+                    .filter(|(_, m)| std::ptr::eq(m.surface as *const _ as *const (), *s as *const _ as *const ()))
+                    .map(|(id, _)| id.as_str())
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut tables: Vec<(String, Map<String, Json>)> = Vec::new();
+    if let Some(t) = &top_tools {
+        tables.push(("/tools".to_owned(), t.clone()));
+    }
+    for (name, a) in &docs {
+        if let Some(t) = &a.tools {
+            tables.push((format!("{}/tools", pointer(["agents", name.as_str()])), t.clone()));
+        }
+    }
+    let mut rules_by_pointer: HashMap<String, Vec<DynamicRule>> = HashMap::new();
+    for (at, table) in &tables {
+        let mut rules = Vec::new();
+        for (key, value) in table {
+            if fixed_tools.contains_key(key.as_str()) {
+                continue;
+            }
+            let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
+            match dynamic_rule(key, value, &mcp_ids) {
+                Ok(rule) => rules.push(rule),
+                Err((code, message)) => {
+                    let mut d = Diagnostic::error(code, key_or_value_span(tree, &key_at), &key_at, message);
+                    if code == "TOOLS_UNKNOWN_KEY" {
+                        let names: Vec<&str> = fixed_tools.keys().copied().collect();
+                        d = d.with_help(match did_you_mean(key, names.iter().copied()) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!(
+                                "fixed tools: {}; MCP tools: `{}<server>__<tool>` (globs allowed)",
+                                names.join(", "),
+                                prefixes.first().map_or("mcp__", |p| p.0)
+                            ),
+                        });
+                    }
+                    out.push(d);
+                }
+            }
+        }
+        rules_by_pointer.insert(at.clone(), rules);
+    }
+
+    // Each agent's table: built-in defaults, then budgets, then entries from the root down.
+    let mut agents = BTreeMap::new();
+    let names: Vec<String> = parents.keys().cloned().collect();
+    for name in names {
+        let mut lineage = vec![name.clone()];
+        let mut current = name.clone();
+        while let Some(Some(p)) = parents.get(&current) {
+            if lineage.contains(p) {
+                break;
+            }
+            lineage.push(p.clone());
+            current = p.clone();
+        }
+        lineage.reverse();
+        let mut table = ToolTable::default();
+        for (tool_name, tool) in fixed_tools {
+            let mut settings = tool.defaults();
+            if let Json::Object(o) = &mut settings {
+                let b = serde_json::to_value(budgets).expect("serializable");
+                for (k, v) in b.as_object().into_iter().flatten() {
+                    if o.contains_key(k) {
+                        o.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            let _ = tool_name;
+            table.fixed.insert(tool.name(), None);
+            let mut current: Option<Json> = None;
+            let mut apply = |entry: Option<&Json>| match entry {
+                Some(Json::Bool(true)) => current = Some(current.take().unwrap_or_else(|| settings.clone())),
+                Some(Json::Bool(false)) => current = None,
+                Some(Json::Object(over)) => {
+                    let mut s = current.take().unwrap_or_else(|| settings.clone());
+                    if let Json::Object(o) = &mut s {
+                        for (k, v) in over {
+                            o.insert(k.clone(), v.clone());
+                        }
+                    }
+                    current = Some(s);
+                }
+                _ => {}
+            };
+            for agent in &lineage {
+                if agent == DEFAULT_AGENT {
+                    apply(top_tools.as_ref().and_then(|t| t.get(tool.name())));
+                }
+                apply(docs.get(agent).and_then(|a| a.tools.as_ref()).and_then(|t| t.get(tool.name())));
+            }
+            table.fixed.insert(tool.name(), current);
+        }
+        let mut scope: Vec<String> = Vec::new();
+        for (id, _) in mounts {
+            let listed = lineage.iter().any(|a| docs.get(a).is_some_and(|d| d.mounts.contains(id)));
+            if !scoped.contains(id.as_str()) || listed {
+                scope.push(id.clone());
+            }
+        }
+        for agent in &lineage {
+            if agent == DEFAULT_AGENT {
+                table.dynamic.extend(rules_by_pointer.get("/tools").cloned().unwrap_or_default());
+            }
+            table
+                .dynamic
+                .extend(rules_by_pointer.get(&format!("{}/tools", pointer(["agents", agent.as_str()]))).cloned().unwrap_or_default());
+        }
+        agents.insert(name.clone(), Agent { parent: parents.get(&name).cloned().flatten(), scope, tools: table });
+    }
+    agents
+}
+
+/// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
+fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, Vec<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
+    let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
+        return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
+    };
+    let rest = &key[prefix.len()..];
+    let (server, tool) = match rest.find("__") {
+        Some(i) => (&rest[..i], &rest[i + 2..]),
+        None if rest.ends_with('*') => (rest, "*"),
+        None => return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
+    };
+    let glob = |text: &str| {
+        Glob::new(text).map(|g| g.compile_matcher()).map_err(|e| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}")))
+    };
+    let server_matcher = glob(server)?;
+    glob(tool)?;
+    if !ids.iter().any(|id| server_matcher.is_match(id)) {
+        return Err((
+            "TOOLS_UNKNOWN_KEY",
+            if server.contains(['*', '?', '[']) {
+                format!("`{key}` matches no MCP mount")
+            } else {
+                format!("`{key}` names MCP server `{server}`, but no `{}` mount has that id", prefix.trim_end_matches('_'))
+            },
+        ));
+    }
+    Ok(DynamicRule { pattern: key.to_owned(), value: value.clone(), server: server_matcher, whole_server: tool == "*" })
+}

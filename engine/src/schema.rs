@@ -1,0 +1,420 @@
+//! The JSON Schema of format v1, generated from the Rust types of the engine and
+//! of every surface, and the mapping of schema errors to located diagnostics.
+//!
+//! Two schemas come out of one generator: the published one (mounts as a
+//! `oneOf` over kinds, for editors) and the one seam validates with, where a
+//! mount is checked by the schema of the kind its `kind` names, so a mistake is
+//! reported inside that kind instead of as "not valid under any of the schemas".
+
+use std::collections::HashMap;
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value as Json, json};
+
+use crate::diagnostic::{Diagnostic, pointer_segments};
+use crate::model::{AgentDoc, Budgets, Subprocess, Workspace};
+use crate::surface::{MountKind, Surface, locate};
+use crate::units::{Duration, MAX_TIMER, Size};
+use crate::yaml::Node;
+
+/// The largest size any field accepts.
+pub const MAX_SIZE: Size = Size::from_bytes(1 << 30);
+
+pub struct Schemas {
+    pub published: Json,
+    root: jsonschema::Validator,
+    kinds: HashMap<&'static str, (jsonschema::Validator, &'static str)>,
+    /// Every kind's property names, for "did you mean" and "belongs to another kind".
+    kind_properties: Vec<(&'static str, Vec<String>)>,
+}
+
+fn def_name(kind: &str) -> String {
+    kind.split(['.', '_'])
+        .map(|p| {
+            let mut c = p.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect::<String>()
+        + "Mount"
+}
+
+impl Schemas {
+    pub fn build(surfaces: &[&'static dyn Surface]) -> Schemas {
+        let mut generator = SchemaSettings::draft2020_12().into_generator();
+        let budgets = generator.subschema_for::<Budgets>();
+        let workspace = generator.subschema_for::<Workspace>();
+        let subprocess = generator.subschema_for::<Subprocess>();
+        let agent = generator.subschema_for::<AgentDoc>();
+        let _ = generator.subschema_for::<Duration>();
+        let _ = generator.subschema_for::<Size>();
+
+        let mut services = Map::new();
+        services.insert("workspace".into(), workspace.to_value());
+        services.insert("subprocess".into(), subprocess.to_value());
+        let mut tool_properties = Map::new();
+        let mut mount_refs = Vec::new();
+        let mut kind_defs = Vec::new();
+        for surface in surfaces {
+            if let Some(s) = surface.service_schema(&mut generator) {
+                services.insert(surface.service().into(), s.to_value());
+            }
+            for tool in surface.tools() {
+                let settings = tool.settings_schema(&mut generator).to_value();
+                tool_properties.insert(tool.name().into(), json!({ "anyOf": [{ "type": "boolean" }, settings] }));
+            }
+            for kind in surface.kinds() {
+                let name = def_name(kind.name());
+                let schema = kind.schema(&mut generator).to_value();
+                mount_refs.push(json!({ "$ref": format!("#/$defs/{name}") }));
+                kind_defs.push((name, schema, *kind));
+            }
+        }
+        let mut defs = generator.take_definitions(true);
+        for (name, schema, _) in &kind_defs {
+            defs.insert(name.clone(), schema.clone());
+        }
+        defs.insert(
+            "Tools".into(),
+            json!({
+                "description": "Tool visibility and budgets. Fixed tools are visible only where enabled; MCP tools (`mcp__<server>__<tool>`, globs allowed) are visible by default.",
+                "type": "object",
+                "properties": tool_properties,
+                "additionalProperties": { "anyOf": [{ "type": "boolean" }, budgets.to_value()] },
+            }),
+        );
+        defs.insert("Services".into(), json!({ "type": "object", "properties": services, "additionalProperties": false }));
+        defs.insert("Agent".into(), agent.to_value());
+        let root = |mount: Json, defs: &Map<String, Json>| {
+            let mut defs = defs.clone();
+            defs.insert("Mount".into(), mount);
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "title": "seam composition",
+                "description": "A seam composition (format v1): mounts, tool visibility, provider pins and budgets.",
+                "type": "object",
+                "required": ["seam"],
+                "additionalProperties": false,
+                "properties": {
+                    "seam": { "description": "The format version.", "const": 1 },
+                    "name": { "type": "string" },
+                    "description": { "type": "string" },
+                    "extends": { "description": "Compositions this one is merged onto, in order; paths relative to this file.", "type": "array", "items": { "type": "string" } },
+                    "budgets": { "$ref": "#/$defs/Budgets" },
+                    "services": { "$ref": "#/$defs/Services" },
+                    "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
+                    "tools": { "$ref": "#/$defs/Tools" },
+                    "agents": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Agent" } },
+                },
+                "$defs": defs,
+            })
+        };
+        let published = root(json!({ "oneOf": mount_refs }), &defs);
+        // seam's own validator also checks durations and sizes through a `format`
+        // (syntax and range in one place); the published schema keeps to `pattern`.
+        let mut checked_defs = defs.clone();
+        for (def, format) in [("Duration", "duration"), ("Size", "size")] {
+            if let Some(Json::Object(o)) = checked_defs.get_mut(def) {
+                o.insert("format".into(), format.into());
+            }
+        }
+        let loose = root(json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string" } } }), &checked_defs);
+
+        let compile = |schema: &Json| {
+            jsonschema::options()
+                .should_validate_formats(true)
+                .with_format("duration", |s: &str| Duration::parse(s).is_some_and(|d| (1..=MAX_TIMER.as_millis()).contains(&d.as_millis())))
+                .with_format("size", |s: &str| Size::parse(s).is_some_and(|z| (1..=MAX_SIZE.bytes()).contains(&z.bytes())))
+                .build(schema)
+                .expect("the generated schema compiles")
+        };
+        let root_validator = compile(&loose);
+        let mut kinds = HashMap::new();
+        let mut kind_properties = Vec::new();
+        for (name, schema, kind) in &kind_defs {
+            let mut single = loose.clone();
+            single["$ref"] = json!(format!("#/$defs/{name}"));
+            for key in ["type", "required", "additionalProperties", "properties", "title", "description"] {
+                single.as_object_mut().unwrap().remove(key);
+            }
+            kinds.insert(kind.name(), (compile(&single), kind.registry()));
+            let props = schema.get("properties").and_then(Json::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            kind_properties.push((kind.name(), props));
+        }
+        Schemas { published, root: root_validator, kinds, kind_properties }
+    }
+
+    /// Validates the whole document; mounts with a known kind are validated by that kind's schema.
+    pub fn validate(&self, doc: &Json, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
+        let mapper = Mapper { tree, schema: &self.published, schemas: self };
+        for error in self.root.iter_errors(doc) {
+            mapper.map(&error, "", None, out);
+        }
+        let Some(mounts) = doc.get("mounts").and_then(Json::as_object) else { return };
+        for (id, mount) in mounts {
+            let base = crate::diagnostic::pointer(["mounts", id.as_str()]);
+            let Some(kind) = mount.get("kind").and_then(Json::as_str) else { continue };
+            match self.kinds.get(kind) {
+                Some((validator, _)) => {
+                    for error in validator.iter_errors(mount) {
+                        mapper.map(&error, &base, Some(kind), out);
+                    }
+                }
+                None => {
+                    let pointer = format!("{base}/kind");
+                    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                    let mut d =
+                        Diagnostic::error("MOUNT_UNKNOWN_KIND", locate(tree, &pointer), pointer, format!("unknown mount kind `{kind}`"));
+                    d.help = Some(match did_you_mean(kind, names.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`? kinds compiled in: {}", names.join(", ")),
+                        None => format!("kinds compiled in: {}", names.join(", ")),
+                    });
+                    out.push(d);
+                }
+            }
+        }
+    }
+}
+
+/// The closest candidate, if one is close enough to be a likely typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c: &'a str| {
+            // Transpositions and single slips count as close even in short words (`lps` → `lsp`).
+            let close = strsim::osa_distance(word, c) <= (word.chars().count() / 4).max(1);
+            let similarity = strsim::jaro_winkler(word, c);
+            (if close { 1.0 + similarity } else { similarity }, c)
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+struct Mapper<'a> {
+    tree: &'a Node,
+    schema: &'a Json,
+    schemas: &'a Schemas,
+}
+
+fn type_name(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a map",
+    }
+}
+
+fn short(v: &Json) -> String {
+    let s = match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
+}
+
+impl Mapper<'_> {
+    fn map(&self, error: &jsonschema::ValidationError<'_>, base: &str, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
+        use jsonschema::error::ValidationErrorKind as K;
+        let pointer = format!("{base}{}", error.instance_path().as_str());
+        let schema_path = error.schema_path().as_str();
+        let instance = error.instance();
+        let span = locate(self.tree, &pointer);
+        let field = pointer_segments(&pointer).last().cloned().unwrap_or_default();
+        let unit = if schema_path.starts_with("/$defs/Duration") {
+            Some(("DURATION_INVALID", "duration", "ms, s, m, h", "30s"))
+        } else if schema_path.starts_with("/$defs/Size") {
+            Some(("SIZE_INVALID", "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB"))
+        } else {
+            None
+        };
+        if let Some((code, what, units, example)) = unit {
+            let d = match instance.as_ref() {
+                Json::Number(n) => {
+                    Diagnostic::error(code, span, &pointer, format!("`{field}` is a {what} and needs a unit: `{n}` alone is ambiguous"))
+                        .with_help(format!("write it with one of {units}, e.g. `{n}{}`", &example[example.len() - 1..]))
+                }
+                Json::String(s) if (what == "duration" && Duration::parse(s).is_some()) || (what == "size" && Size::parse(s).is_some()) => {
+                    let range =
+                        if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
+                    Diagnostic::error("VALUE_OUT_OF_RANGE", span, &pointer, format!("`{field}` is `{s}`, outside the range {range}"))
+                }
+                other => Diagnostic::error(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
+                    .with_help(format!("write a whole number and a unit ({units}), e.g. `{example}`")),
+            };
+            out.push(d);
+            return;
+        }
+        match error.kind() {
+            K::AdditionalProperties { unexpected } => {
+                let props = self.properties_at(schema_path);
+                for key in unexpected {
+                    let key_pointer = format!("{pointer}/{}", crate::diagnostic::escape_pointer_segment(key));
+                    let key_span = self.key_span(&key_pointer).unwrap_or(span);
+                    if props.iter().any(|p| *p == format!("{key}_env")) {
+                        out.push(
+                            Diagnostic::error(
+                                "SECRET_INLINE",
+                                key_span,
+                                key_pointer,
+                                format!("`{key}` would put a secret in the composition"),
+                            )
+                            .with_help(format!(
+                                "name where it comes from instead: `{key}_env: VAR`{}",
+                                if props.iter().any(|p| *p == format!("{key}_file")) {
+                                    format!(" or `{key}_file: PATH`")
+                                } else {
+                                    String::new()
+                                }
+                            )),
+                        );
+                        continue;
+                    }
+                    if let Some(kind) = kind {
+                        let family = kind.rsplit_once('.').map_or(kind, |(f, _)| f);
+                        let owners: Vec<&str> = self
+                            .schemas
+                            .kind_properties
+                            .iter()
+                            .filter(|(k, p)| *k != kind && k.starts_with(family) && p.iter().any(|p| p == key))
+                            .map(|(k, _)| *k)
+                            .collect();
+                        if !owners.is_empty() {
+                            out.push(Diagnostic::error(
+                                "MOUNT_FOREIGN_FIELD",
+                                key_span,
+                                key_pointer,
+                                format!("`{key}` is a field of `{}`, not of `{kind}`", owners.join("`, `")),
+                            ));
+                            continue;
+                        }
+                    }
+                    let mut d = Diagnostic::error("SCHEMA_UNKNOWN_KEY", key_span, key_pointer, format!("unknown key `{key}`"));
+                    if let Some(s) = did_you_mean(key, props.iter().map(String::as_str)) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    } else if !props.is_empty() {
+                        d = d.with_help(format!("expected one of: {}", props.join(", ")));
+                    }
+                    out.push(d);
+                }
+            }
+            K::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                let (code, message) = if pointer.is_empty() && name == "seam" {
+                    ("VERSION_MISSING", "a composition starts with `seam: 1`".to_owned())
+                } else {
+                    ("SCHEMA_REQUIRED", format!("missing required field `{name}`"))
+                };
+                let at = if pointer.is_empty() { span } else { self.key_span(&pointer).unwrap_or(span) };
+                out.push(Diagnostic::error(code, at, format!("{pointer}/{name}"), message));
+            }
+            K::Constant { expected_value } if pointer == "/seam" => {
+                out.push(Diagnostic::error(
+                    "VERSION_UNSUPPORTED",
+                    span,
+                    pointer,
+                    format!("this seam reads format {expected_value}; found `seam: {}`", short(instance)),
+                ));
+            }
+            K::Constant { expected_value } => {
+                out.push(Diagnostic::error(
+                    "SCHEMA_ENUM",
+                    span,
+                    pointer,
+                    format!("`{field}` must be {expected_value}, found `{}`", short(instance)),
+                ));
+            }
+            K::Enum { options } => {
+                out.push(Diagnostic::error("SCHEMA_ENUM", span, pointer, format!("`{}` is not one of {options}", short(instance))));
+            }
+            K::Type { kind: _ } => {
+                let expected = self.schema.pointer(schema_path).map(|t| t.to_string()).unwrap_or_default();
+                out.push(Diagnostic::error(
+                    "SCHEMA_TYPE",
+                    span,
+                    pointer,
+                    format!("`{field}` must be of type {}, found {}", expected.trim_matches('"'), type_name(instance)),
+                ));
+            }
+            K::Minimum { limit } | K::ExclusiveMinimum { limit } => {
+                let op = if matches!(error.kind(), K::Minimum { .. }) { "≥" } else { ">" };
+                out.push(Diagnostic::error(
+                    "VALUE_OUT_OF_RANGE",
+                    span,
+                    pointer,
+                    format!("`{field}` must be {op} {limit}, found {}", short(instance)),
+                ));
+            }
+            K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
+                let op = if matches!(error.kind(), K::Maximum { .. }) { "≤" } else { "<" };
+                out.push(Diagnostic::error(
+                    "VALUE_OUT_OF_RANGE",
+                    span,
+                    pointer,
+                    format!("`{field}` must be {op} {limit}, found {}", short(instance)),
+                ));
+            }
+            K::Pattern { pattern } => {
+                out.push(Diagnostic::error("SCHEMA_PATTERN", span, pointer, format!("`{}` does not match `{pattern}`", short(instance))));
+            }
+            K::PropertyNames { error: inner } => {
+                let key = inner.instance().as_str().unwrap_or_default().to_owned();
+                let key_pointer = format!("{pointer}/{}", crate::diagnostic::escape_pointer_segment(&key));
+                let at = self.key_span(&key_pointer).unwrap_or(span);
+                let why = match inner.kind() {
+                    K::Pattern { pattern } => format!("must match `{pattern}`"),
+                    other => format!("is invalid ({other:?})"),
+                };
+                out.push(Diagnostic::error("SCHEMA_KEY_INVALID", at, key_pointer, format!("key `{key}` {why}")));
+            }
+            K::AnyOf { context } | K::OneOfNotValid { context } => {
+                // Keep the branches whose type fits the value; if one is left, its errors are the real ones.
+                let here = error.instance_path().as_str();
+                let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+                    .iter()
+                    .filter(|branch| !branch.iter().any(|e| e.instance_path().as_str() == here && matches!(e.kind(), K::Type { .. })))
+                    .collect();
+                if let [branch] = fitting.as_slice() {
+                    for e in branch.iter() {
+                        self.map(e, base, kind, out);
+                    }
+                } else {
+                    out.push(Diagnostic::error(
+                        "SCHEMA_TYPE",
+                        span,
+                        pointer,
+                        format!("`{field}` has the wrong form: found {}", type_name(instance)),
+                    ));
+                }
+            }
+            K::MinItems { .. }
+            | K::MaxItems { .. }
+            | K::MinLength { .. }
+            | K::MaxLength { .. }
+            | K::MinProperties { .. }
+            | K::MaxProperties { .. } => {
+                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("`{field}`: {}", error.masked())));
+            }
+            _ => out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("`{field}`: {}", error.masked()))),
+        }
+    }
+
+    fn key_span(&self, pointer: &str) -> Option<crate::diagnostic::Span> {
+        let segments = pointer_segments(pointer);
+        let (_, key_span, depth) = self.tree.lookup(&segments);
+        (depth == segments.len()).then_some(key_span).flatten()
+    }
+
+    /// Property names of the object schema an `additionalProperties` error came from.
+    fn properties_at(&self, schema_path: &str) -> Vec<String> {
+        let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
+        self.schema
+            .pointer(&format!("{parent}/properties"))
+            .and_then(Json::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,274 @@
+//! What a provider crate gives the engine: its surface (a service), the mount
+//! kinds it compiles in, and the fixed tools it serves. The engine knows no
+//! surface by name; everything surface-specific comes through these traits.
+
+use std::path::{Path, PathBuf};
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use crate::diagnostic::{Diagnostic, Span, pointer_segments};
+use crate::yaml::Node;
+
+/// A stable diagnostic code and what it means, for the code table.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeDoc {
+    pub code: &'static str,
+    pub severity: crate::diagnostic::Severity,
+    pub meaning: &'static str,
+}
+
+/// One surface: a service (`web`, `lsp`, …), its kinds and its fixed tools.
+pub trait Surface: Send + Sync {
+    /// The service name, also the key of its section under `services:`.
+    fn service(&self) -> &'static str;
+    fn kinds(&self) -> &'static [&'static dyn MountKind];
+    fn tools(&self) -> &'static [&'static dyn FixedTool] {
+        &[]
+    }
+    /// A prefix such as `mcp__`: `tools` keys that start with it are globs over
+    /// the tools this surface's mounts discover at run time.
+    fn dynamic_tool_prefix(&self) -> Option<&'static str> {
+        None
+    }
+    /// The schema of `services.<service>`, if the surface has one.
+    fn service_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    /// Semantic checks over the whole composition (pins, warnings); the section
+    /// is `services.<service>` as written (schema-valid) or `None`.
+    fn check(&self, _cx: &mut SurfaceCx<'_>) -> Option<Json> {
+        None
+    }
+    /// The codes this surface's checks use.
+    fn codes(&self) -> &'static [CodeDoc] {
+        &[]
+    }
+}
+
+/// A mount kind compiled into the binary, e.g. `lsp.stdio`.
+pub trait MountKind: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The registry a mount of this kind registers into (`web.search`, `web.fetch`, `lsp`, `mcp`, `skills`);
+    /// pins name mounts of one registry.
+    fn registry(&self) -> &'static str;
+    /// The schema of one mount, `kind` included, as an object with `additionalProperties: false`.
+    fn schema(&self, generator: &mut SchemaGenerator) -> Schema;
+    /// Semantic checks and the resolved config. Called only on a schema-valid mount.
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount>;
+}
+
+/// A fixed, product-owned tool such as `web_search`.
+pub trait FixedTool: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Mount registries whose mounts this tool makes visible.
+    fn exposes(&self) -> &'static [&'static str];
+    /// The schema of the tool's settings map (budgets included).
+    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema;
+    /// The settings with every default filled in.
+    fn defaults(&self) -> Json;
+}
+
+/// Which tools make a mount visible to an agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// Through a fixed tool, e.g. `lsp`.
+    Tool(&'static str),
+    /// Through tools discovered at run time, named with this prefix (`mcp__everything__`).
+    Dynamic { prefix: String },
+}
+
+/// An exclusive resource a mount takes; two mounts claiming the same key in one space is an error.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub space: &'static str,
+    pub key: String,
+    /// Code for a conflict, e.g. `LSP_EXTENSION_CONFLICT`.
+    pub code: &'static str,
+    /// How to name the resource in a message, e.g. "extension `.ts`".
+    pub what: String,
+    /// Where the claim is written.
+    pub pointer: String,
+}
+
+/// Something `validate --environment` checks on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    Executable { name: String, pointer: String },
+    ReadableFile { path: PathBuf, pointer: String },
+    Directory { path: PathBuf, pointer: String },
+}
+
+/// A mount after its checks: what the graph and the runtime need to know.
+#[derive(Clone, Debug)]
+pub struct ResolvedMount {
+    /// The typed config with defaults filled in; its canonical form is the node digest.
+    pub config: Json,
+    /// Engine services it needs (`workspace`, `subprocess`).
+    pub needs: Vec<&'static str>,
+    pub claims: Vec<Claim>,
+    pub requirements: Vec<Requirement>,
+    pub exposure: Exposure,
+    pub required: bool,
+}
+
+impl ResolvedMount {
+    pub fn new(config: Json, exposure: Exposure) -> Self {
+        ResolvedMount { config, needs: Vec::new(), claims: Vec::new(), requirements: Vec::new(), exposure, required: false }
+    }
+}
+
+/// The context a kind resolves one mount in.
+pub struct MountCx<'a> {
+    pub id: &'a str,
+    /// `/mounts/<id>`.
+    pub pointer: String,
+    pub config: &'a Json,
+    pub(crate) root: &'a Node,
+    pub(crate) sources: &'a crate::diagnostic::Sources,
+    pub(crate) diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+impl MountCx<'_> {
+    /// Deserializes the mount into its typed config; a failure is reported (it means the schema and the type disagree).
+    pub fn parse<T: DeserializeOwned>(&mut self) -> Option<T> {
+        match serde_json::from_value(self.config.clone()) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let pointer = self.pointer.clone();
+                self.error("SCHEMA_INVALID", "", format!("invalid mount `{}`: {e}", self.id));
+                let _ = pointer;
+                None
+            }
+        }
+    }
+
+    /// The place of the field at `relative` (a pointer below the mount, `""` for the mount itself).
+    pub fn span(&self, relative: &str) -> Span {
+        locate(self.root, &format!("{}{relative}", self.pointer))
+    }
+
+    pub fn error(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = Diagnostic::error(code, self.span(relative), format!("{}{relative}", self.pointer), message);
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    pub fn warning(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = Diagnostic::warning(code, self.span(relative), format!("{}{relative}", self.pointer), message);
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    /// Whether the string at `relative` came out of `${…}` interpolation.
+    pub fn is_interpolated(&self, relative: &str) -> bool {
+        let segments = pointer_segments(&format!("{}{relative}", self.pointer));
+        let (node, _, depth) = self.root.lookup(&segments);
+        depth == segments.len() && node.interpolated
+    }
+
+    /// Resolves a path written at `relative` against the folder of the file that wrote it.
+    pub fn path(&self, relative: &str, written: &str) -> PathBuf {
+        let file = self.sources.path(self.span(relative).file);
+        resolve_path(file, written)
+    }
+}
+
+/// Relative paths resolve against the folder of the file that wrote them; `~/` against `$HOME`.
+pub fn resolve_path(file: &Path, written: &str) -> PathBuf {
+    if let (Some(rest), Some(home)) = (written.strip_prefix("~/"), std::env::var_os("HOME")) {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = Path::new(written);
+    if p.is_absolute() { p.to_owned() } else { file.parent().unwrap_or(Path::new(".")).join(p) }
+}
+
+/// The span of the node at `pointer`, or of its nearest ancestor that exists.
+/// A map value is located at its value; a missing child at its parent's key.
+pub(crate) fn locate(root: &Node, pointer: &str) -> Span {
+    let segments = pointer_segments(pointer);
+    let (node, key_span, depth) = root.lookup(&segments);
+    if depth == segments.len() { node.span } else { key_span.unwrap_or(node.span) }
+}
+
+/// What a surface's whole-composition check sees.
+pub struct SurfaceCx<'a> {
+    /// `services.<service>` as written, if present.
+    pub section: Option<&'a Json>,
+    pub section_pointer: String,
+    pub(crate) resolved: &'a crate::resolve::Resolved,
+    pub(crate) root: &'a Node,
+    pub(crate) diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+impl SurfaceCx<'_> {
+    /// The kind name of a mount, if the mount exists.
+    pub fn mount_kind(&self, id: &str) -> Option<&'static dyn MountKind> {
+        self.resolved.mounts.get(id).map(|m| m.kind)
+    }
+
+    /// Mount ids of one registry, in file order.
+    pub fn mounts_in(&self, registry: &str) -> Vec<&str> {
+        self.resolved.mounts.iter().filter(|(_, m)| m.kind.registry() == registry).map(|(id, _)| id.as_str()).collect()
+    }
+
+    pub fn mount_config(&self, id: &str) -> Option<&Json> {
+        self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| &r.config)
+    }
+
+    /// Agents that see `tool`, in sorted order.
+    pub fn agents_with_tool(&self, tool: &str) -> Vec<&str> {
+        self.resolved.agents.iter().filter(|(_, a)| a.tools.fixed.get(tool).is_some_and(Option::is_some)).map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// Whether mount `id` is visible to some agent.
+    pub fn mount_visible(&self, id: &str) -> bool {
+        !self.resolved.visible_agents(id).is_empty()
+    }
+
+    pub fn span(&self, pointer: &str) -> Span {
+        locate(self.root, pointer)
+    }
+
+    pub fn error(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
+        self.diagnostics.push(Diagnostic::error(code, self.span(pointer), pointer, message));
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    pub fn warning(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
+        self.diagnostics.push(Diagnostic::warning(code, self.span(pointer), pointer, message));
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+}
+
+/// The schema of `T` as a `$ref` into the shared definitions.
+pub fn schema_ref<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// The schema of a mount kind whose config type is `T`: `T`'s object schema with
+/// `kind` added as a required constant in front. `T` carries `kind` as a
+/// `#[schemars(skip)]` field so that `deny_unknown_fields` accepts it.
+pub fn kind_schema<T: JsonSchema>(generator: &mut SchemaGenerator, kind: &str) -> Schema {
+    let mut schema = T::json_schema(generator);
+    let object = schema.ensure_object();
+    let mut properties = serde_json::Map::new();
+    properties.insert("kind".into(), serde_json::json!({ "const": kind, "description": "The mount kind." }));
+    if let Some(Json::Object(existing)) = object.remove("properties") {
+        properties.extend(existing);
+    }
+    object.insert("properties".into(), Json::Object(properties));
+    let mut required = vec![Json::from("kind")];
+    if let Some(Json::Array(existing)) = object.remove("required") {
+        required.extend(existing);
+    }
+    object.insert("required".into(), Json::Array(required));
+    object.insert("title".into(), Json::from(kind));
+    schema
+}
+
+/// The settings schema of a fixed tool whose settings type is `T`, inline.
+pub fn settings_schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    T::json_schema(generator)
+}

@@ -1,0 +1,469 @@
+//! YAML to a spanned tree, in one pass over saphyr's event stream.
+//!
+//! Every node keeps the place it was written at, so every later diagnostic can
+//! point into the file. The tree follows the YAML 1.2 core schema with strict
+//! booleans: `yes`, `on` and `NO` are strings. Duplicate keys, non-scalar keys,
+//! unknown tags, alias expansion beyond a budget and nesting beyond a depth are
+//! located errors; the builder never recurses, so no input can overflow the stack.
+
+use indexmap::IndexMap;
+use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan, Tag};
+
+use crate::diagnostic::{Diagnostic, FileId, Span};
+
+/// Deepest nesting of mappings and sequences accepted.
+pub const MAX_DEPTH: usize = 64;
+/// Most nodes that alias expansion may add to one document (the "billion laughs" bound).
+pub const MAX_ALIAS_NODES: usize = 100_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub span: Span,
+    /// The `!reset` tag: in `extends` merging, replace instead of merging (or remove, on null).
+    pub reset: bool,
+    /// The string came out of `${…}` interpolation (set by the loader).
+    pub interpolated: bool,
+    /// An untagged plain (unquoted) scalar: typed by the core schema.
+    pub plain: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(IndexMap<String, Entry>),
+}
+
+/// A mapping entry: the key's place and the value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub key_span: Span,
+    pub node: Node,
+}
+
+impl Node {
+    pub fn new(value: Value, span: Span) -> Node {
+        Node { value, span, reset: false, interpolated: false, plain: false }
+    }
+
+    pub fn as_map(&self) -> Option<&IndexMap<String, Entry>> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?.get(key).map(|e| &e.node)
+    }
+
+    /// Number of nodes in this subtree.
+    pub fn size(&self) -> usize {
+        let mut count = 0;
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            count += 1;
+            match &n.value {
+                Value::Seq(items) => stack.extend(items),
+                Value::Map(m) => stack.extend(m.values().map(|e| &e.node)),
+                _ => {}
+            }
+        }
+        count
+    }
+
+    /// Converts to JSON for schema validation and typed deserialization.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(m) => J::Object(m.iter().map(|(k, e)| (k.clone(), e.node.to_json())).collect()),
+        }
+    }
+
+    /// The node at a JSON pointer, and the span of the key that holds it (if it is a map value).
+    pub fn lookup(&self, segments: &[String]) -> (&Node, Option<Span>, usize) {
+        let mut node = self;
+        let mut key_span = None;
+        for (depth, segment) in segments.iter().enumerate() {
+            let next = match &node.value {
+                Value::Map(m) => m.get(segment.as_str()).map(|e| (&e.node, Some(e.key_span))),
+                Value::Seq(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)).map(|n| (n, None)),
+                _ => None,
+            };
+            match next {
+                Some((n, k)) => {
+                    node = n;
+                    key_span = k;
+                }
+                None => return (node, key_span, depth),
+            }
+        }
+        (node, key_span, segments.len())
+    }
+}
+
+/// Parses one YAML document into a spanned tree. An empty document is `Null`.
+pub fn parse(text: &str, file: FileId) -> Result<Node, Diagnostic> {
+    Builder::new(file).run(text)
+}
+
+enum Open {
+    Seq { items: Vec<Node>, span: Span, anchor: usize, reset: bool },
+    Map { entries: IndexMap<String, Entry>, pending_key: Option<(String, Span)>, span: Span, anchor: usize, reset: bool },
+}
+
+struct Builder {
+    file: FileId,
+    stack: Vec<Open>,
+    anchors: Vec<(usize, Node)>,
+    alias_nodes: usize,
+    root: Option<Node>,
+    documents: usize,
+}
+
+impl Builder {
+    fn new(file: FileId) -> Self {
+        Builder { file, stack: Vec::new(), anchors: Vec::new(), alias_nodes: 0, root: None, documents: 0 }
+    }
+
+    fn span(&self, s: &YamlSpan) -> Span {
+        Span { file: self.file, line: s.start.line() as u32, column: s.start.col() as u32 + 1 }
+    }
+
+    fn err(&self, code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(code, span, self.pointer(), message)
+    }
+
+    /// JSON pointer of the node being built, for errors raised while parsing.
+    fn pointer(&self) -> String {
+        let mut segments = Vec::new();
+        for open in &self.stack {
+            match open {
+                Open::Seq { items, .. } => segments.push(items.len().to_string()),
+                Open::Map { pending_key: Some((k, _)), .. } => segments.push(k.clone()),
+                Open::Map { .. } => {}
+            }
+        }
+        crate::diagnostic::pointer(segments.iter().map(String::as_str))
+    }
+
+    fn run(mut self, text: &str) -> Result<Node, Diagnostic> {
+        let eof = Span { file: self.file, line: 1, column: 1 };
+        for item in Parser::new_from_str(text) {
+            let (event, yspan) = item.map_err(|e| {
+                let m = e.marker();
+                let span = Span { file: self.file, line: m.line() as u32, column: m.col() as u32 + 1 };
+                self.err("YAML_SYNTAX", span, format!("invalid YAML: {}", e.info()))
+            })?;
+            let span = self.span(&yspan);
+            match event {
+                Event::DocumentStart(_) => {
+                    self.documents += 1;
+                    if self.documents > 1 {
+                        return Err(self.err("YAML_MULTIPLE_DOCUMENTS", span, "a composition is one YAML document; found a second one"));
+                    }
+                }
+                Event::Scalar(value, style, anchor, tag) => {
+                    if let Some((key_pending, map_span)) = self.expecting_key() {
+                        let _ = map_span;
+                        if key_pending {
+                            self.push_key(value.into_owned(), span)?;
+                            continue;
+                        }
+                    }
+                    let node = self.scalar(&value, style, tag.as_deref(), span)?;
+                    self.complete(node, anchor)?;
+                }
+                Event::SequenceStart(anchor, tag) => {
+                    self.reject_key_collection(span)?;
+                    let reset = self.collection_tag(tag.as_deref(), span)?;
+                    self.open(Open::Seq { items: Vec::new(), span, anchor, reset }, span)?;
+                }
+                Event::MappingStart(anchor, tag) => {
+                    self.reject_key_collection(span)?;
+                    let reset = self.collection_tag(tag.as_deref(), span)?;
+                    self.open(Open::Map { entries: IndexMap::new(), pending_key: None, span, anchor, reset }, span)?;
+                }
+                Event::SequenceEnd => {
+                    let Some(Open::Seq { items, span, anchor, reset }) = self.stack.pop() else {
+                        unreachable!("parser balances sequences")
+                    };
+                    let mut node = Node::new(Value::Seq(items), span);
+                    node.reset = reset;
+                    self.complete(node, anchor)?;
+                }
+                Event::MappingEnd => {
+                    let Some(Open::Map { entries, span, anchor, reset, .. }) = self.stack.pop() else {
+                        unreachable!("parser balances mappings")
+                    };
+                    let mut node = Node::new(Value::Map(entries), span);
+                    node.reset = reset;
+                    self.complete(node, anchor)?;
+                }
+                Event::Alias(id) => {
+                    let Some(target) = self.anchors.iter().rev().find(|(a, _)| *a == id).map(|(_, n)| n) else {
+                        return Err(self.err("YAML_SYNTAX", span, "alias to an unknown anchor"));
+                    };
+                    if let Some((true, _)) = self.expecting_key() {
+                        return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not aliases"));
+                    }
+                    self.alias_nodes += target.size();
+                    if self.alias_nodes > MAX_ALIAS_NODES {
+                        return Err(self.err("YAML_ALIAS_LIMIT", span, format!("aliases expand to more than {MAX_ALIAS_NODES} nodes")));
+                    }
+                    let node = target.clone();
+                    self.complete(node, 0)?;
+                }
+                Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
+            }
+        }
+        Ok(self.root.unwrap_or_else(|| Node::new(Value::Null, eof)))
+    }
+
+    /// `Some((true, span))` when the innermost open collection is a map waiting for a key.
+    fn expecting_key(&self) -> Option<(bool, Span)> {
+        match self.stack.last() {
+            Some(Open::Map { pending_key, span, .. }) => Some((pending_key.is_none(), *span)),
+            _ => None,
+        }
+    }
+
+    fn reject_key_collection(&self, span: Span) -> Result<(), Diagnostic> {
+        if let Some((true, _)) = self.expecting_key() {
+            return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not collections"));
+        }
+        Ok(())
+    }
+
+    fn push_key(&mut self, key: String, span: Span) -> Result<(), Diagnostic> {
+        let Some(Open::Map { entries, pending_key, .. }) = self.stack.last_mut() else { unreachable!() };
+        if let Some(first) = entries.get(&key) {
+            let first = first.key_span;
+            let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
+            *pending_key = Some((key, span));
+            return Err(self.err("YAML_DUPLICATE_KEY", span, message));
+        }
+        *pending_key = Some((key, span));
+        Ok(())
+    }
+
+    fn open(&mut self, open: Open, span: Span) -> Result<(), Diagnostic> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(self.err("YAML_DEPTH_LIMIT", span, format!("nesting deeper than {MAX_DEPTH} levels")));
+        }
+        self.stack.push(open);
+        Ok(())
+    }
+
+    fn complete(&mut self, node: Node, anchor: usize) -> Result<(), Diagnostic> {
+        if anchor != 0 {
+            self.anchors.push((anchor, node.clone()));
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Open::Seq { items, .. }) => items.push(node),
+            Some(Open::Map { entries, pending_key, .. }) => {
+                let (key, key_span) = pending_key.take().expect("a value follows its key");
+                entries.insert(key, Entry { key_span, node });
+            }
+        }
+        Ok(())
+    }
+
+    fn collection_tag(&self, tag: Option<&Tag>, span: Span) -> Result<bool, Diagnostic> {
+        match tag {
+            None => Ok(false),
+            Some(t) if is_reset(t) => Ok(true),
+            Some(t) if t.is_yaml_core_schema() && matches!(t.suffix.as_str(), "map" | "seq") => Ok(false),
+            Some(t) => Err(self.err("YAML_UNKNOWN_TAG", span, format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix))),
+        }
+    }
+
+    fn scalar(&self, text: &str, style: ScalarStyle, tag: Option<&Tag>, span: Span) -> Result<Node, Diagnostic> {
+        let mut reset = false;
+        let value = match tag {
+            Some(t) if is_reset(t) => {
+                reset = true;
+                resolve_plain(text, style)
+            }
+            Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
+                "str" => Value::Str(text.to_owned()),
+                "null" => Value::Null,
+                "bool" | "int" | "float" => {
+                    let v = resolve_plain(text, ScalarStyle::Plain);
+                    let ok = matches!(
+                        (t.suffix.as_str(), &v),
+                        ("bool", Value::Bool(_)) | ("int", Value::Int(_)) | ("float", Value::Float(_) | Value::Int(_))
+                    );
+                    if !ok {
+                        return Err(self.err("YAML_SYNTAX", span, format!("`{text}` is not a valid !!{}", t.suffix)));
+                    }
+                    match v {
+                        Value::Int(i) if t.suffix == "float" => Value::Float(i as f64),
+                        v => v,
+                    }
+                }
+                other => return Err(self.err("YAML_UNKNOWN_TAG", span, format!("unsupported tag `!!{other}`"))),
+            },
+            Some(t) => {
+                return Err(self.err(
+                    "YAML_UNKNOWN_TAG",
+                    span,
+                    format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix),
+                ));
+            }
+            None => resolve_plain(text, style),
+        };
+        let mut node = Node::new(value, span);
+        node.reset = reset;
+        node.plain = tag.is_none() && style == ScalarStyle::Plain;
+        Ok(node)
+    }
+}
+
+fn is_reset(tag: &Tag) -> bool {
+    tag.handle == "!" && tag.suffix == "reset"
+}
+
+/// The YAML 1.2 core schema for plain scalars, with booleans limited to true/false.
+pub fn resolve_plain(text: &str, style: ScalarStyle) -> Value {
+    if style != ScalarStyle::Plain {
+        return Value::Str(text.to_owned());
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    if let Some(v) = parse_int(text) {
+        return Value::Int(v);
+    }
+    if let Some(f) = is_float(text).then(|| text.parse::<f64>().ok()).flatten() {
+        return Value::Float(f);
+    }
+    Value::Str(text.to_owned())
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    if let Some(hex) = text.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16).ok();
+    }
+    if let Some(oct) = text.strip_prefix("0o") {
+        return i64::from_str_radix(oct, 8).ok();
+    }
+    let digits = match bytes.first()? {
+        b'-' | b'+' => &bytes[1..],
+        _ => bytes,
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn is_float(text: &str) -> bool {
+    let t = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((a, b)) => (!a.is_empty() || !b.is_empty()) && a.bytes().all(|c| c.is_ascii_digit()) && b.bytes().all(|c| c.is_ascii_digit()),
+        None => !mantissa.is_empty() && mantissa.bytes().all(|c| c.is_ascii_digit()),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|c| c.is_ascii_digit())
+    });
+    mantissa_ok && exponent_ok && (mantissa.contains('.') || exponent.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> serde_json::Value {
+        parse(text, FileId(0)).unwrap().to_json()
+    }
+
+    fn error(text: &str) -> (String, u32, u32) {
+        let d = parse(text, FileId(0)).unwrap_err();
+        (d.code.to_owned(), d.span.line, d.span.column)
+    }
+
+    #[test]
+    fn core_schema_with_strict_booleans() {
+        assert_eq!(
+            value("a: yes\nb: on\nc: true\nd: 12\ne: 1.5\nf: ~\ng: '12'\nh: NO\ni: 0x1f"),
+            serde_json::json!({"a": "yes", "b": "on", "c": true, "d": 12, "e": 1.5, "f": null, "g": "12", "h": "NO", "i": 31})
+        );
+    }
+
+    #[test]
+    fn spans_are_one_based_characters() {
+        let root = parse("é: x\nkey:\n  inner: 'ü'\n", FileId(0)).unwrap();
+        let inner = root.get("key").unwrap().as_map().unwrap().get("inner").unwrap();
+        assert_eq!((inner.key_span.line, inner.key_span.column), (3, 3));
+        assert_eq!((inner.node.span.line, inner.node.span.column), (3, 10));
+    }
+
+    #[test]
+    fn located_loader_errors() {
+        assert_eq!(error("a: 1\nb: 2\na: 3\n"), ("YAML_DUPLICATE_KEY".into(), 3, 1));
+        assert_eq!(error("a: !include x\n"), ("YAML_UNKNOWN_TAG".into(), 1, 13));
+        assert_eq!(error("? [a]\n: 1\n"), ("YAML_COMPLEX_KEY".into(), 1, 3));
+        assert_eq!(error("a: 1\n---\nb: 2\n"), ("YAML_MULTIPLE_DOCUMENTS".into(), 2, 1));
+        assert_eq!(error("a: [1, 2\n").0, "YAML_SYNTAX");
+    }
+
+    #[test]
+    fn depth_at_the_limit_and_one_past() {
+        let at = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(&at, FileId(0)).is_ok());
+        let past = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(parse(&past, FileId(0)).unwrap_err().code, "YAML_DEPTH_LIMIT");
+    }
+
+    #[test]
+    fn alias_bomb_is_bounded() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..8 {
+            let prev = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        assert_eq!(parse(&text, FileId(0)).unwrap_err().code, "YAML_ALIAS_LIMIT");
+    }
+
+    #[test]
+    fn reset_tag_marks_the_node() {
+        let root = parse("a: !reset\nb: !reset {x: 1}\n", FileId(0)).unwrap();
+        assert!(root.get("a").unwrap().reset);
+        assert_eq!(root.get("a").unwrap().value, Value::Null);
+        assert!(root.get("b").unwrap().reset);
+    }
+}

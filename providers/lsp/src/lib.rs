@@ -1,0 +1,189 @@
+//! The LSP surface: one `lsp` tool with four questions, routed by file
+//! extension to `lsp.stdio` language servers. This crate holds the kind's
+//! configuration and its exclusive extension claims.
+
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use seam_engine::diagnostic::Severity::Error;
+use seam_engine::diagnostic::escape_pointer_segment;
+use seam_engine::surface::{
+    CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, kind_schema, settings_schema,
+};
+use seam_engine::units::{Duration, Size};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+pub struct LspSurface;
+
+pub static SURFACE: LspSurface = LspSurface;
+
+fn d(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+fn startup_timeout() -> Duration {
+    d(20_000)
+}
+fn max_message_bytes() -> Size {
+    Size::mb(16)
+}
+fn max_stderr_bytes() -> Size {
+    Size::mb(1)
+}
+fn max_document_bytes() -> Size {
+    Size::mb(4)
+}
+fn shutdown_timeout() -> Duration {
+    d(5_000)
+}
+fn kill_grace() -> Duration {
+    d(2_000)
+}
+
+/// `lsp.stdio`: a language server spoken to over stdin/stdout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StdioServer {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    /// The executable, looked up on PATH when it has no `/`.
+    #[schemars(length(min = 1))]
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment for the server, over `services.subprocess.env_passthrough`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// File extensions this server answers for (`.ts: typescript`); exclusive across mounts, lowercase after normalization.
+    #[schemars(extend("propertyNames" = { "pattern": r"^\.[^./\\]+$" }), extend("minProperties" = 1))]
+    pub extensions: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialization_options: Option<Json>,
+    /// Answers to `workspace/configuration`, by section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<Json>,
+    #[serde(default = "startup_timeout")]
+    pub startup_timeout: Duration,
+    #[serde(default = "max_message_bytes")]
+    pub max_message_bytes: Size,
+    #[serde(default = "max_stderr_bytes")]
+    pub max_stderr_bytes: Size,
+    #[serde(default = "max_document_bytes")]
+    pub max_document_bytes: Size,
+    #[serde(default = "shutdown_timeout")]
+    pub shutdown_timeout: Duration,
+    #[serde(default = "kill_grace")]
+    pub kill_grace: Duration,
+}
+
+fn lsp_timeout() -> Duration {
+    d(60_000)
+}
+fn max_locations() -> u32 {
+    100
+}
+fn max_result_chars() -> u64 {
+    16_000
+}
+
+/// Settings of the `lsp` tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspSettings {
+    #[serde(default = "lsp_timeout")]
+    pub timeout: Duration,
+    #[serde(default = "max_locations")]
+    #[schemars(range(min = 1, max = 10_000))]
+    pub max_locations: u32,
+    #[serde(default = "max_result_chars")]
+    #[schemars(range(min = 1, max = 10_000_000))]
+    pub max_result_chars: u64,
+}
+
+struct Stdio;
+struct LspTool;
+
+impl MountKind for Stdio {
+    fn name(&self) -> &'static str {
+        "lsp.stdio"
+    }
+    fn registry(&self) -> &'static str {
+        "lsp"
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<StdioServer>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let mut config: StdioServer = cx.parse()?;
+        let mut normalized: BTreeMap<String, String> = BTreeMap::new();
+        let mut claims = Vec::new();
+        for (ext, language) in &config.extensions {
+            let key = ext.to_lowercase();
+            let at = format!("/extensions/{}", escape_pointer_segment(ext));
+            if normalized.insert(key.clone(), language.clone()).is_some() {
+                cx.error(
+                    "LSP_EXTENSION_DUPLICATE",
+                    &at,
+                    format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),
+                );
+                continue;
+            }
+            claims.push(seam_engine::surface::Claim {
+                space: "lsp.extension",
+                key: key.clone(),
+                code: "LSP_EXTENSION_CONFLICT",
+                what: format!("extension `{key}`"),
+                pointer: format!("{}{at}", cx.pointer),
+            });
+        }
+        config.extensions = normalized;
+        let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("lsp"));
+        r.needs = vec!["subprocess", "workspace"];
+        r.claims = claims;
+        r.requirements.push(Requirement::Executable { name: config.command.clone(), pointer: format!("{}/command", cx.pointer) });
+        Some(r)
+    }
+}
+
+impl FixedTool for LspTool {
+    fn name(&self) -> &'static str {
+        "lsp"
+    }
+    fn exposes(&self) -> &'static [&'static str] {
+        &["lsp"]
+    }
+    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
+        settings_schema::<LspSettings>(g)
+    }
+    fn defaults(&self) -> Json {
+        serde_json::to_value(serde_json::from_value::<LspSettings>(Json::Object(Default::default())).expect("defaults"))
+            .expect("serializable")
+    }
+}
+
+impl Surface for LspSurface {
+    fn service(&self) -> &'static str {
+        "lsp"
+    }
+    fn kinds(&self) -> &'static [&'static dyn MountKind] {
+        &[&Stdio]
+    }
+    fn tools(&self) -> &'static [&'static dyn FixedTool] {
+        &[&LspTool]
+    }
+    fn codes(&self) -> &'static [CodeDoc] {
+        &[
+            CodeDoc {
+                code: "LSP_EXTENSION_CONFLICT",
+                severity: Error,
+                meaning: "Two `lsp.stdio` mounts claim the same file extension; both places are named.",
+            },
+            CodeDoc {
+                code: "LSP_EXTENSION_DUPLICATE",
+                severity: Error,
+                meaning: "One mount lists an extension twice (extensions are case-insensitive).",
+            },
+        ]
+    }
+}

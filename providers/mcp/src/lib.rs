@@ -1,0 +1,295 @@
+//! The MCP surface: MCP servers whose discovered tools appear as
+//! `mcp__<server>__<tool>`. This crate holds the `mcp.stdio` and `mcp.http`
+//! kinds' configuration: namespaces, transports, filters and reconnect budgets.
+
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use seam_engine::diagnostic::Severity::Error;
+use seam_engine::diagnostic::escape_pointer_segment;
+use seam_engine::model::EnvName;
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, kind_schema};
+use seam_engine::units::Duration;
+use serde::{Deserialize, Serialize};
+
+/// Every discovered tool is named `mcp__<server>__<tool>`.
+pub const TOOL_PREFIX: &str = "mcp__";
+/// The longest server namespace.
+pub const MAX_NAMESPACE: usize = 32;
+
+pub struct McpSurface;
+
+pub static SURFACE: McpSurface = McpSurface;
+
+fn startup_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn call_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+fn yes() -> bool {
+    true
+}
+fn initial_delay() -> Duration {
+    Duration::from_millis(500)
+}
+fn max_delay() -> Duration {
+    Duration::from_secs(30)
+}
+fn max_attempts() -> u32 {
+    10
+}
+fn allow_all() -> Vec<String> {
+    vec!["*".into()]
+}
+
+/// Which discovered tools are imported: `allow` first, then `deny` (globs over raw tool names).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFilter {
+    #[serde(default = "allow_all")]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl Default for ToolFilter {
+    fn default() -> Self {
+        ToolFilter { allow: allow_all(), deny: Vec::new() }
+    }
+}
+
+/// Bounded exponential backoff after the connection drops.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reconnect {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "initial_delay")]
+    pub initial_delay: Duration,
+    #[serde(default = "max_delay")]
+    pub max_delay: Duration,
+    #[serde(default = "max_attempts")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_attempts: u32,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect { enabled: true, initial_delay: initial_delay(), max_delay: max_delay(), max_attempts: max_attempts() }
+    }
+}
+
+/// Fields both transports share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Common {
+    /// A failure to start rejects the whole generation instead of activating the mount as `failed`.
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default = "startup_timeout")]
+    pub startup_timeout: Duration,
+    #[serde(default = "call_timeout")]
+    pub call_timeout: Duration,
+    #[serde(default)]
+    pub tools: ToolFilter,
+    #[serde(default)]
+    pub reconnect: Reconnect,
+}
+
+/// `mcp.stdio`: an MCP server run as a child process (through `services.subprocess`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StdioServer {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    #[schemars(length(min = 1))]
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Variables of seam's environment passed on, beyond `services.subprocess.env_passthrough`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<EnvName>,
+    /// The working directory, relative to the file that names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `mcp.http`: an MCP server over Streamable HTTP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpServer {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    #[schemars(pattern(r"^https?://"))]
+    pub url: String,
+    /// Literal headers; secrets go in `headers_env` or `bearer_token_env`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Headers whose value is read from an environment variable at connect time: header → variable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers_env: BTreeMap<String, EnvName>,
+    /// The variable holding a bearer token for `Authorization`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<EnvName>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+struct Stdio;
+struct Http;
+
+/// A namespace must fit `^[A-Za-z0-9_-]{1,32}$`; seam also refuses `__` and a
+/// leading or trailing `_`, which would make `mcp__<server>__<tool>` ambiguous.
+pub fn namespace_problem(id: &str) -> Option<String> {
+    let charset = !id.is_empty() && id.len() <= MAX_NAMESPACE && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+    if !charset {
+        return Some(format!("MCP server namespace `{id}` must be 1 to {MAX_NAMESPACE} letters, digits, `_` or `-`"));
+    }
+    if id.contains("__") || id.starts_with('_') || id.ends_with('_') {
+        return Some(format!(
+            "MCP server namespace `{id}` may not contain `__` or start or end with `_`: tool names `{TOOL_PREFIX}<server>__<tool>` would be ambiguous"
+        ));
+    }
+    None
+}
+
+fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
+    let mut ok = true;
+    if let Some(problem) = namespace_problem(cx.id) {
+        cx.error("MCP_NAMESPACE_INVALID", "", problem);
+        ok = false;
+    }
+    if common.reconnect.initial_delay > common.reconnect.max_delay {
+        let message =
+            format!("`initial_delay` ({}) is longer than `max_delay` ({})", common.reconnect.initial_delay, common.reconnect.max_delay);
+        cx.error("RECONNECT_DELAY_ORDER", "/reconnect/initial_delay", message);
+        ok = false;
+    }
+    for (list, globs) in [("allow", &common.tools.allow), ("deny", &common.tools.deny)] {
+        for (i, g) in globs.iter().enumerate() {
+            if let Err(e) = globset::Glob::new(g) {
+                cx.error("MCP_TOOL_GLOB_INVALID", &format!("/tools/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(())
+}
+
+fn resolved(cx: &MountCx<'_>, config: serde_json::Value, required: bool) -> ResolvedMount {
+    let mut r = ResolvedMount::new(config, Exposure::Dynamic { prefix: format!("{TOOL_PREFIX}{}__", cx.id) });
+    r.required = required;
+    r.claims.push(Claim {
+        space: "mcp.namespace",
+        key: cx.id.to_ascii_lowercase(),
+        code: "MCP_NAMESPACE_DUPLICATE",
+        what: format!("MCP namespace `{}` (namespaces are compared without case)", cx.id.to_ascii_lowercase()),
+        pointer: cx.pointer.clone(),
+    });
+    r
+}
+
+impl MountKind for Stdio {
+    fn name(&self) -> &'static str {
+        "mcp.stdio"
+    }
+    fn registry(&self) -> &'static str {
+        "mcp"
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<StdioServer>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let mut config: StdioServer = cx.parse()?;
+        resolve_common(cx, &config.common)?;
+        let mut requirements = vec![Requirement::Executable { name: config.command.clone(), pointer: format!("{}/command", cx.pointer) }];
+        if let Some(cwd) = &mut config.cwd {
+            let path = cx.path("/cwd", cwd);
+            *cwd = path.display().to_string();
+            requirements.push(Requirement::Directory { path, pointer: format!("{}/cwd", cx.pointer) });
+        }
+        let mut r = resolved(cx, serde_json::to_value(&config).ok()?, config.common.required);
+        r.needs = vec!["subprocess"];
+        r.requirements = requirements;
+        Some(r)
+    }
+}
+
+impl MountKind for Http {
+    fn name(&self) -> &'static str {
+        "mcp.http"
+    }
+    fn registry(&self) -> &'static str {
+        "mcp"
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<HttpServer>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let config: HttpServer = cx.parse()?;
+        resolve_common(cx, &config.common)?;
+        let mut ok = true;
+        for name in config.headers.keys() {
+            let at = format!("/headers/{}", escape_pointer_segment(name));
+            if name.eq_ignore_ascii_case("authorization") {
+                cx.error("SECRET_INLINE", &at, "an `Authorization` header would put a secret in the composition").help =
+                    Some("use `bearer_token_env: VAR`, or `headers_env: { Authorization: VAR }`".into());
+                ok = false;
+            } else if cx.is_interpolated(&at) {
+                cx.error(
+                    "SECRET_INTERPOLATED",
+                    &at,
+                    format!("header `{name}` is filled from `${{…}}`: its value would be kept and shown with the composition"),
+                )
+                .help = Some(format!("read it at connect time instead: `headers_env: {{ {name}: VAR }}`"));
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        Some(resolved(cx, serde_json::to_value(&config).ok()?, config.common.required))
+    }
+}
+
+impl Surface for McpSurface {
+    fn service(&self) -> &'static str {
+        "mcp"
+    }
+    fn kinds(&self) -> &'static [&'static dyn MountKind] {
+        &[&Stdio, &Http]
+    }
+    fn tools(&self) -> &'static [&'static dyn FixedTool] {
+        &[]
+    }
+    fn dynamic_tool_prefix(&self) -> Option<&'static str> {
+        Some(TOOL_PREFIX)
+    }
+    fn codes(&self) -> &'static [CodeDoc] {
+        &[
+            CodeDoc {
+                code: "MCP_NAMESPACE_INVALID",
+                severity: Error,
+                meaning: "An MCP mount id (its namespace) is not 1–32 of `[A-Za-z0-9_-]`, or has `__` or an edge `_`.",
+            },
+            CodeDoc { code: "MCP_NAMESPACE_DUPLICATE", severity: Error, meaning: "Two MCP mounts have namespaces equal but for case." },
+            CodeDoc { code: "MCP_TOOL_GLOB_INVALID", severity: Error, meaning: "A `tools.allow`/`tools.deny` glob does not parse." },
+            CodeDoc {
+                code: "RECONNECT_DELAY_ORDER",
+                severity: Error,
+                meaning: "`reconnect.initial_delay` is longer than `reconnect.max_delay`.",
+            },
+            CodeDoc {
+                code: "SECRET_INTERPOLATED",
+                severity: Error,
+                meaning: "An `mcp.http` header value comes from `${…}`; secrets are read at call time through `headers_env`.",
+            },
+        ]
+    }
+}

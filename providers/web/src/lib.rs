@@ -1,0 +1,363 @@
+//! The Web surface: `web_search` and `web_fetch` over pinned, replaceable
+//! providers. This crate holds the kinds' configuration (types, defaults,
+//! ranges) and the pin checks; the providers' runtimes come with the runtime.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use seam_engine::diagnostic::Severity::{Error, Warning};
+use seam_engine::surface::{
+    CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, SurfaceCx, kind_schema, settings_schema,
+};
+use seam_engine::units::{Duration, Size};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+pub const SEARCH: &str = "web.search";
+pub const FETCH: &str = "web.fetch";
+
+pub struct WebSurface;
+
+pub static SURFACE: WebSurface = WebSurface;
+
+/// `services.web`: which provider each tool uses. Absent = exactly one usable provider.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebService {
+    /// The mount id of the search provider to use.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// The mount id of the fetch provider to use.
+    #[serde(default)]
+    pub fetch: Option<String>,
+}
+
+fn default_deepseek_key_env() -> String {
+    "DEEPSEEK_API_KEY".into()
+}
+fn default_deepseek_url() -> String {
+    "https://api.deepseek.com/anthropic/v1".into()
+}
+fn default_deepseek_model() -> String {
+    "deepseek-v4-flash".into()
+}
+fn default_api_version() -> String {
+    "2023-06-01".into()
+}
+fn default_max_tokens() -> u32 {
+    4096
+}
+fn default_max_uses() -> u32 {
+    5
+}
+
+/// `web.search.deepseek`: search as an auxiliary Anthropic-compatible model call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeepseekSearch {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    /// The environment variable holding the API key (read at call time, never printed).
+    #[serde(default = "default_deepseek_key_env")]
+    pub api_key_env: String,
+    /// A file holding the API key, re-read on every call; wins over `api_key_env`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_file: Option<String>,
+    #[serde(default = "default_deepseek_url")]
+    #[schemars(pattern(r"^https?://"))]
+    pub base_url: String,
+    #[serde(default = "default_deepseek_model")]
+    pub model: String,
+    #[serde(default = "default_api_version")]
+    pub api_version: String,
+    #[serde(default = "default_max_tokens")]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub max_tokens: u32,
+    /// The most searches the model may run for one query.
+    #[serde(default = "default_max_uses")]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_uses: u32,
+}
+
+/// `web.search.searxng`: a SearXNG instance's JSON API.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearxngSearch {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    #[schemars(pattern(r"^https?://"))]
+    pub base_url: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Per-request timeout; the tool's budget applies when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
+}
+
+fn default_max_url_length() -> u32 {
+    2048
+}
+fn default_max_response_bytes() -> Size {
+    Size::mb(5)
+}
+fn default_max_body_chars() -> u64 {
+    100_000
+}
+fn default_fetch_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+fn default_max_redirects() -> u32 {
+    5
+}
+fn default_user_agent() -> String {
+    concat!("seam/", env!("CARGO_PKG_VERSION")).into()
+}
+
+/// `web.fetch.http`: a fetcher with a private-network guard.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpFetch {
+    #[serde(default)]
+    #[schemars(skip)]
+    pub kind: String,
+    #[serde(default = "default_max_url_length")]
+    #[schemars(range(min = 16, max = 65_536))]
+    pub max_url_length: u32,
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: Size,
+    #[serde(default = "default_max_body_chars")]
+    #[schemars(range(min = 1, max = 100_000_000))]
+    pub max_body_chars: u64,
+    #[serde(default = "default_fetch_timeout")]
+    pub timeout: Duration,
+    /// Redirects followed, each hop checked by the guard; 0 follows none.
+    #[serde(default = "default_max_redirects")]
+    #[schemars(range(min = 0, max = 20))]
+    pub max_redirects: u32,
+    #[serde(default = "default_user_agent")]
+    pub user_agent: String,
+    /// Let the model fetch loopback, private and link-local addresses. Off by default.
+    #[serde(default)]
+    pub allow_private_networks: bool,
+    /// Hosts exempt from the private-network guard.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
+}
+
+fn search_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+fn default_max_results() -> u32 {
+    8
+}
+fn default_max_queries() -> u32 {
+    4
+}
+
+/// Settings of the `web_search` tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchSettings {
+    #[serde(default = "search_timeout")]
+    pub timeout: Duration,
+    #[serde(default = "default_max_results")]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_results: u32,
+    #[serde(default = "default_max_queries")]
+    #[schemars(range(min = 1, max = 16))]
+    pub max_queries: u32,
+}
+
+fn default_max_output_chars() -> u64 {
+    200_000
+}
+
+/// Settings of the `web_fetch` tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchSettings {
+    #[serde(default = "search_timeout")]
+    pub timeout: Duration,
+    #[serde(default = "default_max_output_chars")]
+    #[schemars(range(min = 1, max = 100_000_000))]
+    pub max_output_chars: u64,
+}
+
+fn defaults_of<T: serde::de::DeserializeOwned + Serialize>() -> Json {
+    let value: T = serde_json::from_value(Json::Object(Default::default())).expect("every settings field has a default");
+    serde_json::to_value(value).expect("serializable")
+}
+
+struct Deepseek;
+struct Searxng;
+struct Fetch;
+struct SearchTool;
+struct FetchTool;
+
+impl MountKind for Deepseek {
+    fn name(&self) -> &'static str {
+        "web.search.deepseek"
+    }
+    fn registry(&self) -> &'static str {
+        SEARCH
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<DeepseekSearch>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let mut config: DeepseekSearch = cx.parse()?;
+        let mut requirements = Vec::new();
+        if let Some(file) = &mut config.api_key_file {
+            let path = cx.path("/api_key_file", file);
+            *file = path.display().to_string();
+            requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
+        }
+        let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search"));
+        r.requirements = requirements;
+        Some(r)
+    }
+}
+
+impl MountKind for Searxng {
+    fn name(&self) -> &'static str {
+        "web.search.searxng"
+    }
+    fn registry(&self) -> &'static str {
+        SEARCH
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<SearxngSearch>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let config: SearxngSearch = cx.parse()?;
+        Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search")))
+    }
+}
+
+impl MountKind for Fetch {
+    fn name(&self) -> &'static str {
+        "web.fetch.http"
+    }
+    fn registry(&self) -> &'static str {
+        FETCH
+    }
+    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
+        kind_schema::<HttpFetch>(g, self.name())
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let mut config: HttpFetch = cx.parse()?;
+        for host in &mut config.allow_hosts {
+            *host = host.to_ascii_lowercase();
+        }
+        config.allow_hosts.sort();
+        config.allow_hosts.dedup();
+        Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_fetch")))
+    }
+}
+
+impl FixedTool for SearchTool {
+    fn name(&self) -> &'static str {
+        "web_search"
+    }
+    fn exposes(&self) -> &'static [&'static str] {
+        &[SEARCH]
+    }
+    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
+        settings_schema::<WebSearchSettings>(g)
+    }
+    fn defaults(&self) -> Json {
+        defaults_of::<WebSearchSettings>()
+    }
+}
+
+impl FixedTool for FetchTool {
+    fn name(&self) -> &'static str {
+        "web_fetch"
+    }
+    fn exposes(&self) -> &'static [&'static str] {
+        &[FETCH]
+    }
+    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
+        settings_schema::<WebFetchSettings>(g)
+    }
+    fn defaults(&self) -> Json {
+        defaults_of::<WebFetchSettings>()
+    }
+}
+
+impl Surface for WebSurface {
+    fn service(&self) -> &'static str {
+        "web"
+    }
+    fn kinds(&self) -> &'static [&'static dyn MountKind] {
+        &[&Deepseek, &Searxng, &Fetch]
+    }
+    fn tools(&self) -> &'static [&'static dyn FixedTool] {
+        &[&SearchTool, &FetchTool]
+    }
+    fn service_schema(&self, g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(g.subschema_for::<WebService>())
+    }
+    fn check(&self, cx: &mut SurfaceCx<'_>) -> Option<Json> {
+        let service: WebService = cx.section.and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default();
+        for (field, registry, pin) in [("search", SEARCH, &service.search), ("fetch", FETCH, &service.fetch)] {
+            let Some(id) = pin else { continue };
+            let at = format!("{}/{field}", cx.section_pointer);
+            match cx.mount_kind(id) {
+                None => {
+                    let candidates = cx.mounts_in(registry);
+                    let help = if candidates.is_empty() {
+                        format!("no `{registry}.*` mount is defined")
+                    } else {
+                        format!("{registry} mounts: {}", candidates.join(", "))
+                    };
+                    cx.error("PIN_UNKNOWN_MOUNT", &at, format!("`services.web.{field}` pins `{id}`, which is not a mount")).help =
+                        Some(help);
+                }
+                Some(kind) if kind.registry() != registry => {
+                    let message = format!(
+                        "`services.web.{field}` pins `{id}`, a `{}` mount; a {field} pin needs a `{registry}.*` mount",
+                        kind.name()
+                    );
+                    cx.error("PIN_WRONG_KIND", &at, message);
+                }
+                Some(_) => {}
+            }
+        }
+        let fetchers: Vec<String> = cx.mounts_in(FETCH).into_iter().map(str::to_owned).collect();
+        for id in fetchers {
+            let open = cx.mount_config(&id).and_then(|c| c.get("allow_private_networks")).and_then(Json::as_bool) == Some(true);
+            if open && cx.mount_visible(&id) {
+                let at = format!("/mounts/{id}/allow_private_networks");
+                cx.warning(
+                    "FETCH_PRIVATE_NETWORKS_VISIBLE",
+                    &at,
+                    format!("mount `{id}` lets the model fetch private and loopback addresses, and `web_fetch` is visible"),
+                )
+                .help = Some("name the hosts it needs in `allow_hosts` instead".into());
+            }
+        }
+        cx.section.map(|_| serde_json::to_value(&service).expect("serializable"))
+    }
+    fn codes(&self) -> &'static [CodeDoc] {
+        &[
+            CodeDoc {
+                code: "PIN_UNKNOWN_MOUNT",
+                severity: Error,
+                meaning: "`services.web.search`/`fetch` pins a mount id that is not defined.",
+            },
+            CodeDoc {
+                code: "PIN_WRONG_KIND",
+                severity: Error,
+                meaning: "A pin names a mount of the other registry (a fetch provider pinned for search).",
+            },
+            CodeDoc {
+                code: "FETCH_PRIVATE_NETWORKS_VISIBLE",
+                severity: Warning,
+                meaning: "A fetch mount has `allow_private_networks: true` while `web_fetch` is visible.",
+            },
+        ]
+    }
+}

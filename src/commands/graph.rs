@@ -1,0 +1,21 @@
+//! `seam graph FILE`
+
+use std::path::Path;
+
+use seam_engine::Engine;
+
+use crate::{GraphFormat, Outcome};
+
+pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Outcome, String> {
+    let checked = super::check(engine, file)?;
+    if super::report_errors(&checked) {
+        return Ok(Outcome::Invalid);
+    }
+    let plan = checked.plan().expect("a composition without errors has a plan");
+    super::print(&match format {
+        GraphFormat::Dot => plan.to_dot(),
+        GraphFormat::Mermaid => plan.to_mermaid(),
+        GraphFormat::Json => format!("{}\n", serde_json::to_string_pretty(&plan.to_json()).expect("serializable")),
+    });
+    Ok(Outcome::Valid)
+}

@@ -1,0 +1,32 @@
+//! One file per CLI verb.
+
+pub mod diff;
+pub mod graph;
+pub mod inventory;
+pub mod schema;
+pub mod validate;
+
+use std::io::Write as _;
+use std::path::Path;
+
+use seam_engine::load::ProcessEnv;
+use seam_engine::{Checked, Engine};
+
+/// Checks one composition; an unreadable file is an I/O error (exit 2).
+pub fn check(engine: &Engine, path: &Path) -> Result<Checked, String> {
+    engine.check_file(path, &ProcessEnv).map_err(|e| e.to_string())
+}
+
+/// Prints a composition's diagnostics (human form) to stderr; true when it has errors.
+pub fn report_errors(checked: &Checked) -> bool {
+    let mut err = std::io::stderr().lock();
+    for d in &checked.diagnostics {
+        let _ = write!(err, "{}", seam_engine::render::human(d, &checked.sources));
+    }
+    checked.errors() > 0
+}
+
+pub fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+}

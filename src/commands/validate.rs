@@ -1,0 +1,81 @@
+//! `seam validate PATH...`
+
+use std::path::{Path, PathBuf};
+
+use seam_engine::Engine;
+use seam_engine::render;
+
+use crate::{Outcome, ReportFormat};
+
+/// Files named, and `*.yaml` / `*.yml` files under folders named, in sorted order.
+fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found).map_err(|e| format!("{}: {e}", path.display()))?;
+            found.sort();
+            files.extend(found);
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnings: bool, environment: bool) -> Result<Outcome, String> {
+    let files = collect(paths)?;
+    let mut checked = Vec::with_capacity(files.len());
+    for file in files {
+        let mut c = super::check(engine, &file)?;
+        if environment {
+            c.check_environment();
+        }
+        checked.push((file, c));
+    }
+    let valid = checked.iter().all(|(_, c)| c.is_valid(deny_warnings));
+    match format {
+        ReportFormat::Human => {
+            let mut out = String::new();
+            let (mut errors, mut warnings) = (0, 0);
+            for (_, c) in &checked {
+                for d in &c.diagnostics {
+                    out.push_str(&render::human(d, &c.sources));
+                    out.push('\n');
+                }
+                errors += c.errors();
+                warnings += c.warnings();
+            }
+            out.push_str(&render::summary(checked.len(), errors, warnings));
+            super::print(&out);
+        }
+        ReportFormat::Github => {
+            let mut out = String::new();
+            for (_, c) in &checked {
+                for d in &c.diagnostics {
+                    out.push_str(&render::github(d, &c.sources));
+                }
+            }
+            super::print(&out);
+        }
+        ReportFormat::Json => {
+            let report = render::json_report(&checked, deny_warnings);
+            super::print(&format!("{}\n", serde_json::to_string_pretty(&report).expect("serializable")));
+        }
+    }
+    Ok(if valid { Outcome::Valid } else { Outcome::Invalid })
+}
