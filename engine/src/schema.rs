@@ -70,6 +70,7 @@ impl Schemas {
             }
         }
         let mut defs = generator.take_definitions(true);
+
         for (name, schema, _) in &kind_defs {
             defs.insert(name.clone(), schema.clone());
         }
@@ -108,7 +109,8 @@ impl Schemas {
                 "$defs": defs,
             })
         };
-        let published = root(json!({ "oneOf": mount_refs }), &defs);
+        let mut published = root(json!({ "oneOf": mount_refs }), &defs);
+        strip_integer_formats(&mut published);
         // seam's own validator also checks durations and sizes through a `format`
         // (syntax and range in one place); the published schema keeps to `pattern`.
         let mut checked_defs = defs.clone();
@@ -172,6 +174,21 @@ impl Schemas {
                 }
             }
         }
+    }
+}
+
+/// schemars marks integers with `format: uint32` and the like, which are not
+/// JSON Schema formats: strict validators (ajv) reject them. `minimum` says it.
+fn strip_integer_formats(schema: &mut Json) {
+    match schema {
+        Json::Object(o) => {
+            if o.get("format").and_then(Json::as_str).is_some_and(|f| f.starts_with("int") || f.starts_with("uint")) {
+                o.remove("format");
+            }
+            o.values_mut().for_each(strip_integer_formats);
+        }
+        Json::Array(a) => a.iter_mut().for_each(strip_integer_formats),
+        _ => {}
     }
 }
 
