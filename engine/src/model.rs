@@ -67,6 +67,7 @@ pub struct EnvName(#[schemars(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$"))] pub String)
 /// One agent: a named scope with tool visibility and extra mounts over its parent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Agent")]
 pub struct AgentDoc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

@@ -151,7 +151,9 @@ impl Plan {
                 needs.insert(tool_id);
             }
             let dynamic: Vec<Json> = agent.tools.dynamic.iter().map(|r| json!({ "pattern": r.pattern, "value": r.value })).collect();
-            let config = json!({ "scope": agent.scope, "tools": fixed, "dynamic": dynamic });
+            // Scope is a set: the order mounts are written in is not part of the agent.
+            let scope: BTreeSet<&String> = agent.scope.iter().collect();
+            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic });
             nodes.insert(format!("agent:{agent_name}"), (NodeKind::Agent, config, needs));
         }
 

@@ -84,7 +84,6 @@ impl Schemas {
             }),
         );
         defs.insert("Services".into(), json!({ "type": "object", "properties": services, "additionalProperties": false }));
-        defs.insert("Agent".into(), agent.to_value());
         let root = |mount: Json, defs: &Map<String, Json>| {
             let mut defs = defs.clone();
             defs.insert("Mount".into(), mount);
@@ -104,7 +103,7 @@ impl Schemas {
                     "services": { "$ref": "#/$defs/Services" },
                     "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
                     "tools": { "$ref": "#/$defs/Tools" },
-                    "agents": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Agent" } },
+                    "agents": { "type": "object", "additionalProperties": agent.clone().to_value() },
                 },
                 "$defs": defs,
             })

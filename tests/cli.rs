@@ -1,0 +1,299 @@
+//! End-to-end tests of the `seam` binary: exit codes, output formats, graph and diff.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn seam(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_seam")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("seam runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
+}
+
+/// A fresh folder for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const BROKEN: &str =
+    "seam: 1\nmounts:\n  ts:\n    kind: lsp.stdio\n    comand: typescript-language-server\n    extensions: { .ts: typescript }\n";
+
+#[test]
+fn shipped_compositions_are_valid() {
+    let o = seam(&["validate", "compositions/"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(stdout(&o), "5 compositions valid\n");
+}
+
+#[test]
+fn every_shipped_composition_has_the_schema_modeline() {
+    for entry in walk(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/compositions"))) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        assert!(text.starts_with("# yaml-language-server: $schema="), "{} lacks the modeline", entry.display());
+        let target = text.lines().next().unwrap().split("$schema=").nth(1).unwrap();
+        assert!(entry.parent().unwrap().join(target).is_file(), "{}: modeline points at a missing schema", entry.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+#[test]
+fn human_format_shows_place_source_line_caret_and_help() {
+    let dir = scratch("human");
+    let file = write(&dir, "c.yaml", BROKEN);
+    let o = seam(&["validate", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    let expected = format!(
+        "{file}:3:3: error[SCHEMA_REQUIRED]: missing required field `command`\n  |\n3 |   ts:\n  |   ^\n\n\
+         {file}:5:5: error[SCHEMA_UNKNOWN_KEY]: unknown key `comand`\n  |\n5 |     comand: typescript-language-server\n  |     ^\n  = help: did you mean `command`?\n\n\
+         2 errors, 0 warnings in 1 composition\n"
+    );
+    assert_eq!(stdout(&o), expected);
+}
+
+#[test]
+fn github_format_is_workflow_commands() {
+    let dir = scratch("github");
+    let file = write(&dir, "c.yaml", BROKEN);
+    let o = seam(&["validate", "--format", "github", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    let f = file.replace(':', "%3A").replace(',', "%2C");
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "::error file={f},line=3,col=3,title=SCHEMA_REQUIRED::missing required field `command`\n\
+             ::error file={f},line=5,col=5,title=SCHEMA_UNKNOWN_KEY::unknown key `comand` (did you mean `command`?)\n"
+        )
+    );
+}
+
+#[test]
+fn json_format_has_exactly_the_documented_shape() {
+    let dir = scratch("json");
+    let good = write(&dir, "good.yaml", "seam: 1\n");
+    let bad = write(&dir, "bad.yaml", BROKEN);
+    let o = seam(&["validate", "--format", "json", &good, &bad]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        json(&o),
+        serde_json::json!({"files": [
+            {"path": good, "valid": true, "diagnostics": []},
+            {"path": bad, "valid": false, "diagnostics": [
+                {"severity": "error", "code": "SCHEMA_REQUIRED", "message": "missing required field `command`", "pointer": "/mounts/ts/command", "line": 3, "column": 3},
+                {"severity": "error", "code": "SCHEMA_UNKNOWN_KEY", "message": "unknown key `comand`", "pointer": "/mounts/ts/comand", "line": 5, "column": 5},
+            ]},
+        ]})
+    );
+}
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let dir = scratch("warnings");
+    let file = write(
+        &dir,
+        "w.yaml",
+        "seam: 1\nmounts:\n  ev:\n    kind: mcp.stdio\n    command: x\n    required: true\ntools:\n  \"mcp__ev__*\": false\n",
+    );
+    assert_eq!(seam(&["validate", &file]).status.code(), Some(0));
+    let denied = seam(&["validate", "--deny-warnings", &file]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(stdout(&denied).contains("warning[MOUNT_REQUIRED_INVISIBLE]"), "{}", stdout(&denied));
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    assert_eq!(seam(&["validate", "/nonexistent/x.yaml"]).status.code(), Some(2));
+    assert_eq!(seam(&["validate"]).status.code(), Some(2));
+    assert_eq!(seam(&["graph", "compositions/base.yaml", "--format", "png"]).status.code(), Some(2));
+    assert_eq!(seam(&["inventory", "compositions/coding.yaml", "--agent", "nobody"]).status.code(), Some(2));
+}
+
+#[test]
+fn environment_checks_are_opt_in() {
+    let dir = scratch("environment");
+    let file = write(
+        &dir,
+        "e.yaml",
+        "seam: 1\nmounts:\n  ts:\n    kind: lsp.stdio\n    command: surely-not-installed-lsp\n    extensions: { .ts: typescript }\ntools: { lsp: true }\n",
+    );
+    assert_eq!(seam(&["validate", &file]).status.code(), Some(0));
+    let o = seam(&["validate", "--environment", "--format", "json", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    let d = &json(&o)["files"][0]["diagnostics"][0];
+    assert_eq!((d["code"].as_str(), d["line"].as_u64(), d["column"].as_u64()), (Some("ENV_EXECUTABLE_NOT_FOUND"), Some(5), Some(14)));
+}
+
+#[test]
+fn graph_json_lists_nodes_edges_and_a_dependency_first_order() {
+    let o = seam(&["graph", "compositions/coding.yaml", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let g = json(&o);
+    let ids: Vec<&str> = g["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "agent:default",
+            "agent:reviewer",
+            "mount:deepseek-official",
+            "mount:skills",
+            "mount:typescript",
+            "service:lsp",
+            "service:skills",
+            "service:subprocess",
+            "service:web",
+            "service:workspace",
+            "tool:lsp",
+            "tool:skill",
+            "tool:web_search",
+        ]
+    );
+    for n in g["nodes"].as_array().unwrap() {
+        assert_eq!(n.as_object().unwrap().len(), 3);
+        assert_eq!(n["digest"].as_str().unwrap().len(), 16);
+    }
+    let order: Vec<&str> = g["order"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for e in g["edges"].as_array().unwrap() {
+        let (from, to) = (e["from"].as_str().unwrap(), e["to"].as_str().unwrap());
+        let pos = |id| order.iter().position(|o| *o == id).unwrap();
+        assert!(pos(to) < pos(from), "{to} is needed by {from} and must come first");
+    }
+    assert!(g["edges"].as_array().unwrap().contains(&serde_json::json!({"from": "mount:typescript", "to": "service:subprocess"})));
+    assert!(g["edges"].as_array().unwrap().contains(&serde_json::json!({"from": "agent:reviewer", "to": "agent:default"})));
+    // The reviewer has `lsp: false`.
+    assert!(!g["edges"].as_array().unwrap().contains(&serde_json::json!({"from": "agent:reviewer", "to": "tool:lsp"})));
+}
+
+#[test]
+fn graph_dot_and_mermaid_name_every_node() {
+    let dot = stdout(&seam(&["graph", "compositions/examples/lsp-polyglot.yaml", "--format", "dot"]));
+    let mermaid = stdout(&seam(&["graph", "compositions/examples/lsp-polyglot.yaml", "--format", "mermaid"]));
+    for id in ["mount:typescript", "mount:python", "mount:c", "tool:lsp", "service:lsp"] {
+        assert!(dot.contains(&format!("\"{id}\" [")), "{dot}");
+        assert!(mermaid.contains(&format!("\"{id}\"")), "{mermaid}");
+    }
+    assert!(dot.starts_with("digraph seam {"));
+    assert!(mermaid.starts_with("flowchart LR"));
+}
+
+#[test]
+fn an_invalid_composition_has_no_graph() {
+    let dir = scratch("graph-invalid");
+    let file = write(&dir, "c.yaml", BROKEN);
+    let o = seam(&["graph", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error[SCHEMA_UNKNOWN_KEY]"));
+}
+
+const LIVE: &str = r#"seam: 1
+services: { workspace: { root: . } }
+mounts:
+  typescript: { kind: lsp.stdio, command: typescript-language-server, args: [--stdio], extensions: { .ts: typescript } }
+  python: { kind: lsp.stdio, command: pyright-langserver, args: [--stdio], extensions: { .py: python } }
+  everything: { kind: mcp.stdio, command: mcp-server-everything, args: [stdio] }
+tools: { lsp: true }
+"#;
+
+fn diff(old: &str, new: &str, name: &str) -> Value {
+    let dir = scratch(name);
+    let (a, b) = (write(&dir, "old.yaml", old), write(&dir, "new.yaml", new));
+    let o = seam(&["diff", &a, &b, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    json(&o)
+}
+
+#[test]
+fn diff_ignores_key_order_and_comments() {
+    let reordered = r#"# the same composition, written differently
+seam: 1
+tools: { lsp: true }
+mounts:
+  everything: { args: [stdio], command: mcp-server-everything, kind: mcp.stdio }
+  python: { extensions: { .py: python }, kind: lsp.stdio, command: pyright-langserver, args: [--stdio] }
+  typescript:
+    kind: lsp.stdio
+    command: typescript-language-server   # explicit default below changes nothing
+    args: [--stdio]
+    extensions: { .TS: typescript }
+    startup_timeout: 20s
+services: { workspace: { root: . } }
+"#;
+    let d = diff(LIVE, reordered, "diff-same");
+    assert_eq!(d["add"], serde_json::json!([]));
+    assert_eq!(d["change"], serde_json::json!([]));
+    assert_eq!(d["remove"], serde_json::json!([]));
+    assert_eq!(d["restart"], serde_json::json!([]));
+}
+
+#[test]
+fn diff_restarts_changed_nodes_and_what_needs_them() {
+    let next = r#"seam: 1
+services: { workspace: { root: . } }
+mounts:
+  typescript: { kind: lsp.stdio, command: typescript-language-server, args: [--stdio], extensions: { .ts: typescript } }
+  python: { kind: lsp.stdio, command: pyright-langserver, args: [--stdio, --verbose], extensions: { .py: python } }
+  brave: { kind: web.search.searxng, base_url: "http://127.0.0.1:8888" }
+tools: { lsp: true, web_search: true }
+"#;
+    let d = diff(LIVE, next, "diff-change");
+    assert_eq!(d["change"], serde_json::json!(["agent:default", "mount:python"]));
+    assert_eq!(d["remove"], serde_json::json!(["mount:everything", "tool:mcp__everything__*"]));
+    assert_eq!(d["add"], serde_json::json!(["mount:brave", "service:web", "tool:web_search"]));
+    assert_eq!(d["restart"], serde_json::json!(["mount:python", "service:lsp", "tool:lsp", "agent:default"]));
+    assert!(d["keep"].as_array().unwrap().contains(&serde_json::json!("mount:typescript")));
+}
+
+#[test]
+fn inventory_separates_compiled_configured_visible_and_ready() {
+    let o = seam(&["inventory", "compositions/coding.yaml", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let inv = json(&o);
+    let ts = inv["mounts"].as_array().unwrap().iter().find(|m| m["id"] == "typescript").unwrap();
+    assert_eq!(
+        ts,
+        &serde_json::json!({"id": "typescript", "kind": "lsp.stdio", "compiled": true, "configured": true, "visible": ["default"], "ready": "not probed"})
+    );
+    assert_eq!(inv["kinds"].as_array().unwrap().len(), 7);
+    let reviewer = stdout(&seam(&["inventory", "compositions/coding.yaml", "--agent", "reviewer", "--format", "json"]));
+    let reviewer: Value = serde_json::from_str(&reviewer).unwrap();
+    assert_eq!(reviewer["agents"][0]["tools"], serde_json::json!(["skill", "web_search"]));
+}
+
+#[test]
+fn inventory_of_a_broken_composition_shows_what_is_not_configured() {
+    let dir = scratch("inventory-broken");
+    let file = write(&dir, "c.yaml", &format!("{BROKEN}  x:\n    kind: lsp.nope\n"));
+    let o = seam(&["inventory", &file, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let inv = json(&o);
+    let facts: Vec<(String, bool, bool)> = inv["mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap().to_owned(), m["compiled"].as_bool().unwrap(), m["configured"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(facts, [("ts".to_owned(), true, false), ("x".to_owned(), false, false)]);
+}
