@@ -60,6 +60,19 @@ impl Default for Subprocess {
     }
 }
 
+/// A command to spawn through `services.subprocess`: the part LSP and MCP stdio mounts share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Spawn {
+    /// The executable, looked up on PATH when it has no `/`.
+    #[schemars(length(min = 1))]
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment for the child, over `services.subprocess.env_passthrough`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
 /// The name of an environment variable.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct EnvName(#[schemars(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$"))] pub String);

@@ -268,7 +268,55 @@ pub fn kind_schema<T: JsonSchema>(generator: &mut SchemaGenerator, kind: &str) -
     schema
 }
 
-/// The settings schema of a fixed tool whose settings type is `T`, inline.
-pub fn settings_schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
-    T::json_schema(generator)
+/// A mount kind whose config is the type `T`: the schema comes from `T`, and
+/// `resolve` gets the typed config.
+pub struct Kind<T> {
+    pub name: &'static str,
+    pub registry: &'static str,
+    pub resolve: fn(&mut MountCx<'_>, T) -> Option<ResolvedMount>,
+}
+
+impl<T: JsonSchema + DeserializeOwned> MountKind for Kind<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn registry(&self) -> &'static str {
+        self.registry
+    }
+    fn schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        kind_schema::<T>(generator, self.name)
+    }
+    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
+        let config: T = cx.parse()?;
+        (self.resolve)(cx, config)
+    }
+}
+
+/// A fixed tool whose settings are the type `T`; every field of `T` has a default.
+pub struct Tool<T> {
+    pub name: &'static str,
+    pub exposes: &'static [&'static str],
+    pub settings: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> Tool<T> {
+    pub const fn new(name: &'static str, exposes: &'static [&'static str]) -> Self {
+        Tool { name, exposes, settings: std::marker::PhantomData }
+    }
+}
+
+impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn exposes(&self) -> &'static [&'static str] {
+        self.exposes
+    }
+    fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        T::json_schema(generator)
+    }
+    fn defaults(&self) -> Json {
+        let settings: T = serde_json::from_value(Json::Object(Default::default())).expect("every settings field has a default");
+        serde_json::to_value(settings).expect("settings serialize")
+    }
 }

@@ -4,12 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
-use seam_engine::surface::{
-    CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, kind_schema, settings_schema,
-};
+use seam_engine::model::Spawn;
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -47,14 +46,8 @@ pub struct StdioServer {
     #[serde(default)]
     #[schemars(skip)]
     pub kind: String,
-    /// The executable, looked up on PATH when it has no `/`.
-    #[schemars(length(min = 1))]
-    pub command: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    /// Extra environment for the server, over `services.subprocess.env_passthrough`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub spawn: Spawn,
     /// File extensions this server answers for (`.ts: typescript`); exclusive across mounts, lowercase after normalization.
     #[schemars(extend("propertyNames" = { "pattern": r"^\.[^./\\]+$" }), extend("minProperties" = 1))]
     pub extensions: BTreeMap<String, String>,
@@ -101,65 +94,37 @@ pub struct LspSettings {
     pub max_result_chars: u64,
 }
 
-struct Stdio;
-struct LspTool;
+static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio };
+static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"]);
 
-impl MountKind for Stdio {
-    fn name(&self) -> &'static str {
-        "lsp.stdio"
-    }
-    fn registry(&self) -> &'static str {
-        "lsp"
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<StdioServer>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let mut config: StdioServer = cx.parse()?;
-        let mut normalized: BTreeMap<String, String> = BTreeMap::new();
-        let mut claims = Vec::new();
-        for (ext, language) in &config.extensions {
-            let key = ext.to_lowercase();
-            let at = format!("/extensions/{}", escape_pointer_segment(ext));
-            if normalized.insert(key.clone(), language.clone()).is_some() {
-                cx.error(
-                    "LSP_EXTENSION_DUPLICATE",
-                    &at,
-                    format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),
-                );
-                continue;
-            }
-            claims.push(seam_engine::surface::Claim {
-                space: "lsp.extension",
-                key: key.clone(),
-                code: "LSP_EXTENSION_CONFLICT",
-                what: format!("extension `{key}`"),
-                pointer: format!("{}{at}", cx.pointer),
-            });
+fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
+    let mut normalized: BTreeMap<String, String> = BTreeMap::new();
+    let mut claims = Vec::new();
+    for (ext, language) in &config.extensions {
+        let key = ext.to_lowercase();
+        let at = format!("/extensions/{}", escape_pointer_segment(ext));
+        if normalized.insert(key.clone(), language.clone()).is_some() {
+            cx.error(
+                "LSP_EXTENSION_DUPLICATE",
+                &at,
+                format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),
+            );
+            continue;
         }
-        config.extensions = normalized;
-        let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("lsp"));
-        r.needs = vec!["subprocess", "workspace"];
-        r.claims = claims;
-        r.requirements.push(Requirement::Executable { name: config.command.clone(), pointer: format!("{}/command", cx.pointer) });
-        Some(r)
+        claims.push(Claim {
+            space: "lsp.extension",
+            key: key.clone(),
+            code: "LSP_EXTENSION_CONFLICT",
+            what: format!("extension `{key}`"),
+            pointer: format!("{}{at}", cx.pointer),
+        });
     }
-}
-
-impl FixedTool for LspTool {
-    fn name(&self) -> &'static str {
-        "lsp"
-    }
-    fn exposes(&self) -> &'static [&'static str] {
-        &["lsp"]
-    }
-    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
-        settings_schema::<LspSettings>(g)
-    }
-    fn defaults(&self) -> Json {
-        serde_json::to_value(serde_json::from_value::<LspSettings>(Json::Object(Default::default())).expect("defaults"))
-            .expect("serializable")
-    }
+    config.extensions = normalized;
+    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("lsp"));
+    r.needs = vec!["subprocess", "workspace"];
+    r.claims = claims;
+    r.requirements.push(Requirement::Executable { name: config.spawn.command.clone(), pointer: format!("{}/command", cx.pointer) });
+    Some(r)
 }
 
 impl Surface for LspSurface {
@@ -167,10 +132,12 @@ impl Surface for LspSurface {
         "lsp"
     }
     fn kinds(&self) -> &'static [&'static dyn MountKind] {
-        &[&Stdio]
+        static KINDS: [&dyn MountKind; 1] = [&STDIO];
+        &KINDS
     }
     fn tools(&self) -> &'static [&'static dyn FixedTool] {
-        &[&LspTool]
+        static TOOLS: [&dyn FixedTool; 1] = [&LSP_TOOL];
+        &TOOLS
     }
     fn codes(&self) -> &'static [CodeDoc] {
         &[

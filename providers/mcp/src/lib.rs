@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
-use seam_engine::model::EnvName;
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, kind_schema};
+use seam_engine::model::{EnvName, Spawn};
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface};
 use seam_engine::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -103,12 +103,8 @@ pub struct StdioServer {
     #[serde(default)]
     #[schemars(skip)]
     pub kind: String,
-    #[schemars(length(min = 1))]
-    pub command: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub spawn: Spawn,
     /// Variables of seam's environment passed on, beyond `services.subprocess.env_passthrough`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<EnvName>,
@@ -141,8 +137,8 @@ pub struct HttpServer {
     pub common: Common,
 }
 
-struct Stdio;
-struct Http;
+static STDIO: Kind<StdioServer> = Kind { name: "mcp.stdio", registry: "mcp", resolve: resolve_stdio };
+static HTTP: Kind<HttpServer> = Kind { name: "mcp.http", registry: "mcp", resolve: resolve_http };
 
 /// A namespace must fit `^[A-Za-z0-9_-]{1,32}$`; seam also refuses `__` and a
 /// leading or trailing `_`, which would make `mcp__<server>__<tool>` ambiguous.
@@ -195,67 +191,43 @@ fn resolved(cx: &MountCx<'_>, config: serde_json::Value, required: bool) -> Reso
     r
 }
 
-impl MountKind for Stdio {
-    fn name(&self) -> &'static str {
-        "mcp.stdio"
+fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
+    resolve_common(cx, &config.common)?;
+    let mut requirements = vec![Requirement::Executable { name: config.spawn.command.clone(), pointer: format!("{}/command", cx.pointer) }];
+    if let Some(cwd) = &mut config.cwd {
+        let path = cx.path("/cwd", cwd);
+        *cwd = path.display().to_string();
+        requirements.push(Requirement::Directory { path, pointer: format!("{}/cwd", cx.pointer) });
     }
-    fn registry(&self) -> &'static str {
-        "mcp"
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<StdioServer>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let mut config: StdioServer = cx.parse()?;
-        resolve_common(cx, &config.common)?;
-        let mut requirements = vec![Requirement::Executable { name: config.command.clone(), pointer: format!("{}/command", cx.pointer) }];
-        if let Some(cwd) = &mut config.cwd {
-            let path = cx.path("/cwd", cwd);
-            *cwd = path.display().to_string();
-            requirements.push(Requirement::Directory { path, pointer: format!("{}/cwd", cx.pointer) });
-        }
-        let mut r = resolved(cx, serde_json::to_value(&config).ok()?, config.common.required);
-        r.needs = vec!["subprocess"];
-        r.requirements = requirements;
-        Some(r)
-    }
+    let mut r = resolved(cx, serde_json::to_value(&config).ok()?, config.common.required);
+    r.needs = vec!["subprocess"];
+    r.requirements = requirements;
+    Some(r)
 }
 
-impl MountKind for Http {
-    fn name(&self) -> &'static str {
-        "mcp.http"
-    }
-    fn registry(&self) -> &'static str {
-        "mcp"
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<HttpServer>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let config: HttpServer = cx.parse()?;
-        resolve_common(cx, &config.common)?;
-        let mut ok = true;
-        for name in config.headers.keys() {
-            let at = format!("/headers/{}", escape_pointer_segment(name));
-            if name.eq_ignore_ascii_case("authorization") {
-                cx.error("SECRET_INLINE", &at, "an `Authorization` header would put a secret in the composition").help =
-                    Some("use `bearer_token_env: VAR`, or `headers_env: { Authorization: VAR }`".into());
-                ok = false;
-            } else if cx.is_interpolated(&at) {
-                cx.error(
-                    "SECRET_INTERPOLATED",
-                    &at,
-                    format!("header `{name}` is filled from `${{…}}`: its value would be kept and shown with the composition"),
-                )
-                .help = Some(format!("read it at connect time instead: `headers_env: {{ {name}: VAR }}`"));
-                ok = false;
-            }
+fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMount> {
+    resolve_common(cx, &config.common)?;
+    let mut ok = true;
+    for name in config.headers.keys() {
+        let at = format!("/headers/{}", escape_pointer_segment(name));
+        if name.eq_ignore_ascii_case("authorization") {
+            cx.error("SECRET_INLINE", &at, "an `Authorization` header would put a secret in the composition").help =
+                Some("use `bearer_token_env: VAR`, or `headers_env: { Authorization: VAR }`".into());
+            ok = false;
+        } else if cx.is_interpolated(&at) {
+            cx.error(
+                "SECRET_INTERPOLATED",
+                &at,
+                format!("header `{name}` is filled from `${{…}}`: its value would be kept and shown with the composition"),
+            )
+            .help = Some(format!("read it at connect time instead: `headers_env: {{ {name}: VAR }}`"));
+            ok = false;
         }
-        if !ok {
-            return None;
-        }
-        Some(resolved(cx, serde_json::to_value(&config).ok()?, config.common.required))
     }
+    if !ok {
+        return None;
+    }
+    Some(resolved(cx, serde_json::to_value(&config).ok()?, config.common.required))
 }
 
 impl Surface for McpSurface {
@@ -263,7 +235,8 @@ impl Surface for McpSurface {
         "mcp"
     }
     fn kinds(&self) -> &'static [&'static dyn MountKind] {
-        &[&Stdio, &Http]
+        static KINDS: [&dyn MountKind; 2] = [&STDIO, &HTTP];
+        &KINDS
     }
     fn tools(&self) -> &'static [&'static dyn FixedTool] {
         &[]

@@ -1,10 +1,9 @@
 //! The Skills surface: a `skill` tool over layered skill folders. This crate
 //! holds the `skills.fs` kind's configuration.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
-use seam_engine::surface::{Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, kind_schema, settings_schema};
+use schemars::JsonSchema;
+use seam_engine::surface::{Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, Tool};
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 pub struct SkillsSurface;
 
@@ -54,54 +53,26 @@ pub struct SkillSettings {
     pub catalog_description_max: u32,
 }
 
-struct Fs;
-struct SkillTool;
+static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs };
+static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"]);
 
-impl MountKind for Fs {
-    fn name(&self) -> &'static str {
-        "skills.fs"
+fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMount> {
+    let mut requirements = Vec::new();
+    for (i, dir) in config.custom_dirs.iter_mut().enumerate() {
+        let at = format!("/custom_dirs/{i}");
+        let path = cx.path(&at, dir);
+        *dir = path.display().to_string();
+        requirements.push(Requirement::Directory { path, pointer: format!("{}{at}", cx.pointer) });
     }
-    fn registry(&self) -> &'static str {
-        "skills"
+    if let Some(dir) = &mut config.bundled_dir {
+        let path = cx.path("/bundled_dir", dir);
+        *dir = path.display().to_string();
+        requirements.push(Requirement::Directory { path, pointer: format!("{}/bundled_dir", cx.pointer) });
     }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<FsSkills>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let mut config: FsSkills = cx.parse()?;
-        let mut requirements = Vec::new();
-        for (i, dir) in config.custom_dirs.iter_mut().enumerate() {
-            let at = format!("/custom_dirs/{i}");
-            let path = cx.path(&at, dir);
-            *dir = path.display().to_string();
-            requirements.push(Requirement::Directory { path, pointer: format!("{}{at}", cx.pointer) });
-        }
-        if let Some(dir) = &mut config.bundled_dir {
-            let path = cx.path("/bundled_dir", dir);
-            *dir = path.display().to_string();
-            requirements.push(Requirement::Directory { path, pointer: format!("{}/bundled_dir", cx.pointer) });
-        }
-        let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("skill"));
-        r.needs = vec!["workspace"];
-        r.requirements = requirements;
-        Some(r)
-    }
-}
-
-impl FixedTool for SkillTool {
-    fn name(&self) -> &'static str {
-        "skill"
-    }
-    fn exposes(&self) -> &'static [&'static str] {
-        &["skills"]
-    }
-    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
-        settings_schema::<SkillSettings>(g)
-    }
-    fn defaults(&self) -> Json {
-        serde_json::to_value(serde_json::from_value::<SkillSettings>(Json::Object(Default::default())).expect("defaults"))
-            .expect("serializable")
-    }
+    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("skill"));
+    r.needs = vec!["workspace"];
+    r.requirements = requirements;
+    Some(r)
 }
 
 impl Surface for SkillsSurface {
@@ -109,9 +80,11 @@ impl Surface for SkillsSurface {
         "skills"
     }
     fn kinds(&self) -> &'static [&'static dyn MountKind] {
-        &[&Fs]
+        static KINDS: [&dyn MountKind; 1] = [&FS];
+        &KINDS
     }
     fn tools(&self) -> &'static [&'static dyn FixedTool] {
-        &[&SkillTool]
+        static TOOLS: [&dyn FixedTool; 1] = [&SKILL_TOOL];
+        &TOOLS
     }
 }

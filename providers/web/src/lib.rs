@@ -2,11 +2,10 @@
 //! providers. This crate holds the kinds' configuration (types, defaults,
 //! ranges) and the pin checks; the providers' runtimes come with the runtime.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::Schema;
+use schemars::{JsonSchema, SchemaGenerator};
 use seam_engine::diagnostic::Severity::{Error, Warning};
-use seam_engine::surface::{
-    CodeDoc, Exposure, FixedTool, MountCx, MountKind, Requirement, ResolvedMount, Surface, SurfaceCx, kind_schema, settings_schema,
-};
+use seam_engine::surface::{CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, SurfaceCx, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -185,106 +184,35 @@ pub struct WebFetchSettings {
     pub max_output_chars: u64,
 }
 
-fn defaults_of<T: serde::de::DeserializeOwned + Serialize>() -> Json {
-    let value: T = serde_json::from_value(Json::Object(Default::default())).expect("every settings field has a default");
-    serde_json::to_value(value).expect("serializable")
+static DEEPSEEK: Kind<DeepseekSearch> = Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek };
+static SEARXNG: Kind<SearxngSearch> = Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng };
+static FETCHER: Kind<HttpFetch> = Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch };
+static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH]);
+static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]);
+
+fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {
+    let mut requirements = Vec::new();
+    if let Some(file) = &mut config.api_key_file {
+        let path = cx.path("/api_key_file", file);
+        *file = path.display().to_string();
+        requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
+    }
+    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search"));
+    r.requirements = requirements;
+    Some(r)
 }
 
-struct Deepseek;
-struct Searxng;
-struct Fetch;
-struct SearchTool;
-struct FetchTool;
-
-impl MountKind for Deepseek {
-    fn name(&self) -> &'static str {
-        "web.search.deepseek"
-    }
-    fn registry(&self) -> &'static str {
-        SEARCH
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<DeepseekSearch>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let mut config: DeepseekSearch = cx.parse()?;
-        let mut requirements = Vec::new();
-        if let Some(file) = &mut config.api_key_file {
-            let path = cx.path("/api_key_file", file);
-            *file = path.display().to_string();
-            requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
-        }
-        let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search"));
-        r.requirements = requirements;
-        Some(r)
-    }
+fn resolve_searxng(_: &mut MountCx<'_>, config: SearxngSearch) -> Option<ResolvedMount> {
+    Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search")))
 }
 
-impl MountKind for Searxng {
-    fn name(&self) -> &'static str {
-        "web.search.searxng"
+fn resolve_fetch(_: &mut MountCx<'_>, mut config: HttpFetch) -> Option<ResolvedMount> {
+    for host in &mut config.allow_hosts {
+        *host = host.to_ascii_lowercase();
     }
-    fn registry(&self) -> &'static str {
-        SEARCH
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<SearxngSearch>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let config: SearxngSearch = cx.parse()?;
-        Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search")))
-    }
-}
-
-impl MountKind for Fetch {
-    fn name(&self) -> &'static str {
-        "web.fetch.http"
-    }
-    fn registry(&self) -> &'static str {
-        FETCH
-    }
-    fn schema(&self, g: &mut SchemaGenerator) -> Schema {
-        kind_schema::<HttpFetch>(g, self.name())
-    }
-    fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
-        let mut config: HttpFetch = cx.parse()?;
-        for host in &mut config.allow_hosts {
-            *host = host.to_ascii_lowercase();
-        }
-        config.allow_hosts.sort();
-        config.allow_hosts.dedup();
-        Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_fetch")))
-    }
-}
-
-impl FixedTool for SearchTool {
-    fn name(&self) -> &'static str {
-        "web_search"
-    }
-    fn exposes(&self) -> &'static [&'static str] {
-        &[SEARCH]
-    }
-    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
-        settings_schema::<WebSearchSettings>(g)
-    }
-    fn defaults(&self) -> Json {
-        defaults_of::<WebSearchSettings>()
-    }
-}
-
-impl FixedTool for FetchTool {
-    fn name(&self) -> &'static str {
-        "web_fetch"
-    }
-    fn exposes(&self) -> &'static [&'static str] {
-        &[FETCH]
-    }
-    fn settings_schema(&self, g: &mut SchemaGenerator) -> Schema {
-        settings_schema::<WebFetchSettings>(g)
-    }
-    fn defaults(&self) -> Json {
-        defaults_of::<WebFetchSettings>()
-    }
+    config.allow_hosts.sort();
+    config.allow_hosts.dedup();
+    Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_fetch")))
 }
 
 impl Surface for WebSurface {
@@ -292,10 +220,12 @@ impl Surface for WebSurface {
         "web"
     }
     fn kinds(&self) -> &'static [&'static dyn MountKind] {
-        &[&Deepseek, &Searxng, &Fetch]
+        static KINDS: [&dyn MountKind; 3] = [&DEEPSEEK, &SEARXNG, &FETCHER];
+        &KINDS
     }
     fn tools(&self) -> &'static [&'static dyn FixedTool] {
-        &[&SearchTool, &FetchTool]
+        static TOOLS: [&dyn FixedTool; 2] = [&SEARCH_TOOL, &FETCH_TOOL];
+        &TOOLS
     }
     fn service_schema(&self, g: &mut SchemaGenerator) -> Option<Schema> {
         Some(g.subschema_for::<WebService>())
