@@ -55,9 +55,34 @@ pub struct DynamicRule {
     pub pattern: String,
     /// `true`, `false`, or a budgets map.
     pub value: Json,
-    server: GlobMatcher,
+    server: Pattern,
     /// The rule names every tool of the servers it matches (`mcp__x__*`).
     whole_server: bool,
+}
+
+/// A glob, kept as a plain string when it has no metacharacters: most `tools`
+/// keys name one server, and compiling thousands of globs would dominate validation.
+#[derive(Clone, Debug)]
+enum Pattern {
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+impl Pattern {
+    fn new(text: &str) -> Result<Pattern, globset::Error> {
+        if text.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            Ok(Pattern::Glob(Glob::new(text)?.compile_matcher()))
+        } else {
+            Ok(Pattern::Literal(text.to_owned()))
+        }
+    }
+
+    fn is_match(&self, s: &str) -> bool {
+        match self {
+            Pattern::Literal(l) => l == s,
+            Pattern::Glob(g) => g.is_match(s),
+        }
+    }
 }
 
 impl DynamicRule {
@@ -367,7 +392,7 @@ fn resolve_agents(
     }
 
     // Check every `tools` map's keys once, where it is written.
-    let mcp_ids: Vec<(&'static str, Vec<&str>)> = prefixes
+    let mcp_ids: Vec<(&'static str, BTreeSet<&str>)> = prefixes
         .iter()
         .map(|(p, s)| {
             (
@@ -490,7 +515,7 @@ fn resolve_agents(
 }
 
 /// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
-fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, Vec<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
+fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
     let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
         return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
     };
@@ -500,12 +525,16 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, Vec<&str>)])
         None if rest.ends_with('*') => (rest, "*"),
         None => return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
     };
-    let glob = |text: &str| {
-        Glob::new(text).map(|g| g.compile_matcher()).map_err(|e| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}")))
+    let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
+    let server_matcher = Pattern::new(server).map_err(invalid)?;
+    if tool != "*" {
+        Glob::new(tool).map_err(invalid)?;
+    }
+    let matches_a_mount = match &server_matcher {
+        Pattern::Literal(l) => ids.contains(l.as_str()),
+        Pattern::Glob(g) => ids.iter().any(|id| g.is_match(id)),
     };
-    let server_matcher = glob(server)?;
-    glob(tool)?;
-    if !ids.iter().any(|id| server_matcher.is_match(id)) {
+    if !matches_a_mount {
         return Err((
             "TOOLS_UNKNOWN_KEY",
             if server.contains(['*', '?', '[']) {
