@@ -212,6 +212,16 @@ struct Mapper<'a> {
     schemas: &'a Schemas,
 }
 
+/// How a message names the value at a pointer: `timeout`, `args[2]`, or "the composition".
+fn field_name(pointer: &str) -> String {
+    let segments = pointer_segments(pointer);
+    match segments.as_slice() {
+        [] => "the composition".to_owned(),
+        [.., parent, last] if last.parse::<usize>().is_ok() => format!("`{parent}[{last}]`"),
+        [.., last] => format!("`{last}`"),
+    }
+}
+
 fn type_name(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",
@@ -239,7 +249,7 @@ impl Mapper<'_> {
         let schema_path = error.schema_path().as_str();
         let instance = error.instance();
         let span = locate(self.tree, &pointer);
-        let field = pointer_segments(&pointer).last().cloned().unwrap_or_default();
+        let field = field_name(&pointer);
         let unit = if schema_path.starts_with("/$defs/Duration") {
             Some(("DURATION_INVALID", "duration", "ms, s, m, h", "30s"))
         } else if schema_path.starts_with("/$defs/Size") {
@@ -250,13 +260,13 @@ impl Mapper<'_> {
         if let Some((code, what, units, example)) = unit {
             let d = match instance.as_ref() {
                 Json::Number(n) => {
-                    Diagnostic::error(code, span, &pointer, format!("`{field}` is a {what} and needs a unit: `{n}` alone is ambiguous"))
+                    Diagnostic::error(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
                         .with_help(format!("write it with one of {units}, e.g. `{n}{}`", &example[example.len() - 1..]))
                 }
                 Json::String(s) if (what == "duration" && Duration::parse(s).is_some()) || (what == "size" && Size::parse(s).is_some()) => {
                     let range =
                         if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
-                    Diagnostic::error("VALUE_OUT_OF_RANGE", span, &pointer, format!("`{field}` is `{s}`, outside the range {range}"))
+                    Diagnostic::error("VALUE_OUT_OF_RANGE", span, &pointer, format!("{field} is `{s}`, outside the range {range}"))
                 }
                 other => Diagnostic::error(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
                     .with_help(format!("write a whole number and a unit ({units}), e.g. `{example}`")),
@@ -340,20 +350,35 @@ impl Mapper<'_> {
                     "SCHEMA_ENUM",
                     span,
                     pointer,
-                    format!("`{field}` must be {expected_value}, found `{}`", short(instance)),
+                    format!("{field} must be {expected_value}, found `{}`", short(instance)),
                 ));
             }
             K::Enum { options } => {
                 out.push(Diagnostic::error("SCHEMA_ENUM", span, pointer, format!("`{}` is not one of {options}", short(instance))));
             }
             K::Type { kind: _ } => {
-                let expected = self.schema.pointer(schema_path).map(|t| t.to_string()).unwrap_or_default();
-                out.push(Diagnostic::error(
-                    "SCHEMA_TYPE",
-                    span,
-                    pointer,
-                    format!("`{field}` must be of type {}, found {}", expected.trim_matches('"'), type_name(instance)),
-                ));
+                let word = |t: &Json| match t.as_str() {
+                    Some("object") => "a map",
+                    Some("array") => "a list",
+                    Some("string") => "a string",
+                    Some("integer") => "an integer",
+                    Some("number") => "a number",
+                    Some("boolean") => "a boolean (true or false)",
+                    Some("null") => "null",
+                    _ => "another type",
+                };
+                let expected = match self.schema.pointer(schema_path) {
+                    Some(Json::Array(types)) => types.iter().map(word).collect::<Vec<_>>().join(" or "),
+                    Some(t) => word(t).to_owned(),
+                    None => "another type".to_owned(),
+                };
+                let mut d =
+                    Diagnostic::error("SCHEMA_TYPE", span, pointer, format!("{field} must be {expected}, found {}", type_name(instance)));
+                let yaml11 = ["yes", "no", "on", "off", "y", "n"];
+                if expected.contains("boolean") && instance.as_str().is_some_and(|v| yaml11.contains(&v.to_ascii_lowercase().as_str())) {
+                    d = d.with_help("YAML 1.2 reads `yes`, `no`, `on` and `off` as strings: write `true` or `false`");
+                }
+                out.push(d);
             }
             K::Minimum { limit } | K::ExclusiveMinimum { limit } => {
                 let op = if matches!(error.kind(), K::Minimum { .. }) { "≥" } else { ">" };
@@ -361,7 +386,7 @@ impl Mapper<'_> {
                     "VALUE_OUT_OF_RANGE",
                     span,
                     pointer,
-                    format!("`{field}` must be {op} {limit}, found {}", short(instance)),
+                    format!("{field} must be {op} {limit}, found {}", short(instance)),
                 ));
             }
             K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
@@ -370,7 +395,7 @@ impl Mapper<'_> {
                     "VALUE_OUT_OF_RANGE",
                     span,
                     pointer,
-                    format!("`{field}` must be {op} {limit}, found {}", short(instance)),
+                    format!("{field} must be {op} {limit}, found {}", short(instance)),
                 ));
             }
             K::Pattern { pattern } => {
@@ -402,7 +427,7 @@ impl Mapper<'_> {
                         "SCHEMA_TYPE",
                         span,
                         pointer,
-                        format!("`{field}` has the wrong form: found {}", type_name(instance)),
+                        format!("{field} has the wrong form: found {}", type_name(instance)),
                     ));
                 }
             }
@@ -412,9 +437,9 @@ impl Mapper<'_> {
             | K::MaxLength { .. }
             | K::MinProperties { .. }
             | K::MaxProperties { .. } => {
-                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("`{field}`: {}", error.masked())));
+                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field}: {}", error.masked())));
             }
-            _ => out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("`{field}`: {}", error.masked()))),
+            _ => out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("{field}: {}", error.masked()))),
         }
     }
 
