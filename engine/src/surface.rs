@@ -217,11 +217,6 @@ impl SurfaceCx<'_> {
         self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| &r.config)
     }
 
-    /// Agents that see `tool`, in sorted order.
-    pub fn agents_with_tool(&self, tool: &str) -> Vec<&str> {
-        self.resolved.agents.iter().filter(|(_, a)| a.tools.fixed.get(tool).is_some_and(Option::is_some)).map(|(n, _)| n.as_str()).collect()
-    }
-
     /// Whether mount `id` is visible to some agent.
     pub fn mount_visible(&self, id: &str) -> bool {
         !self.resolved.visible_agents(id).is_empty()
@@ -240,11 +235,6 @@ impl SurfaceCx<'_> {
         self.diagnostics.push(Diagnostic::warning(code, self.span(pointer), pointer, message));
         self.diagnostics.last_mut().expect("just pushed")
     }
-}
-
-/// The schema of `T` as a `$ref` into the shared definitions.
-pub fn schema_ref<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<T>()
 }
 
 /// The schema of a mount kind whose config type is `T`: `T`'s object schema with
