@@ -32,10 +32,9 @@ codes! {
     "SCHEMA_UNKNOWN_KEY" Error "A key the format does not have (with the closest known key).";
     "SCHEMA_REQUIRED" Error "A required field is missing.";
     "SCHEMA_TYPE" Error "A value has the wrong type.";
-    "SCHEMA_ENUM" Error "A value is not one of the allowed values.";
     "SCHEMA_PATTERN" Error "A string does not match its pattern.";
     "SCHEMA_KEY_INVALID" Error "A map key does not match its pattern.";
-    "SCHEMA_INVALID" Error "Any other schema violation.";
+    "SCHEMA_INVALID" Error "Any other schema violation (a fallback: the format has no rule that reaches it today).";
     "VALUE_OUT_OF_RANGE" Error "A number, duration, size or length is outside its documented range.";
     "DURATION_INVALID" Error "A duration is not a whole number with a unit (`ms`, `s`, `m`, `h`); a bare number says which unit to add.";
     "SIZE_INVALID" Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";

@@ -87,9 +87,21 @@ impl Engine {
                 resolved = Some(resolve::resolve(&doc, tree, &sources, &self.surfaces, &mut diagnostics));
             }
         }
+        suppress_follow_on(&mut diagnostics);
         diagnostic::sort_diagnostics(&mut diagnostics);
         Checked { sources, diagnostics, resolved, tree: root }
     }
+}
+
+/// A value whose `${…}` failed to expand keeps its raw text; other findings about
+/// that same value would only repeat the failure, so they are dropped.
+fn suppress_follow_on(diagnostics: &mut Vec<Diagnostic>) {
+    let failed: std::collections::HashSet<String> =
+        diagnostics.iter().filter(|d| d.code.starts_with("ENV_")).map(|d| d.pointer.clone()).collect();
+    if failed.is_empty() {
+        return;
+    }
+    diagnostics.retain(|d| d.code.starts_with("ENV_") || !failed.contains(&d.pointer));
 }
 
 impl Checked {

@@ -117,12 +117,14 @@ impl Loader<'_> {
     fn apply_extends(&mut self, path: &Path, _file: FileId, mut root: Node) -> Node {
         let Value::Map(map) = &mut root.value else { return root };
         let Some(extends) = map.get("extends") else { return root };
-        let entries: Vec<(String, Span)> = match &extends.node.value {
+        // A malformed `extends` is reported here and then dropped, so the schema does not report it again.
+        let before = self.diagnostics.len();
+        let entries: Vec<(usize, String, Span)> = match &extends.node.value {
             Value::Seq(items) => {
                 let mut out = Vec::new();
                 for (i, item) in items.iter().enumerate() {
                     match &item.value {
-                        Value::Str(s) => out.push((s.clone(), item.span)),
+                        Value::Str(s) => out.push((i, s.clone(), item.span)),
                         _ => self.diagnostics.push(Diagnostic::error(
                             "EXTENDS_INVALID",
                             item.span,
@@ -139,12 +141,16 @@ impl Loader<'_> {
                     Diagnostic::error("EXTENDS_INVALID", extends.node.span, "/extends", "`extends` is a list of paths")
                         .with_help("write `extends: [base.yaml]`"),
                 );
+                map.shift_remove("extends");
                 return root;
             }
         };
         let folder = path.parent().unwrap_or(Path::new("."));
         let mut merged: Option<Node> = None;
-        for (i, (entry, span)) in entries.into_iter().enumerate() {
+        if self.diagnostics.len() > before {
+            map.shift_remove("extends");
+        }
+        for (i, entry, span) in entries {
             let pointer = format!("/extends/{i}");
             let target = folder.join(&entry);
             let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
@@ -159,7 +165,8 @@ impl Loader<'_> {
                 ));
                 continue;
             }
-            if self.sources.files().count() >= MAX_EXTENDS_FILES {
+            // The top file is not counted: it may pull in MAX_EXTENDS_FILES others.
+            if self.sources.files().count() > MAX_EXTENDS_FILES {
                 self.diagnostics.push(Diagnostic::error(
                     "EXTENDS_LIMIT",
                     span,

@@ -252,10 +252,10 @@ fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources
         for claim in &resolved.claims {
             match taken.get(&(claim.space, claim.key.as_str())) {
                 Some((first_id, first_pointer)) => {
-                    let first = locate(tree, first_pointer);
+                    let first = crate::surface::locate_key(tree, first_pointer);
                     out.push(Diagnostic::error(
                         claim.code,
-                        locate(tree, &claim.pointer),
+                        crate::surface::locate_key(tree, &claim.pointer),
                         &claim.pointer,
                         format!(
                             "{} is claimed by mount `{first_id}` ({}:{}:{}) and by mount `{id}`",
@@ -401,6 +401,8 @@ fn resolve_agents(
                     .iter()
                     .filter(|(_, m)| std::ptr::eq(m.surface as *const _ as *const (), *s as *const _ as *const ()))
                     .map(|(id, _)| id.as_str())
+                    // A mount whose kind is unknown may have been meant for this surface: its own error says so.
+                    .chain(unknown_mounts.iter().map(String::as_str))
                     .collect(),
             )
         })

@@ -263,7 +263,7 @@ impl Mapper<'_> {
                     Diagnostic::error(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
                         .with_help(format!("write it with one of {units}, e.g. `{n}{}`", &example[example.len() - 1..]))
                 }
-                Json::String(s) if (what == "duration" && Duration::parse(s).is_some()) || (what == "size" && Size::parse(s).is_some()) => {
+                Json::String(s) if crate::units::well_formed(s, what == "duration") => {
                     let range =
                         if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
                     Diagnostic::error("VALUE_OUT_OF_RANGE", span, &pointer, format!("{field} is `{s}`, outside the range {range}"))
@@ -338,23 +338,26 @@ impl Mapper<'_> {
                 out.push(Diagnostic::error(code, at, format!("{pointer}/{name}"), message));
             }
             K::Constant { expected_value } if pointer == "/seam" => {
-                out.push(Diagnostic::error(
-                    "VERSION_UNSUPPORTED",
-                    span,
-                    pointer,
-                    format!("this seam reads format {expected_value}; found `seam: {}`", short(instance)),
-                ));
+                out.push(
+                    Diagnostic::error(
+                        "VERSION_UNSUPPORTED",
+                        span,
+                        pointer,
+                        format!("this seam reads format {expected_value}; found `seam: {instance}`"),
+                    )
+                    .with_help(format!("write `seam: {expected_value}`")),
+                );
             }
             K::Constant { expected_value } => {
                 out.push(Diagnostic::error(
-                    "SCHEMA_ENUM",
+                    "SCHEMA_INVALID",
                     span,
                     pointer,
                     format!("{field} must be {expected_value}, found `{}`", short(instance)),
                 ));
             }
             K::Enum { options } => {
-                out.push(Diagnostic::error("SCHEMA_ENUM", span, pointer, format!("`{}` is not one of {options}", short(instance))));
+                out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("`{}` is not one of {options}", short(instance))));
             }
             K::Type { kind: _ } => {
                 let word = |t: &Json| match t.as_str() {
@@ -414,10 +417,22 @@ impl Mapper<'_> {
             K::AnyOf { context } | K::OneOfNotValid { context } => {
                 // Keep the branches whose type fits the value; if one is left, its errors are the real ones.
                 let here = error.instance_path().as_str();
-                let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
-                    .iter()
-                    .filter(|branch| !branch.iter().any(|e| e.instance_path().as_str() == here && matches!(e.kind(), K::Type { .. })))
-                    .collect();
+                // An optional field is `anyOf [T, null]`: the null branch never explains a mistake.
+                let null_branch = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+                    branch.iter().all(|e| {
+                        matches!(e.kind(), K::Type { .. }) && self.schema.pointer(e.schema_path().as_str()) == Some(&json!("null"))
+                    })
+                };
+                let wrong_type = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+                    branch.iter().any(|e| {
+                        e.instance_path().as_str() == here
+                            && matches!(e.kind(), K::Type { .. })
+                            && !e.schema_path().as_str().starts_with("/$defs/Duration")
+                            && !e.schema_path().as_str().starts_with("/$defs/Size")
+                    })
+                };
+                let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> =
+                    context.iter().filter(|branch| !null_branch(branch) && !wrong_type(branch)).collect();
                 if let [branch] = fitting.as_slice() {
                     for e in branch.iter() {
                         self.map(e, base, kind, out);
@@ -431,12 +446,14 @@ impl Mapper<'_> {
                     ));
                 }
             }
-            K::MinItems { .. }
-            | K::MaxItems { .. }
-            | K::MinLength { .. }
-            | K::MaxLength { .. }
-            | K::MinProperties { .. }
-            | K::MaxProperties { .. } => {
+            K::MinLength { limit: 1 } => {
+                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field} must not be empty")));
+            }
+            K::MinProperties { limit } => {
+                let entries = if *limit == 1 { "one entry".to_owned() } else { format!("{limit} entries") };
+                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field} needs at least {entries}")));
+            }
+            K::MinItems { .. } | K::MaxItems { .. } | K::MinLength { .. } | K::MaxLength { .. } | K::MaxProperties { .. } => {
                 out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field}: {}", error.masked())));
             }
             _ => out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("{field}: {}", error.masked()))),

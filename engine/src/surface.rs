@@ -155,6 +155,14 @@ impl MountCx<'_> {
         self.diagnostics.last_mut().expect("just pushed")
     }
 
+    /// An error about a map key (a mount id, an extension), located at the key itself.
+    pub fn error_at_key(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let pointer = format!("{}{relative}", self.pointer);
+        let d = Diagnostic::error(code, locate_key(self.root, &pointer), pointer, message);
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
     pub fn warning(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::warning(code, self.span(relative), format!("{}{relative}", self.pointer), message);
         self.diagnostics.push(d);
@@ -192,6 +200,13 @@ pub(crate) fn locate(root: &Node, pointer: &str) -> Span {
     if depth == segments.len() { node.span } else { key_span.unwrap_or(node.span) }
 }
 
+/// The span of the key that holds the node at `pointer` (its value's span for a list item).
+pub(crate) fn locate_key(root: &Node, pointer: &str) -> Span {
+    let segments = pointer_segments(pointer);
+    let (node, key_span, _) = root.lookup(&segments);
+    key_span.unwrap_or(node.span)
+}
+
 /// What a surface's whole-composition check sees.
 pub struct SurfaceCx<'a> {
     /// `services.<service>` as written, if present.
@@ -203,6 +218,11 @@ pub struct SurfaceCx<'a> {
 }
 
 impl SurfaceCx<'_> {
+    /// Whether a mount of this id is written, whatever its kind (known or not).
+    pub fn mount_exists(&self, id: &str) -> bool {
+        self.resolved.mounts.contains_key(id) || self.resolved.unknown.contains_key(id)
+    }
+
     /// The kind name of a mount, if the mount exists.
     pub fn mount_kind(&self, id: &str) -> Option<&'static dyn MountKind> {
         self.resolved.mounts.get(id).map(|m| m.kind)

@@ -19,6 +19,14 @@ pub struct Size(u64);
 pub const DURATION_PATTERN: &str = r"^[0-9]+(ms|s|m|h)$";
 pub const SIZE_PATTERN: &str = r"^[0-9]+(B|KB|KiB|MB|MiB|GB|GiB)$";
 
+/// Whether `text` has the syntax of a duration (or a size), whatever its magnitude:
+/// `99999999999999999999h` is well formed, and out of range.
+pub fn well_formed(text: &str, duration: bool) -> bool {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let units: &[&str] = if duration { &["ms", "s", "m", "h"] } else { &["B", "KB", "KiB", "MB", "MiB", "GB", "GiB"] };
+    digits > 0 && units.contains(&&text[digits..])
+}
+
 /// The longest duration any timer accepts (2^31 - 1 ms, the common timer limit).
 pub const MAX_TIMER: Duration = Duration(2_147_483_647);
 

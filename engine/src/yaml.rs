@@ -91,6 +91,8 @@ impl Node {
             Value::Null => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
+            // JSON Schema counts 4096.0 as an integer; so do the typed configs.
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => J::from(*f as i64),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number),
             Value::Str(s) => J::String(s.clone()),
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),

@@ -100,11 +100,14 @@ static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"]);
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
     let mut claims = Vec::new();
-    for (ext, language) in &config.extensions {
+    // In the order written, so a duplicate is reported where it is written second.
+    let written: Vec<&String> = cx.config.get("extensions").and_then(Json::as_object).map(|o| o.keys().collect()).unwrap_or_default();
+    for ext in written {
+        let Some(language) = config.extensions.get(ext) else { continue };
         let key = ext.to_lowercase();
         let at = format!("/extensions/{}", escape_pointer_segment(ext));
         if normalized.insert(key.clone(), language.clone()).is_some() {
-            cx.error(
+            cx.error_at_key(
                 "LSP_EXTENSION_DUPLICATE",
                 &at,
                 format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),

@@ -158,7 +158,7 @@ pub fn namespace_problem(id: &str) -> Option<String> {
 fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     let mut ok = true;
     if let Some(problem) = namespace_problem(cx.id) {
-        cx.error("MCP_NAMESPACE_INVALID", "", problem);
+        cx.error_at_key("MCP_NAMESPACE_INVALID", "", problem);
         ok = false;
     }
     if common.reconnect.initial_delay > common.reconnect.max_delay {

@@ -236,6 +236,8 @@ impl Surface for WebSurface {
             let Some(id) = pin else { continue };
             let at = format!("{}/{field}", cx.section_pointer);
             match cx.mount_kind(id) {
+                // Its kind is unknown: that mount's own error says so.
+                None if cx.mount_exists(id) => {}
                 None => {
                     let candidates = cx.mounts_in(registry);
                     let help = if candidates.is_empty() {

@@ -1,0 +1,158 @@
+//! The fixture corpus: compositions as files, each declaring in its leading
+//! comments what `validate` must report.
+//!
+//! - `tests/fixtures/invalid/`: each file has one or more
+//!   `# expect: <severity> <CODE> [<file>] <line>:<column> <pointer>` lines; the
+//!   diagnostics reported must be exactly these (none missing, none extra).
+//!   `<file>` is given only when the diagnostic points into another file, relative
+//!   to the fixture's folder; `<pointer>` is `""` for the whole document.
+//! - `tests/fixtures/valid/`: no diagnostic at all; `# expect-json: <pointer> <json>`
+//!   lines check values of the merged tree (`absent` for a removed key).
+//! - `tests/fixtures/environment/`: like `invalid/`, checked with `--environment`.
+//! - `# env: NAME=value` lines are the whole environment `${…}` sees.
+//!
+//! Folders named `bases/` hold files the fixtures extend; they are not fixtures.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use seam_engine::diagnostic::{Diagnostic, Sources};
+
+#[derive(Default)]
+struct Header {
+    expect: Vec<String>,
+    env: HashMap<String, String>,
+    json: Vec<(String, String)>,
+}
+
+impl Header {
+    fn read(path: &Path) -> Header {
+        let text = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+        let mut header = Header::default();
+        let text = text.trim_start_matches('\u{feff}');
+        for line in text.lines().take_while(|l| l.starts_with('#') || l.trim().is_empty()) {
+            if let Some(rest) = line.strip_prefix("# expect: ") {
+                header.expect.push(rest.split_whitespace().collect::<Vec<_>>().join(" "));
+            } else if let Some(rest) = line.strip_prefix("# env: ") {
+                let (name, value) = rest.split_once('=').expect("`# env: NAME=value`");
+                header.env.insert(name.to_owned(), value.to_owned());
+            } else if let Some(rest) = line.strip_prefix("# expect-json: ") {
+                let (pointer, value) = rest.split_once(' ').expect("`# expect-json: <pointer> <json>`");
+                header.json.push((pointer.to_owned(), value.trim().to_owned()));
+            }
+        }
+        header.expect.sort();
+        header
+    }
+
+    /// The codes the expectations name.
+    fn codes(&self) -> impl Iterator<Item = &str> {
+        self.expect.iter().filter_map(|e| e.split(' ').nth(1))
+    }
+}
+
+/// A diagnostic in the `# expect:` form.
+fn describe(d: &Diagnostic, sources: &Sources, fixture: &Path) -> String {
+    let file = canonical(sources.path(d.span.file));
+    let place = if file == canonical(fixture) {
+        String::new()
+    } else {
+        let folder = canonical(fixture.parent().unwrap());
+        format!("{} ", file.strip_prefix(&folder).unwrap_or(&file).display())
+    };
+    let pointer = if d.pointer.is_empty() { "\"\"" } else { &d.pointer };
+    format!("{} {} {place}{}:{} {pointer}", d.severity.as_str(), d.code, d.span.line, d.span.column)
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_owned())
+}
+
+/// Checks one fixture; `Err` holds a readable account of every difference.
+fn check(path: &Path, environment: bool) -> Result<(), String> {
+    let header = Header::read(path);
+    let mut checked = seam::engine().check_file(path, &header.env).map_err(|e| e.to_string())?;
+    if environment {
+        checked.check_environment();
+    }
+    let mut actual: Vec<(String, &Diagnostic)> = checked.diagnostics.iter().map(|d| (describe(d, &checked.sources, path), d)).collect();
+    actual.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut report = String::new();
+    if actual.iter().map(|(e, _)| e).ne(header.expect.iter()) {
+        let mut reported: Vec<&str> = actual.iter().map(|(e, _)| e.as_str()).collect();
+        for want in &header.expect {
+            match reported.iter().position(|r| r == want) {
+                Some(i) => drop(reported.remove(i)),
+                None => report.push_str(&format!("  - expected, not reported: {want}\n")),
+            }
+        }
+        for (line, d) in &actual {
+            let Some(i) = reported.iter().position(|r| r == line) else { continue };
+            reported.remove(i);
+            let human = seam_engine::render::human(d, &checked.sources).replace('\n', "\n      ");
+            report.push_str(&format!("  + reported, not expected: {line}\n      {}\n", human.trim_end()));
+        }
+    }
+    if !header.json.is_empty() {
+        let root = seam_engine::load::load_file(path, &header.env).unwrap().root.expect("the fixture parses").to_json();
+        for (pointer, want) in &header.json {
+            let found = root.pointer(pointer);
+            let ok = match want.as_str() {
+                "absent" => found.is_none(),
+                json => found == Some(&serde_json::from_str(json).unwrap_or_else(|e| panic!("{}: bad expect-json: {e}", path.display()))),
+            };
+            if !ok {
+                let found = found.map_or("absent".to_owned(), |v| v.to_string());
+                report.push_str(&format!("  merged {pointer}: expected {want}, found {found}\n"));
+            }
+        }
+    }
+    if report.is_empty() { Ok(()) } else { Err(report) }
+}
+
+/// The fixtures of one folder, sorted; sub-folders (`bases/`) are helpers.
+fn fixtures(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    files
+}
+
+#[test]
+fn corpus() {
+    let codes: BTreeSet<&str> = seam::engine().codes().iter().map(|c| c.code).collect();
+    let mut covered = BTreeSet::new();
+    let mut failures = Vec::new();
+    for (folder, environment) in [("invalid", false), ("valid", false), ("environment", true)] {
+        for path in fixtures(folder) {
+            let name = format!("{folder}/{}", path.file_name().unwrap().to_string_lossy());
+            let header = Header::read(&path);
+            for code in header.codes() {
+                if !codes.contains(code) {
+                    failures.push(format!("{name}: expects `{code}`, which is not in the code table\n"));
+                }
+                covered.insert(code.to_owned());
+            }
+            match (folder, header.expect.is_empty()) {
+                ("valid", false) => failures.push(format!("{name}: a valid fixture expects diagnostics\n")),
+                ("invalid", true) => failures.push(format!("{name}: declares no `# expect:` line\n")),
+                _ => {}
+            }
+            if let Err(report) = check(&path, environment) {
+                failures.push(format!("{name}:\n{report}"));
+            }
+        }
+    }
+    // SCHEMA_INVALID is the fallback for schema rules the format does not use today.
+    const FALLBACKS: &[&str] = &["SCHEMA_INVALID"];
+    let uncovered: Vec<&str> = codes.iter().copied().filter(|c| !covered.contains(*c) && !FALLBACKS.contains(c)).collect();
+    if !uncovered.is_empty() {
+        failures.push(format!("no fixture covers: {}\n", uncovered.join(", ")));
+    }
+    assert!(failures.is_empty(), "{} fixture problem(s):\n\n{}", failures.len(), failures.join("\n"));
+}
