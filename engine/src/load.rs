@@ -99,14 +99,16 @@ impl Loader<'_> {
         };
         let text = text.strip_prefix('\u{feff}').map(Arc::from).unwrap_or(text);
         let file = self.sources.add(path.to_owned(), text.clone());
-        let mut root = match yaml::parse(&text, file) {
-            Ok(root) => root,
+        let root = match yaml::parse_interpolated(&text, file, self.env) {
+            Ok((root, env_diagnostics)) => {
+                self.diagnostics.extend(env_diagnostics);
+                root
+            }
             Err(d) => {
                 self.diagnostics.push(d);
                 return None;
             }
         };
-        interpolate_tree(&mut root, self.env, &mut self.diagnostics, &mut Vec::new());
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
         self.chain.push(canonical);
         let merged = self.apply_extends(path, file, root);
@@ -235,45 +237,6 @@ pub fn merge(base: Node, over: Node) -> Node {
         }
         (_, value) => Node { value, ..over },
     }
-}
-
-/// Interpolates `${…}` in every string value (not in keys) of the tree.
-fn interpolate_tree(node: &mut Node, env: &dyn Env, diagnostics: &mut Vec<Diagnostic>, path: &mut Vec<String>) {
-    match &mut node.value {
-        Value::Str(s) if s.contains('$') => match interpolate(s, env) {
-            Ok(Some(out)) => {
-                node.interpolated = true;
-                node.value =
-                    if node_was_plain(node) { yaml::resolve_plain(&out, saphyr_parser::ScalarStyle::Plain) } else { Value::Str(out) };
-            }
-            Ok(None) => {}
-            Err((code, message)) => {
-                let pointer = crate::diagnostic::pointer(path.iter().map(String::as_str));
-                diagnostics.push(Diagnostic::error(code, node.span, pointer, message));
-            }
-        },
-        Value::Seq(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                path.push(i.to_string());
-                interpolate_tree(item, env, diagnostics, path);
-                path.pop();
-            }
-        }
-        Value::Map(m) => {
-            for (k, e) in m.iter_mut() {
-                path.push(k.clone());
-                interpolate_tree(&mut e.node, env, diagnostics, path);
-                path.pop();
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Quoted strings stay strings after interpolation; plain ones are typed again,
-/// so `max_tokens: ${N:-4096}` is a number and `search: ${PIN:-}` is null.
-fn node_was_plain(node: &Node) -> bool {
-    node.plain
 }
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${VAR:?message}` and `$$`.

@@ -3,9 +3,11 @@
 //! every semantic diagnostic instead of stopping at the first.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 use indexmap::IndexMap;
+use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::{Diagnostic, Sources, pointer};
@@ -47,7 +49,45 @@ pub struct Agent {
 #[derive(Clone, Debug, Default)]
 pub struct ToolTable {
     pub fixed: BTreeMap<&'static str, Option<Json>>,
-    pub dynamic: Vec<DynamicRule>,
+    /// The `tools` maps that apply, root agent first; later rules win. Shared, not copied, between agents.
+    pub dynamic: Vec<Arc<Vec<DynamicRule>>>,
+    /// Dynamic-tool servers whose every tool a rule hides (`mcp__x__*: false` and the like).
+    hidden_servers: BTreeSet<String>,
+}
+
+impl ToolTable {
+    /// Every rule over dynamic tools, in the order they apply.
+    pub fn rules(&self) -> impl Iterator<Item = &DynamicRule> {
+        self.dynamic.iter().flat_map(|layer| layer.iter())
+    }
+
+    /// Works out which servers are hidden whole, once: the last rule covering a server decides.
+    fn hide_servers<'a>(&mut self, servers: impl Iterator<Item = &'a str>) {
+        let mut literal: HashMap<&str, (usize, bool)> = HashMap::new();
+        let mut globs: Vec<(usize, &DynamicRule)> = Vec::new();
+        for (position, rule) in self.rules().enumerate().filter(|(_, r)| r.whole_server) {
+            let hides = rule.value == Json::Bool(false);
+            match &rule.server {
+                Pattern::Literal(server) => {
+                    literal.insert(server.as_str(), (position, hides));
+                }
+                Pattern::Glob(_) => globs.push((position, rule)),
+            }
+        }
+        let mut hidden = BTreeSet::new();
+        for server in servers {
+            let by_name = literal.get(server).copied();
+            let by_glob = globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, r.value == Json::Bool(false)));
+            let last = match (by_name, by_glob) {
+                (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
+                (a, b) => a.or(b),
+            };
+            if last.is_some_and(|(_, hides)| hides) {
+                hidden.insert(server.to_owned());
+            }
+        }
+        self.hidden_servers = hidden;
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -85,12 +125,6 @@ impl Pattern {
     }
 }
 
-impl DynamicRule {
-    pub fn covers_server(&self, id: &str) -> bool {
-        self.whole_server && self.server.is_match(id)
-    }
-}
-
 impl Resolved {
     /// Whether agent `agent` sees the tools of mount `id`: it is in scope and its tool is enabled.
     pub fn is_visible(&self, agent: &str, id: &str) -> bool {
@@ -100,9 +134,7 @@ impl Resolved {
         a.scope.iter().any(|m| m == id)
             && match &resolved.exposure {
                 Exposure::Tool(tool) => a.tools.fixed.get(tool).is_some_and(Option::is_some),
-                Exposure::Dynamic { .. } => {
-                    a.tools.dynamic.iter().rev().find(|r| r.covers_server(id)).is_none_or(|r| r.value != Json::Bool(false))
-                }
+                Exposure::Dynamic { .. } => !a.tools.hidden_servers.contains(id),
             }
     }
 
@@ -138,17 +170,17 @@ pub(crate) fn resolve(
     out: &mut Vec<Diagnostic>,
 ) -> Resolved {
     let section = |key: &str| doc.get(key).filter(|v| !v.is_null());
-    let typed = |key: &str| section(key).and_then(|v| serde_json::from_value(v.clone()).ok());
+    let typed = |key: &str| section(key).and_then(|v| Budgets::deserialize(v).ok());
     let budgets: Budgets = typed("budgets").unwrap_or_default();
 
     let mut services = BTreeMap::new();
     let service_section = |name: &str| doc.get("services").and_then(|s| s.get(name));
-    if let Some(ws) = service_section("workspace").and_then(|v| serde_json::from_value::<Workspace>(v.clone()).ok()) {
+    if let Some(ws) = service_section("workspace").and_then(|v| Workspace::deserialize(v).ok()) {
         let at = "/services/workspace/root";
         let root = resolve_path(sources.path(locate(tree, at).file), &ws.root);
         services.insert("workspace".to_owned(), serde_json::json!({ "root": root }));
     }
-    let subprocess: Subprocess = service_section("subprocess").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+    let subprocess: Subprocess = service_section("subprocess").and_then(|v| Subprocess::deserialize(v).ok()).unwrap_or_default();
 
     // Mounts, each resolved by its kind.
     let kinds: HashMap<&str, (&'static dyn MountKind, &'static dyn Surface)> =
@@ -297,7 +329,7 @@ fn resolve_agents(
                 format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
             ));
         }
-        if let Ok(a) = serde_json::from_value::<AgentDoc>(value.clone()) {
+        if let Ok(a) = AgentDoc::deserialize(value) {
             docs.insert(name.clone(), a);
         }
     }
@@ -407,26 +439,26 @@ fn resolve_agents(
             )
         })
         .collect();
-    let mut tables: Vec<(String, Map<String, Json>)> = Vec::new();
+    let mut tables: Vec<(String, &Map<String, Json>)> = Vec::new();
     if let Some(t) = &top_tools {
-        tables.push(("/tools".to_owned(), t.clone()));
+        tables.push(("/tools".to_owned(), t));
     }
     for (name, a) in &docs {
         if let Some(t) = &a.tools {
-            tables.push((format!("{}/tools", pointer(["agents", name.as_str()])), t.clone()));
+            tables.push((format!("{}/tools", pointer(["agents", name.as_str()])), t));
         }
     }
-    let mut rules_by_pointer: HashMap<String, Vec<DynamicRule>> = HashMap::new();
+    let mut rules_by_pointer: HashMap<String, Arc<Vec<DynamicRule>>> = HashMap::new();
     for (at, table) in &tables {
         let mut rules = Vec::new();
-        for (key, value) in table {
+        for (key, value) in table.iter() {
             if fixed_tools.contains_key(key.as_str()) {
                 continue;
             }
-            let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
             match dynamic_rule(key, value, &mcp_ids) {
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
+                    let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
                     let mut d = Diagnostic::error(code, key_or_value_span(tree, &key_at), &key_at, message);
                     if code == "TOOLS_UNKNOWN_KEY" {
                         let names: Vec<&str> = fixed_tools.keys().copied().collect();
@@ -443,10 +475,19 @@ fn resolve_agents(
                 }
             }
         }
-        rules_by_pointer.insert(at.clone(), rules);
+        rules_by_pointer.insert(at.clone(), Arc::new(rules));
     }
 
     // Each agent's table: built-in defaults, then budgets, then entries from the root down.
+    let budget_values = match serde_json::to_value(budgets).expect("serializable") {
+        Json::Object(o) => o,
+        _ => Map::new(),
+    };
+    let dynamic_servers: Vec<&str> = mounts
+        .iter()
+        .filter(|(_, m)| matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })))
+        .map(|(id, _)| id.as_str())
+        .collect();
     let mut agents = BTreeMap::new();
     let names: Vec<String> = parents.keys().cloned().collect();
     for name in names {
@@ -461,18 +502,15 @@ fn resolve_agents(
         }
         lineage.reverse();
         let mut table = ToolTable::default();
-        for (tool_name, tool) in fixed_tools {
+        for tool in fixed_tools.values() {
             let mut settings = tool.defaults();
             if let Json::Object(o) = &mut settings {
-                let b = serde_json::to_value(budgets).expect("serializable");
-                for (k, v) in b.as_object().into_iter().flatten() {
+                for (k, v) in budget_values.iter() {
                     if o.contains_key(k) {
                         o.insert(k.clone(), v.clone());
                     }
                 }
             }
-            let _ = tool_name;
-            table.fixed.insert(tool.name(), None);
             let mut current: Option<Json> = None;
             let mut apply = |entry: Option<&Json>| match entry {
                 Some(Json::Bool(true)) => current = Some(current.take().unwrap_or_else(|| settings.clone())),
@@ -505,12 +543,11 @@ fn resolve_agents(
         }
         for agent in &lineage {
             if agent == DEFAULT_AGENT {
-                table.dynamic.extend(rules_by_pointer.get("/tools").cloned().unwrap_or_default());
+                table.dynamic.extend(rules_by_pointer.get("/tools").cloned());
             }
-            table
-                .dynamic
-                .extend(rules_by_pointer.get(&format!("{}/tools", pointer(["agents", agent.as_str()]))).cloned().unwrap_or_default());
+            table.dynamic.extend(rules_by_pointer.get(&format!("{}/tools", pointer(["agents", agent.as_str()]))).cloned());
         }
+        table.hide_servers(dynamic_servers.iter().copied());
         agents.insert(name.clone(), Agent { parent: parents.get(&name).cloned().flatten(), scope, tools: table });
     }
     agents

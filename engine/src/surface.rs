@@ -133,7 +133,7 @@ pub struct MountCx<'a> {
 impl MountCx<'_> {
     /// Deserializes the mount into its typed config; a failure is reported (it means the schema and the type disagree).
     pub fn parse<T: DeserializeOwned>(&mut self) -> Option<T> {
-        match serde_json::from_value(self.config.clone()) {
+        match T::deserialize(self.config) {
             Ok(t) => Some(t),
             Err(e) => {
                 let pointer = self.pointer.clone();

@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan, Tag};
 
 use crate::diagnostic::{Diagnostic, FileId, Span};
+use crate::load::Env;
 
 /// Deepest nesting of mappings and sequences accepted.
 pub const MAX_DEPTH: usize = 64;
@@ -124,7 +125,13 @@ impl Node {
 
 /// Parses one YAML document into a spanned tree. An empty document is `Null`.
 pub fn parse(text: &str, file: FileId) -> Result<Node, Diagnostic> {
-    Builder::new(file).run(text)
+    Builder::new(file, None).run(text).map(|(node, _)| node)
+}
+
+/// Parses and expands `${…}` in string values (not keys) in the same pass; a
+/// failed expansion is a diagnostic and leaves the text as written.
+pub fn parse_interpolated(text: &str, file: FileId, env: &dyn Env) -> Result<(Node, Vec<Diagnostic>), Diagnostic> {
+    Builder::new(file, Some(env)).run(text)
 }
 
 enum Open {
@@ -132,8 +139,10 @@ enum Open {
     Map { entries: IndexMap<String, Entry>, pending_key: Option<(String, Span)>, span: Span, anchor: usize, reset: bool },
 }
 
-struct Builder {
+struct Builder<'e> {
     file: FileId,
+    env: Option<&'e dyn Env>,
+    env_diagnostics: Vec<Diagnostic>,
     stack: Vec<Open>,
     anchors: Vec<(usize, Node)>,
     alias_nodes: usize,
@@ -141,9 +150,9 @@ struct Builder {
     documents: usize,
 }
 
-impl Builder {
-    fn new(file: FileId) -> Self {
-        Builder { file, stack: Vec::new(), anchors: Vec::new(), alias_nodes: 0, root: None, documents: 0 }
+impl<'e> Builder<'e> {
+    fn new(file: FileId, env: Option<&'e dyn Env>) -> Self {
+        Builder { file, env, env_diagnostics: Vec::new(), stack: Vec::new(), anchors: Vec::new(), alias_nodes: 0, root: None, documents: 0 }
     }
 
     fn span(&self, s: &YamlSpan) -> Span {
@@ -167,7 +176,7 @@ impl Builder {
         crate::diagnostic::pointer(segments.iter().map(String::as_str))
     }
 
-    fn run(mut self, text: &str) -> Result<Node, Diagnostic> {
+    fn run(mut self, text: &str) -> Result<(Node, Vec<Diagnostic>), Diagnostic> {
         let eof = Span { file: self.file, line: 1, column: 1 };
         for item in Parser::new_from_str(text) {
             let (event, yspan) = item.map_err(|e| {
@@ -191,7 +200,12 @@ impl Builder {
                             continue;
                         }
                     }
-                    let node = self.scalar(&value, style, tag.as_deref(), span)?;
+                    let mut node = self.scalar(&value, style, tag.as_deref(), span)?;
+                    if let (Some(env), Value::Str(s)) = (self.env, &node.value)
+                        && s.contains('$')
+                    {
+                        self.expand(&mut node, env);
+                    }
                     self.complete(node, anchor)?;
                 }
                 Event::SequenceStart(anchor, tag) => {
@@ -237,7 +251,24 @@ impl Builder {
                 Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
             }
         }
-        Ok(self.root.unwrap_or_else(|| Node::new(Value::Null, eof)))
+        let root = self.root.take().unwrap_or_else(|| Node::new(Value::Null, eof));
+        Ok((root, self.env_diagnostics))
+    }
+
+    fn expand(&mut self, node: &mut Node, env: &dyn Env) {
+        let Value::Str(text) = &node.value else { return };
+        match crate::load::interpolate(text, env) {
+            Ok(Some(out)) => {
+                node.interpolated = true;
+                // Quoted strings stay strings; plain ones are typed again (`${N:-4096}` is a number).
+                node.value = if node.plain { resolve_plain(&out, ScalarStyle::Plain) } else { Value::Str(out) };
+            }
+            Ok(None) => {}
+            Err((code, message)) => {
+                let d = Diagnostic::error(code, node.span, self.pointer(), message);
+                self.env_diagnostics.push(d);
+            }
+        }
     }
 
     /// `Some((true, span))` when the innermost open collection is a map waiting for a key.
@@ -256,13 +287,7 @@ impl Builder {
     }
 
     fn push_key(&mut self, key: String, span: Span) -> Result<(), Diagnostic> {
-        let Some(Open::Map { entries, pending_key, .. }) = self.stack.last_mut() else { unreachable!() };
-        if let Some(first) = entries.get(&key) {
-            let first = first.key_span;
-            let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
-            *pending_key = Some((key, span));
-            return Err(self.err("YAML_DUPLICATE_KEY", span, message));
-        }
+        let Some(Open::Map { pending_key, .. }) = self.stack.last_mut() else { unreachable!() };
         *pending_key = Some((key, span));
         Ok(())
     }
@@ -284,7 +309,15 @@ impl Builder {
             Some(Open::Seq { items, .. }) => items.push(node),
             Some(Open::Map { entries, pending_key, .. }) => {
                 let (key, key_span) = pending_key.take().expect("a value follows its key");
-                entries.insert(key, Entry { key_span, node });
+                // Found on insert, so each key is hashed once; the error still points at the second key.
+                let (index, first) = entries.insert_full(key, Entry { key_span, node });
+                if let Some(first) = first {
+                    let key = entries.get_index(index).expect("just inserted").0.clone();
+                    let message =
+                        format!("duplicate key `{key}` (first at line {}, column {})", first.key_span.line, first.key_span.column);
+                    let pointer = format!("{}/{}", self.pointer(), crate::diagnostic::escape_pointer_segment(&key));
+                    return Err(Diagnostic::error("YAML_DUPLICATE_KEY", key_span, pointer, message));
+                }
             }
         }
         Ok(())
