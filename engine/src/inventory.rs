@@ -52,7 +52,7 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
                 }
             }
             tools.sort();
-            json!({ "name": name, "parent": a.parent, "mounts": a.scope, "tools": tools })
+            json!({ "name": name, "parent": a.parent, "mounts": a.scope.iter().collect::<Vec<_>>(), "tools": tools })
         })
         .collect();
     json!({ "kinds": kinds, "mounts": mounts, "agents": agents })

@@ -67,7 +67,7 @@ pub fn load_file(path: &Path, env: &dyn Env) -> Result<Loaded, ReadError> {
 /// Loads a composition from bytes already read (its `extends` are read from disk, relative to `path`).
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Loaded {
     let mut loader = Loader { env, sources: Sources::default(), diagnostics: Vec::new(), chain: Vec::new() };
-    let root = loader.load(path, bytes, None);
+    let root = loader.load(path, bytes, None).map(remove_nulls);
     Loaded { root, sources: loader.sources, diagnostics: loader.diagnostics }
 }
 
@@ -209,6 +209,23 @@ fn display_name(path: &Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// `null` (and `!reset` with no value) removes a key everywhere, not only where
+/// it overrides a base: `budgets: null` means the same with or without `extends`.
+fn remove_nulls(mut node: Node) -> Node {
+    let mut stack = vec![&mut node];
+    while let Some(n) = stack.pop() {
+        match &mut n.value {
+            Value::Map(m) => {
+                m.retain(|_, e| e.node.value != Value::Null);
+                stack.extend(m.values_mut().map(|e| &mut e.node));
+            }
+            Value::Seq(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    node
+}
+
 /// Deep-merges `over` onto `base`: maps by key, everything else replaced.
 pub fn merge(base: Node, over: Node) -> Node {
     if over.reset {
@@ -272,6 +289,9 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
                 }
                 (None, Some(op)) => {
                     if let Some(default) = op.strip_prefix('-') {
+                        if default.contains("${") {
+                            return Err(("ENV_SYNTAX", format!("`${{{inner}}}`: a default cannot hold another `${{…}}`")));
+                        }
                         out.push_str(default);
                     } else if let Some(message) = op.strip_prefix('?') {
                         let message = if message.is_empty() { "is required" } else { message };

@@ -153,7 +153,8 @@ impl Plan {
             let dynamic: Vec<Json> = agent.tools.rules().map(|r| json!({ "pattern": r.pattern, "value": r.value })).collect();
             // Scope is a set: the order mounts are written in is not part of the agent.
             let scope: BTreeSet<&String> = agent.scope.iter().collect();
-            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic });
+            // Budgets are in every agent: MCP tools inherit them at call time.
+            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic, "budgets": resolved.budgets });
             nodes.insert(format!("agent:{agent_name}"), (NodeKind::Agent, config, needs));
         }
 

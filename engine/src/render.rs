@@ -58,7 +58,7 @@ pub fn github(d: &Diagnostic, sources: &Sources) -> String {
 }
 
 /// One file of the JSON report: valid, its diagnostics, and their keys (for dedup).
-type FileEntry = (bool, Vec<Json>, Vec<(String, &'static str, u32, u32, String)>);
+type FileEntry = (bool, Vec<Json>, std::collections::HashSet<(String, &'static str, u32, u32, String)>);
 
 /// The `--format json` report over several validated compositions. Each
 /// diagnostic is listed under the file it points into (a base a composition
@@ -71,22 +71,21 @@ pub fn json_report(checked: &[(PathBuf, Checked)], deny_warnings: bool) -> Json 
         if !entries.contains_key(path) {
             order.push(path.clone());
         }
-        let entry = entries.entry(path.clone()).or_insert((true, Vec::new(), Vec::new()));
+        let entry = entries.entry(path.clone()).or_insert_with(|| (true, Vec::new(), Default::default()));
         entry.0 &= c.is_valid(deny_warnings);
         for d in &c.diagnostics {
             let file = c.sources.path(d.span.file).to_owned();
             if !entries.contains_key(&file) {
                 order.push(file.clone());
             }
-            let entry = entries.entry(file).or_insert((true, Vec::new(), Vec::new()));
+            let entry = entries.entry(file).or_insert_with(|| (true, Vec::new(), Default::default()));
             if d.is_error() || (deny_warnings && d.severity == Severity::Warning) {
                 entry.0 = false;
             }
             let key = (d.pointer.clone(), d.code, d.span.line, d.span.column, d.message.clone());
-            if entry.2.contains(&key) {
+            if !entry.2.insert(key) {
                 continue;
             }
-            entry.2.push(key);
             entry.1.push(json!({
                 "severity": d.severity.as_str(),
                 "code": d.code,

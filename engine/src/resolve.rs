@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
@@ -41,7 +41,7 @@ pub struct Mount {
 pub struct Agent {
     pub parent: Option<String>,
     /// Mounts this agent can see, in file order.
-    pub scope: Vec<String>,
+    pub scope: IndexSet<String>,
     pub tools: ToolTable,
 }
 
@@ -61,28 +61,45 @@ impl ToolTable {
         self.dynamic.iter().flat_map(|layer| layer.iter())
     }
 
-    /// Works out which servers are hidden whole, once: the last rule covering a server decides.
+    /// Works out which servers are hidden whole, once: the last rule covering all
+    /// of a server's tools hides them when it is `false`, unless a later rule
+    /// enables some of them again (`mcp__*: false` then `mcp__ev__echo: true`).
     fn hide_servers<'a>(&mut self, servers: impl Iterator<Item = &'a str>) {
-        let mut literal: HashMap<&str, (usize, bool)> = HashMap::new();
-        let mut globs: Vec<(usize, &DynamicRule)> = Vec::new();
-        for (position, rule) in self.rules().enumerate().filter(|(_, r)| r.whole_server) {
-            let hides = rule.value == Json::Bool(false);
-            match &rule.server {
-                Pattern::Literal(server) => {
-                    literal.insert(server.as_str(), (position, hides));
+        let mut whole_literal: HashMap<&str, (usize, bool)> = HashMap::new();
+        let mut whole_globs: Vec<(usize, &DynamicRule)> = Vec::new();
+        let mut enable_literal: HashMap<&str, usize> = HashMap::new();
+        let mut enable_globs: Vec<(usize, &DynamicRule)> = Vec::new();
+        for (position, rule) in self.rules().enumerate() {
+            let enables = rule.value != Json::Bool(false);
+            match (&rule.server, rule.whole_server) {
+                (Pattern::Literal(server), true) => {
+                    whole_literal.insert(server.as_str(), (position, !enables));
                 }
-                Pattern::Glob(_) => globs.push((position, rule)),
+                (Pattern::Glob(_), true) => whole_globs.push((position, rule)),
+                _ => {}
+            }
+            if enables {
+                match &rule.server {
+                    Pattern::Literal(server) => {
+                        enable_literal.insert(server.as_str(), position);
+                    }
+                    Pattern::Glob(_) => enable_globs.push((position, rule)),
+                }
             }
         }
         let mut hidden = BTreeSet::new();
         for server in servers {
-            let by_name = literal.get(server).copied();
-            let by_glob = globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, r.value == Json::Bool(false)));
+            let by_name = whole_literal.get(server).copied();
+            let by_glob =
+                whole_globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, r.value == Json::Bool(false)));
             let last = match (by_name, by_glob) {
                 (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
                 (a, b) => a.or(b),
             };
-            if last.is_some_and(|(_, hides)| hides) {
+            let Some((position, true)) = last else { continue };
+            let enabled_later = enable_literal.get(server).is_some_and(|p| *p > position)
+                || enable_globs.iter().any(|(p, r)| *p > position && r.server.is_match(server));
+            if !enabled_later {
                 hidden.insert(server.to_owned());
             }
         }
@@ -131,7 +148,7 @@ impl Resolved {
         let (Some(a), Some(resolved)) = (self.agents.get(agent), self.mounts.get(id).and_then(|m| m.resolved.as_ref())) else {
             return false;
         };
-        a.scope.iter().any(|m| m == id)
+        a.scope.contains(id)
             && match &resolved.exposure {
                 Exposure::Tool(tool) => a.tools.fixed.get(tool).is_some_and(Option::is_some),
                 Exposure::Dynamic { .. } => !a.tools.hidden_servers.contains(id),
@@ -188,6 +205,12 @@ pub(crate) fn resolve(
     let mut mounts = IndexMap::new();
     let mut unknown_mounts = BTreeSet::new();
     let mut unknown = BTreeMap::new();
+    // Mounts the schema already found wrong are not resolved: no follow-on errors.
+    let mounts_with_errors: BTreeSet<String> = out
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| crate::diagnostic::pointer_segments(&d.pointer).get(..2).filter(|s| s[0] == "mounts").map(|s| s[1].clone()))
+        .collect();
     for (id, config) in section("mounts").and_then(Json::as_object).into_iter().flatten() {
         let mount_pointer = pointer(["mounts", id.as_str()]);
         if !valid_id(id) {
@@ -203,8 +226,7 @@ pub(crate) fn resolve(
             unknown.insert(id.clone(), config.get("kind").and_then(Json::as_str).unwrap_or_default().to_owned());
             continue;
         };
-        let schema_clean =
-            !out.iter().any(|d| d.is_error() && (d.pointer == mount_pointer || d.pointer.starts_with(&format!("{mount_pointer}/"))));
+        let schema_clean = !mounts_with_errors.contains(id.as_str());
         let resolved = if schema_clean {
             let mut cx = MountCx { id, pointer: mount_pointer, config, root: tree, sources, diagnostics: out };
             kind.resolve(&mut cx)
@@ -329,9 +351,22 @@ fn resolve_agents(
                 format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
             ));
         }
-        if let Ok(a) = AgentDoc::deserialize(value) {
-            docs.insert(name.clone(), a);
-        }
+        // An agent with a schema error still exists (its error is reported), so
+        // references to it and its scoped mounts keep their meaning.
+        let a = AgentDoc::deserialize(value).unwrap_or_else(|_| AgentDoc {
+            description: None,
+            parent: value.get("parent").and_then(Json::as_str).map(str::to_owned),
+            tools: value.get("tools").and_then(Json::as_object).cloned(),
+            mounts: value
+                .get("mounts")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect(),
+        });
+        docs.insert(name.clone(), a);
     }
     let top_tools: Option<Map<String, Json>> = doc.get("tools").and_then(Json::as_object).cloned();
 
@@ -360,7 +395,7 @@ fn resolve_agents(
                 &at,
                 format!("agent `{name}` names parent `{parent}`, which is not an agent"),
             );
-            if let Some(s) = did_you_mean(&parent, docs.keys().map(String::as_str).chain([DEFAULT_AGENT])) {
+            if let Some(s) = did_you_mean(&parent, docs.keys().map(String::as_str).filter(|n| n != name).chain([DEFAULT_AGENT])) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
             out.push(d);
@@ -369,33 +404,40 @@ fn resolve_agents(
         }
         parents.insert(name.clone(), Some(parent));
     }
+    // Each agent is walked once: a walk stops at an agent already finished, or
+    // finds a cycle when it meets an agent on its own path.
     let mut reported: BTreeSet<String> = BTreeSet::new();
+    let mut finished: BTreeSet<String> = BTreeSet::new();
     for name in docs.keys() {
-        let mut chain = vec![name.clone()];
-        let mut current = name.clone();
-        while let Some(Some(p)) = parents.get(&current) {
-            if let Some(start) = chain.iter().position(|c| c == p) {
-                let cycle: Vec<String> = chain[start..].to_vec();
-                if !cycle.iter().any(|c| reported.contains(c)) {
-                    let first = cycle.iter().min().expect("a cycle has members").clone();
-                    let at = pointer(["agents", first.as_str(), "parent"]);
-                    let mut names: Vec<String> = cycle.clone();
-                    let rot = names.iter().position(|n| *n == first).unwrap_or(0);
-                    names.rotate_left(rot);
-                    names.push(first.clone());
-                    out.push(Diagnostic::error(
-                        "AGENT_PARENT_CYCLE",
-                        locate(tree, &at),
-                        &at,
-                        format!("agent parents form a cycle: {}", names.join(" → ")),
-                    ));
-                }
+        let mut path: Vec<String> = Vec::new();
+        let mut on_path: HashMap<String, usize> = HashMap::new();
+        let mut current = Some(name.clone());
+        while let Some(c) = current {
+            if finished.contains(&c) {
+                break;
+            }
+            if let Some(&start) = on_path.get(&c) {
+                let cycle: Vec<String> = path[start..].to_vec();
+                let first = cycle.iter().min().expect("a cycle has members").clone();
+                let at = pointer(["agents", first.as_str(), "parent"]);
+                let mut names = cycle.clone();
+                let rot = names.iter().position(|n| *n == first).unwrap_or(0);
+                names.rotate_left(rot);
+                names.push(first.clone());
+                out.push(Diagnostic::error(
+                    "AGENT_PARENT_CYCLE",
+                    locate(tree, &at),
+                    &at,
+                    format!("agent parents form a cycle: {}", names.join(" → ")),
+                ));
                 reported.extend(cycle);
                 break;
             }
-            chain.push(p.clone());
-            current = p.clone();
+            on_path.insert(c.clone(), path.len());
+            path.push(c.clone());
+            current = parents.get(&c).cloned().flatten();
         }
+        finished.extend(path);
     }
     for name in &reported {
         parents.insert(name.clone(), Some(DEFAULT_AGENT.to_owned()));
@@ -431,7 +473,7 @@ fn resolve_agents(
                 *p,
                 mounts
                     .iter()
-                    .filter(|(_, m)| std::ptr::eq(m.surface as *const _ as *const (), *s as *const _ as *const ()))
+                    .filter(|(_, m)| m.surface.service() == s.service())
                     .map(|(id, _)| id.as_str())
                     // A mount whose kind is unknown may have been meant for this surface: its own error says so.
                     .chain(unknown_mounts.iter().map(String::as_str))
@@ -479,6 +521,7 @@ fn resolve_agents(
     }
 
     // Each agent's table: built-in defaults, then budgets, then entries from the root down.
+    // Agents are built parents first, each starting from its parent's finished state.
     let budget_values = match serde_json::to_value(budgets).expect("serializable") {
         Json::Object(o) => o,
         _ => Map::new(),
@@ -488,67 +531,92 @@ fn resolve_agents(
         .filter(|(_, m)| matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })))
         .map(|(id, _)| id.as_str())
         .collect();
-    let mut agents = BTreeMap::new();
-    let names: Vec<String> = parents.keys().cloned().collect();
-    for name in names {
-        let mut lineage = vec![name.clone()];
-        let mut current = name.clone();
-        while let Some(Some(p)) = parents.get(&current) {
-            if lineage.contains(p) {
+    let mut depth: HashMap<String, usize> = HashMap::new();
+    for name in parents.keys() {
+        let mut up = vec![name.clone()];
+        while let Some(Some(p)) = parents.get(up.last().expect("non-empty")) {
+            if depth.contains_key(p) {
                 break;
             }
-            lineage.push(p.clone());
-            current = p.clone();
+            up.push(p.clone());
         }
-        lineage.reverse();
-        let mut table = ToolTable::default();
-        for tool in fixed_tools.values() {
-            let mut settings = tool.defaults();
-            if let Json::Object(o) = &mut settings {
-                for (k, v) in budget_values.iter() {
-                    if o.contains_key(k) {
-                        o.insert(k.clone(), v.clone());
-                    }
-                }
+        let base = parents.get(up.last().expect("non-empty")).cloned().flatten().and_then(|p| depth.get(&p).copied()).map_or(0, |d| d + 1);
+        for (d, n) in (base..).zip(up.iter().rev()) {
+            depth.insert(n.clone(), d);
+        }
+    }
+    let mut order: Vec<&String> = parents.keys().collect();
+    order.sort_by_key(|n| (depth[*n], (*n).clone()));
+
+    struct State {
+        fixed: BTreeMap<&'static str, (Json, bool)>,
+        dynamic: Vec<Arc<Vec<DynamicRule>>>,
+        listed: BTreeSet<String>,
+    }
+    let mut states: HashMap<String, State> = HashMap::new();
+    let mut agents = BTreeMap::new();
+    for name in order {
+        let parent = parents.get(name).cloned().flatten();
+        let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
+            Some(p) => State { fixed: p.fixed.clone(), dynamic: p.dynamic.clone(), listed: p.listed.clone() },
+            None => {
+                let fixed = fixed_tools
+                    .values()
+                    .map(|tool| {
+                        let mut settings = tool.defaults();
+                        if let Json::Object(o) = &mut settings {
+                            for (k, v) in &budget_values {
+                                if o.contains_key(k) {
+                                    o.insert(k.clone(), v.clone());
+                                }
+                            }
+                        }
+                        (tool.name(), (settings, false))
+                    })
+                    .collect();
+                State { fixed, dynamic: Vec::new(), listed: BTreeSet::new() }
             }
-            let mut current: Option<Json> = None;
-            let mut apply = |entry: Option<&Json>| match entry {
-                Some(Json::Bool(true)) => current = Some(current.take().unwrap_or_else(|| settings.clone())),
-                Some(Json::Bool(false)) => current = None,
-                Some(Json::Object(over)) => {
-                    let mut s = current.take().unwrap_or_else(|| settings.clone());
-                    if let Json::Object(o) = &mut s {
-                        for (k, v) in over {
-                            o.insert(k.clone(), v.clone());
+        };
+        let own = docs.get(name);
+        let mut entries: Vec<&Map<String, Json>> = Vec::new();
+        if name == DEFAULT_AGENT {
+            entries.extend(top_tools.as_ref());
+            if let Some(rules) = rules_by_pointer.get("/tools") {
+                state.dynamic.push(rules.clone());
+            }
+        }
+        entries.extend(own.and_then(|a| a.tools.as_ref()));
+        if let Some(rules) = rules_by_pointer.get(&format!("{}/tools", pointer(["agents", name.as_str()]))) {
+            state.dynamic.push(rules.clone());
+        }
+        for table in entries {
+            for (tool, (settings, enabled)) in state.fixed.iter_mut() {
+                match table.get(*tool) {
+                    Some(Json::Bool(on)) => *enabled = *on,
+                    // A map enables the tool and overrides the settings it names; `false` keeps them for a later `true`.
+                    Some(Json::Object(over)) => {
+                        *enabled = true;
+                        if let Json::Object(o) = settings {
+                            for (k, v) in over {
+                                o.insert(k.clone(), v.clone());
+                            }
                         }
                     }
-                    current = Some(s);
+                    _ => {}
                 }
-                _ => {}
-            };
-            for agent in &lineage {
-                if agent == DEFAULT_AGENT {
-                    apply(top_tools.as_ref().and_then(|t| t.get(tool.name())));
-                }
-                apply(docs.get(agent).and_then(|a| a.tools.as_ref()).and_then(|t| t.get(tool.name())));
-            }
-            table.fixed.insert(tool.name(), current);
-        }
-        let mut scope: Vec<String> = Vec::new();
-        for (id, _) in mounts {
-            let listed = lineage.iter().any(|a| docs.get(a).is_some_and(|d| d.mounts.contains(id)));
-            if !scoped.contains(id.as_str()) || listed {
-                scope.push(id.clone());
             }
         }
-        for agent in &lineage {
-            if agent == DEFAULT_AGENT {
-                table.dynamic.extend(rules_by_pointer.get("/tools").cloned());
-            }
-            table.dynamic.extend(rules_by_pointer.get(&format!("{}/tools", pointer(["agents", agent.as_str()]))).cloned());
-        }
-        table.hide_servers(dynamic_servers.iter().copied());
-        agents.insert(name.clone(), Agent { parent: parents.get(&name).cloned().flatten(), scope, tools: table });
+        state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().cloned()));
+        let scope: IndexSet<String> =
+            mounts.keys().filter(|id| !scoped.contains(id.as_str()) || state.listed.contains(*id)).cloned().collect();
+        let mut table = ToolTable {
+            fixed: state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(),
+            dynamic: state.dynamic.clone(),
+            hidden_servers: BTreeSet::new(),
+        };
+        table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(*id)));
+        agents.insert(name.clone(), Agent { parent, scope, tools: table });
+        states.insert(name.clone(), state);
     }
     agents
 }

@@ -22,6 +22,8 @@ pub const MAX_SIZE: Size = Size::from_bytes(1 << 30);
 
 pub struct Schemas {
     pub published: Json,
+    /// The schema seam validates with; error schema paths point into it.
+    checked: Json,
     root: jsonschema::Validator,
     kinds: HashMap<&'static str, (jsonschema::Validator, &'static str)>,
     /// Every kind's property names, for "did you mean" and "belongs to another kind".
@@ -141,12 +143,12 @@ impl Schemas {
             let props = schema.get("properties").and_then(Json::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
             kind_properties.push((kind.name(), props));
         }
-        Schemas { published, root: root_validator, kinds, kind_properties }
+        Schemas { published, checked: loose, root: root_validator, kinds, kind_properties }
     }
 
     /// Validates the whole document; mounts with a known kind are validated by that kind's schema.
     pub fn validate(&self, doc: &Json, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
-        let mapper = Mapper { tree, schema: &self.published, schemas: self };
+        let mapper = Mapper { tree, schema: &self.checked, schemas: self };
         for error in self.root.iter_errors(doc) {
             mapper.map(&error, "", None, out);
         }

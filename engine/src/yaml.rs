@@ -144,7 +144,7 @@ struct Builder<'e> {
     env: Option<&'e dyn Env>,
     env_diagnostics: Vec<Diagnostic>,
     stack: Vec<Open>,
-    anchors: Vec<(usize, Node)>,
+    anchors: std::collections::HashMap<usize, Node>,
     alias_nodes: usize,
     root: Option<Node>,
     documents: usize,
@@ -152,7 +152,16 @@ struct Builder<'e> {
 
 impl<'e> Builder<'e> {
     fn new(file: FileId, env: Option<&'e dyn Env>) -> Self {
-        Builder { file, env, env_diagnostics: Vec::new(), stack: Vec::new(), anchors: Vec::new(), alias_nodes: 0, root: None, documents: 0 }
+        Builder {
+            file,
+            env,
+            env_diagnostics: Vec::new(),
+            stack: Vec::new(),
+            anchors: std::collections::HashMap::new(),
+            alias_nodes: 0,
+            root: None,
+            documents: 0,
+        }
     }
 
     fn span(&self, s: &YamlSpan) -> Span {
@@ -235,7 +244,7 @@ impl<'e> Builder<'e> {
                     self.complete(node, anchor)?;
                 }
                 Event::Alias(id) => {
-                    let Some(target) = self.anchors.iter().rev().find(|(a, _)| *a == id).map(|(_, n)| n) else {
+                    let Some(target) = self.anchors.get(&id) else {
                         return Err(self.err("YAML_SYNTAX", span, "alias to an unknown anchor"));
                     };
                     if let Some((true, _)) = self.expecting_key() {
@@ -302,7 +311,7 @@ impl<'e> Builder<'e> {
 
     fn complete(&mut self, node: Node, anchor: usize) -> Result<(), Diagnostic> {
         if anchor != 0 {
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.insert(anchor, node.clone());
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),

@@ -25,11 +25,17 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// Folders are searched without following symlinked folders (a loop, or a
+/// Kubernetes ConfigMap's `..data`, would list files twice) and without dot folders.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
+        let entry = entry?;
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if entry.file_type()?.is_dir() {
+            if !hidden {
+                walk(&path, out)?;
+            }
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
             out.push(path);
         }
@@ -77,5 +83,7 @@ pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnin
             super::print(&format!("{}\n", serde_json::to_string_pretty(&report).expect("serializable")));
         }
     }
+    // The process ends next: leave the trees to the OS instead of freeing them one by one.
+    std::mem::forget(checked);
     Ok(if valid { Outcome::Valid } else { Outcome::Invalid })
 }
