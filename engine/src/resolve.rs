@@ -340,6 +340,7 @@ fn resolve_agents(
     out: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, Agent> {
     let mut docs: BTreeMap<String, AgentDoc> = BTreeMap::new();
+    let mut agent_tools: HashMap<&str, &Map<String, Json>> = HashMap::new();
     for (name, value) in doc.get("agents").and_then(Json::as_object).into_iter().flatten() {
         let at = pointer(["agents", name.as_str()]);
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
@@ -353,10 +354,13 @@ fn resolve_agents(
         }
         // An agent with a schema error still exists (its error is reported), so
         // references to it and its scoped mounts keep their meaning.
-        let a = AgentDoc::deserialize(value).unwrap_or_else(|_| AgentDoc {
+        // Read by hand rather than deserialized: the schema has checked the types, an
+        // agent with a schema error still exists (so references to it keep their
+        // meaning), and its `tools` map is used in place, not copied.
+        let a = AgentDoc {
             description: None,
             parent: value.get("parent").and_then(Json::as_str).map(str::to_owned),
-            tools: value.get("tools").and_then(Json::as_object).cloned(),
+            tools: None,
             mounts: value
                 .get("mounts")
                 .and_then(Json::as_array)
@@ -365,10 +369,13 @@ fn resolve_agents(
                 .filter_map(Json::as_str)
                 .map(str::to_owned)
                 .collect(),
-        });
+        };
+        if let Some(t) = value.get("tools").and_then(Json::as_object) {
+            agent_tools.insert(name.as_str(), t);
+        }
         docs.insert(name.clone(), a);
     }
-    let top_tools: Option<Map<String, Json>> = doc.get("tools").and_then(Json::as_object).cloned();
+    let top_tools: Option<&Map<String, Json>> = doc.get("tools").and_then(Json::as_object);
 
     // Parents: unknown or cyclic parents are errors; such an agent hangs off `default`.
     let mut parents: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -482,11 +489,11 @@ fn resolve_agents(
         })
         .collect();
     let mut tables: Vec<(String, &Map<String, Json>)> = Vec::new();
-    if let Some(t) = &top_tools {
+    if let Some(t) = top_tools {
         tables.push(("/tools".to_owned(), t));
     }
-    for (name, a) in &docs {
-        if let Some(t) = &a.tools {
+    for name in docs.keys() {
+        if let Some(t) = agent_tools.get(name.as_str()) {
             tables.push((format!("{}/tools", pointer(["agents", name.as_str()])), t));
         }
     }
@@ -580,12 +587,12 @@ fn resolve_agents(
         let own = docs.get(name);
         let mut entries: Vec<&Map<String, Json>> = Vec::new();
         if name == DEFAULT_AGENT {
-            entries.extend(top_tools.as_ref());
+            entries.extend(top_tools);
             if let Some(rules) = rules_by_pointer.get("/tools") {
                 state.dynamic.push(rules.clone());
             }
         }
-        entries.extend(own.and_then(|a| a.tools.as_ref()));
+        entries.extend(agent_tools.get(name.as_str()).copied());
         if let Some(rules) = rules_by_pointer.get(&format!("{}/tools", pointer(["agents", name.as_str()]))) {
             state.dynamic.push(rules.clone());
         }
@@ -634,7 +641,7 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
     };
     let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
     let server_matcher = Pattern::new(server).map_err(invalid)?;
-    if tool != "*" {
+    if tool.contains(['*', '?', '[', ']', '{', '}', '\\']) && tool != "*" {
         Glob::new(tool).map_err(invalid)?;
     }
     let matches_a_mount = match &server_matcher {
