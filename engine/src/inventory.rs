@@ -46,7 +46,7 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
         .filter(|(name, _)| agent.is_none_or(|a| a == name.as_str()))
         .map(|(name, a)| {
             let mut tools: Vec<String> = a.tools.fixed.iter().filter(|(_, s)| s.is_some()).map(|(t, _)| (*t).to_owned()).collect();
-            for id in resolved.visible_agents_dynamic(name) {
+            for id in resolved.visible_dynamic_mounts(name) {
                 if let Some(crate::surface::Exposure::Dynamic { prefix }) = resolved.mounts[id].resolved.as_ref().map(|r| &r.exposure) {
                     tools.push(format!("{prefix}*"));
                 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::{Diagnostic, FileId, Sources, Span};
+use crate::diagnostic::{Diagnostic, Sources, Span};
 use crate::yaml::{self, Node, Value};
 
 /// Where `${VAR}` values come from; the process environment in the CLI, a map in tests.
@@ -67,7 +67,7 @@ pub fn load_file(path: &Path, env: &dyn Env) -> Result<Loaded, ReadError> {
 /// Loads a composition from bytes already read (its `extends` are read from disk, relative to `path`).
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Loaded {
     let mut loader = Loader { env, sources: Sources::default(), diagnostics: Vec::new(), chain: Vec::new() };
-    let root = loader.load(path, bytes, None).map(remove_nulls);
+    let root = loader.load(path, bytes).map(remove_nulls);
     Loaded { root, sources: loader.sources, diagnostics: loader.diagnostics }
 }
 
@@ -80,7 +80,7 @@ struct Loader<'e> {
 }
 
 impl Loader<'_> {
-    fn load(&mut self, path: &Path, bytes: Vec<u8>, _from: Option<Span>) -> Option<Node> {
+    fn load(&mut self, path: &Path, bytes: Vec<u8>) -> Option<Node> {
         let text: Arc<str> = match String::from_utf8(bytes) {
             Ok(t) => t.into(),
             Err(e) => {
@@ -111,12 +111,12 @@ impl Loader<'_> {
         };
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
         self.chain.push(canonical);
-        let merged = self.apply_extends(path, file, root);
+        let merged = self.apply_extends(path, root);
         self.chain.pop();
         Some(merged)
     }
 
-    fn apply_extends(&mut self, path: &Path, _file: FileId, mut root: Node) -> Node {
+    fn apply_extends(&mut self, path: &Path, mut root: Node) -> Node {
         let Value::Map(map) = &mut root.value else { return root };
         let Some(extends) = map.get("extends") else { return root };
         // A malformed `extends` is reported here and then dropped, so the schema does not report it again.
@@ -189,7 +189,7 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let Some(mut base) = self.load(&target, bytes, Some(span)) else { continue };
+            let Some(mut base) = self.load(&target, bytes) else { continue };
             if let Value::Map(m) = &mut base.value {
                 m.shift_remove("extends");
             }

@@ -139,7 +139,7 @@ impl Plan {
                 service_entry.2.extend(providers);
                 needs.insert(tool_id);
             }
-            for id in resolved.visible_agents_dynamic(agent_name) {
+            for id in resolved.visible_dynamic_mounts(agent_name) {
                 let prefix = match &resolved.mounts[id].resolved.as_ref().expect("visible mounts are resolved").exposure {
                     Exposure::Dynamic { prefix } => prefix.clone(),
                     Exposure::Tool(_) => continue,

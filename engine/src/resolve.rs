@@ -161,7 +161,7 @@ impl Resolved {
     }
 
     /// The mounts visible to `agent` through tools discovered at run time.
-    pub fn visible_agents_dynamic(&self, agent: &str) -> Vec<&str> {
+    pub fn visible_dynamic_mounts(&self, agent: &str) -> Vec<&str> {
         self.mounts
             .iter()
             .filter(|(id, m)| {
@@ -216,7 +216,7 @@ pub(crate) fn resolve(
         if !valid_id(id) {
             out.push(Diagnostic::error(
                 "MOUNT_ID_INVALID",
-                key_or_value_span(tree, &mount_pointer),
+                crate::surface::locate_key(tree, &mount_pointer),
                 &mount_pointer,
                 format!("mount id `{id}` must start with a letter or digit and use only letters, digits, `_`, `-` and `.` (64 at most)"),
             ));
@@ -293,12 +293,6 @@ pub(crate) fn resolve(
     resolved
 }
 
-fn key_or_value_span(tree: &Node, p: &str) -> crate::diagnostic::Span {
-    let segments = crate::diagnostic::pointer_segments(p);
-    let (node, key, depth) = tree.lookup(&segments);
-    if depth == segments.len() { key.unwrap_or(node.span) } else { node.span }
-}
-
 fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources, out: &mut Vec<Diagnostic>) {
     let mut taken: HashMap<(&str, &str), (&str, &str)> = HashMap::new();
     for (id, mount) in mounts {
@@ -347,7 +341,7 @@ fn resolve_agents(
         if !valid {
             out.push(Diagnostic::error(
                 "AGENT_NAME_INVALID",
-                key_or_value_span(tree, &at),
+                crate::surface::locate_key(tree, &at),
                 &at,
                 format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
             ));
@@ -508,7 +502,7 @@ fn resolve_agents(
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
-                    let mut d = Diagnostic::error(code, key_or_value_span(tree, &key_at), &key_at, message);
+                    let mut d = Diagnostic::error(code, crate::surface::locate_key(tree, &key_at), &key_at, message);
                     if code == "TOOLS_UNKNOWN_KEY" {
                         let names: Vec<&str> = fixed_tools.keys().copied().collect();
                         d = d.with_help(match did_you_mean(key, names.iter().copied()) {

@@ -25,7 +25,7 @@ pub struct Schemas {
     /// The schema seam validates with; error schema paths point into it.
     checked: Json,
     root: jsonschema::Validator,
-    kinds: HashMap<&'static str, (jsonschema::Validator, &'static str)>,
+    kinds: HashMap<&'static str, jsonschema::Validator>,
     /// Every kind's property names, for "did you mean" and "belongs to another kind".
     kind_properties: Vec<(&'static str, Vec<String>)>,
 }
@@ -139,7 +139,7 @@ impl Schemas {
             for key in ["type", "required", "additionalProperties", "properties", "title", "description"] {
                 single.as_object_mut().unwrap().remove(key);
             }
-            kinds.insert(kind.name(), (compile(&single), kind.registry()));
+            kinds.insert(kind.name(), compile(&single));
             let props = schema.get("properties").and_then(Json::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
             kind_properties.push((kind.name(), props));
         }
@@ -157,7 +157,7 @@ impl Schemas {
             let base = crate::diagnostic::pointer(["mounts", id.as_str()]);
             let Some(kind) = mount.get("kind").and_then(Json::as_str) else { continue };
             match self.kinds.get(kind) {
-                Some((validator, _)) => {
+                Some(validator) => {
                     for error in validator.iter_errors(mount) {
                         mapper.map(&error, &base, Some(kind), out);
                     }
@@ -440,12 +440,34 @@ impl Mapper<'_> {
                         self.map(e, base, kind, out);
                     }
                 } else {
-                    out.push(Diagnostic::error(
-                        "SCHEMA_TYPE",
-                        span,
-                        pointer,
-                        format!("{field} has the wrong form: found {}", type_name(instance)),
-                    ));
+                    // The common case: a tool entry, `true`, `false` or a map of settings.
+                    let expects = |t: &str| {
+                        context.iter().flatten().any(|e| {
+                            matches!(e.kind(), K::Type { .. })
+                                && e.instance_path().as_str() == here
+                                && self.schema.pointer(e.schema_path().as_str()) == Some(&json!(t))
+                        })
+                    };
+                    let mut d = if expects("boolean") && expects("object") {
+                        Diagnostic::error(
+                            "SCHEMA_TYPE",
+                            span,
+                            pointer,
+                            format!("{field} must be true, false or a map, found {}", type_name(instance)),
+                        )
+                    } else {
+                        Diagnostic::error(
+                            "SCHEMA_TYPE",
+                            span,
+                            pointer,
+                            format!("{field} has the wrong form: found {}", type_name(instance)),
+                        )
+                    };
+                    let yaml11 = ["yes", "no", "on", "off", "y", "n"];
+                    if instance.as_str().is_some_and(|v| yaml11.contains(&v.to_ascii_lowercase().as_str())) {
+                        d = d.with_help("YAML 1.2 reads `yes`, `no`, `on` and `off` as strings: write `true` or `false`");
+                    }
+                    out.push(d);
                 }
             }
             K::MinLength { limit: 1 } => {

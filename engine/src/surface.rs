@@ -136,9 +136,7 @@ impl MountCx<'_> {
         match T::deserialize(self.config) {
             Ok(t) => Some(t),
             Err(e) => {
-                let pointer = self.pointer.clone();
                 self.error("SCHEMA_INVALID", "", format!("invalid mount `{}`: {e}", self.id));
-                let _ = pointer;
                 None
             }
         }

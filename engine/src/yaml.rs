@@ -202,12 +202,9 @@ impl<'e> Builder<'e> {
                     }
                 }
                 Event::Scalar(value, style, anchor, tag) => {
-                    if let Some((key_pending, map_span)) = self.expecting_key() {
-                        let _ = map_span;
-                        if key_pending {
-                            self.push_key(value.into_owned(), span)?;
-                            continue;
-                        }
+                    if self.expecting_key() {
+                        self.push_key(value.into_owned(), span)?;
+                        continue;
                     }
                     let mut node = self.scalar(&value, style, tag.as_deref(), span)?;
                     if let (Some(env), Value::Str(s)) = (self.env, &node.value)
@@ -247,7 +244,7 @@ impl<'e> Builder<'e> {
                     let Some(target) = self.anchors.get(&id) else {
                         return Err(self.err("YAML_SYNTAX", span, "alias to an unknown anchor"));
                     };
-                    if let Some((true, _)) = self.expecting_key() {
+                    if self.expecting_key() {
                         return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not aliases"));
                     }
                     self.alias_nodes += target.size();
@@ -280,16 +277,13 @@ impl<'e> Builder<'e> {
         }
     }
 
-    /// `Some((true, span))` when the innermost open collection is a map waiting for a key.
-    fn expecting_key(&self) -> Option<(bool, Span)> {
-        match self.stack.last() {
-            Some(Open::Map { pending_key, span, .. }) => Some((pending_key.is_none(), *span)),
-            _ => None,
-        }
+    /// Whether the innermost open collection is a map waiting for a key.
+    fn expecting_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Open::Map { pending_key: None, .. }))
     }
 
     fn reject_key_collection(&self, span: Span) -> Result<(), Diagnostic> {
-        if let Some((true, _)) = self.expecting_key() {
+        if self.expecting_key() {
             return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not collections"));
         }
         Ok(())

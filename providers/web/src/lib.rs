@@ -145,6 +145,9 @@ pub struct HttpFetch {
     pub allow_hosts: Vec<String>,
 }
 
+fn fetch_tool_timeout() -> Duration {
+    Duration::from_secs(30)
+}
 fn search_timeout() -> Duration {
     Duration::from_secs(30)
 }
@@ -177,7 +180,7 @@ fn default_max_output_chars() -> u64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebFetchSettings {
-    #[serde(default = "search_timeout")]
+    #[serde(default = "fetch_tool_timeout")]
     pub timeout: Duration,
     #[serde(default = "default_max_output_chars")]
     #[schemars(range(min = 1, max = 100_000_000))]
