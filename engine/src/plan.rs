@@ -106,7 +106,10 @@ impl Plan {
         for (id, mount) in &resolved.mounts {
             let Some(r) = &mount.resolved else { continue };
             let needs = r.needs.iter().map(|s| format!("service:{s}")).collect();
-            nodes.insert(format!("mount:{id}"), (NodeKind::Mount, json!({ "kind": mount.kind.name(), "config": r.config }), needs));
+            nodes.insert(
+                format!("mount:{id}"),
+                (NodeKind::Mount, json!({ "kind": mount.kind.name(), "config": r.config.to_json() }), needs),
+            );
         }
         for (agent_name, agent) in &resolved.agents {
             let mut needs: BTreeSet<String> = BTreeSet::new();

@@ -92,6 +92,17 @@ pub struct Claim {
     pub pointer: String,
 }
 
+/// A mount's typed config, as the engine sees it: something that has a JSON form.
+pub trait MountConfig: std::fmt::Debug + Send + Sync {
+    fn to_json(&self) -> Json;
+}
+
+impl<T: serde::Serialize + std::fmt::Debug + Send + Sync> MountConfig for T {
+    fn to_json(&self) -> Json {
+        serde_json::to_value(self).expect("mount configs serialize")
+    }
+}
+
 /// Something `validate --environment` checks on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Requirement {
@@ -103,8 +114,9 @@ pub enum Requirement {
 /// A mount after its checks: what the graph and the runtime need to know.
 #[derive(Clone, Debug)]
 pub struct ResolvedMount {
-    /// The typed config with defaults filled in; its canonical form is the node digest.
-    pub config: Json,
+    /// The typed config with defaults filled in; its canonical JSON is the node digest.
+    /// Kept typed, and turned into JSON only when a plan needs it.
+    pub config: std::sync::Arc<dyn MountConfig>,
     /// Engine services it needs (`workspace`, `subprocess`).
     pub needs: Vec<&'static str>,
     pub claims: Vec<Claim>,
@@ -114,8 +126,15 @@ pub struct ResolvedMount {
 }
 
 impl ResolvedMount {
-    pub fn new(config: Json, exposure: Exposure) -> Self {
-        ResolvedMount { config, needs: Vec::new(), claims: Vec::new(), requirements: Vec::new(), exposure, required: false }
+    pub fn new(config: impl MountConfig + 'static, exposure: Exposure) -> Self {
+        ResolvedMount {
+            config: std::sync::Arc::new(config),
+            needs: Vec::new(),
+            claims: Vec::new(),
+            requirements: Vec::new(),
+            exposure,
+            required: false,
+        }
     }
 }
 
@@ -231,8 +250,8 @@ impl SurfaceCx<'_> {
         self.resolved.mounts.iter().filter(|(_, m)| m.kind.registry() == registry).map(|(id, _)| id.as_str()).collect()
     }
 
-    pub fn mount_config(&self, id: &str) -> Option<&Json> {
-        self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| &r.config)
+    pub fn mount_config(&self, id: &str) -> Option<Json> {
+        self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| r.config.to_json())
     }
 
     /// Whether mount `id` is visible to some agent.

@@ -206,7 +206,7 @@ impl<'e> Builder<'e> {
                         self.push_key(value.into_owned(), span)?;
                         continue;
                     }
-                    let mut node = self.scalar(&value, style, tag.as_deref(), span)?;
+                    let mut node = self.scalar(value, style, tag.as_deref(), span)?;
                     if let (Some(env), Value::Str(s)) = (self.env, &node.value)
                         && s.contains('$')
                     {
@@ -335,18 +335,18 @@ impl<'e> Builder<'e> {
         }
     }
 
-    fn scalar(&self, text: &str, style: ScalarStyle, tag: Option<&Tag>, span: Span) -> Result<Node, Diagnostic> {
+    fn scalar(&self, text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option<&Tag>, span: Span) -> Result<Node, Diagnostic> {
         let mut reset = false;
         let value = match tag {
             Some(t) if is_reset(t) => {
                 reset = true;
-                resolve_plain(text, style)
+                resolve_plain_owned(text, style)
             }
             Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
-                "str" => Value::Str(text.to_owned()),
+                "str" => Value::Str(text.into_owned()),
                 "null" => Value::Null,
                 "bool" | "int" | "float" => {
-                    let v = resolve_plain(text, ScalarStyle::Plain);
+                    let v = resolve_plain(&text, ScalarStyle::Plain);
                     let ok = matches!(
                         (t.suffix.as_str(), &v),
                         ("bool", Value::Bool(_)) | ("int", Value::Int(_)) | ("float", Value::Float(_) | Value::Int(_))
@@ -368,7 +368,7 @@ impl<'e> Builder<'e> {
                     format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix),
                 ));
             }
-            None => resolve_plain(text, style),
+            None => resolve_plain_owned(text, style),
         };
         let mut node = Node::new(value, span);
         node.reset = reset;
@@ -383,25 +383,32 @@ fn is_reset(tag: &Tag) -> bool {
 
 /// The YAML 1.2 core schema for plain scalars, with booleans limited to true/false.
 pub fn resolve_plain(text: &str, style: ScalarStyle) -> Value {
+    typed_plain(text, style).unwrap_or_else(|| Value::Str(text.to_owned()))
+}
+
+/// As [`resolve_plain`], keeping the parser's string instead of copying it.
+fn resolve_plain_owned(text: std::borrow::Cow<'_, str>, style: ScalarStyle) -> Value {
+    typed_plain(&text, style).unwrap_or_else(|| Value::Str(text.into_owned()))
+}
+
+/// The non-string value a scalar stands for, if any.
+fn typed_plain(text: &str, style: ScalarStyle) -> Option<Value> {
     if style != ScalarStyle::Plain {
-        return Value::Str(text.to_owned());
+        return None;
     }
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
-        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(Value::Float(f64::INFINITY)),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
     if let Some(v) = parse_int(text) {
-        return Value::Int(v);
+        return Some(Value::Int(v));
     }
-    if let Some(f) = is_float(text).then(|| text.parse::<f64>().ok()).flatten() {
-        return Value::Float(f);
-    }
-    Value::Str(text.to_owned())
+    is_float(text).then(|| text.parse::<f64>().ok()).flatten().map(Value::Float)
 }
 
 fn parse_int(text: &str) -> Option<i64> {

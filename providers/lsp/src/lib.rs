@@ -123,10 +123,11 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         });
     }
     config.extensions = normalized;
-    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("lsp"));
+    let command = config.spawn.command.clone();
+    let mut r = ResolvedMount::new(config, Exposure::Tool("lsp"));
     r.needs = vec!["subprocess", "workspace"];
     r.claims = claims;
-    r.requirements.push(Requirement::Executable { name: config.spawn.command.clone(), pointer: format!("{}/command", cx.pointer) });
+    r.requirements.push(Requirement::Executable { name: command, pointer: format!("{}/command", cx.pointer) });
     Some(r)
 }
 

@@ -179,7 +179,7 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     ok.then_some(())
 }
 
-fn resolved(cx: &MountCx<'_>, config: serde_json::Value, required: bool) -> ResolvedMount {
+fn resolved(cx: &MountCx<'_>, required: bool, config: impl seam_engine::surface::MountConfig + 'static) -> ResolvedMount {
     let mut r = ResolvedMount::new(config, Exposure::Dynamic { prefix: format!("{TOOL_PREFIX}{}__", cx.id) });
     r.required = required;
     r.claims.push(Claim {
@@ -200,7 +200,7 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         *cwd = path.display().to_string();
         requirements.push(Requirement::Directory { path, pointer: format!("{}/cwd", cx.pointer) });
     }
-    let mut r = resolved(cx, serde_json::to_value(&config).ok()?, config.common.required);
+    let mut r = resolved(cx, config.common.required, config);
     r.needs = vec!["subprocess"];
     r.requirements = requirements;
     Some(r)
@@ -228,7 +228,7 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     if !ok {
         return None;
     }
-    Some(resolved(cx, serde_json::to_value(&config).ok()?, config.common.required))
+    Some(resolved(cx, config.common.required, config))
 }
 
 impl Surface for McpSurface {

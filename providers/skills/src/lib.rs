@@ -69,7 +69,7 @@ fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMoun
         *dir = path.display().to_string();
         requirements.push(Requirement::Directory { path, pointer: format!("{}/bundled_dir", cx.pointer) });
     }
-    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("skill"));
+    let mut r = ResolvedMount::new(config, Exposure::Tool("skill"));
     r.needs = vec!["workspace"];
     r.requirements = requirements;
     Some(r)

@@ -200,13 +200,13 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
         *file = path.display().to_string();
         requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
     }
-    let mut r = ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search"));
+    let mut r = ResolvedMount::new(config, Exposure::Tool("web_search"));
     r.requirements = requirements;
     Some(r)
 }
 
 fn resolve_searxng(_: &mut MountCx<'_>, config: SearxngSearch) -> Option<ResolvedMount> {
-    Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_search")))
+    Some(ResolvedMount::new(config, Exposure::Tool("web_search")))
 }
 
 fn resolve_fetch(_: &mut MountCx<'_>, mut config: HttpFetch) -> Option<ResolvedMount> {
@@ -215,7 +215,7 @@ fn resolve_fetch(_: &mut MountCx<'_>, mut config: HttpFetch) -> Option<ResolvedM
     }
     config.allow_hosts.sort();
     config.allow_hosts.dedup();
-    Some(ResolvedMount::new(serde_json::to_value(&config).ok()?, Exposure::Tool("web_fetch")))
+    Some(ResolvedMount::new(config, Exposure::Tool("web_fetch")))
 }
 
 impl Surface for WebSurface {
@@ -263,7 +263,7 @@ impl Surface for WebSurface {
         }
         let fetchers: Vec<String> = cx.mounts_in(FETCH).into_iter().map(str::to_owned).collect();
         for id in fetchers {
-            let open = cx.mount_config(&id).and_then(|c| c.get("allow_private_networks")).and_then(Json::as_bool) == Some(true);
+            let open = cx.mount_config(&id).and_then(|c| c.get("allow_private_networks").and_then(Json::as_bool)) == Some(true);
             if open && cx.mount_visible(&id) {
                 let at = format!("/mounts/{id}/allow_private_networks");
                 cx.warning(
