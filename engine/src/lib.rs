@@ -41,6 +41,8 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     pub resolved: Option<Resolved>,
     tree: Option<yaml::Node>,
+    /// The merged document as JSON, what the schema and the semantic checks read.
+    pub document: Option<serde_json::Value>,
 }
 
 impl Engine {
@@ -79,6 +81,7 @@ impl Engine {
     fn check_loaded(&self, loaded: load::Loaded) -> Checked {
         let load::Loaded { root, sources, mut diagnostics } = loaded;
         let mut resolved = None;
+        let mut document = None;
         if let Some(tree) = &root {
             let doc = tree.to_json();
             let kinds: Vec<_> = self.surfaces.iter().flat_map(|s| s.kinds().iter().copied()).collect();
@@ -86,10 +89,11 @@ impl Engine {
             if doc.is_object() {
                 resolved = Some(resolve::resolve(&doc, tree, &sources, &self.surfaces, &mut diagnostics));
             }
+            document = Some(doc);
         }
         suppress_follow_on(&mut diagnostics);
         diagnostic::sort_diagnostics(&mut diagnostics);
-        Checked { sources, diagnostics, resolved, tree: root }
+        Checked { sources, diagnostics, resolved, tree: root, document }
     }
 }
 
