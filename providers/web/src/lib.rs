@@ -265,7 +265,7 @@ impl Surface for WebSurface {
         for id in fetchers {
             let open = cx.mount_config(&id).and_then(|c| c.get("allow_private_networks").and_then(Json::as_bool)) == Some(true);
             if open && cx.mount_visible(&id) {
-                let at = format!("/mounts/{id}/allow_private_networks");
+                let at = seam_engine::diagnostic::pointer(["mounts", id.as_str(), "allow_private_networks"]);
                 cx.warning(
                     "FETCH_PRIVATE_NETWORKS_VISIBLE",
                     &at,
