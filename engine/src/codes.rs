@@ -39,6 +39,7 @@ codes! {
     "DURATION_INVALID" Error "A duration is not a whole number with a unit (`ms`, `s`, `m`, `h`); a bare number says which unit to add.";
     "SIZE_INVALID" Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";
     "SECRET_INLINE" Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
+    "SECRET_INTERPOLATED" Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
     "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
     "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
     "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";

@@ -281,6 +281,14 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
             if !is_env_name(name) {
                 return Err(("ENV_SYNTAX", format!("`${{{inner}}}`: `{name}` is not an environment variable name")));
             }
+            if is_secret_name(name) {
+                return Err((
+                    "SECRET_INTERPOLATED",
+                    format!(
+                        "`${{{name}}}` would copy a secret into the composition, where it is kept and shown; secrets are named, not interpolated"
+                    ),
+                ));
+            }
             let value = env.var(name).filter(|v| !v.is_empty());
             match (value, op) {
                 (Some(v), _) => out.push_str(&v),
@@ -312,6 +320,13 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
     Ok(changed.then_some(out))
 }
 
+/// A variable whose name says it holds a secret: one of its `_`-separated words
+/// is KEY, TOKEN, SECRET, PASSWORD, … (`GITHUB_TOKEN`, `OPENAI_API_KEY`; not `TOKENIZER_PATH`).
+pub fn is_secret_name(name: &str) -> bool {
+    const WORDS: [&str; 8] = ["KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS", "PAT"];
+    name.split('_').any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)))
+}
+
 fn is_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -337,5 +352,7 @@ mod tests {
         assert_eq!(interpolate("${NOPE:?set it}", &e).unwrap_err(), ("ENV_REQUIRED", "environment variable `NOPE`: set it".into()));
         assert_eq!(interpolate("${HOME", &e).unwrap_err().0, "ENV_SYNTAX");
         assert_eq!(interpolate("${1X}", &e).unwrap_err().0, "ENV_SYNTAX");
+        assert_eq!(interpolate("--token=${GITHUB_TOKEN}", &e).unwrap_err().0, "SECRET_INTERPOLATED");
+        assert_eq!(interpolate("${TOKENIZER_PATH:-x}", &e), Ok(Some("x".into())));
     }
 }

@@ -259,11 +259,6 @@ impl Surface for McpSurface {
                 severity: Error,
                 meaning: "`reconnect.initial_delay` is longer than `reconnect.max_delay`.",
             },
-            CodeDoc {
-                code: "SECRET_INTERPOLATED",
-                severity: Error,
-                meaning: "An `mcp.http` header value comes from `${…}`; secrets are read at call time through `headers_env`.",
-            },
         ]
     }
 }
