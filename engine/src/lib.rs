@@ -134,8 +134,13 @@ impl Checked {
     pub fn check_environment(&mut self) {
         let (Some(resolved), Some(tree)) = (&self.resolved, &self.tree) else { return };
         let mut found = Vec::new();
-        for mount in resolved.mounts.values() {
-            for req in mount.resolved.iter().flat_map(|r| &r.requirements) {
+        // The sandbox runner prefixes every spawn, so it must exist too.
+        let runner = resolved.services.get("subprocess").and_then(|s| s.get("runner")).and_then(|r| r.get(0)).and_then(|c| c.as_str());
+        let runner =
+            runner.map(|name| Requirement::Executable { name: name.to_owned(), pointer: "/services/subprocess/runner/0".to_owned() });
+        let mounts = resolved.mounts.values().flat_map(|m| m.resolved.iter().flat_map(|r| &r.requirements));
+        {
+            for req in runner.iter().chain(mounts) {
                 let d = match req {
                     Requirement::Executable { name, pointer } => match which::which(name) {
                         Ok(_) => continue,
@@ -143,7 +148,11 @@ impl Checked {
                             "ENV_EXECUTABLE_NOT_FOUND",
                             locate(tree, pointer),
                             pointer,
-                            format!("`{name}` is not an executable on PATH"),
+                            if name.contains('/') {
+                                format!("`{name}` is not an executable file")
+                            } else {
+                                format!("`{name}` is not an executable on PATH")
+                            },
                         ),
                     },
                     Requirement::ReadableFile { path, pointer } => match std::fs::File::open(path) {

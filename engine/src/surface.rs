@@ -193,6 +193,16 @@ impl MountCx<'_> {
         depth == segments.len() && node.interpolated
     }
 
+    /// Settles a command to spawn: a command with a `/` in it is a path, relative
+    /// to the file that wrote it (a bare name is looked up on PATH at spawn time);
+    /// `--environment` then checks it is an executable.
+    pub fn spawn(&self, spawn: &mut crate::model::Spawn) -> Requirement {
+        if spawn.command.contains('/') {
+            spawn.command = self.path("/command", &spawn.command).display().to_string();
+        }
+        Requirement::Executable { name: spawn.command.clone(), pointer: format!("{}/command", self.pointer) }
+    }
+
     /// Resolves a path written at `relative` against the folder of the file that wrote it.
     pub fn path(&self, relative: &str, written: &str) -> PathBuf {
         let file = self.sources.path(self.span(relative).file);

@@ -58,22 +58,34 @@ pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnin
         ReportFormat::Human => {
             let mut out = String::new();
             let (mut errors, mut warnings) = (0, 0);
+            // A base several compositions extend is reported (and counted) once, not once per composition.
+            let mut shown = std::collections::HashSet::new();
             for (_, c) in &checked {
                 for d in &c.diagnostics {
-                    out.push_str(&render::human(d, &c.sources));
-                    out.push('\n');
+                    let text = render::human(d, &c.sources);
+                    if shown.insert(text.clone()) {
+                        out.push_str(&text);
+                        out.push('\n');
+                        if d.is_error() {
+                            errors += 1;
+                        } else {
+                            warnings += 1;
+                        }
+                    }
                 }
-                errors += c.errors();
-                warnings += c.warnings();
             }
             out.push_str(&render::summary(checked.len(), errors, warnings));
             super::print(&out);
         }
         ReportFormat::Github => {
             let mut out = String::new();
+            let mut shown = std::collections::HashSet::new();
             for (_, c) in &checked {
                 for d in &c.diagnostics {
-                    out.push_str(&render::github(d, &c.sources));
+                    let line = render::github(d, &c.sources);
+                    if shown.insert(line.clone()) {
+                        out.push_str(&line);
+                    }
                 }
             }
             super::print(&out);

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, Tool};
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Surface, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -123,11 +123,11 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         });
     }
     config.extensions = normalized;
-    let command = config.spawn.command.clone();
+    let spawn = cx.spawn(&mut config.spawn);
     let mut r = ResolvedMount::new(config, Exposure::Tool("lsp"));
     r.needs = vec!["subprocess", "workspace"];
     r.claims = claims;
-    r.requirements.push(Requirement::Executable { name: command, pointer: format!("{}/command", cx.pointer) });
+    r.requirements.push(spawn);
     Some(r)
 }
 

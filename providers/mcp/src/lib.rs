@@ -194,7 +194,7 @@ fn resolved(cx: &MountCx<'_>, required: bool, config: impl seam_engine::surface:
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
     resolve_common(cx, &config.common)?;
-    let mut requirements = vec![Requirement::Executable { name: config.spawn.command.clone(), pointer: format!("{}/command", cx.pointer) }];
+    let mut requirements = vec![cx.spawn(&mut config.spawn)];
     if let Some(cwd) = &mut config.cwd {
         let path = cx.path("/cwd", cwd);
         *cwd = path.display().to_string();
