@@ -297,3 +297,25 @@ fn inventory_of_a_broken_composition_shows_what_is_not_configured() {
         .collect();
     assert_eq!(facts, [("ts".to_owned(), true, false), ("x".to_owned(), false, false)]);
 }
+
+#[test]
+fn a_base_shared_by_two_compositions_is_reported_once() {
+    let dir = scratch("shared-base");
+    write(&dir, "base.yaml", "seam: 1\nbudgets: { timeout: 5 }\n");
+    let a = write(&dir, "a.yaml", "seam: 1\nextends: [base.yaml]\n");
+    let b = write(&dir, "b.yaml", "seam: 1\nextends: [base.yaml]\n");
+    let o = seam(&["validate", &a, &b]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o).matches("error[DURATION_INVALID]").count(), 1, "{}", stdout(&o));
+    assert!(stdout(&o).ends_with("1 error, 0 warnings in 2 compositions\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn environment_checks_cover_the_sandbox_runner() {
+    let dir = scratch("runner");
+    let file = write(&dir, "r.yaml", "seam: 1\nservices:\n  subprocess:\n    runner: [surely-not-a-sandbox, --]\n");
+    let o = seam(&["validate", "--environment", "--format", "json", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    let d = &json(&o)["files"][0]["diagnostics"][0];
+    assert_eq!((d["code"].as_str(), d["pointer"].as_str()), (Some("ENV_EXECUTABLE_NOT_FOUND"), Some("/services/subprocess/runner/0")));
+}
