@@ -505,6 +505,14 @@ mod tests {
     }
 
     #[test]
+    fn alias_budget_at_the_limit_and_one_past() {
+        // An anchored list of 999 scalars is 1,000 nodes; 100 aliases expand to exactly the budget.
+        let doc = |aliases: usize| format!("a: &a [{}]\nb: [{}]\n", vec!["x"; 999].join(", "), vec!["*a"; aliases].join(", "));
+        assert!(parse(&doc(MAX_ALIAS_NODES / 1000), FileId(0)).is_ok());
+        assert_eq!(parse(&doc(MAX_ALIAS_NODES / 1000 + 1), FileId(0)).unwrap_err().code, "YAML_ALIAS_LIMIT");
+    }
+
+    #[test]
     fn reset_tag_marks_the_node() {
         let root = parse("a: !reset\nb: !reset {x: 1}\n", FileId(0)).unwrap();
         assert!(root.get("a").unwrap().reset);
