@@ -203,7 +203,6 @@ pub(crate) fn resolve(
     let kinds: HashMap<&str, (&'static dyn MountKind, &'static dyn Surface)> =
         surfaces.iter().flat_map(|s| s.kinds().iter().map(move |k| (k.name(), (*k, *s)))).collect();
     let mut mounts = IndexMap::new();
-    let mut unknown_mounts = BTreeSet::new();
     let mut unknown = BTreeMap::new();
     // Mounts the schema already found wrong are not resolved: no follow-on errors.
     let mounts_with_errors: BTreeSet<String> = out
@@ -222,7 +221,6 @@ pub(crate) fn resolve(
             ));
         }
         let Some((kind, surface)) = config.get("kind").and_then(Json::as_str).and_then(|k| kinds.get(k)).copied() else {
-            unknown_mounts.insert(id.clone());
             unknown.insert(id.clone(), config.get("kind").and_then(Json::as_str).unwrap_or_default().to_owned());
             continue;
         };
@@ -255,7 +253,7 @@ pub(crate) fn resolve(
         surfaces.iter().flat_map(|s| s.tools().iter().map(|t| (t.name(), *t))).collect();
     let prefixes: Vec<(&'static str, &'static dyn Surface)> =
         surfaces.iter().filter_map(|s| s.dynamic_tool_prefix().map(|p| (p, *s))).collect();
-    let agents = resolve_agents(doc, tree, &budgets, &mounts, &unknown_mounts, &fixed_tools, &prefixes, out);
+    let agents = resolve_agents(doc, tree, &budgets, &mounts, &unknown, &fixed_tools, &prefixes, out);
 
     let mut resolved = Resolved {
         name: doc.get("name").and_then(Json::as_str).map(str::to_owned),
@@ -328,7 +326,7 @@ fn resolve_agents(
     tree: &Node,
     budgets: &Budgets,
     mounts: &IndexMap<String, Mount>,
-    unknown_mounts: &BTreeSet<String>,
+    unknown_mounts: &BTreeMap<String, String>,
     fixed_tools: &BTreeMap<&'static str, &'static dyn crate::surface::FixedTool>,
     prefixes: &[(&'static str, &'static dyn Surface)],
     out: &mut Vec<Diagnostic>,
@@ -450,7 +448,7 @@ fn resolve_agents(
         for (i, m) in a.mounts.iter().enumerate() {
             if mounts.contains_key(m) {
                 scoped.insert(m.as_str());
-            } else if !unknown_mounts.contains(m) {
+            } else if !unknown_mounts.contains_key(m) {
                 let at = format!("{}/mounts/{i}", pointer(["agents", name.as_str()]));
                 let mut d = Diagnostic::error(
                     "AGENT_UNKNOWN_MOUNT",
@@ -477,7 +475,7 @@ fn resolve_agents(
                     .filter(|(_, m)| m.surface.service() == s.service())
                     .map(|(id, _)| id.as_str())
                     // A mount whose kind is unknown may have been meant for this surface: its own error says so.
-                    .chain(unknown_mounts.iter().map(String::as_str))
+                    .chain(unknown_mounts.keys().map(String::as_str))
                     .collect(),
             )
         })
