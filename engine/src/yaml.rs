@@ -37,7 +37,8 @@ pub enum Value {
     Float(f64),
     Str(String),
     Seq(Vec<Node>),
-    Map(IndexMap<String, Entry>),
+    /// Boxed, so that scalar nodes, the vast majority, stay small.
+    Map(Box<IndexMap<String, Entry>>),
 }
 
 /// A mapping entry: the key's place and the value.
@@ -236,7 +237,7 @@ impl<'e> Builder<'e> {
                     let Some(Open::Map { entries, span, anchor, reset, .. }) = self.stack.pop() else {
                         unreachable!("parser balances mappings")
                     };
-                    let mut node = Node::new(Value::Map(entries), span);
+                    let mut node = Node::new(Value::Map(Box::new(entries)), span);
                     node.reset = reset;
                     self.complete(node, anchor)?;
                 }
