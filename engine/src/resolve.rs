@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::{Diagnostic, Sources, pointer};
-use crate::model::{AgentDoc, Budgets, Subprocess, Workspace};
+use crate::model::{Budgets, Subprocess, Workspace};
 use crate::schema::did_you_mean;
 use crate::surface::{Exposure, MountCx, MountKind, ResolvedMount, Surface, SurfaceCx, locate, resolve_path};
 use crate::yaml::Node;
@@ -125,13 +125,14 @@ enum Pattern {
     Glob(GlobMatcher),
 }
 
+/// Whether `text` uses glob syntax; a text without it matches only itself.
+pub fn is_glob(text: &str) -> bool {
+    text.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
 impl Pattern {
     fn new(text: &str) -> Result<Pattern, globset::Error> {
-        if text.contains(['*', '?', '[', ']', '{', '}', '\\']) {
-            Ok(Pattern::Glob(Glob::new(text)?.compile_matcher()))
-        } else {
-            Ok(Pattern::Literal(text.to_owned()))
-        }
+        if is_glob(text) { Ok(Pattern::Glob(Glob::new(text)?.compile_matcher())) } else { Ok(Pattern::Literal(text.to_owned())) }
     }
 
     fn is_match(&self, s: &str) -> bool {
@@ -187,8 +188,7 @@ pub(crate) fn resolve(
     out: &mut Vec<Diagnostic>,
 ) -> Resolved {
     let section = |key: &str| doc.get(key).filter(|v| !v.is_null());
-    let typed = |key: &str| section(key).and_then(|v| Budgets::deserialize(v).ok());
-    let budgets: Budgets = typed("budgets").unwrap_or_default();
+    let budgets = section("budgets").and_then(|v| Budgets::deserialize(v).ok()).unwrap_or_default();
 
     let mut services = BTreeMap::new();
     let service_section = |name: &str| doc.get("services").and_then(|s| s.get(name));
@@ -231,20 +231,17 @@ pub(crate) fn resolve(
         } else {
             None
         };
-        if let Some(r) = &resolved {
-            if r.needs.contains(&"subprocess") {
-                services.entry("subprocess".to_owned()).or_insert_with(|| serde_json::to_value(&subprocess).expect("serializable"));
-            }
-            if r.needs.contains(&"workspace") {
-                services
-                    .entry("workspace".to_owned())
-                    .or_insert_with(|| serde_json::json!({ "root": resolve_path(sources.path(crate::diagnostic::FileId(0)), ".") }));
-            }
-        }
         mounts.insert(id.clone(), Mount { kind, surface, resolved });
     }
-    if service_section("subprocess").is_some() {
+    // An engine service is in the plan when it is configured or a mount needs it.
+    let needed = |service: &str| mounts.values().any(|m| m.resolved.as_ref().is_some_and(|r| r.needs.contains(&service)));
+    if service_section("subprocess").is_some() || needed("subprocess") {
         services.insert("subprocess".to_owned(), serde_json::to_value(&subprocess).expect("serializable"));
+    }
+    if !services.contains_key("workspace") && needed("workspace") {
+        // The default root is the folder of the composition itself.
+        services
+            .insert("workspace".to_owned(), serde_json::json!({ "root": resolve_path(sources.path(crate::diagnostic::FileId(0)), ".") }));
     }
 
     check_claims(&mounts, tree, sources, out);
@@ -331,7 +328,12 @@ fn resolve_agents(
     prefixes: &[(&'static str, &'static dyn Surface)],
     out: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, Agent> {
-    let mut docs: BTreeMap<String, AgentDoc> = BTreeMap::new();
+    /// What resolution needs of an agent as written: its parent and its scoped mounts.
+    struct AgentRefs {
+        parent: Option<String>,
+        mounts: Vec<String>,
+    }
+    let mut docs: BTreeMap<String, AgentRefs> = BTreeMap::new();
     let mut agent_tools: HashMap<&str, &Map<String, Json>> = HashMap::new();
     for (name, value) in doc.get("agents").and_then(Json::as_object).into_iter().flatten() {
         let at = pointer(["agents", name.as_str()]);
@@ -344,15 +346,11 @@ fn resolve_agents(
                 format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
             ));
         }
-        // An agent with a schema error still exists (its error is reported), so
-        // references to it and its scoped mounts keep their meaning.
         // Read by hand rather than deserialized: the schema has checked the types, an
         // agent with a schema error still exists (so references to it keep their
         // meaning), and its `tools` map is used in place, not copied.
-        let a = AgentDoc {
-            description: None,
+        let a = AgentRefs {
             parent: value.get("parent").and_then(Json::as_str).map(str::to_owned),
-            tools: None,
             mounts: value
                 .get("mounts")
                 .and_then(Json::as_array)
@@ -480,17 +478,18 @@ fn resolve_agents(
             )
         })
         .collect();
-    let mut tables: Vec<(String, &Map<String, Json>)> = Vec::new();
+    // The top-level `tools` (the default agent's first layer) has no agent name: `None`.
+    let mut tables: Vec<(Option<&str>, String, &Map<String, Json>)> = Vec::new();
     if let Some(t) = top_tools {
-        tables.push(("/tools".to_owned(), t));
+        tables.push((None, "/tools".to_owned(), t));
     }
     for name in docs.keys() {
         if let Some(t) = agent_tools.get(name.as_str()) {
-            tables.push((format!("{}/tools", pointer(["agents", name.as_str()])), t));
+            tables.push((Some(name.as_str()), format!("{}/tools", pointer(["agents", name.as_str()])), t));
         }
     }
-    let mut rules_by_pointer: HashMap<String, Arc<Vec<DynamicRule>>> = HashMap::new();
-    for (at, table) in &tables {
+    let mut rules_of: HashMap<Option<&str>, Arc<Vec<DynamicRule>>> = HashMap::new();
+    for (owner, at, table) in &tables {
         let mut rules = Vec::new();
         for (key, value) in table.iter() {
             if fixed_tools.contains_key(key.as_str()) {
@@ -516,7 +515,7 @@ fn resolve_agents(
                 }
             }
         }
-        rules_by_pointer.insert(at.clone(), Arc::new(rules));
+        rules_of.insert(*owner, Arc::new(rules));
     }
 
     // Each agent's table: built-in defaults, then budgets, then entries from the root down.
@@ -530,23 +529,6 @@ fn resolve_agents(
         .filter(|(_, m)| matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })))
         .map(|(id, _)| id.as_str())
         .collect();
-    let mut depth: HashMap<String, usize> = HashMap::new();
-    for name in parents.keys() {
-        let mut up = vec![name.clone()];
-        while let Some(Some(p)) = parents.get(up.last().expect("non-empty")) {
-            if depth.contains_key(p) {
-                break;
-            }
-            up.push(p.clone());
-        }
-        let base = parents.get(up.last().expect("non-empty")).cloned().flatten().and_then(|p| depth.get(&p).copied()).map_or(0, |d| d + 1);
-        for (d, n) in (base..).zip(up.iter().rev()) {
-            depth.insert(n.clone(), d);
-        }
-    }
-    let mut order: Vec<&String> = parents.keys().collect();
-    order.sort_by_key(|n| (depth[*n], (*n).clone()));
-
     struct State {
         fixed: BTreeMap<&'static str, (Json, bool)>,
         dynamic: Vec<Arc<Vec<DynamicRule>>>,
@@ -554,6 +536,21 @@ fn resolve_agents(
     }
     let mut states: HashMap<String, State> = HashMap::new();
     let mut agents = BTreeMap::new();
+    // Parents first: from each agent, walk up to the first ancestor already built, then build down.
+    let mut order: Vec<&String> = Vec::new();
+    let mut queued: BTreeSet<&String> = BTreeSet::new();
+    for name in parents.keys() {
+        let mut chain = Vec::new();
+        let mut current = Some(name);
+        while let Some(n) = current.filter(|n| !queued.contains(*n)) {
+            chain.push(n);
+            current = parents.get(n).and_then(Option::as_ref);
+        }
+        for n in chain.into_iter().rev() {
+            queued.insert(n);
+            order.push(n);
+        }
+    }
     for name in order {
         let parent = parents.get(name).cloned().flatten();
         let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
@@ -580,14 +577,10 @@ fn resolve_agents(
         let mut entries: Vec<&Map<String, Json>> = Vec::new();
         if name == DEFAULT_AGENT {
             entries.extend(top_tools);
-            if let Some(rules) = rules_by_pointer.get("/tools") {
-                state.dynamic.push(rules.clone());
-            }
+            state.dynamic.extend(rules_of.get(&None).cloned());
         }
         entries.extend(agent_tools.get(name.as_str()).copied());
-        if let Some(rules) = rules_by_pointer.get(&format!("{}/tools", pointer(["agents", name.as_str()]))) {
-            state.dynamic.push(rules.clone());
-        }
+        state.dynamic.extend(rules_of.get(&Some(name.as_str())).cloned());
         for table in entries {
             for (tool, (settings, enabled)) in state.fixed.iter_mut() {
                 match table.get(*tool) {
@@ -633,7 +626,7 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
     };
     let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
     let server_matcher = Pattern::new(server).map_err(invalid)?;
-    if tool.contains(['*', '?', '[', ']', '{', '}', '\\']) && tool != "*" {
+    if tool != "*" && is_glob(tool) {
         Glob::new(tool).map_err(invalid)?;
     }
     let matches_a_mount = match &server_matcher {
@@ -643,7 +636,7 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
     if !matches_a_mount {
         return Err((
             "TOOLS_UNKNOWN_KEY",
-            if server.contains(['*', '?', '[']) {
+            if is_glob(server) {
                 format!("`{key}` matches no MCP mount")
             } else {
                 format!("`{key}` names MCP server `{server}`, but no `{}` mount has that id", prefix.trim_end_matches('_'))

@@ -169,8 +169,8 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     }
     for (list, globs) in [("allow", &common.tools.allow), ("deny", &common.tools.deny)] {
         for (i, g) in globs.iter().enumerate() {
-            let literal = !g.contains(['*', '?', '[', ']', '{', '}', '\\']);
-            if let Err(e) = if g == "*" || literal { Ok(()) } else { globset::Glob::new(g).map(drop) } {
+            // `*` and plain names are valid globs; only other patterns need parsing.
+            if let Err(e) = if g == "*" || !seam_engine::resolve::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
                 cx.error("MCP_TOOL_GLOB_INVALID", &format!("/tools/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
                 ok = false;
             }
