@@ -214,6 +214,16 @@ struct Mapper<'a> {
     schemas: &'a Schemas,
 }
 
+/// YAML 1.1 booleans are strings under YAML 1.2: say so where a boolean was meant.
+fn yaml11_boolean_hint(d: Diagnostic, instance: &Json) -> Diagnostic {
+    let yaml11 = ["yes", "no", "on", "off", "y", "n"];
+    if instance.as_str().is_some_and(|v| yaml11.contains(&v.to_ascii_lowercase().as_str())) {
+        d.with_help("YAML 1.2 reads `yes`, `no`, `on` and `off` as strings: write `true` or `false`")
+    } else {
+        d
+    }
+}
+
 /// How a message names the value at a pointer: `timeout`, `args[2]`, or "the composition".
 fn field_name(pointer: &str) -> String {
     let segments = pointer_segments(pointer);
@@ -377,25 +387,17 @@ impl Mapper<'_> {
                     Some(t) => word(t).to_owned(),
                     None => "another type".to_owned(),
                 };
-                let mut d =
+                let d =
                     Diagnostic::error("SCHEMA_TYPE", span, pointer, format!("{field} must be {expected}, found {}", type_name(instance)));
-                let yaml11 = ["yes", "no", "on", "off", "y", "n"];
-                if expected.contains("boolean") && instance.as_str().is_some_and(|v| yaml11.contains(&v.to_ascii_lowercase().as_str())) {
-                    d = d.with_help("YAML 1.2 reads `yes`, `no`, `on` and `off` as strings: write `true` or `false`");
-                }
-                out.push(d);
+                out.push(if expected.contains("boolean") { yaml11_boolean_hint(d, instance) } else { d });
             }
-            K::Minimum { limit } | K::ExclusiveMinimum { limit } => {
-                let op = if matches!(error.kind(), K::Minimum { .. }) { "≥" } else { ">" };
-                out.push(Diagnostic::error(
-                    "VALUE_OUT_OF_RANGE",
-                    span,
-                    pointer,
-                    format!("{field} must be {op} {limit}, found {}", short(instance)),
-                ));
-            }
-            K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
-                let op = if matches!(error.kind(), K::Maximum { .. }) { "≤" } else { "<" };
+            K::Minimum { limit } | K::ExclusiveMinimum { limit } | K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
+                let op = match error.kind() {
+                    K::Minimum { .. } => "≥",
+                    K::ExclusiveMinimum { .. } => ">",
+                    K::Maximum { .. } => "≤",
+                    _ => "<",
+                };
                 out.push(Diagnostic::error(
                     "VALUE_OUT_OF_RANGE",
                     span,
@@ -448,7 +450,7 @@ impl Mapper<'_> {
                                 && self.schema.pointer(e.schema_path().as_str()) == Some(&json!(t))
                         })
                     };
-                    let mut d = if expects("boolean") && expects("object") {
+                    let d = if expects("boolean") && expects("object") {
                         Diagnostic::error(
                             "SCHEMA_TYPE",
                             span,
@@ -463,11 +465,7 @@ impl Mapper<'_> {
                             format!("{field} has the wrong form: found {}", type_name(instance)),
                         )
                     };
-                    let yaml11 = ["yes", "no", "on", "off", "y", "n"];
-                    if instance.as_str().is_some_and(|v| yaml11.contains(&v.to_ascii_lowercase().as_str())) {
-                        d = d.with_help("YAML 1.2 reads `yes`, `no`, `on` and `off` as strings: write `true` or `false`");
-                    }
-                    out.push(d);
+                    out.push(yaml11_boolean_hint(d, instance));
                 }
             }
             K::MinLength { limit: 1 } => {
