@@ -319,3 +319,12 @@ fn environment_checks_cover_the_sandbox_runner() {
     let d = &json(&o)["files"][0]["diagnostics"][0];
     assert_eq!((d["code"].as_str(), d["pointer"].as_str()), (Some("ENV_EXECUTABLE_NOT_FOUND"), Some("/services/subprocess/runner/0")));
 }
+
+#[test]
+fn a_bare_number_is_told_which_unit_to_add() {
+    let dir = scratch("bare-units");
+    let file = write(&dir, "u.yaml", "seam: 1\nmounts:\n  f: { kind: web.fetch.http, timeout: 20, max_response_bytes: 5 }\n");
+    let out = stdout(&seam(&["validate", &file]));
+    assert!(out.contains("e.g. `20s`"), "{out}");
+    assert!(out.contains("e.g. `5MB`"), "{out}");
+}

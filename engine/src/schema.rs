@@ -263,17 +263,17 @@ impl Mapper<'_> {
         let span = locate(self.tree, &pointer);
         let field = field_name(&pointer);
         let unit = if schema_path.starts_with("/$defs/Duration") {
-            Some(("DURATION_INVALID", "duration", "ms, s, m, h", "30s"))
+            Some(("DURATION_INVALID", "duration", "ms, s, m, h", "30s", "s"))
         } else if schema_path.starts_with("/$defs/Size") {
-            Some(("SIZE_INVALID", "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB"))
+            Some(("SIZE_INVALID", "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB", "MB"))
         } else {
             None
         };
-        if let Some((code, what, units, example)) = unit {
+        if let Some((code, what, units, example, likely_unit)) = unit {
             let d = match instance.as_ref() {
                 Json::Number(n) => {
                     Diagnostic::error(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
-                        .with_help(format!("write it with one of {units}, e.g. `{n}{}`", &example[example.len() - 1..]))
+                        .with_help(format!("write it with one of {units}, e.g. `{n}{likely_unit}`"))
                 }
                 Json::String(s) if crate::units::well_formed(s, what == "duration") => {
                     let range =
