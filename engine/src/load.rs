@@ -67,7 +67,8 @@ pub fn load_file(path: &Path, env: &dyn Env) -> Result<Loaded, ReadError> {
 /// Loads a composition from bytes already read (its `extends` are read from disk, relative to `path`).
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Loaded {
     let mut loader = Loader { env, sources: Sources::default(), diagnostics: Vec::new(), chain: Vec::new() };
-    let root = loader.load(path, bytes).map(remove_nulls);
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let root = loader.load(path, canonical, bytes).map(remove_nulls);
     Loaded { root, sources: loader.sources, diagnostics: loader.diagnostics }
 }
 
@@ -80,18 +81,16 @@ struct Loader<'e> {
 }
 
 impl Loader<'_> {
-    fn load(&mut self, path: &Path, bytes: Vec<u8>) -> Option<Node> {
+    /// Loads one file; `canonical` is its canonical path, for cycle detection.
+    fn load(&mut self, path: &Path, canonical: PathBuf, bytes: Vec<u8>) -> Option<Node> {
         let text: Arc<str> = match String::from_utf8(bytes) {
             Ok(t) => t.into(),
             Err(e) => {
-                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                let line = valid.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+                // Everything before the first bad byte is valid UTF-8: count its lines and characters.
+                let valid = std::str::from_utf8(&e.as_bytes()[..e.utf8_error().valid_up_to()]).expect("valid up to here");
+                let line = valid.matches('\n').count() as u32 + 1;
+                let column = valid.rsplit('\n').next().unwrap_or_default().chars().count() as u32 + 1;
                 let lossy: Arc<str> = String::from_utf8_lossy(e.as_bytes()).into();
-                let column = lossy.split('\n').nth(line as usize - 1).map_or(0, |l| {
-                    let start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-                    String::from_utf8_lossy(&valid[start..]).chars().count().min(l.chars().count())
-                }) as u32
-                    + 1;
                 let file = self.sources.add(path.to_owned(), lossy);
                 self.diagnostics.push(Diagnostic::error("YAML_NOT_UTF8", Span { file, line, column }, "", "the file is not valid UTF-8"));
                 return None;
@@ -109,7 +108,6 @@ impl Loader<'_> {
                 return None;
             }
         };
-        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
         self.chain.push(canonical);
         let merged = self.apply_extends(path, root);
         self.chain.pop();
@@ -189,7 +187,7 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let Some(mut base) = self.load(&target, bytes) else { continue };
+            let Some(mut base) = self.load(&target, canonical, bytes) else { continue };
             if let Value::Map(m) = &mut base.value {
                 m.shift_remove("extends");
             }
