@@ -168,22 +168,19 @@ impl MountCx<'_> {
 
     pub fn error(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::error(code, self.span(relative), format!("{}{relative}", self.pointer), message);
-        self.diagnostics.push(d);
-        self.diagnostics.last_mut().expect("just pushed")
+        push(self.diagnostics, d)
     }
 
     /// An error about a map key (a mount id, an extension), located at the key itself.
     pub fn error_at_key(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let pointer = format!("{}{relative}", self.pointer);
         let d = Diagnostic::error(code, locate_key(self.root, &pointer), pointer, message);
-        self.diagnostics.push(d);
-        self.diagnostics.last_mut().expect("just pushed")
+        push(self.diagnostics, d)
     }
 
     pub fn warning(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::warning(code, self.span(relative), format!("{}{relative}", self.pointer), message);
-        self.diagnostics.push(d);
-        self.diagnostics.last_mut().expect("just pushed")
+        push(self.diagnostics, d)
     }
 
     /// Whether the string at `relative` came out of `${…}` interpolation.
@@ -208,6 +205,12 @@ impl MountCx<'_> {
         let file = self.sources.path(self.span(relative).file);
         resolve_path(file, written)
     }
+}
+
+/// Adds a diagnostic and hands it back, so the caller can attach a help line.
+fn push(diagnostics: &mut Vec<Diagnostic>, d: Diagnostic) -> &mut Diagnostic {
+    diagnostics.push(d);
+    diagnostics.last_mut().expect("just pushed")
 }
 
 /// Relative paths resolve against the folder of the file that wrote them; `~/` against `$HOME`.
@@ -274,13 +277,13 @@ impl SurfaceCx<'_> {
     }
 
     pub fn error(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
-        self.diagnostics.push(Diagnostic::error(code, self.span(pointer), pointer, message));
-        self.diagnostics.last_mut().expect("just pushed")
+        let d = Diagnostic::error(code, self.span(pointer), pointer, message);
+        push(self.diagnostics, d)
     }
 
     pub fn warning(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
-        self.diagnostics.push(Diagnostic::warning(code, self.span(pointer), pointer, message));
-        self.diagnostics.last_mut().expect("just pushed")
+        let d = Diagnostic::warning(code, self.span(pointer), pointer, message);
+        push(self.diagnostics, d)
     }
 }
 
