@@ -2,11 +2,14 @@
 //! knows the command line; the engine and the surfaces know nothing of it.
 
 mod commands;
+mod gateway;
+mod watch;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use seam_engine::Engine;
+use seam_engine::resolve::DEFAULT_AGENT;
 use seam_engine::surface::Surface;
 
 /// The surfaces compiled into this binary.
@@ -27,7 +30,7 @@ pub enum Outcome {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "seam", version, about = "Compose AI-agent tool surfaces: validate, graph and diff seam compositions")]
+#[command(name = "seam", version, about = "Compose AI-agent tool surfaces: validate, graph, diff and serve seam compositions")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -71,6 +74,60 @@ pub enum Command {
     },
     /// Print the JSON Schema of the composition format.
     Schema,
+    /// Run a composition and serve an agent's tools over MCP, reloading when the file changes.
+    Serve {
+        file: PathBuf,
+        #[arg(long, default_value = DEFAULT_AGENT)]
+        agent: String,
+        #[arg(long, value_enum, default_value_t = Transport::Stdio)]
+        transport: Transport,
+        /// Where `--transport http` listens.
+        #[arg(long, default_value = "127.0.0.1:8931")]
+        listen: std::net::SocketAddr,
+        /// Do not watch the files; reload only on SIGHUP.
+        #[arg(long)]
+        no_watch: bool,
+        /// How long file events settle before a reload.
+        #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+        debounce: std::time::Duration,
+        /// How long retired mounts wait for calls on the old generation before they are disposed anyway.
+        #[arg(long, default_value = "30s", value_parser = parse_duration)]
+        drain_timeout: std::time::Duration,
+    },
+    /// Make one tool call through the composition and print the MCP result.
+    Call {
+        file: PathBuf,
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[arg(long, default_value = DEFAULT_AGENT)]
+        agent: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+/// A duration as the composition writes one (`100ms`, `30s`).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| format!("`{text}` is not a duration such as 100ms or 30s"))
+}
+
+/// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.
+fn init_logging() {
+    use std::io::IsTerminal as _;
+    // rmcp logs every handshake and notification at `info`; seam's own lines are what an operator wants.
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .try_init();
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,5 +161,14 @@ pub fn run(cli: Cli) -> Result<Outcome, String> {
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),
         Command::Inventory { file, agent, format } => commands::inventory::run(&engine, &file, agent.as_deref(), format),
         Command::Schema => commands::schema::run(&engine),
+        Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout } => {
+            init_logging();
+            let args = commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout };
+            commands::serve::run(engine, args)
+        }
+        Command::Call { file, tool, args, agent } => {
+            init_logging();
+            commands::call::run(engine, file, tool, args, agent)
+        }
     }
 }

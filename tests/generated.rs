@@ -27,7 +27,8 @@ fn code_table_is_fresh() {
     let mut seen = std::collections::BTreeSet::new();
     let mut text = String::from(
         "# Diagnostic codes\n\nGenerated from the code tables by `cargo test --test generated`; do not edit by hand.\n\
-         Every diagnostic `seam validate` prints carries one of these stable codes.\n\n| code | severity | meaning |\n| --- | --- | --- |\n",
+         Every diagnostic `seam validate` prints carries one of these stable codes; so does every rejected reload, \
+         and every tool error result starts with one (`CODE: message`, marked \"tool result\").\n\n| code | severity | meaning |\n| --- | --- | --- |\n",
     );
     for c in &codes {
         assert!(seen.insert(c.code), "code {} is listed twice", c.code);

@@ -54,4 +54,11 @@ codes! {
     "ENV_EXECUTABLE_NOT_FOUND" Error "(`--environment`) A command is not on PATH or not executable.";
     "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";
     "ENV_DIR_MISSING" Error "(`--environment`) A directory the composition names does not exist.";
+    "COMPOSITION_UNREADABLE" Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
+    "MOUNT_START_FAILED" Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";
+    "AGENT_UNKNOWN" Error "(tool result) The call names an agent the live generation does not have.";
+    "TOOL_UNKNOWN" Error "(tool result) The agent's catalog has no tool of that name.";
+    "TOOL_UNAVAILABLE" Error "(tool result) The mount behind the tool is not running (no runtime, or it failed to build).";
+    "TOOL_TIMEOUT" Error "(tool result) The call outlived its budget (`timeout`) or its mount's `call_timeout`.";
+    "TOOL_CANCELLED" Error "(tool result) The client cancelled the call.";
 }

@@ -6,6 +6,7 @@
 //! name: surfaces come in through [`surface::Surface`].
 
 pub mod codes;
+pub mod deploy;
 pub mod diagnostic;
 pub mod diff;
 pub mod inventory;
@@ -14,7 +15,9 @@ pub mod model;
 pub mod plan;
 pub mod render;
 pub mod resolve;
+pub mod runtime;
 pub mod schema;
+pub mod subprocess;
 pub mod surface;
 pub mod units;
 pub mod yaml;

@@ -178,6 +178,18 @@ impl Plan {
         Plan { graph, index, order }
     }
 
+    /// The composition's digest: over every node's id and digest, so it changes exactly when some node does.
+    pub fn digest(&self) -> String {
+        let mut hasher = blake3::Hasher::new();
+        for node in self.nodes() {
+            hasher.update(node.id.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(node.digest.as_bytes());
+            hasher.update(&[0]);
+        }
+        hasher.finalize().to_hex()[..16].to_owned()
+    }
+
     pub fn node(&self, id: &str) -> Option<&PlanNode> {
         self.index.get(id).map(|i| &self.graph[*i])
     }

@@ -61,6 +61,23 @@ impl ToolTable {
         self.dynamic.iter().flat_map(|layer| layer.iter())
     }
 
+    /// The budgets of dynamic tool `tool` of server `server` (the name after
+    /// `<prefix><server>__`), or `None` when a rule hides it. Tools are visible
+    /// unless hidden; the last matching rule decides visibility, and each map
+    /// over it sets the budgets it names.
+    pub fn dynamic_settings(&self, server: &str, tool: &str, defaults: &Budgets) -> Option<Budgets> {
+        let mut budgets = defaults.clone();
+        let mut visible = true;
+        for rule in self.rules().filter(|r| r.server.is_match(server) && r.tool.is_match(tool)) {
+            visible = rule.value != Json::Bool(false);
+            if let Some(over) = &rule.budgets {
+                budgets.timeout = over.timeout.or(budgets.timeout);
+                budgets.max_output_chars = over.max_output_chars.or(budgets.max_output_chars);
+            }
+        }
+        visible.then_some(budgets)
+    }
+
     /// Works out which servers are hidden whole, once: the last rule covering all
     /// of a server's tools hides them when it is `false`, unless a later rule
     /// enables some of them again (`mcp__*: false` then `mcp__ev__echo: true`).
@@ -113,6 +130,9 @@ pub struct DynamicRule {
     /// `true`, `false`, or a budgets map.
     pub value: Json,
     server: Pattern,
+    tool: Pattern,
+    /// The budgets a map value sets.
+    budgets: Option<Budgets>,
     /// The rule names every tool of the servers it matches (`mcp__x__*`).
     whole_server: bool,
 }
@@ -626,9 +646,6 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
     };
     let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
     let server_matcher = Pattern::new(server).map_err(invalid)?;
-    if tool != "*" && is_glob(tool) {
-        Glob::new(tool).map_err(invalid)?;
-    }
     let matches_a_mount = match &server_matcher {
         Pattern::Literal(l) => ids.contains(l.as_str()),
         Pattern::Glob(g) => ids.iter().any(|id| g.is_match(id)),
@@ -643,5 +660,14 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
             },
         ));
     }
-    Ok(DynamicRule { pattern: key.to_owned(), value: value.clone(), server: server_matcher, whole_server: tool == "*" })
+    let budgets = value.is_object().then(|| Budgets::deserialize(value).ok()).flatten();
+    let tool_matcher = Pattern::new(tool).map_err(invalid)?;
+    Ok(DynamicRule {
+        pattern: key.to_owned(),
+        value: value.clone(),
+        server: server_matcher,
+        tool: tool_matcher,
+        budgets,
+        whole_server: tool == "*",
+    })
 }

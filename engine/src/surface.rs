@@ -3,12 +3,14 @@
 //! surface by name; everything surface-specific comes through these traits.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::diagnostic::{Diagnostic, Span, pointer_segments};
+use crate::runtime::{BoxFuture, BuildCx, Running};
 use crate::yaml::Node;
 
 /// A stable diagnostic code and what it means, for the code table.
@@ -57,6 +59,11 @@ pub trait MountKind: Send + Sync {
     fn schema(&self, generator: &mut SchemaGenerator) -> Schema;
     /// Semantic checks and the resolved config. Called only on a schema-valid mount.
     fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount>;
+    /// Builds a running mount from the config `resolve` gave; `None` when this
+    /// build of seam has no runtime for the kind.
+    fn build(&self, _config: &dyn MountConfig, _cx: BuildCx) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, String>>> {
+        None
+    }
 }
 
 /// A fixed, product-owned tool such as `web_search`.
@@ -92,16 +99,26 @@ pub struct Claim {
     pub pointer: String,
 }
 
-/// A mount's typed config, as the engine sees it: something that has a JSON form.
+/// A mount's typed config, as the engine sees it: something that has a JSON form,
+/// and that its own kind can take back as its type to build the mount.
 pub trait MountConfig: std::fmt::Debug + Send + Sync {
     fn to_json(&self) -> Json;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
-impl<T: serde::Serialize + std::fmt::Debug + Send + Sync> MountConfig for T {
+impl<T: serde::Serialize + std::fmt::Debug + Send + Sync + 'static> MountConfig for T {
     fn to_json(&self) -> Json {
         serde_json::to_value(self).expect("mount configs serialize")
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
+
+/// The runtime half of a kind: builds a running mount from its typed config.
+/// The future resolves once the mount has activated (for MCP: the first connection
+/// and complete discovery, bounded by `startup_timeout`), ready or failed.
+pub type Build<T> = fn(T, BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>>;
 
 /// Something `validate --environment` checks on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,7 +133,7 @@ pub enum Requirement {
 pub struct ResolvedMount {
     /// The typed config with defaults filled in; its canonical JSON is the node digest.
     /// Kept typed, and turned into JSON only when a plan needs it.
-    pub config: std::sync::Arc<dyn MountConfig>,
+    pub config: Arc<dyn MountConfig>,
     /// Engine services it needs (`workspace`, `subprocess`).
     pub needs: Vec<&'static str>,
     pub claims: Vec<Claim>,
@@ -128,7 +145,7 @@ pub struct ResolvedMount {
 impl ResolvedMount {
     pub fn new(config: impl MountConfig + 'static, exposure: Exposure) -> Self {
         ResolvedMount {
-            config: std::sync::Arc::new(config),
+            config: Arc::new(config),
             needs: Vec::new(),
             claims: Vec::new(),
             requirements: Vec::new(),
@@ -314,9 +331,11 @@ pub struct Kind<T> {
     pub name: &'static str,
     pub registry: &'static str,
     pub resolve: fn(&mut MountCx<'_>, T) -> Option<ResolvedMount>,
+    /// The runtime; `None` until the kind has one.
+    pub build: Option<Build<T>>,
 }
 
-impl<T: JsonSchema + DeserializeOwned> MountKind for Kind<T> {
+impl<T: JsonSchema + DeserializeOwned + Clone + 'static> MountKind for Kind<T> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -329,6 +348,11 @@ impl<T: JsonSchema + DeserializeOwned> MountKind for Kind<T> {
     fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount> {
         let config: T = cx.parse()?;
         (self.resolve)(cx, config)
+    }
+    fn build(&self, config: &dyn MountConfig, cx: BuildCx) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, String>>> {
+        let build = self.build?;
+        let config = config.as_any().downcast_ref::<T>().expect("a kind's resolve gives its own config type").clone();
+        Some(build(config, cx))
     }
 }
 

@@ -1,9 +1,11 @@
 //! One file per CLI verb.
 
+pub mod call;
 pub mod diff;
 pub mod graph;
 pub mod inventory;
 pub mod schema;
+pub mod serve;
 pub mod validate;
 
 use std::io::Write as _;

@@ -94,7 +94,7 @@ pub struct LspSettings {
     pub max_result_chars: u64,
 }
 
-static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio };
+static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: None };
 static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"]);
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+pub mod runtime;
+
 use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
@@ -137,8 +139,8 @@ pub struct HttpServer {
     pub common: Common,
 }
 
-static STDIO: Kind<StdioServer> = Kind { name: "mcp.stdio", registry: "mcp", resolve: resolve_stdio };
-static HTTP: Kind<HttpServer> = Kind { name: "mcp.http", registry: "mcp", resolve: resolve_http };
+static STDIO: Kind<StdioServer> = Kind { name: "mcp.stdio", registry: "mcp", resolve: resolve_stdio, build: Some(runtime::build_stdio) };
+static HTTP: Kind<HttpServer> = Kind { name: "mcp.http", registry: "mcp", resolve: resolve_http, build: Some(runtime::build_http) };
 
 /// A namespace must fit `^[A-Za-z0-9_-]{1,32}$`; seam also refuses `__` and a
 /// leading or trailing `_`, which would make `mcp__<server>__<tool>` ambiguous.
@@ -254,6 +256,21 @@ impl Surface for McpSurface {
             },
             CodeDoc { code: "MCP_NAMESPACE_DUPLICATE", severity: Error, meaning: "Two MCP mounts have namespaces equal but for case." },
             CodeDoc { code: "MCP_TOOL_GLOB_INVALID", severity: Error, meaning: "A `tools.allow`/`tools.deny` glob does not parse." },
+            CodeDoc {
+                code: "MCP_UNAVAILABLE",
+                severity: Error,
+                meaning: "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).",
+            },
+            CodeDoc {
+                code: "MCP_CALL_FAILED",
+                severity: Error,
+                meaning: "(tool result) The MCP server answered the call with a JSON-RPC error.",
+            },
+            CodeDoc {
+                code: "MCP_OUTPUT_INVALID",
+                severity: Error,
+                meaning: "(tool result) `structuredContent` is missing or does not match the tool's advertised output schema.",
+            },
             CodeDoc {
                 code: "RECONNECT_DELAY_ORDER",
                 severity: Error,

@@ -53,7 +53,7 @@ pub struct SkillSettings {
     pub catalog_description_max: u32,
 }
 
-static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs };
+static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: None };
 static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"]);
 
 fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMount> {

@@ -187,9 +187,9 @@ pub struct WebFetchSettings {
     pub max_output_chars: u64,
 }
 
-static DEEPSEEK: Kind<DeepseekSearch> = Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek };
-static SEARXNG: Kind<SearxngSearch> = Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng };
-static FETCHER: Kind<HttpFetch> = Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch };
+static DEEPSEEK: Kind<DeepseekSearch> = Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek, build: None };
+static SEARXNG: Kind<SearxngSearch> = Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: None };
+static FETCHER: Kind<HttpFetch> = Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: None };
 static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH]);
 static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]);
 

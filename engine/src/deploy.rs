@@ -1,0 +1,542 @@
+//! Generations and the transactional reload.
+//!
+//! A [`Generation`] is immutable: a number, the composition's digest, the
+//! resolved composition and its plan, and the running mounts. The live one sits
+//! behind one atomic pointer; a call takes the pointer once and holds that
+//! generation until it finishes. Start and reload are the same path, a diff from
+//! the live generation (none at start): mounts whose node is kept are carried over
+//! as the same running objects; added and restarted mounts are built beside the
+//! live ones. Any error before the swap (validation, a required mount that does
+//! not come up) disposes what was built and leaves the live generation as it
+//! was. After the swap, retired mounts are disposed once the calls holding the
+//! old generation finish, bounded by the drain timeout.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwapOption;
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::diagnostic::{Diagnostic, Severity, Sources};
+use crate::diff::Diff;
+use crate::load::Env;
+use crate::plan::Plan;
+use crate::resolve::Resolved;
+use crate::runtime::{BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
+use crate::subprocess::SubprocessService;
+use crate::surface::{Exposure, locate};
+use crate::{Checked, Engine};
+
+/// How many reload outcomes `/status` keeps.
+pub const KEPT_OUTCOMES: usize = 50;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How long retired mounts wait for calls on the old generation before they are disposed anyway.
+    pub drain_timeout: Duration,
+    /// How long one mount may take to stop.
+    pub dispose_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { drain_timeout: Duration::from_secs(30), dispose_timeout: Duration::from_secs(5) }
+    }
+}
+
+/// One running mount in a generation; shared by every generation that keeps it.
+pub struct Slot {
+    pub id: String,
+    pub kind: &'static str,
+    pub required: bool,
+    pub exposure: Exposure,
+    pub running: Arc<dyn Running>,
+}
+
+pub struct Generation {
+    pub number: u64,
+    pub digest: String,
+    pub loaded_at: SystemTime,
+    pub resolved: Resolved,
+    pub plan: Plan,
+    pub mounts: IndexMap<String, Arc<Slot>>,
+    /// Fired when the last holder lets the generation go: its calls have finished.
+    drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl Drop for Generation {
+    fn drop(&mut self) {
+        if let Some(tx) = self.drained.get_mut().expect("drain lock").take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// A tool in an agent's catalog: where calls go and the budgets that bound them.
+#[derive(Clone, Debug)]
+pub struct CatalogEntry {
+    pub spec: ToolSpec,
+    pub mount: String,
+    pub timeout: Option<Duration>,
+    pub max_output_chars: Option<u64>,
+}
+
+impl CatalogEntry {
+    fn timeout_text(&self) -> String {
+        self.timeout.map(|t| crate::units::Duration::from_millis(t.as_millis() as u64).to_string()).unwrap_or_default()
+    }
+}
+
+impl Generation {
+    /// The agent's tools, sorted by name; `None` for an agent the composition does not have.
+    pub fn catalog(&self, agent: &str) -> Option<Vec<CatalogEntry>> {
+        let a = self.resolved.agents.get(agent)?;
+        let mut out = Vec::new();
+        for (id, slot) in &self.mounts {
+            let Exposure::Dynamic { prefix } = &slot.exposure else { continue };
+            if !self.resolved.is_visible(agent, id) {
+                continue;
+            }
+            for spec in slot.running.tools().iter() {
+                let Some(tool) = spec.name.strip_prefix(prefix.as_str()) else { continue };
+                let Some(settings) = a.tools.dynamic_settings(id, tool, &self.resolved.budgets) else { continue };
+                out.push(CatalogEntry {
+                    spec: spec.clone(),
+                    mount: id.clone(),
+                    timeout: settings.timeout.map(crate::units::Duration::to_std),
+                    max_output_chars: settings.max_output_chars,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        Some(out)
+    }
+
+    /// Whether every required mount answers now.
+    pub fn ready(&self) -> bool {
+        self.mounts.values().all(|s| !s.required || s.running.is_ready())
+    }
+}
+
+/// What one reload did.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub outcome: OutcomeKind,
+    pub at: SystemTime,
+    /// The generation live after this reload.
+    pub generation: Option<u64>,
+    /// Each as `seam validate --format json` gives it, plus `path` and the human rendering.
+    pub diagnostics: Vec<Json>,
+    /// Mounts built by this reload (added or restarted).
+    pub built: Vec<String>,
+    /// Mounts of the previous generation disposed by this reload (removed or restarted).
+    pub retired: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeKind {
+    Applied,
+    Rejected,
+    Unchanged,
+}
+
+impl OutcomeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Applied => "applied",
+            OutcomeKind::Rejected => "rejected",
+            OutcomeKind::Unchanged => "unchanged",
+        }
+    }
+}
+
+impl Outcome {
+    pub fn to_json(&self) -> Json {
+        json!({
+            "outcome": self.outcome.as_str(),
+            "at": timestamp(self.at),
+            "generation": self.generation,
+            "diagnostics": self.diagnostics,
+            "built": self.built,
+            "retired": self.retired,
+        })
+    }
+
+    /// The diagnostics as `seam validate` prints them.
+    pub fn human(&self) -> String {
+        self.diagnostics.iter().filter_map(|d| d["rendered"].as_str()).collect()
+    }
+}
+
+fn diagnostic_json(d: &Diagnostic, sources: &Sources) -> Json {
+    json!({
+        "severity": d.severity.as_str(),
+        "code": d.code,
+        "message": d.message,
+        "path": sources.path(d.span.file).display().to_string(),
+        "pointer": d.pointer,
+        "line": d.span.line,
+        "column": d.span.column,
+        "rendered": crate::render::human(d, sources),
+    })
+}
+
+/// A running composition.
+pub struct Deployment {
+    engine: Arc<Engine>,
+    path: PathBuf,
+    env: Arc<dyn Env + Send + Sync>,
+    options: Options,
+    live: ArcSwapOption<Generation>,
+    /// Reloads run one at a time.
+    reloading: tokio::sync::Mutex<()>,
+    /// Wakes the reload worker; triggers while a reload runs coalesce into one more.
+    trigger: tokio::sync::Notify,
+    outcomes: Mutex<VecDeque<Outcome>>,
+    /// Every file the last check read (the composition and what it extends).
+    files: Mutex<Vec<PathBuf>>,
+    changes: Changes,
+    next_number: AtomicU64,
+    retiring: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Deployment {
+    pub fn new(engine: Arc<Engine>, path: &Path, env: Arc<dyn Env + Send + Sync>, options: Options) -> Arc<Deployment> {
+        let (changes, _) = Changes::new();
+        Arc::new(Deployment {
+            engine,
+            path: path.to_owned(),
+            env,
+            options,
+            live: ArcSwapOption::empty(),
+            reloading: tokio::sync::Mutex::new(()),
+            trigger: tokio::sync::Notify::new(),
+            outcomes: Mutex::new(VecDeque::new()),
+            files: Mutex::new(vec![path.to_owned()]),
+            changes,
+            next_number: AtomicU64::new(1),
+            retiring: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn live(&self) -> Option<Arc<Generation>> {
+        self.live.load_full()
+    }
+
+    /// Ticks whenever a swap or a mount's re-sync may have changed a catalog.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub fn outcomes(&self) -> Vec<Outcome> {
+        self.outcomes.lock().expect("outcomes lock").iter().cloned().collect()
+    }
+
+    pub fn last_outcome(&self) -> Option<Outcome> {
+        self.outcomes.lock().expect("outcomes lock").back().cloned()
+    }
+
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.files.lock().expect("files lock").clone()
+    }
+
+    /// Asks for a reload; several requests while one runs give one more reload, not several.
+    pub fn request_reload(&self) {
+        self.trigger.notify_one();
+    }
+
+    /// Runs requested reloads until `stop` fires.
+    pub async fn reload_worker(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = self.trigger.notified() => {}
+            }
+            let outcome = self.reload().await;
+            log_outcome(&outcome);
+        }
+    }
+
+    /// Loads the file and, when it differs from the live generation, builds the next
+    /// generation and swaps it in; or rejects it and leaves the live one serving.
+    pub async fn reload(&self) -> Outcome {
+        let _serial = self.reloading.lock().await;
+        let outcome = self.reload_locked().await;
+        let mut outcomes = self.outcomes.lock().expect("outcomes lock");
+        if outcomes.len() == KEPT_OUTCOMES {
+            outcomes.pop_front();
+        }
+        outcomes.push_back(outcome.clone());
+        outcome
+    }
+
+    async fn reload_locked(&self) -> Outcome {
+        let live = self.live();
+        let rejected = |diagnostics: Vec<Json>| Outcome {
+            outcome: OutcomeKind::Rejected,
+            at: SystemTime::now(),
+            generation: live.as_ref().map(|g| g.number),
+            diagnostics,
+            built: Vec::new(),
+            retired: Vec::new(),
+        };
+        let checked = match self.engine.check_file(&self.path, &*self.env) {
+            Ok(c) => c,
+            Err(e) => {
+                return rejected(vec![json!({
+                    "severity": "error", "code": "COMPOSITION_UNREADABLE", "message": e.to_string(),
+                    "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
+                    "rendered": format!("{e}\n"),
+                })]);
+            }
+        };
+        *self.files.lock().expect("files lock") = checked.sources.files().map(|(_, f)| f.path.clone()).collect();
+        let diagnostics: Vec<Json> = checked.diagnostics.iter().map(|d| diagnostic_json(d, &checked.sources)).collect();
+        let Some(plan) = checked.plan() else { return rejected(diagnostics) };
+        let diff = Diff::between(live.as_ref().map(|g| &g.plan), &plan);
+        let digest = plan.digest();
+        if let Some(g) = &live
+            && g.digest == digest
+        {
+            return Outcome {
+                outcome: OutcomeKind::Unchanged,
+                at: SystemTime::now(),
+                generation: Some(g.number),
+                diagnostics,
+                built: Vec::new(),
+                retired: Vec::new(),
+            };
+        }
+        let Checked { resolved, tree, sources, .. } = checked;
+        let resolved = resolved.expect("a plan comes from a resolved composition");
+        let tree = tree.expect("a resolved composition has a tree");
+
+        // Build what is added or restarted; carry the rest over.
+        let rebuild = |id: &str| {
+            let node = format!("mount:{id}");
+            diff.add.contains(&node) || diff.restart.contains(&node)
+        };
+        let subprocess = Arc::new(SubprocessService::new(
+            resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
+        ));
+        let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(PathBuf::from);
+        let mut mounts: IndexMap<String, Arc<Slot>> = IndexMap::new();
+        let mut builds = Vec::new();
+        for (id, mount) in &resolved.mounts {
+            let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
+            if !rebuild(id)
+                && let Some(slot) = live.as_ref().and_then(|g| g.mounts.get(id))
+            {
+                mounts.insert(id.clone(), slot.clone());
+                continue;
+            }
+            let cx =
+                BuildCx { id: id.clone(), subprocess: subprocess.clone(), workspace: workspace.clone(), changes: self.changes.clone() };
+            let kind = mount.kind;
+            let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
+            let id = id.clone();
+            builds.push(async move {
+                let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
+                    Some(build) => match build.await {
+                        Ok(running) => (running, None),
+                        Err(e) => (Arc::new(Inert::failed(e.clone())), Some(e)),
+                    },
+                    None => (Arc::new(Inert::no_runtime(kind.name())), None),
+                };
+                (Slot { id, kind: kind.name(), required, exposure, running }, error)
+            });
+        }
+        let built_results = futures::future::join_all(builds).await;
+        let mut failures = Vec::new();
+        let mut built = Vec::new();
+        for (slot, error) in built_results {
+            let problem = error.or_else(|| {
+                (slot.required && !slot.running.is_ready())
+                    .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
+            });
+            match problem {
+                Some(problem) if slot.required => {
+                    let at = crate::diagnostic::pointer(["mounts", slot.id.as_str()]);
+                    let d = Diagnostic::error(
+                        "MOUNT_START_FAILED",
+                        locate(&tree, &format!("{at}/kind")),
+                        at,
+                        format!("required mount `{}` did not start: {problem}", slot.id),
+                    );
+                    failures.push(diagnostic_json(&d, &sources));
+                }
+                Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
+                None => {}
+            }
+            built.push(slot.id.clone());
+            mounts.insert(slot.id.clone(), Arc::new(slot));
+        }
+        // Keep the composition's own order.
+        mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
+        if !failures.is_empty() {
+            for id in &built {
+                mounts[id].running.dispose(self.options.dispose_timeout).await;
+            }
+            let mut all = diagnostics;
+            all.extend(failures);
+            return rejected(all);
+        }
+
+        let retired: Vec<String> = live
+            .as_ref()
+            .map(|g| {
+                g.mounts
+                    .iter()
+                    .filter(|(id, old)| mounts.get(*id).is_none_or(|new| !Arc::ptr_eq(old, new)))
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let number = self.next_number.fetch_add(1, Ordering::Relaxed);
+        let next = Arc::new(Generation { number, digest, loaded_at: SystemTime::now(), resolved, plan, mounts, drained: Mutex::new(None) });
+        // Arm the old generation's drain signal before it can be let go.
+        let drained = live.as_ref().map(|old| {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            *old.drained.lock().expect("drain lock") = Some(tx);
+            rx
+        });
+        self.live.store(Some(next));
+        self.changes.notify();
+        if let (Some(old), Some(drained)) = (live, drained) {
+            let slots: Vec<Arc<Slot>> = retired.iter().map(|id| old.mounts[id].clone()).collect();
+            drop(old);
+            self.retire(slots, drained);
+        }
+        Outcome { outcome: OutcomeKind::Applied, at: SystemTime::now(), generation: Some(number), diagnostics, built, retired }
+    }
+
+    /// Disposes retired mounts once the old generation's calls are done (or the drain timeout passes), dependents first.
+    fn retire(&self, retired: Vec<Arc<Slot>>, drained: tokio::sync::oneshot::Receiver<()>) {
+        if retired.is_empty() {
+            return;
+        }
+        let (drain, dispose) = (self.options.drain_timeout, self.options.dispose_timeout);
+        let task = tokio::spawn(async move {
+            if tokio::time::timeout(drain, drained).await.is_err() {
+                tracing::warn!(
+                    mounts = ?retired.iter().map(|s| &s.id).collect::<Vec<_>>(),
+                    "calls on the old generation outlived drain_timeout ({drain:?}); disposing its retired mounts anyway"
+                );
+            }
+            for slot in retired.iter().rev() {
+                slot.running.dispose(dispose).await;
+                tracing::info!(mount = %slot.id, "retired");
+            }
+        });
+        let mut retiring = self.retiring.lock().expect("retiring lock");
+        retiring.retain(|t| !t.is_finished());
+        retiring.push(task);
+    }
+
+    /// One tool call, on the generation live when it starts, under the tool's budgets.
+    pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
+        let Some(generation) = self.live() else {
+            return ToolOutput::error("TOOL_UNAVAILABLE", "no generation is live");
+        };
+        let Some(catalog) = generation.catalog(agent) else {
+            return ToolOutput::error("AGENT_UNKNOWN", format!("the composition has no agent `{agent}`"));
+        };
+        let Some(entry) = catalog.into_iter().find(|e| e.spec.name == tool) else {
+            return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
+        };
+        let running = generation.mounts[&entry.mount].running.clone();
+        let call = running.call(tool, arguments, cancel.child_token());
+        let mut output = match entry.timeout {
+            Some(limit) => match tokio::time::timeout(limit, call).await {
+                Ok(output) => output,
+                Err(_) => {
+                    cancel.cancel();
+                    ToolOutput::error("TOOL_TIMEOUT", format!("`{tool}` did not finish within its timeout of {}", entry.timeout_text()))
+                }
+            },
+            None => call.await,
+        };
+        if let Some(max) = entry.max_output_chars {
+            output.truncate_text(max);
+        }
+        drop(generation);
+        output
+    }
+
+    /// Stops serving: disposes every mount of the live generation in reverse order and waits for retirements.
+    pub async fn shutdown(&self) {
+        let _serial = self.reloading.lock().await;
+        if let Some(g) = self.live.swap(None) {
+            for slot in g.mounts.values().rev() {
+                slot.running.dispose(self.options.dispose_timeout).await;
+            }
+        }
+        let tasks: Vec<_> = std::mem::take(&mut *self.retiring.lock().expect("retiring lock"));
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+
+    /// `/status`.
+    pub fn status(&self) -> Json {
+        let live = self.live();
+        let mut mounts = Map::new();
+        if let Some(g) = &live {
+            for (id, slot) in &g.mounts {
+                let status = slot.running.status();
+                let mut m = json!({
+                    "kind": slot.kind,
+                    "state": status.state,
+                    "since": timestamp(status.since),
+                    "detail": status.detail,
+                    "tools": slot.running.tools().len(),
+                    "required": slot.required,
+                });
+                m.as_object_mut().expect("object").extend(slot.running.facts());
+                mounts.insert(id.clone(), m);
+            }
+        }
+        json!({
+            "generation": live.as_ref().map(|g| g.number),
+            "digest": live.as_ref().map(|g| g.digest.clone()),
+            "loaded_at": live.as_ref().map(|g| timestamp(g.loaded_at)),
+            "last_reload": self.last_outcome().map(|o| o.to_json()),
+            "mounts": mounts,
+        })
+    }
+}
+
+/// Logs an outcome: one line, plus its diagnostics rendered as `seam validate` prints them.
+pub fn log_outcome(outcome: &Outcome) {
+    match outcome.outcome {
+        OutcomeKind::Applied => tracing::info!(
+            generation = outcome.generation,
+            built = ?outcome.built,
+            retired = ?outcome.retired,
+            "reload applied"
+        ),
+        OutcomeKind::Unchanged => tracing::info!(generation = outcome.generation, "reload: composition unchanged"),
+        OutcomeKind::Rejected => {
+            tracing::error!(generation = outcome.generation, "reload rejected; the live generation keeps serving:\n{}", outcome.human())
+        }
+    }
+    for d in &outcome.diagnostics {
+        if outcome.outcome != OutcomeKind::Rejected && d["severity"] == Severity::Warning.as_str() {
+            tracing::warn!("{}", d["rendered"].as_str().unwrap_or_default());
+        }
+    }
+}
+
+/// The state each mount of a generation is in, for start-up lines.
+pub fn mount_states(g: &Generation) -> BTreeMap<String, State> {
+    g.mounts.iter().map(|(id, s)| (id.clone(), s.running.status().state)).collect()
+}

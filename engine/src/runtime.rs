@@ -1,0 +1,232 @@
+//! The runtime half of a mount kind: what a built mount is to the engine.
+//!
+//! A kind builds a [`Running`] from its typed config and a [`BuildCx`] (the
+//! services it needs and a way to say "my tools or state changed"). The engine
+//! holds running mounts in generations, asks them for their tools, routes calls
+//! to them and disposes them; it never looks inside. Tools travel as their MCP
+//! JSON definitions and results as MCP `CallToolResult` JSON: that is the shape
+//! every surface's catalog is served in, so no surface has to convert twice.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value as Json, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::subprocess::SubprocessService;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One tool as a client sees it: its final name and its MCP definition (`name` included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub definition: Arc<Map<String, Json>>,
+}
+
+/// A tool call's result in MCP `CallToolResult` form.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ToolOutput {
+    /// Content blocks, forwarded intact (text, image, audio, resource).
+    pub content: Vec<Json>,
+    pub structured_content: Option<Json>,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// The error result every surface uses: one text block `CODE: message`.
+    pub fn error(code: &str, message: impl std::fmt::Display) -> ToolOutput {
+        ToolOutput {
+            content: vec![json!({ "type": "text", "text": format!("{code}: {message}") })],
+            structured_content: None,
+            is_error: true,
+        }
+    }
+
+    pub fn to_json(&self) -> Json {
+        let mut out = Map::new();
+        out.insert("content".into(), Json::Array(self.content.clone()));
+        if let Some(s) = &self.structured_content {
+            out.insert("structuredContent".into(), s.clone());
+        }
+        out.insert("isError".into(), Json::Bool(self.is_error));
+        Json::Object(out)
+    }
+
+    /// Cuts text blocks so their characters total at most `max`, marking the cut.
+    pub fn truncate_text(&mut self, max: u64) {
+        let mut left = max;
+        let mut cut = 0u64;
+        for block in &mut self.content {
+            let Some(Json::String(text)) = block.get_mut("text") else { continue };
+            let chars = text.chars().count() as u64;
+            if chars <= left {
+                left -= chars;
+                continue;
+            }
+            let keep: String = text.chars().take(left as usize).collect();
+            cut += chars - left;
+            *text = keep;
+            left = 0;
+        }
+        if cut > 0 {
+            self.content.push(
+                json!({ "type": "text", "text": format!("[seam: output truncated, {cut} more characters over max_output_chars {max}]") }),
+            );
+        }
+    }
+}
+
+/// A mount's state, as `/status` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Starting,
+    Ready,
+    /// Serving what it last had while it reconnects.
+    Degraded,
+    Failed,
+    Retired,
+}
+
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub state: State,
+    pub since: SystemTime,
+    pub detail: Option<String>,
+}
+
+impl Status {
+    pub fn new(state: State, detail: Option<String>) -> Status {
+        Status { state, since: SystemTime::now(), detail }
+    }
+}
+
+/// A status that changes over time, with `since` kept when the state stays the same.
+#[derive(Debug)]
+pub struct StatusCell(Mutex<Status>);
+
+impl StatusCell {
+    pub fn new(state: State) -> StatusCell {
+        StatusCell(Mutex::new(Status::new(state, None)))
+    }
+
+    pub fn get(&self) -> Status {
+        self.0.lock().expect("status lock").clone()
+    }
+
+    pub fn set(&self, state: State, detail: Option<String>) {
+        let mut status = self.0.lock().expect("status lock");
+        if status.state != state {
+            status.since = SystemTime::now();
+        }
+        status.state = state;
+        status.detail = detail;
+    }
+}
+
+/// A built mount.
+pub trait Running: Send + Sync {
+    fn status(&self) -> Status;
+    /// The readiness probe: the provider answers now.
+    fn is_ready(&self) -> bool {
+        self.status().state == State::Ready
+    }
+    /// Tools discovered at run time, with final names; empty for mounts served through a fixed tool.
+    fn tools(&self) -> Arc<Vec<ToolSpec>>;
+    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> BoxFuture<'static, ToolOutput>;
+    /// Stops the mount within about `within`; afterwards nothing of it runs.
+    fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
+    /// Facts for `/status` (a child's `pid`, a URL).
+    fn facts(&self) -> Map<String, Json> {
+        Map::new()
+    }
+}
+
+/// What a kind builds a mount with.
+#[derive(Clone)]
+pub struct BuildCx {
+    pub id: String,
+    pub subprocess: Arc<SubprocessService>,
+    pub workspace: Option<PathBuf>,
+    pub changes: Changes,
+}
+
+/// A mount tells the engine its tools or state changed; the engine works out
+/// whether any agent's catalog did.
+#[derive(Clone, Debug)]
+pub struct Changes(Arc<tokio::sync::watch::Sender<u64>>);
+
+impl Changes {
+    pub fn new() -> (Changes, tokio::sync::watch::Receiver<u64>) {
+        let (tx, rx) = tokio::sync::watch::channel(0);
+        (Changes(Arc::new(tx)), rx)
+    }
+
+    pub fn notify(&self) {
+        self.0.send_modify(|n| *n += 1);
+    }
+
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.0.subscribe()
+    }
+}
+
+/// A mount that serves nothing: its kind has no runtime in this build, or its build failed.
+pub(crate) struct Inert {
+    status: Status,
+}
+
+impl Inert {
+    pub fn no_runtime(kind: &'static str) -> Inert {
+        Inert { status: Status::new(State::Failed, Some(format!("kind `{kind}` has no runtime in this build of seam yet"))) }
+    }
+
+    pub fn failed(error: String) -> Inert {
+        Inert { status: Status::new(State::Failed, Some(error)) }
+    }
+}
+
+impl Running for Inert {
+    fn status(&self) -> Status {
+        self.status.clone()
+    }
+    fn tools(&self) -> Arc<Vec<ToolSpec>> {
+        Arc::new(Vec::new())
+    }
+    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+        let out = ToolOutput::error("TOOL_UNAVAILABLE", format!("`{tool}`: {}", self.status.detail.as_deref().unwrap_or("unavailable")));
+        Box::pin(async move { out })
+    }
+    fn dispose(&self, _: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// RFC 3339 with milliseconds, UTC.
+pub fn timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_counts_characters_across_blocks_and_marks_the_cut() {
+        let mut out = ToolOutput {
+            content: vec![json!({"type":"text","text":"héllo"}), json!({"type":"image","data":"x"}), json!({"type":"text","text":"world"})],
+            ..Default::default()
+        };
+        let mut at_limit = out.clone();
+        at_limit.truncate_text(10);
+        assert_eq!(at_limit, out, "exactly at the limit nothing is cut");
+        out.truncate_text(9);
+        assert_eq!(out.content[0]["text"], "héllo");
+        assert_eq!(out.content[1]["type"], "image");
+        assert_eq!(out.content[2]["text"], "worl");
+        assert_eq!(out.content[3]["text"], "[seam: output truncated, 1 more characters over max_output_chars 9]");
+    }
+}

@@ -1,0 +1,508 @@
+//! The runtime of `mcp.stdio` and `mcp.http`: one rmcp client per mount, owned by
+//! a supervisor task that connects, syncs the tool list, re-syncs on
+//! `notifications/tools/list_changed`, and reconnects with a bounded backoff.
+//!
+//! - Names: `mcp__<server>__<raw>`, see [`tool_name`].
+//! - Sync is two-phase: every page is fetched (a repeated cursor is an error)
+//!   and the whole next map is built aside; a failure or a raw name listed twice
+//!   keeps the previous map; then the map is swapped whole. Initial,
+//!   `list_changed` and reconnect syncs all run on the supervisor task, so they
+//!   never interleave. Namespaces are unique (case-insensitively) at validation,
+//!   so no other mount can register a name under this one's prefix.
+//! - During an outage the last good tools stay listed and calls fail with
+//!   `MCP_UNAVAILABLE`; when the reconnect budget is spent the tools are
+//!   unregistered. A replacement child never starts before the old one is proven
+//!   gone (reaped); when that cannot be proven in time, reconnection stops.
+//! - stdio children are spawned through the engine's `subprocess` service.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use globset::{Glob, GlobMatcher};
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListToolsRequest, PaginatedRequestParams,
+    ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
+use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
+use seam_engine::subprocess::Child;
+use serde_json::{Map, Value as Json};
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncReadExt;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX};
+
+/// The longest tool name clients accept.
+pub const MAX_TOOL_NAME: usize = 64;
+/// How much of a stdio server's stderr is kept for error messages.
+const STDERR_TAIL: usize = 4096;
+/// How long a child gets to end after its transport closes, before SIGKILL; and again after it.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// `mcp__<server>__<raw>`, with characters outside `[A-Za-z0-9_-]` turned into
+/// `_`. When that changed the name or it is longer than 64, the name is its
+/// first 51 characters, `_`, and 12 hex digits of sha256(server ‖ 0 ‖ raw): the
+/// same raw name always gets the same tool name, whatever order tools arrive in.
+pub fn tool_name(server: &str, raw: &str) -> String {
+    let full = format!("{TOOL_PREFIX}{server}__{raw}");
+    let clean: String = full.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    if clean == full && full.len() <= MAX_TOOL_NAME {
+        return full;
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(server.as_bytes());
+    hasher.update([0]);
+    hasher.update(raw.as_bytes());
+    let hash: String = hasher.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{}_{hash}", &clean[..clean.len().min(MAX_TOOL_NAME - 13)])
+}
+
+pub(crate) fn build_stdio(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+    let common = config.common.clone();
+    start(Transport::Stdio(config), common, cx)
+}
+
+pub(crate) fn build_http(config: HttpServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+    let common = config.common.clone();
+    start(Transport::Http(config), common, cx)
+}
+
+enum Transport {
+    Stdio(StdioServer),
+    Http(HttpServer),
+}
+
+/// The imported tools: what clients see, and how to reach each on the server.
+#[derive(Default)]
+struct Catalog {
+    specs: Arc<Vec<ToolSpec>>,
+    by_name: HashMap<String, Imported>,
+}
+
+struct Imported {
+    raw: String,
+    /// The advertised output schema, when it compiles; unsupported vocabulary means unconstrained.
+    output: Option<Arc<jsonschema::Validator>>,
+}
+
+struct Mount {
+    id: String,
+    transport: Transport,
+    common: Common,
+    cx: BuildCx,
+    allow: Vec<GlobMatcher>,
+    deny: Vec<GlobMatcher>,
+    status: StatusCell,
+    catalog: Mutex<Arc<Catalog>>,
+    peer: Mutex<Option<Peer<RoleClient>>>,
+    pid: Mutex<Option<u32>>,
+    stop: CancellationToken,
+    supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// Turns `list_changed` notifications into re-sync requests for the supervisor.
+struct Handler {
+    resync: mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("seam", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        let _ = self.resync.send(());
+    }
+}
+
+/// One live connection.
+struct Connection {
+    service: rmcp::service::RunningService<RoleClient, Handler>,
+    child: Option<Child>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn globs(patterns: &[String]) -> Vec<GlobMatcher> {
+    // Validation has compiled every pattern already.
+    patterns.iter().filter_map(|p| Glob::new(p).ok()).map(|g| g.compile_matcher()).collect()
+}
+
+fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+    Box::pin(async move {
+        let mount = Arc::new(Mount {
+            id: cx.id.clone(),
+            allow: globs(&common.tools.allow),
+            deny: globs(&common.tools.deny),
+            transport,
+            common,
+            cx,
+            status: StatusCell::new(State::Starting),
+            catalog: Mutex::new(Arc::default()),
+            peer: Mutex::new(None),
+            pid: Mutex::new(None),
+            stop: CancellationToken::new(),
+            supervisor: Mutex::new(None),
+        });
+        let (activated_tx, activated_rx) = oneshot::channel();
+        let task = tokio::spawn(mount.clone().supervise(activated_tx));
+        *mount.supervisor.lock().expect("supervisor lock") = Some(task);
+        // Activation: the first connection and complete discovery, or the first failure.
+        let _ = activated_rx.await;
+        Ok(Arc::new(Handle(mount)) as Arc<dyn Running>)
+    })
+}
+
+impl Mount {
+    fn delay(&self, attempt: u32) -> Duration {
+        let r = &self.common.reconnect;
+        let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
+        Duration::from_millis(r.initial_delay.as_millis().saturating_mul(factor).min(r.max_delay.as_millis()))
+    }
+
+    async fn supervise(self: Arc<Self>, activated: oneshot::Sender<()>) {
+        let mut activated = Some(activated);
+        let mut failures: u32 = 0;
+        loop {
+            let (resync_tx, mut resync_rx) = mpsc::unbounded_channel();
+            let attempt = tokio::select! {
+                _ = self.stop.cancelled() => return,
+                r = tokio::time::timeout(self.common.startup_timeout.to_std(), self.connect(resync_tx)) => r,
+            };
+            let mut connection = match attempt {
+                Ok(Ok(c)) => Some(c),
+                Ok(Err(e)) => {
+                    self.status.set(self.outage_state(), Some(e));
+                    None
+                }
+                Err(_) => {
+                    self.status.set(self.outage_state(), Some(format!("no answer within startup_timeout {}", self.common.startup_timeout)));
+                    None
+                }
+            };
+            let mut up_since = None;
+            if let Some(c) = &mut connection {
+                match self.sync(&c.service.peer().clone()).await {
+                    Ok(()) => {
+                        *self.peer.lock().expect("peer lock") = Some(c.service.peer().clone());
+                        self.status.set(State::Ready, None);
+                        self.cx.changes.notify();
+                        up_since = Some(Instant::now());
+                    }
+                    Err(e) => self.status.set(self.outage_state(), Some(format!("tool discovery failed: {e}"))),
+                }
+            }
+            if let Some(tx) = activated.take() {
+                let _ = tx.send(());
+            }
+            let mut proven = true;
+            if let Some(Connection { service, child, stderr }) = connection {
+                let peer = service.peer().clone();
+                let mut cancel = Some(service.cancellation_token());
+                let mut serving = std::pin::pin!(service.waiting());
+                if up_since.is_some() {
+                    loop {
+                        tokio::select! {
+                            _ = self.stop.cancelled() => break,
+                            _ = &mut serving => break,
+                            Some(()) = resync_rx.recv() => {
+                                if let Err(e) = self.sync(&peer).await {
+                                    tracing::warn!(mount = %self.id, "re-sync failed, keeping the previous tools: {e}");
+                                }
+                            }
+                        }
+                    }
+                }
+                *self.peer.lock().expect("peer lock") = None;
+                if let Some(cancel) = cancel.take() {
+                    cancel.cancel();
+                }
+                let _ = tokio::time::timeout(EXIT_GRACE, &mut serving).await;
+                proven = self.reap(child, &stderr).await;
+            }
+            if self.stop.is_cancelled() {
+                return;
+            }
+            if !proven {
+                self.give_up("the previous server process could not be proven to have exited; not starting another");
+                return;
+            }
+            if up_since.is_some_and(|t| t.elapsed() >= self.common.reconnect.max_delay.to_std()) {
+                failures = 0;
+            }
+            failures += 1;
+            let r = &self.common.reconnect;
+            if !r.enabled || failures > r.max_attempts {
+                let why = if r.enabled {
+                    format!("gave up after {} reconnect attempts", r.max_attempts)
+                } else {
+                    "reconnect is disabled".to_owned()
+                };
+                let detail = self.status.get().detail.map_or(why.clone(), |d| format!("{why}; last error: {d}"));
+                self.give_up(&detail);
+                return;
+            }
+            if up_since.is_some() {
+                self.status.set(self.outage_state(), Some("connection closed; reconnecting".to_owned()));
+                self.cx.changes.notify();
+            }
+            tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = tokio::time::sleep(self.delay(failures)) => {}
+            }
+        }
+    }
+
+    /// Degraded while the last good tools are still listed, failed when there are none.
+    fn outage_state(&self) -> State {
+        if self.catalog.lock().expect("catalog lock").specs.is_empty() { State::Failed } else { State::Degraded }
+    }
+
+    /// The budget is spent: unregister every tool and stop until the next reload.
+    fn give_up(&self, detail: &str) {
+        *self.catalog.lock().expect("catalog lock") = Arc::default();
+        self.status.set(State::Failed, Some(detail.to_owned()));
+        self.cx.changes.notify();
+        tracing::error!(mount = %self.id, "{detail}");
+    }
+
+    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, String> {
+        let handler = Handler { resync };
+        let stderr = Arc::new(Mutex::new(String::new()));
+        match &self.transport {
+            Transport::Stdio(config) => {
+                let cwd = config.cwd.as_deref().map(std::path::Path::new);
+                let mut child = self
+                    .cx
+                    .subprocess
+                    .spawn(&config.spawn, &config.env_passthrough, cwd)
+                    .map_err(|e| format!("cannot start `{}`: {e}", config.spawn.command))?;
+                *self.pid.lock().expect("pid lock") = Some(child.pid);
+                if let Some(mut pipe) = child.stderr.take() {
+                    let tail = stderr.clone();
+                    let id = self.id.clone();
+                    tokio::spawn(async move {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+                            let text = String::from_utf8_lossy(&buf[..n]);
+                            tracing::debug!(mount = %id, "stderr: {}", text.trim_end());
+                            let mut t = tail.lock().expect("stderr lock");
+                            t.push_str(&text);
+                            if t.len() > STDERR_TAIL {
+                                let cut = t.len() - STDERR_TAIL;
+                                let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
+                                t.drain(..cut);
+                            }
+                        }
+                    });
+                }
+                let io = (child.stdout.take().expect("piped stdout"), child.stdin.take().expect("piped stdin"));
+                match handler.serve(io).await {
+                    Ok(service) => Ok(Connection { service, child: Some(child), stderr }),
+                    Err(e) => {
+                        child.terminate(EXIT_GRACE).await;
+                        let tail = stderr.lock().expect("stderr lock").trim().to_owned();
+                        Err(if tail.is_empty() {
+                            format!("handshake failed: {e}")
+                        } else {
+                            format!("handshake failed: {e}; stderr: {tail}")
+                        })
+                    }
+                }
+            }
+            Transport::Http(config) => {
+                use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+                let mut headers = HashMap::new();
+                let env = |var: &str| std::env::var(var).map_err(|_| format!("environment variable `{var}` is not set"));
+                let named = config.headers.iter().map(|(k, v)| Ok((k.clone(), v.clone())));
+                let from_env = config.headers_env.iter().map(|(k, var)| env(&var.0).map(|v| (k.clone(), v)));
+                for pair in named.chain(from_env) {
+                    let (k, v): (String, String) = pair?;
+                    let name = reqwest::header::HeaderName::try_from(k.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
+                    let value = reqwest::header::HeaderValue::try_from(v.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
+                    headers.insert(name, value);
+                }
+                let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
+                if let Some(var) = &config.bearer_token_env {
+                    transport_config = transport_config.auth_header(env(&var.0)?);
+                }
+                let client = reqwest::Client::builder().no_proxy().build().map_err(|e| e.to_string())?;
+                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                let service = handler.serve(transport).await.map_err(|e| format!("cannot connect to {}: {e}", config.url))?;
+                Ok(Connection { service, child: None, stderr })
+            }
+        }
+    }
+
+    /// Ends a connection's child and proves it exited; `false` when that could not be proven.
+    async fn reap(&self, child: Option<Child>, stderr: &Mutex<String>) -> bool {
+        let Some(mut child) = child else { return true };
+        let status = child.terminate(EXIT_GRACE).await;
+        *self.pid.lock().expect("pid lock") = None;
+        let tail = stderr.lock().expect("stderr lock").trim().to_owned();
+        if !tail.is_empty() && !self.stop.is_cancelled() {
+            tracing::warn!(mount = %self.id, "server exited ({status:?}); its stderr ended with: {tail}");
+        }
+        status.is_some()
+    }
+
+    /// Fetches every page and swaps the whole map in, or keeps the previous one.
+    async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
+        loop {
+            let request = ListToolsRequest {
+                method: Default::default(),
+                params: Some(PaginatedRequestParams::default().with_cursor(cursor.clone())),
+                extensions: Default::default(),
+            };
+            // Sent as a plain request: rmcp's `list_tools` may answer a failure from its cache.
+            let page = match peer.send_request(ClientRequest::ListToolsRequest(request)).await.map_err(|e| e.to_string())? {
+                ServerResult::ListToolsResult(page) => page,
+                other => return Err(format!("unexpected answer to tools/list: {other:?}")),
+            };
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => break,
+                Some(next) if !seen.insert(next.clone()) => return Err(format!("the server repeated cursor `{next}`")),
+                Some(next) => cursor = Some(next),
+            }
+        }
+        let next = self.import(tools)?;
+        let changed = {
+            let mut current = self.catalog.lock().expect("catalog lock");
+            let changed = current.specs != next.specs;
+            *current = Arc::new(next);
+            changed
+        };
+        if changed {
+            self.cx.changes.notify();
+        }
+        Ok(())
+    }
+
+    fn import(&self, tools: Vec<rmcp::model::Tool>) -> Result<Catalog, String> {
+        let mut raw_seen = HashSet::new();
+        let mut specs = Vec::new();
+        let mut by_name = HashMap::new();
+        for tool in tools {
+            let raw = tool.name.to_string();
+            if !raw_seen.insert(raw.clone()) {
+                return Err(format!("the server listed tool `{raw}` twice"));
+            }
+            if !self.allow.iter().any(|g| g.is_match(&raw)) || self.deny.iter().any(|g| g.is_match(&raw)) {
+                continue;
+            }
+            let name = tool_name(&self.id, &raw);
+            let output =
+                tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
+            let mut definition = match serde_json::to_value(&tool) {
+                Ok(Json::Object(o)) => o,
+                _ => return Err(format!("tool `{raw}` has no JSON form")),
+            };
+            definition.insert("name".into(), Json::String(name.clone()));
+            if by_name.insert(name.clone(), Imported { raw: raw.clone(), output }).is_some() {
+                return Err(format!("two tools map to the name `{name}`"));
+            }
+            specs.push(ToolSpec { name, definition: Arc::new(definition) });
+        }
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Catalog { specs: Arc::new(specs), by_name })
+    }
+
+    async fn call_inner(self: Arc<Self>, tool: String, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
+        let catalog = self.catalog.lock().expect("catalog lock").clone();
+        let Some(imported) = catalog.by_name.get(&tool) else {
+            return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
+        };
+        let peer = self.peer.lock().expect("peer lock").clone();
+        let Some(peer) = peer else {
+            let status = self.status.get();
+            let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
+            return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unavailable: {why}", self.id));
+        };
+        let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+        // Dropping the request (timeout, cancellation) sends `notifications/cancelled` to the server.
+        let result = tokio::select! {
+            r = tokio::time::timeout(self.common.call_timeout.to_std(), peer.call_tool(params)) => r,
+            _ = cancel.cancelled() => return ToolOutput::error("TOOL_CANCELLED", format!("the call to `{tool}` was cancelled")),
+        };
+        let result = match result {
+            Err(_) => {
+                return ToolOutput::error(
+                    "TOOL_TIMEOUT",
+                    format!("MCP server `{}` did not answer `{tool}` within call_timeout {}", self.id, self.common.call_timeout),
+                );
+            }
+            Ok(Err(ServiceError::McpError(e))) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            Ok(Err(ServiceError::TransportClosed)) => {
+                return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` closed the connection during `{tool}`", self.id));
+            }
+            Ok(Err(e)) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
+            Ok(Ok(result)) => result,
+        };
+        let json = serde_json::to_value(&result).unwrap_or_default();
+        let output = ToolOutput {
+            content: json.get("content").and_then(Json::as_array).cloned().unwrap_or_default(),
+            structured_content: json.get("structuredContent").cloned(),
+            is_error: result.is_error.unwrap_or(false),
+        };
+        if let (Some(schema), false) = (&imported.output, output.is_error) {
+            let problem = match &output.structured_content {
+                None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
+                Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
+            };
+            if let Some(problem) = problem {
+                return ToolOutput::error("MCP_OUTPUT_INVALID", format!("`{tool}`: {problem}"));
+            }
+        }
+        output
+    }
+}
+
+/// What the engine holds: calls need an owned reference to the mount.
+struct Handle(Arc<Mount>);
+
+impl Running for Handle {
+    fn status(&self) -> Status {
+        self.0.status.get()
+    }
+
+    fn tools(&self) -> Arc<Vec<ToolSpec>> {
+        self.0.catalog.lock().expect("catalog lock").specs.clone()
+    }
+
+    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(self.0.clone().call_inner(tool.to_owned(), arguments, cancel))
+    }
+
+    fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
+        self.0.stop.cancel();
+        let task = self.0.supervisor.lock().expect("supervisor lock").take();
+        let id = self.0.id.clone();
+        Box::pin(async move {
+            let Some(mut task) = task else { return };
+            if tokio::time::timeout(within, &mut task).await.is_err() {
+                tracing::warn!(mount = %id, "did not stop within {within:?}; killed");
+                task.abort();
+            }
+        })
+    }
+
+    fn facts(&self) -> Map<String, Json> {
+        let mut facts = Map::new();
+        match &self.0.transport {
+            Transport::Stdio(_) => {
+                facts.insert("pid".into(), self.0.pid.lock().expect("pid lock").map_or(Json::Null, Json::from));
+            }
+            Transport::Http(config) => {
+                facts.insert("url".into(), Json::from(config.url.clone()));
+            }
+        }
+        facts
+    }
+}

@@ -1,0 +1,34 @@
+//! `seam call FILE TOOL --args JSON`: one tool call through the same engine as
+//! `serve`, printing the MCP `CallToolResult` JSON. Exit 0 on success, 1 when the
+//! result is an error, 2 on usage or composition errors.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use seam_engine::Engine;
+use tokio_util::sync::CancellationToken;
+
+use crate::Outcome;
+
+pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: String) -> Result<Outcome, String> {
+    let arguments = match serde_json::from_str(&args) {
+        Ok(serde_json::Value::Object(o)) => o,
+        Ok(_) => return Err("--args must be a JSON object".to_owned()),
+        Err(e) => return Err(format!("--args is not JSON: {e}")),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30)).await else {
+            return Ok(Outcome::UsageOrIo);
+        };
+        let known = deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&agent));
+        if !known {
+            deployment.shutdown().await;
+            return Err(format!("no agent `{agent}` in {}", file.display()));
+        }
+        let output = deployment.call(&agent, &tool, arguments, CancellationToken::new()).await;
+        deployment.shutdown().await;
+        super::print(&format!("{}\n", serde_json::to_string_pretty(&output.to_json()).expect("serializable")));
+        Ok(if output.is_error { Outcome::Invalid } else { Outcome::Valid })
+    })
+}

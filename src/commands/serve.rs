@@ -1,0 +1,194 @@
+//! `seam serve FILE`: run the composition and serve an agent's catalog over MCP
+//! (stdio, or Streamable HTTP with `/healthz`, `/readyz` and `/status`), hot
+//! reloading on file changes and SIGHUP; SIGINT/SIGTERM drain and dispose every
+//! mount, so no child outlives seam.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use seam_engine::Engine;
+use seam_engine::deploy::{Deployment, Generation, OutcomeKind};
+use seam_engine::resolve::DEFAULT_AGENT;
+use tokio_util::sync::CancellationToken;
+
+use crate::gateway::Gateway;
+use crate::{Outcome, Transport};
+
+pub struct Args {
+    pub file: PathBuf,
+    pub agent: String,
+    pub transport: Transport,
+    pub listen: SocketAddr,
+    pub watch: bool,
+    pub debounce: Duration,
+    pub drain_timeout: Duration,
+}
+
+/// Starts the composition; `Err(outcome)` when it was rejected (its diagnostics are printed).
+pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration) -> Result<Arc<Deployment>, Outcome> {
+    let options = seam_engine::deploy::Options { drain_timeout, ..Default::default() };
+    let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
+    let outcome = deployment.reload().await;
+    if outcome.outcome == OutcomeKind::Rejected {
+        eprint!("{}", outcome.human());
+        eprintln!("seam: {} was not started", file.display());
+        deployment.shutdown().await;
+        return Err(Outcome::Invalid);
+    }
+    Ok(deployment)
+}
+
+/// One line per mount: its state, tool count and detail.
+pub fn print_mounts(g: &Generation) {
+    for (id, slot) in &g.mounts {
+        let status = slot.running.status();
+        let state = serde_json::to_value(status.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        let detail = status.detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        eprintln!("seam: mount {id} [{}]: {state}, {} tools{detail}", slot.kind, slot.running.tools().len());
+    }
+}
+
+pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(serve(engine, args))
+}
+
+async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
+    let deployment = match start(engine, &args.file, args.drain_timeout).await {
+        Ok(d) => d,
+        Err(outcome) => return Ok(outcome),
+    };
+    let live = deployment.live().expect("a started deployment has a generation");
+    if !live.resolved.agents.contains_key(&args.agent) {
+        deployment.shutdown().await;
+        return Err(format!("no agent `{}` in {}", args.agent, args.file.display()));
+    }
+    print_mounts(&live);
+    drop(live);
+
+    let stop = CancellationToken::new();
+    tokio::spawn(signals(deployment.clone(), stop.clone()));
+    tokio::spawn(deployment.clone().reload_worker(stop.clone()));
+    if args.watch {
+        let (d, s, debounce) = (deployment.clone(), stop.clone(), args.debounce);
+        tokio::spawn(async move {
+            if let Err(e) = crate::watch::run(d, debounce, s).await {
+                tracing::error!("{e}");
+            }
+        });
+    }
+    let served = match args.transport {
+        Transport::Stdio => serve_stdio(deployment.clone(), args.agent.clone(), stop.clone()).await,
+        Transport::Http => serve_http(deployment.clone(), &args, stop.clone()).await,
+    };
+    stop.cancel();
+    deployment.shutdown().await;
+    served.map(|()| Outcome::Valid)
+}
+
+async fn signals(deployment: Arc<Deployment>, stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut hup), Ok(mut int), Ok(mut term)) =
+        (signal(SignalKind::hangup()), signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::error!("cannot install signal handlers");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = hup.recv() => { tracing::info!("SIGHUP: reloading"); deployment.request_reload() }
+            _ = int.recv() => break,
+            _ = term.recv() => break,
+        }
+    }
+    tracing::info!("stopping: draining calls and disposing mounts");
+    stop.cancel();
+}
+
+async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
+    eprintln!("seam: serving agent `{agent}` over stdio");
+    let service = Gateway { deployment, agent }.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake: {e}"))?;
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => {}
+        _ = stop.cancelled() => cancel.cancel(),
+    }
+    Ok(())
+}
+
+type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
+
+#[derive(Clone)]
+struct App {
+    deployment: Arc<Deployment>,
+    config: StreamableHttpServerConfig,
+    agents: Arc<Mutex<HashMap<String, AgentService>>>,
+}
+
+impl App {
+    fn service(&self, agent: &str) -> AgentService {
+        let mut agents = self.agents.lock().expect("agents lock");
+        agents
+            .entry(agent.to_owned())
+            .or_insert_with(|| {
+                let gateway = Gateway { deployment: self.deployment.clone(), agent: agent.to_owned() };
+                StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(LocalSessionManager::default()), self.config.clone())
+            })
+            .clone()
+    }
+}
+
+async fn serve_http(deployment: Arc<Deployment>, args: &Args, stop: CancellationToken) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    if !local.ip().is_loopback() {
+        eprintln!("seam: warning: listening on {local}, which is not a loopback address: anyone who can reach it can call these tools");
+    }
+    // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    hosts.push(local.ip().to_string());
+    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    config.cancellation_token = stop.child_token();
+    let app = App { deployment: deployment.clone(), config, agents: Arc::default() };
+    let default_service = app.service(DEFAULT_AGENT);
+    let router = Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/status", get(status))
+        .route("/agents/{name}/mcp", any(agent_mcp))
+        .route_service("/mcp", default_service)
+        .with_state(app);
+    eprintln!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
+    eprintln!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status");
+    axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await.map_err(|e| e.to_string())
+}
+
+async fn readyz(State(app): State<App>) -> Response {
+    match app.deployment.live() {
+        Some(g) if g.ready() => (StatusCode::OK, "ready\n").into_response(),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response(),
+    }
+}
+
+async fn status(State(app): State<App>) -> Response {
+    axum::Json(app.deployment.status()).into_response()
+}
+
+async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, request: Request) -> Response {
+    let known = app.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&name));
+    if !known {
+        return (StatusCode::NOT_FOUND, format!("no agent `{name}`\n")).into_response();
+    }
+    app.service(&name).handle(request).await.into_response()
+}

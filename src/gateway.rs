@@ -1,0 +1,77 @@
+//! The MCP server side: one agent's catalog of a running deployment, served over
+//! rmcp (stdio or Streamable HTTP). Lists and calls always read the live
+//! generation; each session is told `tools/list_changed` when, and only when,
+//! its agent's catalog differs from the one it was last shown.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler};
+use seam_engine::deploy::Deployment;
+use seam_engine::runtime::ToolSpec;
+
+#[derive(Clone)]
+pub struct Gateway {
+    pub deployment: Arc<Deployment>,
+    pub agent: String,
+}
+
+impl Gateway {
+    fn catalog(&self) -> Vec<ToolSpec> {
+        let live = self.deployment.live();
+        live.and_then(|g| g.catalog(&self.agent)).map(|c| c.into_iter().map(|e| e.spec).collect()).unwrap_or_default()
+    }
+}
+
+fn tool(spec: &ToolSpec) -> Option<Tool> {
+    match serde_json::from_value(serde_json::Value::Object((*spec.definition).clone())) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!(tool = %spec.name, "definition is not an MCP tool, not listed: {e}");
+            None
+        }
+    }
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let name = format!("seam ({})", self.agent);
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.catalog().iter().filter_map(tool).collect()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        let output = self.deployment.call(&self.agent, &request.name, arguments, context.ct.clone()).await;
+        let result: CallToolResult = serde_json::from_value(output.to_json())
+            .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changes = self.deployment.subscribe();
+        let this = self.clone();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            let mut shown = this.catalog();
+            while changes.changed().await.is_ok() {
+                let now = this.catalog();
+                if now == shown {
+                    continue;
+                }
+                shown = now;
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,108 @@
+// A stdio MCP server whose misbehaviour is chosen by environment variables,
+// used by seam's tests to exercise failure paths. See the FLAKY_* variables
+// below. Logs go to stderr only; stdout carries the JSON-RPC stream.
+import fs from 'node:fs';
+
+const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
+const { Server } = await import(new URL('server/index.js', sdk));
+const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
+const { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = await import(new URL('types.js', sdk));
+
+const env = process.env;
+const log = (...a) => console.error('[flaky]', ...a);
+
+// Side effects at start, before anything can fail.
+if (env.FLAKY_PID_FILE) fs.appendFileSync(env.FLAKY_PID_FILE, `${process.pid}\n`);
+if (env.FLAKY_ENV_DUMP) fs.writeFileSync(env.FLAKY_ENV_DUMP, JSON.stringify(process.env));
+if (env.FLAKY_CRASH_AFTER_MS) {
+  setTimeout(() => { log('crashing (FLAKY_CRASH_AFTER_MS)'); process.exit(1); }, Number(env.FLAKY_CRASH_AFTER_MS));
+}
+
+// Raw names, deliberately not validated (dots, spaces, very long names all allowed).
+let names = (env.FLAKY_TOOLS ?? 'ping').split(',').filter((n) => n !== '');
+
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const text = (t) => ({ content: [{ type: 'text', text: t }] });
+const obj = (properties, required) => ({ type: 'object', properties, ...(required ? { required } : {}) });
+
+const CONTROL = [
+  { name: 'set_tools', description: 'Replace the FLAKY_TOOLS list and notify', inputSchema: obj({ names: { type: 'array', items: { type: 'string' } } }, ['names']) },
+  { name: 'crash', description: 'Exit(1) without answering', inputSchema: obj({}) },
+  { name: 'hang', description: 'Never answer', inputSchema: obj({}) },
+  { name: 'sleep', description: 'Answer after ms', inputSchema: obj({ ms: { type: 'number' } }) },
+  { name: 'pid', description: 'Answer the process id', inputSchema: obj({}) },
+  { name: 'image', description: 'Answer a text and an image block', inputSchema: obj({}) },
+  {
+    name: 'structured', description: 'Answer structured content', inputSchema: obj({}),
+    outputSchema: obj({ n: { type: 'number' } }, ['n']),
+  },
+  { name: 'fail', description: 'Answer a tool error (isError)', inputSchema: obj({}) },
+];
+
+function allTools() {
+  const list = env.FLAKY_DUPLICATE === '1' && names.length > 0 ? [names[0], ...names] : names;
+  const flaky = list.map((name) => ({
+    name, description: `Echo tool ${name}`, inputSchema: obj({ message: { type: 'string' } }),
+  }));
+  return [...flaky, ...CONTROL];
+}
+
+if (env.FLAKY_HANG_STARTUP === '1') {
+  // Never connect the transport, so initialize is never answered; stay alive.
+  log('hanging at startup');
+  setInterval(() => {}, 1 << 30);
+} else {
+  const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
+
+  server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+    if (env.FLAKY_LIST_FAIL_FILE && fs.existsSync(env.FLAKY_LIST_FAIL_FILE)) {
+      throw new McpError(ErrorCode.InternalError, 'tools/list failing (FLAKY_LIST_FAIL_FILE exists)');
+    }
+    const tools = allTools();
+    const size = Number(env.FLAKY_PAGE_SIZE) || 0;
+    if (env.FLAKY_REPEAT_CURSOR === '1') {
+      // Broken pagination: the same first page and the same cursor, forever.
+      return { tools: size > 0 ? tools.slice(0, size) : tools, nextCursor: 'again' };
+    }
+    if (size <= 0) return { tools };
+    // The cursor is the decimal offset of the next page.
+    const cursor = req.params?.cursor;
+    const offset = cursor === undefined ? 0 : Number(cursor);
+    if (!Number.isInteger(offset) || offset < 0) throw new McpError(ErrorCode.InvalidParams, `bad cursor: ${cursor}`);
+    const end = offset + size;
+    return { tools: tools.slice(offset, end), ...(end < tools.length ? { nextCursor: String(end) } : {}) };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const { name, arguments: args = {} } = req.params;
+    switch (name) {
+      case 'set_tools':
+        names = (args.names ?? []).map(String);
+        await server.sendToolListChanged(); // sent before the answer, in stream order
+        return text('ok');
+      case 'crash':
+        log('crashing (crash tool)');
+        process.exit(1);
+      case 'hang':
+        return new Promise(() => {});
+      case 'sleep':
+        await new Promise((r) => setTimeout(r, Number(args.ms) || 0));
+        return text('slept');
+      case 'pid':
+        return text(String(process.pid));
+      case 'image':
+        return { content: [{ type: 'text', text: 'an image' }, { type: 'image', data: PNG_1X1, mimeType: 'image/png' }] };
+      case 'structured':
+        return { content: [{ type: 'text', text: '{"n":42}' }], structuredContent: { n: 42 } };
+      case 'fail':
+        return { content: [{ type: 'text', text: 'it failed' }], isError: true };
+    }
+    if (names.includes(name)) return text(`${name}: ${args.message ?? ''}`);
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  });
+
+  // Exit when the client goes away (a pending `hang`/`sleep` must not keep us alive).
+  process.stdin.on('end', () => process.exit(0));
+  await server.connect(new StdioServerTransport());
+  log(`ready, tools: ${JSON.stringify(names)}`);
+}

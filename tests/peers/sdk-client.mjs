@@ -1,0 +1,131 @@
+// Line-protocol driver around the official MCP SDK client, used by seam's
+// tests to talk to seam (or any server) as a real SDK client would.
+//   node sdk-client.mjs stdio CMD [ARGS...]
+//   node sdk-client.mjs http URL        (env SEAM_TOKEN -> Authorization: Bearer)
+// Prints one `connected` line, then answers each JSON command read from stdin
+// with exactly one JSON line on stdout, strictly in order. Diagnostics go to stderr.
+import readline from 'node:readline';
+
+const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
+const { Client } = await import(new URL('client/index.js', sdk));
+const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
+const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
+const { ToolListChangedNotificationSchema } = await import(new URL('types.js', sdk));
+
+const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
+const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
+
+const [mode, target, ...rest] = process.argv.slice(2);
+let transport;
+if (mode === 'stdio' && target) {
+  transport = new StdioClientTransport({ command: target, args: rest, env: process.env, stderr: 'inherit' });
+} else if (mode === 'http' && target) {
+  const headers = process.env.SEAM_TOKEN ? { Authorization: `Bearer ${process.env.SEAM_TOKEN}` } : {};
+  transport = new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers } });
+} else {
+  console.error('usage: sdk-client.mjs stdio CMD [ARGS...] | http URL');
+  process.exit(2);
+}
+
+const client = new Client({ name: 'seam-test-sdk-client', version: '0.1.0' });
+
+// list_changed bookkeeping: `received` counts notifications, `consumed` counts
+// those already handed out by wait_list_changed; `wake` is the pending waiter.
+let received = 0;
+let consumed = 0;
+let wake = null;
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  received += 1;
+  wake?.();
+});
+let closing = false; // errors raised while closing (aborted streams) are expected noise
+client.onerror = (e) => { if (!closing) console.error('[sdk-client] transport error:', e?.message ?? e); };
+
+function waitListChanged(timeoutMs) {
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      clearTimeout(timer);
+      wake = null;
+      if (ok) consumed += 1;
+      resolve(ok ? { ok: true, count: received } : { ok: false, error: 'timeout' });
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    wake = () => { if (received > consumed) done(true); };
+    wake();
+  });
+}
+
+async function listAll() {
+  const tools = [];
+  const seen = new Set();
+  let cursor;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+    // Guard against a peer that repeats cursors, which would otherwise loop forever.
+    if (cursor !== undefined && seen.has(cursor)) throw new Error(`repeated cursor: ${cursor}`);
+    seen.add(cursor);
+  } while (cursor !== undefined);
+  return tools;
+}
+
+async function closeClient() {
+  closing = true;
+  try { await client.close(); } catch (e) { console.error('[sdk-client] close error:', e?.message ?? e); }
+}
+
+async function handle(cmd) {
+  switch (cmd.op) {
+    case 'list':
+      return { ok: true, tools: await listAll() };
+    case 'call': {
+      const opts = cmd.timeout_ms !== undefined ? { timeout: cmd.timeout_ms } : undefined;
+      return { ok: true, result: await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts) };
+    }
+    case 'wait_list_changed':
+      return waitListChanged(cmd.timeout_ms ?? 5000);
+    case 'count_list_changed':
+      return { ok: true, count: received };
+    default:
+      return { ok: false, error: `unknown op: ${cmd.op}`, code: null };
+  }
+}
+
+try {
+  await client.connect(transport);
+} catch (e) {
+  const { error, code } = errorLine(e);
+  await out({ ok: false, event: 'connected', error, code });
+  await closeClient();
+  process.exit(1);
+}
+await out({ ok: true, event: 'connected', server: client.getServerVersion() ?? null });
+
+// The async iterator buffers lines, so commands are handled one at a time, in order.
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of rl) {
+  if (line.trim() === '') continue;
+  let cmd;
+  try {
+    cmd = JSON.parse(line);
+  } catch (e) {
+    await out({ ok: false, error: `bad command: ${e.message}`, code: null });
+    continue;
+  }
+  if (cmd?.op === 'close') {
+    await closeClient();
+    await out({ ok: true });
+    process.exit(0);
+  }
+  let reply;
+  try {
+    reply = await handle(cmd);
+  } catch (e) {
+    reply = errorLine(e);
+  }
+  await out(reply);
+}
+// stdin EOF
+await closeClient();
+process.exit(0);
