@@ -122,13 +122,13 @@ mod tests {
         let seam_env = |name: &str| match name {
             "PATH" => Some("/bin".to_owned()),
             "HOME" => Some("/home/u".to_owned()),
-            "Z_TOKEN" => Some("x".to_owned()),
+            "zz_token" => Some("x".to_owned()),
             _ => None,
         };
         let s = spawn("server", &[("HOME", "/override")]);
-        let env = service.environment(&s, &[EnvName("Z_TOKEN".into()), EnvName("UNSET".into())], seam_env);
-        assert_eq!(env, vec![("HOME".into(), "/override".into()), ("PATH".into(), "/bin".into()), ("Z_TOKEN".into(), "x".into())]);
-        assert_eq!(service.environment(&s, &[], seam_env).iter().filter(|(k, _)| k == "Z_TOKEN").count(), 0);
+        let env = service.environment(&s, &[EnvName("zz_token".into()), EnvName("UNSET".into())], seam_env);
+        assert_eq!(env, vec![("HOME".into(), "/override".into()), ("PATH".into(), "/bin".into()), ("zz_token".into(), "x".into())]);
+        assert_eq!(service.environment(&s, &[], seam_env).iter().filter(|(k, _)| k == "zz_token").count(), 0);
         assert_eq!(service.argv(&s), ["bwrap", "--", "server", "--flag"]);
     }
 }
