@@ -295,7 +295,7 @@ impl Deployment {
                 return rejected(vec![json!({
                     "severity": "error", "code": "COMPOSITION_UNREADABLE", "message": e.to_string(),
                     "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
-                    "rendered": format!("{e}\n"),
+                    "rendered": format!("{}: error[COMPOSITION_UNREADABLE]: {}\n", self.path.display(), e.error),
                 })]);
             }
         };

@@ -203,11 +203,12 @@ impl Mount {
                 let peer = service.peer().clone();
                 let mut cancel = Some(service.cancellation_token());
                 let mut serving = std::pin::pin!(service.waiting());
+                let mut ended = false;
                 if up_since.is_some() {
                     loop {
                         tokio::select! {
                             _ = self.stop.cancelled() => break,
-                            _ = &mut serving => break,
+                            _ = &mut serving => { ended = true; break }
                             Some(()) = resync_rx.recv() => {
                                 if let Err(e) = self.sync(&peer).await {
                                     tracing::warn!(mount = %self.id, "re-sync failed, keeping the previous tools: {e}");
@@ -220,7 +221,9 @@ impl Mount {
                 if let Some(cancel) = cancel.take() {
                     cancel.cancel();
                 }
-                let _ = tokio::time::timeout(EXIT_GRACE, &mut serving).await;
+                if !ended {
+                    let _ = tokio::time::timeout(EXIT_GRACE, &mut serving).await;
+                }
                 proven = self.reap(child, &stderr).await;
             }
             if self.stop.is_cancelled() {
@@ -249,9 +252,11 @@ impl Mount {
                 self.status.set(self.outage_state(), Some("connection closed; reconnecting".to_owned()));
                 self.cx.changes.notify();
             }
+            let delay = self.delay(failures);
+            tracing::info!(mount = %self.id, "reconnecting in {delay:?} (attempt {failures} of {})", r.max_attempts);
             tokio::select! {
                 _ = self.stop.cancelled() => return,
-                _ = tokio::time::sleep(self.delay(failures)) => {}
+                _ = tokio::time::sleep(delay) => {}
             }
         }
     }
@@ -504,5 +509,39 @@ impl Running for Handle {
             }
         }
         facts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_names_up_to_64_characters_are_kept_as_written() {
+        assert_eq!(tool_name("everything", "get-tiny-image"), "mcp__everything__get-tiny-image");
+        let at_limit = "x".repeat(MAX_TOOL_NAME - "mcp__s__".len());
+        assert_eq!(tool_name("s", &at_limit).len(), MAX_TOOL_NAME);
+        assert_eq!(tool_name("s", &at_limit), format!("mcp__s__{at_limit}"));
+    }
+
+    #[test]
+    fn a_long_or_unclean_name_is_cut_to_51_characters_and_a_hash_of_the_identity() {
+        let one_over = "x".repeat(MAX_TOOL_NAME - "mcp__s__".len() + 1);
+        let name = tool_name("s", &one_over);
+        assert_eq!(name.len(), MAX_TOOL_NAME);
+        assert_eq!(name[..52], format!("{}_", &format!("mcp__s__{one_over}")[..51]));
+        assert!(name[52..].chars().all(|c| c.is_ascii_hexdigit()));
+        let dotted = tool_name("fs", "read.file");
+        assert!(dotted.starts_with("mcp__fs__read_file_") && dotted.len() == "mcp__fs__read_file_".len() + 12, "{dotted}");
+        assert!(dotted.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    }
+
+    #[test]
+    fn names_that_clean_up_the_same_stay_apart_and_do_not_depend_on_order() {
+        let (a, b) = (tool_name("fs", "read.file"), tool_name("fs", "read file"));
+        assert_ne!(a, b);
+        assert_eq!(a, tool_name("fs", "read.file"), "deterministic");
+        // The hash covers the server too: the same raw name on two servers differs beyond the prefix.
+        assert_ne!(tool_name("a", "x.y")[9..], tool_name("b", "x.y")[9..]);
     }
 }

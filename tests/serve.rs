@@ -1,0 +1,361 @@
+//! `seam serve` and `seam call` end to end, against real peers: the official MCP
+//! SDK client drives seam; seam mounts the MCP reference server and our own
+//! controllable server (`tests/peers/flaky-mcp-server.mjs`).
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::*;
+
+/// Writes `seam: 1`, the mounts, then `extra` YAML.
+fn compose(path: &Path, mounts: &[String], extra: &str) {
+    std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", mounts.concat())).unwrap();
+}
+
+fn everything_mount(id: &str, extra: &str) -> String {
+    format!("  {id}:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n{extra}", json!(peer_bin("mcp-server-everything")))
+}
+
+fn seam_call(file: &Path, tool: &str, args: Value, env: &[(&str, &str)]) -> (i32, Value, String) {
+    let out = Command::new(seam_bin())
+        .args(["call", &file.display().to_string(), tool, "--args", &args.to_string()])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let result = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), result, stderr)
+}
+
+#[test]
+fn the_sdk_client_lists_and_calls_server_everything_through_seam_over_stdio() {
+    let dir = scratch("stdio-everything");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "    tools: { deny: [\"toggle-*\"] }\n")], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    let names = client.tool_names();
+    assert!(names.contains(&"mcp__everything__echo".to_owned()), "{names:?}");
+    assert!(names.contains(&"mcp__everything__get-tiny-image".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("toggle")), "the deny filter applies before the catalog: {names:?}");
+    assert_eq!(client.call_text("mcp__everything__echo", json!({ "message": "hi" })), "Echo: hi");
+
+    // Image blocks are forwarded intact, not replaced by placeholders.
+    let image = client.call("mcp__everything__get-tiny-image", json!({}));
+    let blocks = image["content"].as_array().unwrap();
+    let png = blocks.iter().find(|b| b["type"] == "image").unwrap_or_else(|| panic!("no image block: {image}"));
+    assert_eq!(png["mimeType"], "image/png");
+    assert!(png["data"].as_str().unwrap().len() > 20);
+
+    // structuredContent is preserved (and checked against the advertised output schema).
+    let structured = client.call("mcp__everything__get-structured-content", json!({ "location": "New York" }));
+    assert_ne!(structured["isError"], true, "{structured}");
+    assert!(structured["structuredContent"].is_object(), "{structured}");
+    client.close();
+}
+
+#[test]
+fn results_errors_budgets_and_truncation_follow_the_composition() {
+    let dir = scratch("results");
+    let file = dir.join("c.yaml");
+    let tools =
+        "tools:\n  \"mcp__a__sleep\": { timeout: 300ms }\n  \"mcp__a__ping\": { max_output_chars: 10 }\n  \"mcp__a__hang\": false\n";
+    compose(&file, &[flaky_mount("a", &[], "")], tools);
+    let mut client = SdkClient::stdio(&file, &[]);
+    let names = client.tool_names();
+    assert!(!names.contains(&"mcp__a__hang".to_owned()), "`false` hides a tool: {names:?}");
+
+    let timed_out = client.call("mcp__a__sleep", json!({ "ms": 5000 }));
+    assert_eq!(timed_out["isError"], true);
+    assert!(timed_out["content"][0]["text"].as_str().unwrap().starts_with("TOOL_TIMEOUT: "), "{timed_out}");
+
+    // `ping: ` + 4 characters is exactly 10: not cut; one more is.
+    assert_eq!(client.call("mcp__a__ping", json!({ "message": "abcd" }))["content"].as_array().unwrap().len(), 1);
+    let cut = client.call("mcp__a__ping", json!({ "message": "abcde" }));
+    assert_eq!(cut["content"][0]["text"], "ping: abcd");
+    assert!(cut["content"][1]["text"].as_str().unwrap().contains("truncated, 1 more characters"), "{cut}");
+
+    let failed = client.call("mcp__a__fail", json!({}));
+    assert_eq!(failed["isError"], true, "isError passes through: {failed}");
+    assert_eq!(failed["content"][0]["text"], "it failed");
+
+    let structured = client.call("mcp__a__structured", json!({}));
+    assert_eq!(structured["structuredContent"], json!({ "n": 42 }));
+
+    let unknown = client.call("mcp__a__nope", json!({}));
+    assert!(unknown["content"][0]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{unknown}");
+    client.close();
+}
+
+#[test]
+fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_catalog() {
+    let dir = scratch("reload");
+    let file = dir.join("c.yaml");
+    let pid_file = |id: &str| dir.join(format!("{id}.pids")).display().to_string();
+    let mount = |id: &str, tools: &str| flaky_mount(id, &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file(id))], "");
+    let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, fail] }\n";
+    let with_filter = |m: String| format!("{m}{allow}");
+    compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta"))], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    assert_eq!(client.tool_names(), ["mcp__a__alpha", "mcp__a__pid", "mcp__b__beta", "mcp__b__pid"]);
+    let a_pid = client.call_text("mcp__a__pid", json!({}));
+    let b_pid: u32 = client.call_text("mcp__b__pid", json!({})).parse().unwrap();
+
+    // Add a server.
+    compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta")), with_filter(mount("c", "gamma"))], "");
+    client.wait_list_changed();
+    assert!(client.tool_names().contains(&"mcp__c__gamma".to_owned()));
+    let c_pid: u32 = client.call_text("mcp__c__pid", json!({})).parse().unwrap();
+
+    // Change one server's config: only it restarts.
+    compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta2")), with_filter(mount("c", "gamma"))], "");
+    client.wait_list_changed();
+    let names = client.tool_names();
+    assert!(names.contains(&"mcp__b__beta2".to_owned()) && !names.contains(&"mcp__b__beta".to_owned()), "{names:?}");
+    assert_eq!(client.call_text("mcp__a__pid", json!({})), a_pid, "a kept mount is the same process");
+    assert_eq!(client.call_text("mcp__c__pid", json!({})), c_pid.to_string());
+    wait_dead(&[b_pid]);
+
+    // Remove one: its process ends and its tools leave.
+    compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta2"))], "");
+    client.wait_list_changed();
+    assert!(!client.tool_names().iter().any(|n| n.starts_with("mcp__c__")));
+    wait_dead(&[c_pid]);
+
+    // An invalid edit is rejected; the live catalog keeps serving.
+    let before = client.tool_names();
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("kind: mcp.stdio", "kind: mcp.stdoi")).unwrap();
+    let rejected = client.stderr.wait_for("reload rejected");
+    assert!(!rejected.is_empty());
+    client.stderr.wait_for("MOUNT_UNKNOWN_KIND");
+    assert_eq!(client.tool_names(), before);
+    assert_eq!(client.call_text("mcp__a__alpha", json!({ "message": "still" })), "alpha: still");
+
+    let all: Vec<u32> = ["a", "b", "c"].iter().flat_map(|id| pids(Path::new(&pid_file(id)))).collect();
+    client.close();
+    wait_dead(&all);
+}
+
+#[test]
+fn http_serves_the_sdk_client_status_readiness_and_keeps_serving_after_a_rejected_reload() {
+    let dir = scratch("http");
+    let file = dir.join("c.yaml");
+    let pid_file = dir.join("a.pids");
+    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string())], "    required: true\n");
+    compose(&file, std::slice::from_ref(&a), "agents:\n  reviewer:\n    tools: { \"mcp__a__crash\": false }\n");
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    assert_eq!(seam.get("/healthz").0, 200);
+    assert_eq!(seam.get("/readyz").0, 200);
+    let status = seam.status();
+    assert_eq!(status["generation"], 1);
+    assert_eq!(status["mounts"]["a"]["state"], "ready");
+    assert_eq!(status["mounts"]["a"]["kind"], "mcp.stdio");
+    assert_eq!(status["last_reload"]["outcome"], "applied");
+
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(client.tool_names().contains(&"mcp__a__crash".to_owned()));
+    assert_eq!(client.call_text("mcp__a__ping", json!({ "message": "http" })), "ping: http");
+    let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));
+    assert!(!reviewer.tool_names().contains(&"mcp__a__crash".to_owned()), "each agent gets its own catalog");
+    assert_eq!(seam.get("/agents/nobody/mcp").0, 404);
+
+    // A schema error: rejected, with its diagnostics in /status; the old catalog stays.
+    compose(&file, &[format!("{a}    startup_timout: 5s\n")], "");
+    let mut seam = seam;
+    seam.stderr.wait_for("reload rejected");
+    let status = seam.status();
+    assert_eq!(status["generation"], 1);
+    assert_eq!(status["last_reload"]["outcome"], "rejected");
+    let d = &status["last_reload"]["diagnostics"][0];
+    assert_eq!(d["code"], "SCHEMA_UNKNOWN_KEY", "{d}");
+    assert_eq!(d["pointer"], "/mounts/a/startup_timout");
+    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(10), Some(5)), "{d}");
+    assert_eq!(client.call_text("mcp__a__ping", json!({ "message": "after" })), "ping: after");
+
+    client.close();
+    reviewer.close();
+    let exit = seam.terminate();
+    assert!(exit.success(), "{exit:?}");
+    wait_dead(&pids(&pid_file));
+}
+
+#[test]
+fn a_crash_loop_spends_the_reconnect_budget_then_unregisters_the_tools() {
+    let dir = scratch("crash-loop");
+    let file = dir.join("c.yaml");
+    let pid_file = dir.join("a.pids");
+    let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 2s, max_attempts: 2 }\n";
+    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "400")], reconnect);
+    compose(&file, &[a], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()));
+    // Each crash keeps the tools listed while reconnecting; the third one spends the budget.
+    client.stderr.wait_for("gave up after 2 reconnect attempts");
+    while !client.tool_names().is_empty() {
+        client.wait_list_changed();
+    }
+    let pids = pids(&pid_file);
+    assert_eq!(pids.len(), 3, "one start and two reconnects: {pids:?}");
+    wait_dead(&pids);
+    let call = client.call("mcp__a__ping", json!({}));
+    assert!(call["content"][0]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{call}");
+    client.close();
+}
+
+#[test]
+fn a_connection_that_stays_up_for_max_delay_resets_the_budget() {
+    let dir = scratch("stable");
+    let file = dir.join("c.yaml");
+    let pid_file = dir.join("a.pids");
+    // Up 300ms each time, ≥ max_delay 100ms: every crash is a first failure, so one attempt is always enough.
+    let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 100ms, max_attempts: 1 }\n";
+    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "300")], reconnect);
+    compose(&file, &[a], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    for _ in 0..4 {
+        client.stderr.wait_for("reconnecting");
+    }
+    assert!(pids(&pid_file).len() >= 4);
+    assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()), "never gave up");
+    assert!(!client.stderr.seen.iter().any(|l| l.contains("gave up")));
+    client.close();
+}
+
+#[test]
+fn a_required_server_that_hangs_at_startup_rejects_the_start() {
+    let dir = scratch("hang");
+    let file = dir.join("c.yaml");
+    let a = flaky_mount("a", &[("FLAKY_HANG_STARTUP", "1")], "    required: true\n    startup_timeout: 300ms\n");
+    compose(&file, &[a], "");
+    let (code, _, stderr) = seam_call(&file, "mcp__a__ping", json!({}), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("error[MOUNT_START_FAILED]: required mount `a` did not start: no answer within startup_timeout 300ms"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("c.yaml:4:11:"), "located at the mount's kind: {stderr}");
+
+    // Not required: it activates as failed, and its tools are simply not there.
+    compose(&file, &[flaky_mount("a", &[("FLAKY_HANG_STARTUP", "1")], "    startup_timeout: 300ms\n")], "");
+    let (code, result, stderr) = seam_call(&file, "mcp__a__ping", json!({}), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(result["content"][0]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{result}");
+}
+
+#[test]
+fn discovery_follows_pages_and_keeps_nothing_from_a_repeated_cursor_or_a_duplicate_name() {
+    let dir = scratch("pages");
+    let file = dir.join("c.yaml");
+    // `fail` is the last tool the server lists: reaching it needs every page.
+    compose(&file, &[flaky_mount("a", &[("FLAKY_PAGE_SIZE", "2")], "")], "");
+    let (code, result, stderr) = seam_call(&file, "mcp__a__fail", json!({}), &[]);
+    assert_eq!((code, result["content"][0]["text"].as_str()), (1, Some("it failed")), "{stderr}");
+
+    for (env, why) in [("FLAKY_REPEAT_CURSOR", "repeated cursor"), ("FLAKY_DUPLICATE", "listed tool `ping` twice")] {
+        compose(&file, &[flaky_mount("a", &[(env, "1"), ("FLAKY_PAGE_SIZE", "2")], "    required: true\n")], "");
+        let (code, _, stderr) = seam_call(&file, "mcp__a__ping", json!({}), &[]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(why), "{env}: {stderr}");
+    }
+}
+
+#[test]
+fn a_stdio_server_gets_only_the_allowlisted_environment_and_its_own_env() {
+    let dir = scratch("env");
+    let file = dir.join("c.yaml");
+    let extra = "    env: { FROM_MOUNT: mount-value }\n    env_passthrough: [SEAM_TEST_PASSED]\n";
+    compose(&file, &[everything_mount("ev", extra)], "");
+    let env = [("SEAM_TEST_PASSED", "passed"), ("SEAM_TEST_SECRET", "must-not-leak")];
+    let (code, result, stderr) = seam_call(&file, "mcp__ev__get-env", json!({}), &env);
+    assert_eq!(code, 0, "{stderr}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let child_env: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("get-env is JSON: {text}"));
+    assert_eq!(child_env["SEAM_TEST_PASSED"], "passed");
+    assert_eq!(child_env["FROM_MOUNT"], "mount-value");
+    assert!(child_env.get("SEAM_TEST_SECRET").is_none(), "{child_env}");
+    assert!(child_env.get("PATH").is_some(), "PATH is in the default allowlist");
+}
+
+/// Writes `text` to `path` the way an editor's atomic save does: a temp file renamed over it.
+fn atomic_write(path: &Path, text: &str) {
+    let tmp = path.with_extension("yaml.tmp~");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn every_way_a_file_changes_is_an_ordinary_reload() {
+    let dir = scratch("watch");
+    let file = dir.join("c.yaml");
+    let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
+    std::fs::write(&file, text("one")).unwrap();
+    let mut client = SdkClient::stdio(&file, &["--debounce", "50ms"]);
+    let has = |client: &mut SdkClient, tool: &str| client.tool_names().contains(&format!("mcp__a__{tool}"));
+    assert!(has(&mut client, "one"));
+
+    atomic_write(&file, &text("two"));
+    client.wait_list_changed();
+    assert!(has(&mut client, "two"), "atomic save");
+
+    std::fs::remove_file(&file).unwrap();
+    client.stderr.wait_for("COMPOSITION_UNREADABLE");
+    assert!(has(&mut client, "two"), "a deleted file keeps the live generation");
+    std::fs::write(&file, text("three")).unwrap();
+    client.wait_list_changed();
+    assert!(has(&mut client, "three"), "recreated");
+
+    // Half a file: rejected; the completed write is applied.
+    let full = text("four");
+    std::fs::write(&file, &full[..full.len() / 2]).unwrap();
+    client.stderr.wait_for("reload rejected");
+    assert!(has(&mut client, "three"));
+    std::fs::write(&file, &full).unwrap();
+    client.wait_list_changed();
+    assert!(has(&mut client, "four"), "completed write");
+    client.close();
+}
+
+/// The layout the kubelet gives a mounted ConfigMap: `c.yaml -> ..data/c.yaml`,
+/// `..data -> ..<timestamp>`; an update writes a new timestamped folder and swaps
+/// `..data` to it by renaming a new symlink over the old one.
+#[test]
+fn a_configmap_update_is_an_ordinary_reload() {
+    let dir = scratch("configmap");
+    let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
+    let version = |name: &str, tools: &str| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(dir.join(name).join("c.yaml"), text(tools)).unwrap();
+    };
+    version("..2026_12_02_10_00_00.1", "first");
+    std::os::unix::fs::symlink("..2026_12_02_10_00_00.1", dir.join("..data")).unwrap();
+    std::os::unix::fs::symlink("..data/c.yaml", dir.join("c.yaml")).unwrap();
+    let mut client = SdkClient::stdio(&dir.join("c.yaml"), &["--debounce", "50ms"]);
+    assert!(client.tool_names().contains(&"mcp__a__first".to_owned()));
+
+    version("..2026_12_02_10_05_00.2", "second");
+    std::os::unix::fs::symlink("..2026_12_02_10_05_00.2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    std::fs::remove_dir_all(dir.join("..2026_12_02_10_00_00.1")).unwrap();
+    client.wait_list_changed();
+    assert!(client.tool_names().contains(&"mcp__a__second".to_owned()));
+    client.close();
+}
+
+#[test]
+fn sighup_reloads_when_watching_is_off() {
+    let dir = scratch("sighup");
+    let file = dir.join("c.yaml");
+    let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
+    std::fs::write(&file, text("before")).unwrap();
+    let mut seam = HttpSeam::start(&file, &["--no-watch"]);
+    std::fs::write(&file, text("after")).unwrap();
+    signal(seam.child.id(), "HUP");
+    seam.stderr.wait_for("reload applied");
+    assert_eq!(seam.status()["generation"], 2);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(client.tool_names().contains(&"mcp__a__after".to_owned()));
+    client.close();
+    assert!(seam.terminate().success());
+}

@@ -1,0 +1,280 @@
+//! Shared pieces of the end-to-end tests that run `seam serve` against real peers:
+//! the official MCP SDK client (through `tests/peers/sdk-client.mjs`), the MCP
+//! reference servers and our own controllable server, all installed by
+//! `scripts/install-peers` under `.cache/peers`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// An upper bound for things that normally take milliseconds; reaching it means a hang, not slowness.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn seam_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_seam")
+}
+
+pub fn peer_bin(name: &str) -> String {
+    let path = root().join(".cache/peers/node_modules/.bin").join(name);
+    assert!(path.exists(), "{} is missing: run scripts/install-peers", path.display());
+    path.display().to_string()
+}
+
+pub fn flaky_server() -> String {
+    root().join("tests/peers/flaky-mcp-server.mjs").display().to_string()
+}
+
+/// A fresh folder for one test's files.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The YAML of an `mcp.stdio` mount running our flaky server with `env`.
+pub fn flaky_mount(id: &str, env: &[(&str, &str)], extra: &str) -> String {
+    let env: String = env.iter().map(|(k, v)| format!("      {k}: {}\n", json!(v))).collect();
+    let env = if env.is_empty() { String::new() } else { format!("    env:\n{env}") };
+    format!("  {id}:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n{env}{extra}", json!(flaky_server()))
+}
+
+/// Lines of a child's pipe, read on a thread so waits can be bounded.
+pub struct Lines {
+    rx: Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl Lines {
+    pub fn spawn(pipe: impl std::io::Read + Send + 'static, echo: &'static str) -> Lines {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                if !echo.is_empty() {
+                    eprintln!("[{echo}] {line}");
+                }
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines { rx, seen: Vec::new() }
+    }
+
+    pub fn next(&mut self, within: Duration) -> Option<String> {
+        match self.rx.recv_timeout(within) {
+            Ok(line) => {
+                self.seen.push(line.clone());
+                Some(line)
+            }
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for a line containing `needle` (lines already seen count).
+    pub fn wait_for(&mut self, needle: &str) -> String {
+        if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
+            let line = line.clone();
+            self.seen.retain(|l| *l != line);
+            return line;
+        }
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("no line containing {needle:?}; saw:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+}
+
+/// The official SDK client, connected to `seam serve` (stdio) or to a URL (http).
+pub struct SdkClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines,
+    /// The client's stderr, which over stdio carries seam's own stderr too.
+    pub stderr: Lines,
+}
+
+impl SdkClient {
+    fn start(mut command: Command) -> SdkClient {
+        let mut child =
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("node runs the SDK client");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = Lines::spawn(child.stdout.take().unwrap(), "");
+        let stderr = Lines::spawn(child.stderr.take().unwrap(), "seam");
+        let mut client = SdkClient { child, stdin, stdout, stderr };
+        let connected = client.read();
+        assert_eq!(connected["ok"], true, "the SDK client did not connect: {connected}");
+        client
+    }
+
+    /// `seam serve FILE ARGS…` over stdio, spawned by the SDK's stdio transport.
+    pub fn stdio(file: &Path, args: &[&str]) -> SdkClient {
+        let mut command = Command::new("node");
+        command.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(seam_bin()).arg("serve").arg(file).args(args);
+        command.env("RUST_LOG", "info,rmcp=warn");
+        SdkClient::start(command)
+    }
+
+    pub fn http(url: &str) -> SdkClient {
+        let mut command = Command::new("node");
+        command.arg(root().join("tests/peers/sdk-client.mjs")).arg("http").arg(url);
+        SdkClient::start(command)
+    }
+
+    fn read(&mut self) -> Value {
+        let line =
+            self.stdout.next(PATIENCE).unwrap_or_else(|| panic!("the SDK client went quiet; stderr:\n{}", self.stderr.seen.join("\n")));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    pub fn send(&mut self, command: Value) -> Value {
+        writeln!(self.stdin, "{command}").unwrap();
+        self.stdin.flush().unwrap();
+        self.read()
+    }
+
+    /// Tool names the client is served, sorted.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let answer = self.send(json!({ "op": "list" }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        let mut names: Vec<String> = answer["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+        names.sort();
+        names
+    }
+
+    pub fn call(&mut self, name: &str, args: Value) -> Value {
+        let answer = self.send(json!({ "op": "call", "name": name, "args": args }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        answer["result"].clone()
+    }
+
+    /// The text of the first content block of a call's result.
+    pub fn call_text(&mut self, name: &str, args: Value) -> String {
+        self.call(name, args)["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    }
+
+    pub fn wait_list_changed(&mut self) {
+        let answer = self.send(json!({ "op": "wait_list_changed", "timeout_ms": PATIENCE.as_millis() as u64 }));
+        assert_eq!(answer["ok"], true, "no tools/list_changed arrived: {answer}");
+    }
+
+    pub fn list_changed_count(&mut self) -> u64 {
+        self.send(json!({ "op": "count_list_changed" }))["count"].as_u64().unwrap()
+    }
+
+    /// Closes the client, which closes seam's stdin over stdio; waits for both to end.
+    pub fn close(mut self) {
+        let _ = self.send(json!({ "op": "close" }));
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for SdkClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `seam serve --transport http` on a free loopback port.
+pub struct HttpSeam {
+    pub child: Child,
+    pub base: String,
+    pub stderr: Lines,
+}
+
+impl HttpSeam {
+    pub fn start(file: &Path, args: &[&str]) -> HttpSeam {
+        let mut child = Command::new(seam_bin())
+            .arg("serve")
+            .arg(file)
+            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "info,rmcp=warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("seam runs");
+        let mut stderr = Lines::spawn(child.stderr.take().unwrap(), "seam-http");
+        let line = stderr.wait_for("serving agent `default` at ");
+        let url = line.split(" at ").nth(1).unwrap().trim().to_owned();
+        let base = url.trim_end_matches("/mcp").to_owned();
+        HttpSeam { child, base, stderr }
+    }
+
+    pub fn get(&self, path: &str) -> (u16, String) {
+        http_get(&format!("{}{path}", self.base))
+    }
+
+    pub fn status(&self) -> Value {
+        let (code, body) = self.get("/status");
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        signal(self.child.id(), "TERM");
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for HttpSeam {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().unwrap();
+    assert!(status.success());
+}
+
+pub fn http_get(url: &str) -> (u16, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let response = client.get(url).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    })
+}
+
+/// Whether a process with this pid exists (and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or_default().trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Pids written (one per line) by our flaky server into its `FLAKY_PID_FILE`.
+pub fn pids(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// Waits until no pid in the list is alive, bounded by `PATIENCE`.
+pub fn wait_dead(pids: &[u32]) {
+    let deadline = Instant::now() + PATIENCE;
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < deadline, "processes still alive: {:?}", pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
