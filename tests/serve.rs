@@ -359,3 +359,119 @@ fn sighup_reloads_when_watching_is_off() {
     client.close();
     assert!(seam.terminate().success());
 }
+
+#[test]
+fn mcp_http_mounts_server_everything_over_streamable_http_and_mcp_stdio_mounts_server_filesystem() {
+    let dir = scratch("http-backend");
+    let port = free_port();
+    let mut backend = Command::new(peer_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut backend_out = Lines::spawn(backend.stderr.take().unwrap(), "");
+    backend_out.wait_for(&format!("listening on port {port}"));
+    std::fs::write(dir.join("hello.txt"), "hello from disk").unwrap();
+    let file = dir.join("c.yaml");
+    let http = format!(
+        "  remote:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{ X-Seam-Test: yes }}\n    required: true\n"
+    );
+    let fs = format!("  fs:\n    kind: mcp.stdio\n    command: {}\n    args: [{}]\n", json!(peer_bin("mcp-server-filesystem")), json!(dir));
+    compose(&file, &[http, fs], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    assert_eq!(client.call_text("mcp__remote__echo", json!({ "message": "over http" })), "Echo: over http");
+    let read = client.call_text("mcp__fs__read_text_file", json!({ "path": dir.join("hello.txt") }));
+    assert_eq!(read, "hello from disk");
+    // A JSON-RPC error from the server is a typed error result.
+    let bad = client.call("mcp__remote__get-sum", json!({ "a": "not a number" }));
+    assert_eq!(bad["isError"], true, "{bad}");
+    client.close();
+    let _ = backend.kill();
+    let _ = backend.wait();
+}
+
+#[test]
+fn calls_on_a_restarted_mount_finish_on_the_old_process_before_it_is_retired() {
+    let dir = scratch("drain");
+    let file = dir.join("c.yaml");
+    let pid_file = dir.join("a.pids");
+    let text = |tools: &str| {
+        format!(
+            "seam: 1\nmounts:\n{}",
+            flaky_mount("a", &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file.display().to_string())], "")
+        )
+    };
+    std::fs::write(&file, text("one")).unwrap();
+    let seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let url = format!("{}/mcp", seam.base);
+    let (mut caller, mut watcher) = (SdkClient::http(&url), SdkClient::http(&url));
+    caller.send_only(json!({ "op": "call", "name": "mcp__a__sleep", "args": { "ms": 1500 } }));
+    wait_until("the call to be in flight", || seam.status()["calls_in_flight"] == 1);
+    let old = pids(&pid_file);
+    std::fs::write(&file, text("two")).unwrap();
+    watcher.wait_list_changed();
+    assert!(watcher.tool_names().contains(&"mcp__a__two".to_owned()));
+    assert!(old.iter().all(|p| alive(*p)), "the old process serves its call until it ends");
+    let answer = caller.answer();
+    assert_eq!(answer["result"]["content"][0]["text"], "slept", "{answer}");
+    wait_dead(&old);
+    caller.close();
+    watcher.close();
+    assert!(seam.terminate().success());
+}
+
+#[test]
+fn outages_and_removed_agents_give_typed_errors_and_a_required_mount_that_fails_rejects_the_reload() {
+    let dir = scratch("outage");
+    let file = dir.join("c.yaml");
+    let reconnect = "    reconnect: { initial_delay: 30s, max_delay: 30s }\n";
+    let agents = "agents:\n  reviewer: {}\n";
+    compose(&file, &[flaky_mount("a", &[], reconnect), flaky_mount("b", &[], "    required: true\n")], agents);
+    let seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));
+
+    // The server dies during a call; while it waits to reconnect, its tools stay listed and calls fail typed.
+    let crashed = client.call_text("mcp__a__crash", json!({}));
+    assert!(crashed.starts_with("MCP_UNAVAILABLE: "), "{crashed}");
+    wait_until("a to be degraded", || seam.status()["mounts"]["a"]["state"] == "degraded");
+    assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()), "the last good tools stay listed");
+    let during = client.call_text("mcp__a__ping", json!({}));
+    assert!(during.starts_with("MCP_UNAVAILABLE: MCP server `a` is unavailable"), "{during}");
+
+    // A required mount that cannot start rejects the reload; everything keeps serving.
+    let mut seam = seam;
+    let broken = flaky_mount("b", &[("FLAKY_HANG_STARTUP", "1")], "    required: true\n    startup_timeout: 200ms\n");
+    compose(&file, &[flaky_mount("a", &[], reconnect), broken], agents);
+    seam.stderr.wait_for("reload rejected");
+    let status = seam.status();
+    assert_eq!(status["last_reload"]["diagnostics"][0]["code"], "MOUNT_START_FAILED", "{status}");
+    assert_eq!(client.call_text("mcp__b__ping", json!({ "message": "kept" })), "ping: kept");
+
+    // An agent removed by a reload: its endpoint is gone, open sessions included.
+    compose(&file, &[flaky_mount("a", &[], reconnect), flaky_mount("b", &[], "    required: true\n")], "");
+    seam.stderr.wait_for("reload applied");
+    let gone = reviewer.send(json!({ "op": "call", "name": "mcp__b__ping", "args": {} }));
+    assert_eq!((gone["ok"].as_bool(), gone["code"].as_u64()), (Some(false), Some(404)), "{gone}");
+    assert!(gone["error"].as_str().unwrap().contains("no agent `reviewer`"), "{gone}");
+    client.close();
+    reviewer.close();
+    assert!(seam.terminate().success());
+}
+
+#[test]
+fn a_stdio_session_whose_agent_a_reload_removes_gets_agent_unknown() {
+    let dir = scratch("agent-removed");
+    let file = dir.join("c.yaml");
+    compose(&file, &[flaky_mount("a", &[], "")], "agents:\n  reviewer: {}\n");
+    let mut client = SdkClient::stdio(&file, &["--agent", "reviewer", "--debounce", "20ms"]);
+    assert_eq!(client.call_text("mcp__a__ping", json!({ "message": "x" })), "ping: x");
+    compose(&file, &[flaky_mount("a", &[], "")], "");
+    client.wait_list_changed();
+    assert!(client.tool_names().is_empty(), "an agent that is gone has no tools");
+    let gone = client.call_text("mcp__a__ping", json!({}));
+    assert!(gone.starts_with("AGENT_UNKNOWN: the composition has no agent `reviewer`"), "{gone}");
+    client.close();
+}

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -65,6 +65,8 @@ pub struct Generation {
     pub resolved: Resolved,
     pub plan: Plan,
     pub mounts: IndexMap<String, Arc<Slot>>,
+    /// Calls running on this generation now.
+    in_flight: AtomicUsize,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -115,6 +117,10 @@ impl Generation {
         }
         out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         Some(out)
+    }
+
+    pub fn calls_in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
     }
 
     /// Whether every required mount answers now.
@@ -402,7 +408,16 @@ impl Deployment {
             })
             .unwrap_or_default();
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
-        let next = Arc::new(Generation { number, digest, loaded_at: SystemTime::now(), resolved, plan, mounts, drained: Mutex::new(None) });
+        let next = Arc::new(Generation {
+            number,
+            digest,
+            loaded_at: SystemTime::now(),
+            resolved,
+            plan,
+            mounts,
+            in_flight: AtomicUsize::new(0),
+            drained: Mutex::new(None),
+        });
         // Arm the old generation's drain signal before it can be let go.
         let drained = live.as_ref().map(|old| {
             let (tx, rx) = tokio::sync::oneshot::channel();
@@ -454,6 +469,15 @@ impl Deployment {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
         let running = generation.mounts[&entry.mount].running.clone();
+        /// Counts the call on its generation for as long as it runs, however it ends.
+        struct InFlight<'g>(&'g AtomicUsize);
+        impl Drop for InFlight<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        generation.in_flight.fetch_add(1, Ordering::Relaxed);
+        let counted = InFlight(&generation.in_flight);
         let call = running.call(tool, arguments, cancel.child_token());
         let mut output = match entry.timeout {
             Some(limit) => match tokio::time::timeout(limit, call).await {
@@ -468,6 +492,7 @@ impl Deployment {
         if let Some(max) = entry.max_output_chars {
             output.truncate_text(max);
         }
+        drop(counted);
         drop(generation);
         output
     }
@@ -509,6 +534,7 @@ impl Deployment {
             "generation": live.as_ref().map(|g| g.number),
             "digest": live.as_ref().map(|g| g.digest.clone()),
             "loaded_at": live.as_ref().map(|g| timestamp(g.loaded_at)),
+            "calls_in_flight": live.as_ref().map(|g| g.calls_in_flight()),
             "last_reload": self.last_outcome().map(|o| o.to_json()),
             "mounts": mounts,
         })

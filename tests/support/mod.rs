@@ -143,8 +143,17 @@ impl SdkClient {
     }
 
     pub fn send(&mut self, command: Value) -> Value {
+        self.send_only(command);
+        self.read()
+    }
+
+    /// Sends a command without waiting for its answer; [`SdkClient::answer`] reads it later.
+    pub fn send_only(&mut self, command: Value) {
         writeln!(self.stdin, "{command}").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    pub fn answer(&mut self) -> Value {
         self.read()
     }
 
@@ -268,6 +277,20 @@ pub fn alive(pid: u32) -> bool {
 /// Pids written (one per line) by our flaky server into its `FLAKY_PID_FILE`.
 pub fn pids(file: &Path) -> Vec<u32> {
     std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// A loopback port free now (for a peer that must be told its port).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Polls `fact` (something outside this process, with no event to await) until it holds, bounded by `PATIENCE`.
+pub fn wait_until(what: &str, mut fact: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !fact() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Waits until no pid in the list is alive, bounded by `PATIENCE`.

@@ -1,0 +1,430 @@
+// Gateway overhead: one `tools/call` round trip to server-everything's `echo`
+// ({message:"hi"}) through each gateway, side by side, in ONE run.
+//
+//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...]
+//
+// For each target: warm up, then BENCH_CALLS calls sequentially with 1 client,
+// then BENCH_CALLS calls in total spread over BENCH_CLIENTS (16) concurrent
+// client connections, each calling sequentially. Prints a Markdown table
+// (p50/p99 in µs, calls/s, RSS of the gateway process only) and writes
+// DIR/gateway.json. Started by scripts/bench-gateway, which installs the peers.
+//
+// Environment: BENCH_CALLS (default 2000; --quick 300), BENCH_WARMUP (default
+// 200; --quick 50), BENCH_CLIENTS (default 16).
+//
+// Every process this starts listens on 127.0.0.1 only; mcp-hub runs with HOME
+// and XDG_* pointing into DIR, where a fresh marketplace cache is placed first,
+// under `strace -f -e trace=connect` (seccomp-filtered: only connect() stops),
+// and the run fails if it (or any child) connects anywhere but loopback or a
+// Unix socket. The fastmcp proxy runs with FASTMCP_CHECK_FOR_UPDATES=off.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const sdk = new URL('../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
+const { Client } = await import(new URL('client/index.js', sdk));
+const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
+const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
+const { SSEClientTransport } = await import(new URL('client/sse.js', sdk));
+
+// --- Arguments ----------------------------------------------------------------
+const argv = process.argv.slice(2);
+const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const QUICK = argv.includes('--quick');
+const SEAM = path.resolve(opt('--seam') ?? path.join(root, 'target/bench-build/release/seam'));
+const OUT = path.resolve(opt('--out') ?? path.join(root, 'target/bench-data/gateway'));
+const ONLY = opt('--only')?.split(',');
+const CALLS = Number(process.env.BENCH_CALLS ?? (QUICK ? 300 : 2000));
+const WARMUP = Number(process.env.BENCH_WARMUP ?? (QUICK ? 50 : 200));
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
+
+const EVERYTHING = path.join(root, '.cache/peers/node_modules/.bin/mcp-server-everything');
+const SUPERGATEWAY = path.join(root, '.cache/bench/npm/node_modules/.bin/supergateway');
+const MCP_HUB = path.join(root, '.cache/bench/npm/node_modules/mcp-hub/dist/cli.js');
+const PYTHON = path.join(root, '.cache/bench/venv/bin/python');
+const FASTMCP_PROXY = path.join(here, 'fastmcp_proxy.py');
+
+fs.mkdirSync(OUT, { recursive: true });
+const log = (...a) => console.error('[gateway]', ...a);
+
+// --- Helpers ------------------------------------------------------------------
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+function rssKb(pid) {
+  try {
+    const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
+    return m ? Number(m[1]) : null;
+  } catch { return null; }
+}
+
+function childrenOf(pid) {
+  const kids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) kids.push(Number(d));
+    } catch { /* gone */ }
+  }
+  return kids;
+}
+
+// The process that actually serves: strace and `env` shebangs exec through, but
+// under strace the traced program is strace's child.
+function servingPid(pid, viaStrace) {
+  if (!viaStrace) return pid;
+  const kids = childrenOf(pid);
+  return kids.length ? kids[0] : pid;
+}
+
+function percentile(sorted, q) {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+const started = []; // { child, name } of every process group this script started
+
+function start(name, command, args, { env = {}, cwd = OUT } = {}) {
+  const errPath = path.join(OUT, `${name}.stderr.log`);
+  const errFd = fs.openSync(errPath, 'w');
+  const child = spawn(command, args, {
+    cwd, env: { ...process.env, ...env }, stdio: ['ignore', errFd, 'pipe'], detached: true,
+  });
+  fs.closeSync(errFd);
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; fs.appendFileSync(errPath, d); });
+  child.exited = new Promise((r) => child.once('exit', (code, sig) => r({ code, sig })));
+  started.push({ child, name });
+  return { child, stderrText: () => stderr, errPath };
+}
+
+async function stopGroup(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
+  const t = await Promise.race([child.exited, sleep(3000).then(() => 'timeout')]);
+  if (t === 'timeout') { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } await child.exited; }
+}
+
+async function until(what, fn, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+function tcpOpen(port) {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function connectClient(makeTransport, label) {
+  const client = new Client({ name: `seam-bench-${label}`, version: '0.1.0' });
+  const transport = makeTransport();
+  client.onerror = () => {};
+  await client.connect(transport);
+  return { client, transport };
+}
+
+// --- Targets ------------------------------------------------------------------
+// Each: { name, transport, setup() -> { connect(i) -> {client, transport}, pid(conns) , stop() , note } , tool }
+
+function writeSeamComposition() {
+  const file = path.join(OUT, 'gateway.yaml');
+  fs.writeFileSync(file, [
+    'seam: 1',
+    'name: bench-gateway',
+    'mounts:',
+    '  ev:',
+    '    kind: mcp.stdio',
+    `    command: ${JSON.stringify(EVERYTHING)}`,
+    '    args: [stdio]',
+    '',
+  ].join('\n'));
+  return file;
+}
+
+const stdioTransport = (command, args, errName) => () => {
+  const t = new StdioClientTransport({ command, args, env: process.env, stderr: 'pipe', cwd: OUT });
+  const errPath = path.join(OUT, `${errName}.stderr.log`);
+  t.stderr?.on('data', (d) => fs.appendFileSync(errPath, d));
+  return t;
+};
+
+const TARGETS = [
+  {
+    name: 'direct (server-everything)', key: 'direct', transport: 'stdio', tool: 'echo', stdio: true,
+    async setup() {
+      fs.writeFileSync(path.join(OUT, 'direct.stderr.log'), '');
+      return { makeTransport: stdioTransport(EVERYTHING, ['stdio'], 'direct'), stop: async () => {} };
+    },
+  },
+  {
+    name: 'server-everything HTTP', key: 'everything-http', transport: 'streamable HTTP', tool: 'echo',
+    async setup() {
+      const port = await freePort();
+      const p = start('everything-http', EVERYTHING, ['streamableHttp'], { env: { PORT: String(port) } });
+      await until('server-everything streamableHttp', () => tcpOpen(port));
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+    },
+  },
+  {
+    name: 'seam', key: 'seam-stdio', transport: 'stdio', tool: 'mcp__ev__echo', stdio: true,
+    async setup() {
+      const file = writeSeamComposition();
+      fs.writeFileSync(path.join(OUT, 'seam-stdio.stderr.log'), '');
+      return { makeTransport: stdioTransport(SEAM, ['serve', file], 'seam-stdio'), stop: async () => {} };
+    },
+  },
+  {
+    name: 'seam', key: 'seam-http', transport: 'streamable HTTP', tool: 'mcp__ev__echo',
+    async setup() {
+      const file = writeSeamComposition();
+      const p = start('seam-http', SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0']);
+      const url = await until('seam serving line', () => {
+        const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
+        if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
+        return m && new URL(m[1]);
+      });
+      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+    },
+  },
+  {
+    name: 'supergateway 4.0.0 --stateful', key: 'supergateway', transport: 'streamable HTTP', tool: 'echo',
+    async setup() {
+      const port = await freePort();
+      const p = start('supergateway', SUPERGATEWAY, [
+        '--stdio', `${EVERYTHING} stdio`, '--outputTransport', 'streamableHttp', '--stateful',
+        '--port', String(port), '--logLevel', 'none',
+      ]);
+      await until('supergateway', () => tcpOpen(port));
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+    },
+  },
+  {
+    name: 'mcp-hub 4.2.1', key: 'mcp-hub', transport: 'SSE (old)', tool: 'ev__echo',
+    async setup() {
+      const home = path.join(OUT, 'mcp-hub-home');
+      fs.rmSync(home, { recursive: true, force: true });
+      const xdg = {
+        HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local/share'),
+        XDG_STATE_HOME: path.join(home, '.local/state'), XDG_CACHE_HOME: path.join(home, '.cache'),
+      };
+      // mcp-hub fetches its marketplace catalog unless $XDG_DATA_HOME/mcp-hub/cache/registry.json
+      // holds a non-empty `registry.servers` with `lastFetchedAt` younger than its 1 h TTL.
+      const cacheDir = path.join(xdg.XDG_DATA_HOME, 'mcp-hub/cache');
+      fs.mkdirSync(cacheDir, { recursive: true });
+      for (const d of Object.values(xdg)) fs.mkdirSync(d, { recursive: true });
+      fs.writeFileSync(path.join(cacheDir, 'registry.json'), JSON.stringify({
+        registry: {
+          version: 'bench-offline', generatedAt: Date.now(), totalServers: 1,
+          servers: [{ id: 'bench-placeholder', name: 'bench placeholder', description: 'offline placeholder', tags: [], category: 'other', url: 'http://127.0.0.1/', stars: 0, lastCommit: 0 }],
+        },
+        lastFetchedAt: Date.now(),
+        serverDocumentation: {},
+      }));
+      const config = path.join(OUT, 'mcp-hub.json');
+      fs.writeFileSync(config, JSON.stringify({ mcpServers: { ev: { command: EVERYTHING, args: ['stdio'] } } }, null, 2));
+      const port = await freePort();
+      const straceLog = path.join(OUT, 'mcp-hub.strace');
+      const p = start('mcp-hub', 'strace', [
+        '-f', '--seccomp-bpf', '-e', 'trace=connect', '-o', straceLog,
+        process.execPath, MCP_HUB, '--port', String(port), '--config', config,
+      ], { env: xdg, cwd: home });
+      await until('mcp-hub ready with ev connected', async () => {
+        const r = await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => null);
+        if (!r?.ok) return false;
+        const h = await r.json();
+        return h.state === 'ready' && h.servers?.some((s) => s.name === 'ev' && s.status === 'connected');
+      }, 60000);
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      return {
+        pid: () => servingPid(p.child.pid, true),
+        makeTransport: () => new SSEClientTransport(url),
+        stop: () => stopGroup(p.child),
+        check: () => checkLoopbackOnly(straceLog),
+      };
+    },
+  },
+  {
+    name: 'fastmcp 4.2.3 proxy', key: 'fastmcp', transport: 'streamable HTTP', tool: 'echo',
+    async setup() {
+      const port = await freePort();
+      const straceLog = path.join(OUT, 'fastmcp.strace');
+      const p = start('fastmcp', 'strace', [
+        '-f', '--seccomp-bpf', '-e', 'trace=connect', '-o', straceLog,
+        PYTHON, FASTMCP_PROXY, String(port), EVERYTHING, 'stdio',
+      ], { env: { FASTMCP_CHECK_FOR_UPDATES: 'off', FASTMCP_SHOW_SERVER_BANNER: 'false' } });
+      await until('fastmcp proxy', () => tcpOpen(port));
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      return {
+        pid: () => servingPid(p.child.pid, true),
+        makeTransport: () => new StreamableHTTPClientTransport(url),
+        stop: () => stopGroup(p.child),
+        check: () => checkLoopbackOnly(straceLog),
+      };
+    },
+  },
+];
+
+// Fails on any connect() to an inet address outside 127.0.0.0/8 and ::1.
+function checkLoopbackOnly(straceLog) {
+  const text = fs.readFileSync(straceLog, 'utf8');
+  const bad = [];
+  let inet = 0;
+  for (const line of text.split('\n')) {
+    if (!line.includes('connect(')) continue;
+    const v4 = line.match(/sa_family=AF_INET,.*inet_addr\("([^"]+)"\)/);
+    const v6 = line.match(/sa_family=AF_INET6,.*inet_pton\(AF_INET6, "([^"]+)"/);
+    if (v4) { inet++; if (!v4[1].startsWith('127.')) bad.push(line); }
+    if (v6) { inet++; if (v6[1] !== '::1' && !/^::ffff:127\./.test(v6[1])) bad.push(line); }
+  }
+  if (bad.length) throw new Error(`non-loopback connect() in ${straceLog}:\n${bad.join('\n')}`);
+  return `strace: ${inet} inet connect() calls, all loopback`;
+}
+
+// --- Measurement --------------------------------------------------------------
+const ARGS = { message: 'hi' };
+
+async function callOnce(client, tool) {
+  const t0 = process.hrtime.bigint();
+  const r = await client.callTool({ name: tool, arguments: ARGS });
+  const us = Number(process.hrtime.bigint() - t0) / 1000;
+  const text = r?.content?.[0]?.text;
+  if (r?.isError || text !== 'Echo: hi') throw new Error(`unexpected result: ${JSON.stringify(r).slice(0, 200)}`);
+  return us;
+}
+
+async function loop(client, tool, n, lat, errors) {
+  for (let i = 0; i < n; i++) {
+    try { lat.push(await callOnce(client, tool)); } catch (e) { errors.push(e.message); }
+  }
+}
+
+function summary(lat, wallMs, errors) {
+  const s = Float64Array.from(lat).sort();
+  return {
+    n: lat.length, errors: errors.length, firstErrors: [...new Set(errors)].slice(0, 3),
+    p50: percentile(s, 0.5), p99: percentile(s, 0.99), mean: lat.reduce((a, b) => a + b, 0) / (lat.length || 1),
+    callsPerSec: (lat.length / wallMs) * 1000,
+  };
+}
+
+async function runTarget(t) {
+  const res = { key: t.key, name: t.name, transport: t.transport };
+  const env = await t.setup();
+  const pidOf = (conn) => (typeof env.pid === 'function' ? env.pid() : env.pid ?? conn.transport.pid);
+  const conns = [];
+  try {
+    // 1 client.
+    const first = await until(`${t.key}: first client`, () => connectClient(env.makeTransport, t.key), 60000);
+    conns.push(first);
+    const tools = await first.client.listTools();
+    if (!tools.tools.some((x) => x.name === t.tool)) throw new Error(`${t.key}: no tool ${t.tool} in ${tools.tools.map((x) => x.name).join(',')}`);
+    await loop(first.client, t.tool, WARMUP, [], []);
+    {
+      const lat = []; const errors = [];
+      const t0 = performance.now();
+      await loop(first.client, t.tool, CALLS, lat, errors);
+      res.one = summary(lat, performance.now() - t0, errors);
+    }
+    res.rssAfterOneKb = rssKb(pidOf(first));
+
+    // CLIENTS clients (for stdio targets, each spawns its own server process).
+    const many = [first];
+    for (let i = 1; i < CLIENTS; i++) {
+      const c = await connectClient(env.makeTransport, `${t.key}-${i}`);
+      conns.push(c);
+      many.push(c);
+    }
+    const per = Math.floor(CALLS / CLIENTS);
+    const extra = CALLS - per * CLIENTS;
+    await Promise.all(many.map((c) => loop(c.client, t.tool, Math.max(5, Math.ceil(WARMUP / CLIENTS)), [], [])));
+    {
+      const lat = []; const errors = [];
+      const t0 = performance.now();
+      await Promise.all(many.map((c, i) => loop(c.client, t.tool, per + (i < extra ? 1 : 0), lat, errors)));
+      res.many = summary(lat, performance.now() - t0, errors);
+    }
+    const gwPid = pidOf(first);
+    res.rssKb = rssKb(gwPid);
+    res.children = childrenOf(gwPid).length;
+    if (t.stdio) {
+      const all = many.map((c) => rssKb(c.transport.pid)).filter((x) => x !== null);
+      res.rssEachMeanKb = all.reduce((a, b) => a + b, 0) / (all.length || 1);
+      res.processes = all.length;
+    }
+    res.check = env.check?.();
+  } finally {
+    await Promise.all(conns.map((c) => c.client.close().catch(() => {})));
+    await env.stop();
+  }
+  return res;
+}
+
+// --- Main -----------------------------------------------------------------------
+const results = [];
+const failures = [];
+for (const t of TARGETS) {
+  if (ONLY && !ONLY.includes(t.key)) continue;
+  log(`${t.key}: ${CALLS} calls after ${WARMUP} warm-up, 1 client then ${CLIENTS} clients`);
+  try {
+    const r = await runTarget(t);
+    results.push(r);
+    log(`${t.key}: p50 ${r.one.p50.toFixed(0)} µs (1), ${r.many.p50.toFixed(0)} µs (${CLIENTS}); errors ${r.one.errors}+${r.many.errors}${r.check ? `; ${r.check}` : ''}`);
+  } catch (e) {
+    log(`${t.key}: FAILED: ${e.stack ?? e}`);
+    failures.push({ key: t.key, name: t.name, error: String(e.message ?? e) });
+  }
+}
+for (const { child } of started) await stopGroup(child);
+
+const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : '–');
+const mb = (kb) => (kb == null ? '–' : (kb / 1024).toFixed(1));
+const lines = [];
+lines.push(`Echo round trip (\`tools/call\` echo {message:"hi"}), ${CALLS} calls per column after ${WARMUP} warm-up calls; ${CLIENTS} clients = ${CLIENTS} separate connections calling sequentially, ${CALLS} calls in total.`);
+lines.push('');
+lines.push(`| target | transport | p50 µs (1 client) | p99 µs (1) | calls/s (1) | p50 µs (${CLIENTS}) | p99 µs (${CLIENTS}) | calls/s (${CLIENTS}) | RSS MB |`);
+lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const r of results) {
+  const stdioMark = r.processes ? ` ¹` : '';
+  lines.push(`| ${r.name} | ${r.transport}${stdioMark} | ${f0(r.one.p50)} | ${f0(r.one.p99)} | ${f0(r.one.callsPerSec)} | ${f0(r.many.p50)} | ${f0(r.many.p99)} | ${f0(r.many.callsPerSec)} | ${mb(r.rssKb)} |`);
+}
+for (const f of failures) lines.push(`| ${f.name} | FAILED: ${f.error.split('\n')[0]} | | | | | | | |`);
+lines.push('');
+lines.push(`¹ stdio targets: the ${CLIENTS}-client column runs ${CLIENTS} separate server processes (one per client connection: ${CLIENTS} server-everything processes for direct, ${CLIENTS} seam processes each with its own server-everything child for seam).`);
+lines.push('');
+lines.push('RSS: VmRSS of the gateway process only (children excluded), read after the run: for HTTP targets the one server process after both phases (16 sessions open); for stdio targets the process that served the 1-client phase, read at the end of the 16-client phase.');
+lines.push('');
+lines.push('| target | transport | RSS MB after 1-client phase | RSS MB at end | child processes at end | mean RSS MB of the 16 stdio processes | errors (1 / 16) | note |');
+lines.push('| --- | --- | ---: | ---: | ---: | ---: | --- | --- |');
+for (const r of results) {
+  const err = `${r.one.errors} / ${r.many.errors}${r.one.firstErrors.concat(r.many.firstErrors).length ? ` (${[...new Set(r.one.firstErrors.concat(r.many.firstErrors))].join('; ')})` : ''}`;
+  lines.push(`| ${r.name} | ${r.transport} | ${mb(r.rssAfterOneKb)} | ${mb(r.rssKb)} | ${r.children ?? '–'} | ${r.processes ? mb(r.rssEachMeanKb) : '–'} | ${err} | ${r.check ?? ''} |`);
+}
+const table = lines.join('\n');
+console.log(table);
+fs.writeFileSync(path.join(OUT, 'gateway.json'), JSON.stringify({ calls: CALLS, warmup: WARMUP, clients: CLIENTS, results, failures }, null, 2));
+fs.writeFileSync(path.join(OUT, 'gateway.md'), table + '\n');
+log(`wrote ${path.join(OUT, 'gateway.json')} and gateway.md`);
+process.exit(failures.length || results.some((r) => r.one.errors || r.many.errors) ? 1 : 0);
