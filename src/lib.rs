@@ -71,6 +71,9 @@ pub enum Command {
         agent: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Start the composition to report `ready` per mount, then shut it down.
+        #[arg(long)]
+        probe: bool,
     },
     /// Print the JSON Schema of the composition format.
     Schema,
@@ -159,7 +162,12 @@ pub fn run(cli: Cli) -> Result<Outcome, String> {
         }
         Command::Graph { file, format } => commands::graph::run(&engine, &file, format),
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),
-        Command::Inventory { file, agent, format } => commands::inventory::run(&engine, &file, agent.as_deref(), format),
+        Command::Inventory { file, agent, format, probe } => {
+            if probe {
+                init_logging();
+            }
+            commands::inventory::run(&engine, &file, agent.as_deref(), format, probe)
+        }
         Command::Schema => commands::schema::run(&engine),
         Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout } => {
             init_logging();

@@ -475,3 +475,20 @@ fn a_stdio_session_whose_agent_a_reload_removes_gets_agent_unknown() {
     assert!(gone.starts_with("AGENT_UNKNOWN: the composition has no agent `reviewer`"), "{gone}");
     client.close();
 }
+
+#[test]
+fn inventory_probe_starts_the_composition_and_reports_ready_per_mount() {
+    let dir = scratch("probe");
+    let file = dir.join("c.yaml");
+    let broken = "  broken:\n    kind: mcp.stdio\n    command: /nonexistent/server\n".to_owned();
+    compose(&file, &[everything_mount("ev", ""), broken], "");
+    let out = Command::new(seam_bin()).args(["inventory", &file.display().to_string(), "--probe", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let inventory: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ready = |id: &str| inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == id).unwrap()["ready"].clone();
+    assert_eq!(ready("ev"), "yes");
+    assert!(ready("broken").as_str().unwrap().starts_with("no (failed: cannot start `/nonexistent/server`"), "{inventory}");
+    let without = Command::new(seam_bin()).args(["inventory", &file.display().to_string(), "--format", "json"]).output().unwrap();
+    let inventory: Value = serde_json::from_slice(&without.stdout).unwrap();
+    assert_eq!(inventory["mounts"][0]["ready"], "not probed");
+}

@@ -1,7 +1,7 @@
 //! The inventory: per kind and per mount, four different facts: `compiled` (the
 //! kind exists in this binary), `configured` (the mount's config is valid),
 //! `visible` (its tools are in an agent's catalog) and `ready` (the provider
-//! answers now; "not probed" until runtimes exist).
+//! answers now; "not probed" unless `--probe` started the composition).
 
 use std::fmt::Write as _;
 
@@ -56,6 +56,22 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
         })
         .collect();
     json!({ "kinds": kinds, "mounts": mounts, "agents": agents })
+}
+
+/// Fills in `ready` from a started deployment's `/status`: `yes`, or `no (state: detail)`.
+pub fn add_probe(inventory: &mut Json, status: &Json) {
+    for m in inventory["mounts"].as_array_mut().into_iter().flatten() {
+        let Some(s) = m["id"].as_str().and_then(|id| status["mounts"].get(id)) else { continue };
+        let state = s["state"].as_str().unwrap_or_default().to_owned();
+        let ready = match (state.as_str(), s["detail"].as_str()) {
+            ("ready", _) => "yes".to_owned(),
+            (state, Some(detail)) => format!("no ({state}: {detail})"),
+            (state, None) => format!("no ({state})"),
+        };
+        m["ready"] = Json::String(ready);
+        m["state"] = Json::String(state);
+        m["tools"] = s["tools"].clone();
+    }
 }
 
 pub fn to_human(inventory: &Json) -> String {

@@ -6,17 +6,36 @@ use seam_engine::{Engine, inventory};
 
 use crate::{Format, Outcome};
 
-pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format) -> Result<Outcome, String> {
+pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, probe: bool) -> Result<Outcome, String> {
     let checked = super::check(engine, file)?;
     let invalid = super::report_errors(&checked);
     let Some(resolved) = &checked.resolved else { return Ok(Outcome::Invalid) };
     if let Some(name) = agent.filter(|a| !resolved.agents.contains_key(*a)) {
         return Err(format!("no agent `{name}` in {}", file.display()));
     }
-    let inv = inventory::to_json(resolved, engine.surfaces(), agent);
+    let mut inv = inventory::to_json(resolved, engine.surfaces(), agent);
+    if probe && !invalid {
+        inventory::add_probe(&mut inv, &probe_status(file)?);
+    }
     super::print(&match format {
         Format::Human => inventory::to_human(&inv),
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv).expect("serializable")),
     });
     Ok(if invalid { Outcome::Invalid } else { Outcome::Valid })
+}
+
+/// Starts the composition (every mount activates: ready or failed), reads its status, and shuts it down.
+fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5)).await {
+            Ok(deployment) => {
+                let status = deployment.status();
+                deployment.shutdown().await;
+                Ok(status)
+            }
+            // A required mount that does not come up rejects the start; its diagnostics are printed.
+            Err(_) => Err(format!("{} could not be started", file.display())),
+        }
+    })
 }
