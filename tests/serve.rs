@@ -492,3 +492,14 @@ fn inventory_probe_starts_the_composition_and_reports_ready_per_mount() {
     let inventory: Value = serde_json::from_slice(&without.stdout).unwrap();
     assert_eq!(inventory["mounts"][0]["ready"], "not probed");
 }
+
+/// The README's main command serves this shipped composition, with the peers on PATH.
+#[test]
+fn the_shipped_mcp_everything_example_serves_echo() {
+    let bin = root().join(".cache/peers/node_modules/.bin");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let file = root().join("compositions/examples/mcp-everything.yaml");
+    let (code, result, stderr) = seam_call(&file, "mcp__everything__echo", json!({ "message": "readme" }), &[("PATH", &path)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(result["content"][0]["text"], "Echo: readme");
+}
