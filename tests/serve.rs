@@ -506,3 +506,40 @@ fn the_shipped_mcp_everything_example_serves_echo() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(result["content"][0]["text"], "Echo: readme");
 }
+
+#[test]
+fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced() {
+    let dir = scratch("http-headers");
+    let port = free_port();
+    let mut backend = Command::new("node")
+        .arg(flaky_server())
+        .env("FLAKY_HTTP_PORT", port.to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Lines::spawn(backend.stderr.take().unwrap(), "").wait_for(&format!("listening on port {port}"));
+    let file = dir.join("c.yaml");
+    let mount = format!(
+        "  h:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{ X-Seam-Test: literal }}\n    \
+         headers_env: {{ X-From-Env: SEAM_TEST_HEADER }}\n    bearer_token_env: SEAM_TEST_BEARER\n    required: true\n"
+    );
+    compose(&file, &[mount], "");
+    let env = [("SEAM_TEST_HEADER", "from-env"), ("SEAM_TEST_BEARER", "tok-123")];
+    let (code, result, stderr) = seam_call(&file, "mcp__h__headers", json!({}), &env);
+    assert_eq!(code, 0, "{stderr}");
+    let headers: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(headers["x-seam-test"], "literal");
+    assert_eq!(headers["x-from-env"], "from-env");
+    assert_eq!(headers["authorization"], "Bearer tok-123");
+
+    let (code, result, _) = seam_call(&file, "mcp__h__bad_structured", json!({}), &env);
+    assert_eq!(code, 1);
+    assert!(result["content"][0]["text"].as_str().unwrap().starts_with("MCP_OUTPUT_INVALID: "), "{result}");
+
+    // The token variable unset: the required mount cannot connect, and says why.
+    let (code, _, stderr) = seam_call(&file, "mcp__h__headers", json!({}), &env[..1]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("environment variable `SEAM_TEST_BEARER` is not set"), "{stderr}");
+    let _ = backend.kill();
+    let _ = backend.wait();
+}

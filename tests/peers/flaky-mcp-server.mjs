@@ -1,7 +1,10 @@
 // A stdio MCP server whose misbehaviour is chosen by environment variables,
 // used by seam's tests to exercise failure paths. See the FLAKY_* variables
 // below. Logs go to stderr only; stdout carries the JSON-RPC stream.
+// FLAKY_HTTP_PORT=N serves Streamable HTTP (stateless) on 127.0.0.1:N instead,
+// and the `headers` tool answers the headers of the request that called it.
 import fs from 'node:fs';
+import http from 'node:http';
 
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
@@ -37,6 +40,11 @@ const CONTROL = [
     outputSchema: obj({ n: { type: 'number' } }, ['n']),
   },
   { name: 'fail', description: 'Answer a tool error (isError)', inputSchema: obj({}) },
+  {
+    name: 'bad_structured', description: 'Answer structured content that breaks its output schema', inputSchema: obj({}),
+    outputSchema: obj({ n: { type: 'number' } }, ['n']),
+  },
+  { name: 'headers', description: 'Answer the HTTP request headers (HTTP mode)', inputSchema: obj({}) },
 ];
 
 function allTools() {
@@ -52,6 +60,7 @@ if (env.FLAKY_HANG_STARTUP === '1') {
   log('hanging at startup');
   setInterval(() => {}, 1 << 30);
 } else {
+  const makeServer = (headers) => {
   const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
 
   server.setRequestHandler(ListToolsRequestSchema, async (req) => {
@@ -96,13 +105,32 @@ if (env.FLAKY_HANG_STARTUP === '1') {
         return { content: [{ type: 'text', text: '{"n":42}' }], structuredContent: { n: 42 } };
       case 'fail':
         return { content: [{ type: 'text', text: 'it failed' }], isError: true };
+      case 'bad_structured':
+        return { content: [{ type: 'text', text: '{"n":"x"}' }], structuredContent: { n: 'x' } };
+      case 'headers':
+        return text(JSON.stringify(headers ?? {}));
     }
     if (names.includes(name)) return text(`${name}: ${args.message ?? ''}`);
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   });
 
-  // Exit when the client goes away (a pending `hang`/`sleep` must not keep us alive).
-  process.stdin.on('end', () => process.exit(0));
-  await server.connect(new StdioServerTransport());
-  log(`ready, tools: ${JSON.stringify(names)}`);
+  return server;
+  };
+
+  if (env.FLAKY_HTTP_PORT) {
+    // Stateless Streamable HTTP: a fresh server and transport per request.
+    const { StreamableHTTPServerTransport } = await import(new URL('server/streamableHttp.js', sdk));
+    http.createServer(async (req, res) => {
+      const server = makeServer(req.headers);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => { transport.close(); server.close(); });
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    }).listen(Number(env.FLAKY_HTTP_PORT), '127.0.0.1', () => log(`listening on port ${env.FLAKY_HTTP_PORT}`));
+  } else {
+    // Exit when the client goes away (a pending `hang`/`sleep` must not keep us alive).
+    process.stdin.on('end', () => process.exit(0));
+    await makeServer().connect(new StdioServerTransport());
+    log(`ready, tools: ${JSON.stringify(names)}`);
+  }
 }
