@@ -543,3 +543,41 @@ fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced
     let _ = backend.kill();
     let _ = backend.wait();
 }
+
+/// A dead Streamable HTTP server does not close rmcp's transport; seam notices on
+/// the failed call, reports the mount degraded, and reconnects once it is back.
+#[test]
+fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
+    let dir = scratch("http-outage");
+    let port = free_port();
+    let backend = || {
+        let mut child = Command::new("node")
+            .arg(flaky_server())
+            .env("FLAKY_HTTP_PORT", port.to_string())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        Lines::spawn(child.stderr.take().unwrap(), "").wait_for(&format!("listening on port {port}"));
+        child
+    };
+    let mut first = backend();
+    let file = dir.join("c.yaml");
+    let reconnect = "    reconnect: { initial_delay: 100ms, max_delay: 1s, max_attempts: 100 }\n";
+    compose(&file, &[format!("  h:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n{reconnect}")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "1" })), "ping: 1");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let down = client.call_text("mcp__h__ping", json!({}));
+    assert!(down.starts_with("MCP_UNAVAILABLE: "), "{down}");
+    wait_until("h to be degraded", || seam.status()["mounts"]["h"]["state"] == "degraded");
+    assert!(client.tool_names().contains(&"mcp__h__ping".to_owned()), "the last good tools stay listed");
+    let mut second = backend();
+    wait_until("h to be ready again", || seam.status()["mounts"]["h"]["state"] == "ready");
+    assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "2" })), "ping: 2");
+    client.close();
+    assert!(seam.terminate().success());
+    let _ = second.kill();
+    let _ = second.wait();
+}

@@ -267,6 +267,16 @@ impl Surface for McpSurface {
                 meaning: "(tool result) The MCP server answered the call with a JSON-RPC error.",
             },
             CodeDoc {
+                code: "MCP_TASK_REQUIRED",
+                severity: Error,
+                meaning: "(tool result) The server answered the call with a task (task-based execution); seam serves only calls that complete.",
+            },
+            CodeDoc {
+                code: "MCP_INPUT_REQUIRED",
+                severity: Error,
+                meaning: "(tool result) The server asked for client input mid-call; seam does not relay such requests.",
+            },
+            CodeDoc {
                 code: "MCP_OUTPUT_INVALID",
                 severity: Error,
                 meaning: "(tool result) `structuredContent` is missing or does not match the tool's advertised output schema.",

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListToolsRequest, PaginatedRequestParams,
-    ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListToolsRequest,
+    PaginatedRequestParams, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
@@ -101,6 +101,10 @@ struct Mount {
     peer: Mutex<Option<Peer<RoleClient>>>,
     pid: Mutex<Option<u32>>,
     stop: CancellationToken,
+    /// A call or sync hit a transport error: the connection is treated as closed.
+    /// Over Streamable HTTP a dead server does not close rmcp's transport, so
+    /// without this the mount would stay `ready` and never reconnect.
+    broken: tokio::sync::Notify,
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -145,6 +149,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             peer: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
+            broken: tokio::sync::Notify::new(),
             supervisor: Mutex::new(None),
         });
         let (activated_tx, activated_rx) = oneshot::channel();
@@ -209,6 +214,10 @@ impl Mount {
                         tokio::select! {
                             _ = self.stop.cancelled() => break,
                             _ = &mut serving => { ended = true; break }
+                            _ = self.broken.notified() => {
+                                tracing::warn!(mount = %self.id, "transport error; treating the connection as closed");
+                                break
+                            }
                             Some(()) = resync_rx.recv() => {
                                 if let Err(e) = self.sync(&peer).await {
                                     tracing::warn!(mount = %self.id, "re-sync failed, keeping the previous tools: {e}");
@@ -433,7 +442,7 @@ impl Mount {
         let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
         // Dropping the request (timeout, cancellation) sends `notifications/cancelled` to the server.
         let result = tokio::select! {
-            r = tokio::time::timeout(self.common.call_timeout.to_std(), peer.call_tool(params)) => r,
+            r = tokio::time::timeout(self.common.call_timeout.to_std(), peer.call_tool_once(params)) => r,
             _ = cancel.cancelled() => return ToolOutput::error("TOOL_CANCELLED", format!("the call to `{tool}` was cancelled")),
         };
         let result = match result {
@@ -444,11 +453,27 @@ impl Mount {
                 );
             }
             Ok(Err(ServiceError::McpError(e))) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
-            Ok(Err(ServiceError::TransportClosed)) => {
-                return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` closed the connection during `{tool}`", self.id));
+            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+                // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
+                self.broken.notify_waiters();
+                return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {e}", self.id));
             }
             Ok(Err(e)) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
-            Ok(Ok(result)) => result,
+            Ok(Ok(CallToolResponse::Complete(result))) => result,
+            // seam is a synchronous gateway: a call must complete within the request.
+            Ok(Ok(CallToolResponse::Task(_))) => {
+                return ToolOutput::error(
+                    "MCP_TASK_REQUIRED",
+                    format!("`{tool}` answered with a task; seam does not run task-based tool calls"),
+                );
+            }
+            // `InputRequired`, or a kind of answer newer than this build.
+            Ok(Ok(_)) => {
+                return ToolOutput::error(
+                    "MCP_INPUT_REQUIRED",
+                    format!("`{tool}` asked the client for more input; seam does not relay input requests"),
+                );
+            }
         };
         let json = serde_json::to_value(&result).unwrap_or_default();
         let output = ToolOutput {
