@@ -44,6 +44,9 @@ const EDITED = 42 % MOUNTS; // (a) edits this mount
 const FILTERED = 7 % MOUNTS; // (b) filters this mount's tool
 const CALLED = 1 % MOUNTS; // the callers call this mount's tool
 const FLAKY = path.join(root, 'tests/peers/flaky-mcp-server.mjs');
+// seam starts every mount at once: 100 Node servers (≈0.35 s CPU each) on 2 cores
+// all miss the default 10s startup_timeout together, so the mounts get a longer one.
+const STARTUP_TIMEOUT = process.env.BENCH_STARTUP_TIMEOUT ?? '120s';
 const LIST_CHANGED_TIMEOUT_MS = 15000;
 const SETTLE_MS = 250; // after list_changed: late extra notifications and late process starts are counted
 
@@ -59,7 +62,7 @@ function composition({ editedTools = `t${EDITED}`, mountDeny = false, topLevelOf
   const q = JSON.stringify;
   const out = ['seam: 1', 'name: bench-reload', 'mounts:'];
   for (let i = 0; i < MOUNTS; i++) {
-    out.push(`  m${i}:`, '    kind: mcp.stdio', `    command: ${q(process.execPath)}`, `    args: [${q(FLAKY)}]`);
+    out.push(`  m${i}:`, '    kind: mcp.stdio', `    command: ${q(process.execPath)}`, `    args: [${q(FLAKY)}]`, `    startup_timeout: ${STARTUP_TIMEOUT}`);
     out.push('    env:', `      FLAKY_TOOLS: ${q(i === EDITED ? editedTools : `t${i}`)}`, `      FLAKY_PID_FILE: ${q(path.join(PIDS, `m${i}.pids`))}`);
     if (i === FILTERED && mountDeny) out.push(`    tools: { deny: [t${FILTERED}] }`);
   }
@@ -329,7 +332,7 @@ try {
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '–');
 const mb = (kb) => (kb == null ? '–' : (kb / 1024).toFixed(1));
 const L = [];
-L.push(`seam serve over Streamable HTTP, ${MOUNTS} mcp.stdio mounts of tests/peers/flaky-mcp-server.mjs; start to serving line ${f1(report.startup.servingMs)} ms; ${report.startup.tools} tools; ${report.startup.processes} processes.`);
+L.push(`seam serve over Streamable HTTP, ${MOUNTS} mcp.stdio mounts of tests/peers/flaky-mcp-server.mjs (each \`startup_timeout: ${STARTUP_TIMEOUT}\`); start to serving line ${f1(report.startup.servingMs)} ms; ${report.startup.tools} tools; ${report.startup.processes} processes.`);
 L.push('Edits are written to a temporary file and renamed over the composition; times are from just before that write to `notifications/tools/list_changed` arriving at an SDK client.');
 L.push('');
 L.push(`### (a) env edit of mount m${EDITED} (FLAKY_TOOLS alternating t${EDITED} / t${EDITED},t${EDITED}x), ${RELOADS} edits, ${CALLERS} clients calling mcp__m${CALLED}__t${CALLED} throughout`);

@@ -35,17 +35,29 @@ use crate::{Checked, Engine};
 /// How many reload outcomes `/status` keeps.
 pub const KEPT_OUTCOMES: usize = 50;
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// How long retired mounts wait for calls on the old generation before they are disposed anyway.
     pub drain_timeout: Duration,
     /// How long one mount may take to stop.
     pub dispose_timeout: Duration,
+    /// Told each time a mount of a reload has activated (for a progress display).
+    pub on_activated: Option<OnActivated>,
+}
+
+pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
+
+/// One mount of a reload has activated, ready or not.
+pub struct Activated<'a> {
+    pub id: &'a str,
+    pub state: State,
+    pub done: usize,
+    pub total: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { drain_timeout: Duration::from_secs(30), dispose_timeout: Duration::from_secs(5) }
+        Options { drain_timeout: Duration::from_secs(30), dispose_timeout: Duration::from_secs(5), on_activated: None }
     }
 }
 
@@ -361,7 +373,18 @@ impl Deployment {
                 (Slot { id, kind: kind.name(), required, exposure, running }, error)
             });
         }
-        let built_results = futures::future::join_all(builds).await;
+        let total = builds.len();
+        let done = AtomicUsize::new(0);
+        let on_activated = self.options.on_activated.clone();
+        let built_results = futures::future::join_all(builds.into_iter().map(|build| async {
+            let (slot, error) = build.await;
+            if let Some(report) = &on_activated {
+                let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                report(Activated { id: &slot.id, state: slot.running.status().state, done, total });
+            }
+            (slot, error)
+        }))
+        .await;
         let mut failures = Vec::new();
         let mut built = Vec::new();
         for (slot, error) in built_results {

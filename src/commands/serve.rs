@@ -37,9 +37,27 @@ pub struct Args {
 
 /// Starts the composition; `Err(outcome)` when it was rejected (its diagnostics are printed).
 pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration) -> Result<Arc<Deployment>, Outcome> {
-    let options = seam_engine::deploy::Options { drain_timeout, ..Default::default() };
+    use std::io::IsTerminal as _;
+    // On a terminal, start-up shows live progress; elsewhere the per-mount lines after it are enough.
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} starting mounts {pos}/{len} {msg}").expect("a valid template"));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    let on_activated = progress.clone().map(|bar| {
+        Arc::new(move |a: seam_engine::deploy::Activated<'_>| {
+            bar.set_length(a.total as u64);
+            bar.set_position(a.done as u64);
+            bar.set_message(format!("({} {:?})", a.id, a.state).to_lowercase());
+        }) as seam_engine::deploy::OnActivated
+    });
+    let options = seam_engine::deploy::Options { drain_timeout, on_activated, ..Default::default() };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
     let outcome = deployment.reload().await;
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
     if outcome.outcome == OutcomeKind::Rejected {
         eprint!("{}", outcome.human());
         eprintln!("seam: {} was not started", file.display());
