@@ -1,7 +1,7 @@
 // Gateway overhead: one `tools/call` round trip to server-everything's `echo`
 // ({message:"hi"}) through each gateway, side by side, in ONE run.
 //
-//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...]
+//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--nodelay-shim SO]
 //
 // For each target: warm up, then BENCH_CALLS calls sequentially with 1 client,
 // then BENCH_CALLS calls in total spread over BENCH_CLIENTS (16) concurrent
@@ -38,6 +38,7 @@ const QUICK = argv.includes('--quick');
 const SEAM = path.resolve(opt('--seam') ?? path.join(root, 'target/bench-build/release/seam'));
 const OUT = path.resolve(opt('--out') ?? path.join(root, 'target/bench-data/gateway'));
 const ONLY = opt('--only')?.split(',');
+const NODELAY_SHIM = opt('--nodelay-shim') && path.resolve(opt('--nodelay-shim'));
 const CALLS = Number(process.env.BENCH_CALLS ?? (QUICK ? 300 : 2000));
 const WARMUP = Number(process.env.BENCH_WARMUP ?? (QUICK ? 50 : 200));
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
@@ -200,6 +201,22 @@ const TARGETS = [
     async setup() {
       const file = writeSeamComposition();
       const p = start('seam-http', SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0']);
+      const url = await until('seam serving line', () => {
+        const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
+        if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
+        return m && new URL(m[1]);
+      });
+      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+    },
+  },
+  {
+    // Diagnostic: the same seam binary, with an LD_PRELOAD shim (bench/nodelay-shim.c)
+    // setting TCP_NODELAY on accepted sockets. Only with --nodelay-shim PATH.
+    name: 'seam + TCP_NODELAY shim (diagnostic)', key: 'seam-http-nodelay', transport: 'streamable HTTP', tool: 'mcp__ev__echo',
+    optional: true,
+    async setup() {
+      const file = writeSeamComposition();
+      const p = start('seam-http-nodelay', SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0'], { env: { LD_PRELOAD: NODELAY_SHIM } });
       const url = await until('seam serving line', () => {
         const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
         if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
@@ -387,6 +404,7 @@ const results = [];
 const failures = [];
 for (const t of TARGETS) {
   if (ONLY && !ONLY.includes(t.key)) continue;
+  if (t.optional && !(t.key === 'seam-http-nodelay' && NODELAY_SHIM)) continue;
   log(`${t.key}: ${CALLS} calls after ${WARMUP} warm-up, 1 client then ${CLIENTS} clients`);
   try {
     const r = await runTarget(t);
@@ -414,6 +432,10 @@ for (const f of failures) lines.push(`| ${f.name} | FAILED: ${f.error.split('\n'
 lines.push('');
 lines.push(`¹ stdio targets: the ${CLIENTS}-client column runs ${CLIENTS} separate server processes (one per client connection: ${CLIENTS} server-everything processes for direct, ${CLIENTS} seam processes each with its own server-everything child for seam).`);
 lines.push('');
+if (results.some((r) => r.key === 'seam-http-nodelay')) {
+  lines.push('The "TCP_NODELAY shim" row is a diagnostic, not a configuration of seam: the same binary with an LD_PRELOAD shim (bench/nodelay-shim.c) that sets TCP_NODELAY on each accepted socket.');
+  lines.push('');
+}
 lines.push('RSS: VmRSS of the gateway process only (children excluded), read after the run: for HTTP targets the one server process after both phases (16 sessions open); for stdio targets the process that served the 1-client phase, read at the end of the 16-client phase.');
 lines.push('');
 lines.push('| target | transport | RSS MB after 1-client phase | RSS MB at end | child processes at end | mean RSS MB of the 16 stdio processes | errors (1 / 16) | note |');

@@ -95,7 +95,7 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     let file = dir.join("c.yaml");
     let pid_file = |id: &str| dir.join(format!("{id}.pids")).display().to_string();
     let mount = |id: &str, tools: &str| flaky_mount(id, &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file(id))], "");
-    let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, fail] }\n";
+    let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, bad_structured, headers, fail] }\n";
     let with_filter = |m: String| format!("{m}{allow}");
     compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta"))], "");
     let mut client = SdkClient::stdio(&file, &[]);

@@ -112,23 +112,40 @@ impl Generation {
         let a = self.resolved.agents.get(agent)?;
         let mut out = Vec::new();
         for (id, slot) in &self.mounts {
-            let Exposure::Dynamic { prefix } = &slot.exposure else { continue };
-            if !self.resolved.is_visible(agent, id) {
-                continue;
-            }
-            for spec in slot.running.tools().iter() {
-                let Some(tool) = spec.name.strip_prefix(prefix.as_str()) else { continue };
-                let Some(settings) = a.tools.dynamic_settings(id, tool, &self.resolved.budgets) else { continue };
-                out.push(CatalogEntry {
-                    spec: spec.clone(),
-                    mount: id.clone(),
-                    timeout: settings.timeout.map(crate::units::Duration::to_std),
-                    max_output_chars: settings.max_output_chars,
-                });
-            }
+            let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
+            out.extend(slot.running.tools().iter().filter_map(|spec| self.entry(a, id, prefix, spec)));
         }
         out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         Some(out)
+    }
+
+    /// One tool of the agent's catalog, found without building the catalog: the
+    /// name's prefix picks the mount. Outer `None`: no such agent.
+    pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
+        let a = self.resolved.agents.get(agent)?;
+        for (id, slot) in &self.mounts {
+            let Some(prefix) = self.visible_prefix(agent, id, slot).filter(|p| tool.starts_with(*p)) else { continue };
+            let tools = slot.running.tools();
+            return Some(tools.iter().find(|spec| spec.name == tool).and_then(|spec| self.entry(a, id, prefix, spec)));
+        }
+        Some(None)
+    }
+
+    /// The name prefix of a mount whose discovered tools the agent can see.
+    fn visible_prefix<'s>(&self, agent: &str, id: &str, slot: &'s Slot) -> Option<&'s str> {
+        let Exposure::Dynamic { prefix } = &slot.exposure else { return None };
+        self.resolved.is_visible(agent, id).then_some(prefix.as_str())
+    }
+
+    fn entry(&self, agent: &crate::resolve::Agent, id: &str, prefix: &str, spec: &ToolSpec) -> Option<CatalogEntry> {
+        let tool = spec.name.strip_prefix(prefix)?;
+        let settings = agent.tools.dynamic_settings(id, tool, &self.resolved.budgets)?;
+        Some(CatalogEntry {
+            spec: spec.clone(),
+            mount: id.to_owned(),
+            timeout: settings.timeout.map(crate::units::Duration::to_std),
+            max_output_chars: settings.max_output_chars,
+        })
     }
 
     pub fn calls_in_flight(&self) -> usize {
@@ -485,10 +502,10 @@ impl Deployment {
         let Some(generation) = self.live() else {
             return ToolOutput::error("TOOL_UNAVAILABLE", "no generation is live");
         };
-        let Some(catalog) = generation.catalog(agent) else {
+        let Some(found) = generation.lookup(agent, tool) else {
             return ToolOutput::error("AGENT_UNKNOWN", format!("the composition has no agent `{agent}`"));
         };
-        let Some(entry) = catalog.into_iter().find(|e| e.spec.name == tool) else {
+        let Some(entry) = found else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
         let running = generation.mounts[&entry.mount].running.clone();
