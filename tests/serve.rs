@@ -359,6 +359,14 @@ fn sighup_reloads_when_watching_is_off() {
     assert_eq!(seam.status()["generation"], 2);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert!(client.tool_names().contains(&"mcp__a__after".to_owned()));
+
+    // Comments and key order are not part of any node's digest: nothing to do.
+    std::fs::write(&file, format!("# a comment\n{}", text("after"))).unwrap();
+    signal(seam.child.id(), "HUP");
+    seam.stderr.wait_for("composition unchanged");
+    let status = seam.status();
+    assert_eq!((status["generation"].as_u64(), status["last_reload"]["outcome"].as_str()), (Some(2), Some("unchanged")));
+    assert_eq!(client.list_changed_count(), 0);
     client.close();
     assert!(seam.terminate().success());
 }
