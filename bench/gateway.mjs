@@ -10,7 +10,7 @@
 // DIR/gateway.json. Started by scripts/bench-gateway, which installs the peers.
 //
 // Environment: BENCH_CALLS (default 2000; --quick 300), BENCH_WARMUP (default
-// 200; --quick 50), BENCH_CLIENTS (default 16).
+// 500: the Node servers need that many to reach steady state; --quick 50), BENCH_CLIENTS (default 16).
 //
 // Every process this starts listens on 127.0.0.1 only; mcp-hub runs with HOME
 // and XDG_* pointing into DIR, where a fresh marketplace cache is placed first,
@@ -32,6 +32,12 @@ const { StreamableHTTPClientTransport } = await import(new URL('client/streamabl
 const { SSEClientTransport } = await import(new URL('client/sse.js', sdk));
 
 // --- Arguments ----------------------------------------------------------------
+// undici's fetch adds one abort listener per request to the SDK transport's shared
+// AbortSignal and drops it only when the request is garbage-collected, so a long
+// run trips Node's MaxListenersExceededWarning now and then: client-side noise.
+process.removeAllListeners('warning');
+process.on('warning', (w) => { if (w.name !== 'MaxListenersExceededWarning') console.error(w); });
+
 const argv = process.argv.slice(2);
 const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
 const QUICK = argv.includes('--quick');
@@ -40,7 +46,7 @@ const OUT = path.resolve(opt('--out') ?? path.join(root, 'target/bench-data/gate
 const ONLY = opt('--only')?.split(',');
 const NODELAY_SHIM = opt('--nodelay-shim') && path.resolve(opt('--nodelay-shim'));
 const CALLS = Number(process.env.BENCH_CALLS ?? (QUICK ? 300 : 2000));
-const WARMUP = Number(process.env.BENCH_WARMUP ?? (QUICK ? 50 : 200));
+const WARMUP = Number(process.env.BENCH_WARMUP ?? (QUICK ? 50 : 500));
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 
 const EVERYTHING = path.join(root, '.cache/peers/node_modules/.bin/mcp-server-everything');

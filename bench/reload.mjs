@@ -31,6 +31,12 @@ const { Client } = await import(new URL('client/index.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
 const { ToolListChangedNotificationSchema } = await import(new URL('types.js', sdk));
 
+// undici's fetch adds one abort listener per request to the SDK transport's shared
+// AbortSignal and drops it only when the request is garbage-collected, so a long
+// run trips Node's MaxListenersExceededWarning now and then: client-side noise.
+process.removeAllListeners('warning');
+process.on('warning', (w) => { if (w.name !== 'MaxListenersExceededWarning') console.error(w); });
+
 const argv = process.argv.slice(2);
 const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
 const QUICK = argv.includes('--quick');
@@ -289,11 +295,13 @@ try {
   await sleep(500);
   const beforeA = callers.res.ok;
   const rowsA = [];
+  const rssSeries = [[0, rssKb(seam.child.pid)]];
   const extra = `mcp__m${EDITED}__t${EDITED}x`;
   for (let k = 0; k < RELOADS; k++) {
     const withExtra = k % 2 === 0;
     const text = composition({ editedTools: withExtra ? `t${EDITED},t${EDITED}x` : `t${EDITED}` });
     rowsA.push(await timedEdit(watcher, text, (names) => names.includes(extra) === withExtra));
+    if ((k + 1) % 10 === 0) rssSeries.push([k + 1, rssKb(seam.child.pid)]);
     if ((k + 1) % 10 === 0) log(`(a) ${k + 1}/${RELOADS}: last ${rowsA.at(-1).ms?.toFixed(1)} ms, callers ok ${callers.res.ok} failed ${callers.res.failed}`);
   }
   await sleep(500);
@@ -301,6 +309,7 @@ try {
   report.a = summarize(rowsA);
   report.a.calls = { ok: callers.res.ok, duringEdits: callers.res.ok - beforeA, failed: callers.res.failed, errors: callers.res.errors, latMs: stats(callers.res.lat) };
   report.a.rssKb = rssKb(seam.child.pid);
+  report.a.rssSeriesKb = rssSeries;
   // Retired processes: every mount but the edited one must still run its first process,
   // and only the newest of the edited mount's processes may still run.
   await sleep(1000);
@@ -366,6 +375,8 @@ L.push(`| compositions/base.yaml (no MCP mounts) | 500 ms after the serving line
 L.push(`| ${MOUNTS} mcp.stdio mounts | after start, tools listed | ${mb(report.startup.rssKb)} |`);
 L.push(`| ${MOUNTS} mcp.stdio mounts | after (a): ${RELOADS} reloads, ${CALLERS} callers | ${mb(report.a.rssKb)} |`);
 L.push(`| ${MOUNTS} mcp.stdio mounts | after (b) at 100ms too | ${mb(report.rssAfterKb)} |`);
+L.push('');
+L.push(`RSS MB during (a), after N edits: ${report.a.rssSeriesKb.map(([n, kb]) => `${n}: ${mb(kb)}`).join(', ')}`);
 L.push('');
 const probs = [...(report.base.problems ?? []), ...(report.problems100 ?? []), ...(report.problems20 ?? [])];
 L.push(`WARN/ERROR lines in seam's stderr: ${probs.length}${probs.length ? ' (first: ' + probs.slice(0, 5).map((p) => p.slice(0, 300)).join(' | ') + ')' : ''}`);

@@ -136,13 +136,39 @@ async fn signals(deployment: Arc<Deployment>, stop: CancellationToken) {
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
     eprintln!("seam: serving agent `{agent}` over stdio");
-    let service = Gateway { deployment, agent }.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake: {e}"))?;
+    let gateway = Gateway { deployment, agent };
+    let service = match socket_stdio() {
+        Some(io) => gateway.serve(io).await,
+        None => gateway.serve(rmcp::transport::stdio_pipes()).await,
+    }
+    .map_err(|e| format!("MCP handshake: {e}"))?;
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}
         _ = stop.cancelled() => cancel.cancel(),
     }
     Ok(())
+}
+
+/// stdin and stdout as non-blocking sockets, when they are sockets: Node's
+/// `child_process` (so the official SDK's stdio transport) hands a child the ends
+/// of socket pairs, not pipes. Tokio's own stdin/stdout run every read and write
+/// on the blocking thread pool, a thread hand-off per message; rmcp's
+/// `stdio_pipes` avoids that for FIFOs only.
+fn socket_stdio() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let open = |fd: std::os::fd::BorrowedFd<'_>| -> Option<tokio::net::UnixStream> {
+        let owned = fd.try_clone_to_owned().ok()?;
+        let file = std::fs::File::from(owned);
+        if !file.metadata().ok()?.file_type().is_socket() {
+            return None;
+        }
+        let stream = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+        stream.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(stream).ok()
+    };
+    Some((open(std::io::stdin().as_fd())?, open(std::io::stdout().as_fd())?))
 }
 
 type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
@@ -189,6 +215,13 @@ async fn serve_http(deployment: Arc<Deployment>, args: &Args, stop: Cancellation
         .with_state(app);
     eprintln!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
     eprintln!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status");
+    // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
+    use axum::serve::ListenerExt as _;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await.map_err(|e| e.to_string())
 }
 
