@@ -383,6 +383,7 @@ fn mcp_http_mounts_server_everything_over_streamable_http_and_mcp_stdio_mounts_s
         .spawn()
         .unwrap();
     let mut backend_out = Lines::spawn(backend.stderr.take().unwrap(), "");
+    let backend = Peer(backend);
     backend_out.wait_for(&format!("listening on port {port}"));
     std::fs::write(dir.join("hello.txt"), "hello from disk").unwrap();
     let file = dir.join("c.yaml");
@@ -399,8 +400,7 @@ fn mcp_http_mounts_server_everything_over_streamable_http_and_mcp_stdio_mounts_s
     let bad = client.call("mcp__remote__get-sum", json!({ "a": "not a number" }));
     assert_eq!(bad["isError"], true, "{bad}");
     client.close();
-    let _ = backend.kill();
-    let _ = backend.wait();
+    drop(backend);
 }
 
 #[test]
@@ -525,7 +525,10 @@ fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    Lines::spawn(backend.stderr.take().unwrap(), "").wait_for(&format!("listening on port {port}"));
+    let stderr = Lines::spawn(backend.stderr.take().unwrap(), "");
+    let backend = Peer(backend);
+    let mut stderr = stderr;
+    stderr.wait_for(&format!("listening on port {port}"));
     let file = dir.join("c.yaml");
     let mount = format!(
         "  h:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{ X-Seam-Test: literal }}\n    \
@@ -548,8 +551,7 @@ fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced
     let (code, _, stderr) = seam_call(&file, "mcp__h__headers", json!({}), &env[..1]);
     assert_eq!(code, 2);
     assert!(stderr.contains("environment variable `SEAM_TEST_BEARER` is not set"), "{stderr}");
-    let _ = backend.kill();
-    let _ = backend.wait();
+    drop(backend);
 }
 
 /// A dead Streamable HTTP server does not close rmcp's transport; seam notices on
@@ -565,27 +567,27 @@ fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        Lines::spawn(child.stderr.take().unwrap(), "").wait_for(&format!("listening on port {port}"));
+        let mut stderr = Lines::spawn(child.stderr.take().unwrap(), "");
+        let child = Peer(child);
+        stderr.wait_for(&format!("listening on port {port}"));
         child
     };
-    let mut first = backend();
+    let first = backend();
     let file = dir.join("c.yaml");
     let reconnect = "    reconnect: { initial_delay: 100ms, max_delay: 1s, max_attempts: 100 }\n";
     compose(&file, &[format!("  h:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n{reconnect}")], "");
     let seam = HttpSeam::start(&file, &[]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "1" })), "ping: 1");
-    first.kill().unwrap();
-    first.wait().unwrap();
+    drop(first);
     let down = client.call_text("mcp__h__ping", json!({}));
     assert!(down.starts_with("MCP_UNAVAILABLE: "), "{down}");
     wait_until("h to be degraded", || seam.status()["mounts"]["h"]["state"] == "degraded");
     assert!(client.tool_names().contains(&"mcp__h__ping".to_owned()), "the last good tools stay listed");
-    let mut second = backend();
+    let second = backend();
     wait_until("h to be ready again", || seam.status()["mounts"]["h"]["state"] == "ready");
     assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "2" })), "ping: 2");
     client.close();
     assert!(seam.terminate().success());
-    let _ = second.kill();
-    let _ = second.wait();
+    drop(second);
 }

@@ -43,6 +43,10 @@ pub struct Options {
     pub dispose_timeout: Duration,
     /// Told each time a mount of a reload has activated (for a progress display).
     pub on_activated: Option<OnActivated>,
+    /// How many mounts of one reload start at once. Starting a hundred servers
+    /// together on a small machine makes every one of them miss its
+    /// `startup_timeout`; a mount's timeout runs from its own start.
+    pub max_concurrent_starts: usize,
 }
 
 pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
@@ -57,7 +61,13 @@ pub struct Activated<'a> {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { drain_timeout: Duration::from_secs(30), dispose_timeout: Duration::from_secs(5), on_activated: None }
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Options {
+            drain_timeout: Duration::from_secs(30),
+            dispose_timeout: Duration::from_secs(5),
+            on_activated: None,
+            max_concurrent_starts: 4 * cores,
+        }
     }
 }
 
@@ -393,8 +403,11 @@ impl Deployment {
         let total = builds.len();
         let done = AtomicUsize::new(0);
         let on_activated = self.options.on_activated.clone();
+        let starts = tokio::sync::Semaphore::new(self.options.max_concurrent_starts.max(1));
         let built_results = futures::future::join_all(builds.into_iter().map(|build| async {
+            let permit = starts.acquire().await.expect("the semaphore is never closed");
             let (slot, error) = build.await;
+            drop(permit);
             if let Some(report) = &on_activated {
                 let done = done.fetch_add(1, Ordering::Relaxed) + 1;
                 report(Activated { id: &slot.id, state: slot.running.status().state, done, total });

@@ -251,6 +251,16 @@ impl Drop for HttpSeam {
     }
 }
 
+/// A peer process the test started itself; killed when the test ends, however it ends.
+pub struct Peer(pub Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().unwrap();
     assert!(status.success());
