@@ -591,3 +591,32 @@ fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
     assert!(seam.terminate().success());
     drop(second);
 }
+
+#[test]
+fn a_mount_tool_filter_edit_applies_without_restarting_the_server() {
+    let dir = scratch("filter-live");
+    let file = dir.join("c.yaml");
+    let text =
+        |deny: &str| format!("seam: 1\nmounts:\n{}    tools: {{ deny: [{deny}] }}\n", flaky_mount("a", &[("FLAKY_TOOLS", "x,y")], ""));
+    std::fs::write(&file, text("y")).unwrap();
+    let mut seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let pid = client.call_text("mcp__a__pid", json!({}));
+    assert!(!client.tool_names().contains(&"mcp__a__y".to_owned()));
+
+    std::fs::write(&file, text("x")).unwrap();
+    client.wait_list_changed();
+    let names = client.tool_names();
+    assert!(names.contains(&"mcp__a__y".to_owned()) && !names.contains(&"mcp__a__x".to_owned()), "{names:?}");
+    assert_eq!(client.call_text("mcp__a__pid", json!({})), pid, "the same process");
+    seam.stderr.wait_for("reload applied");
+    let last = &seam.status()["last_reload"];
+    assert_eq!((last["reconfigured"].clone(), last["built"].clone()), (json!(["a"]), json!([])), "{last}");
+
+    // A change beyond the filter still restarts.
+    std::fs::write(&file, text("x").replace("x,y", "x,y,z")).unwrap();
+    client.wait_list_changed();
+    assert_ne!(client.call_text("mcp__a__pid", json!({})), pid);
+    client.close();
+    assert!(seam.terminate().success());
+}

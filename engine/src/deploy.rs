@@ -181,6 +181,8 @@ pub struct Outcome {
     pub built: Vec<String>,
     /// Mounts of the previous generation disposed by this reload (removed or restarted).
     pub retired: Vec<String>,
+    /// Mounts that took a changed config while running (no restart).
+    pub reconfigured: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +211,7 @@ impl Outcome {
             "diagnostics": self.diagnostics,
             "built": self.built,
             "retired": self.retired,
+            "reconfigured": self.reconfigured,
         })
     }
 
@@ -333,6 +336,7 @@ impl Deployment {
             diagnostics,
             built: Vec::new(),
             retired: Vec::new(),
+            reconfigured: Vec::new(),
         };
         let checked = match self.engine.check_file(&self.path, &*self.env) {
             Ok(c) => c,
@@ -359,6 +363,7 @@ impl Deployment {
                 diagnostics,
                 built: Vec::new(),
                 retired: Vec::new(),
+                reconfigured: Vec::new(),
             };
         }
         let Checked { resolved, tree, sources, .. } = checked;
@@ -375,14 +380,37 @@ impl Deployment {
         ));
         let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(PathBuf::from);
         let mut mounts: IndexMap<String, Arc<Slot>> = IndexMap::new();
+        // A changed mount whose services did not change may take its new config while it runs.
+        let services_changed = |needs: &[&str]| {
+            needs.iter().any(|s| {
+                let node = format!("service:{s}");
+                diff.change.contains(&node) || diff.add.contains(&node)
+            })
+        };
         let mut builds = Vec::new();
+        let mut reconfigured = Vec::new();
+        let mut live_changes: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
         for (id, mount) in &resolved.mounts {
             let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
-            if !rebuild(id)
-                && let Some(slot) = live.as_ref().and_then(|g| g.mounts.get(id))
-            {
-                mounts.insert(id.clone(), slot.clone());
-                continue;
+            let live_slot = live.as_ref().and_then(|g| g.mounts.get(id));
+            if let Some(slot) = live_slot {
+                if !rebuild(id) {
+                    mounts.insert(id.clone(), slot.clone());
+                    continue;
+                }
+                let changed = diff.change.contains(&format!("mount:{id}"));
+                if changed
+                    && slot.kind == mount.kind.name()
+                    && !services_changed(&r.needs)
+                    && let Some(apply) = slot.running.reconfigure(&*r.config)
+                {
+                    live_changes.push(apply);
+                    reconfigured.push(id.clone());
+                    let running = slot.running.clone();
+                    let next = Slot { id: id.clone(), kind: slot.kind, required: r.required, exposure: r.exposure.clone(), running };
+                    mounts.insert(id.clone(), Arc::new(next));
+                    continue;
+                }
             }
             let cx =
                 BuildCx { id: id.clone(), subprocess: subprocess.clone(), workspace: workspace.clone(), changes: self.changes.clone() };
@@ -455,11 +483,15 @@ impl Deployment {
             .map(|g| {
                 g.mounts
                     .iter()
-                    .filter(|(id, old)| mounts.get(*id).is_none_or(|new| !Arc::ptr_eq(old, new)))
+                    .filter(|(id, old)| mounts.get(*id).is_none_or(|new| !Arc::ptr_eq(&old.running, &new.running)))
                     .map(|(id, _)| id.clone())
                     .collect()
             })
             .unwrap_or_default();
+        // Past the last way to reject: mounts that take their change live take it now.
+        for apply in live_changes {
+            apply();
+        }
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
         let next = Arc::new(Generation {
             number,
@@ -484,7 +516,15 @@ impl Deployment {
             drop(old);
             self.retire(slots, drained);
         }
-        Outcome { outcome: OutcomeKind::Applied, at: SystemTime::now(), generation: Some(number), diagnostics, built, retired }
+        Outcome {
+            outcome: OutcomeKind::Applied,
+            at: SystemTime::now(),
+            generation: Some(number),
+            diagnostics,
+            built,
+            retired,
+            reconfigured,
+        }
     }
 
     /// Disposes retired mounts once the old generation's calls are done (or the drain timeout passes), dependents first.
@@ -601,6 +641,7 @@ pub fn log_outcome(outcome: &Outcome) {
             generation = outcome.generation,
             built = ?outcome.built,
             retired = ?outcome.retired,
+            reconfigured = ?outcome.reconfigured,
             "reload applied"
         ),
         OutcomeKind::Unchanged => tracing::info!(generation = outcome.generation, "reload: composition unchanged"),

@@ -139,6 +139,12 @@ pub trait Running: Send + Sync {
     fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> BoxFuture<'static, ToolOutput>;
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
+    /// A config change this mount can take while it runs (a tool filter, say):
+    /// the change, to be applied at the swap, or `None` when it needs a rebuild.
+    /// Deciding must not change anything: a rejected reload applies nothing.
+    fn reconfigure(&self, _new: &dyn crate::surface::MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
+        None
+    }
     /// Facts for `/status` (a child's `pid`, a URL).
     fn facts(&self) -> Map<String, Json> {
         Map::new()

@@ -94,8 +94,10 @@ struct Mount {
     transport: Transport,
     common: Common,
     cx: BuildCx,
-    allow: Vec<GlobMatcher>,
-    deny: Vec<GlobMatcher>,
+    /// `tools: {allow, deny}`, replaceable while running.
+    filter: Mutex<Filter>,
+    /// The server's last complete listing, so a new filter applies without asking again.
+    listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
     status: StatusCell,
     catalog: Mutex<Arc<Catalog>>,
     peer: Mutex<Option<Peer<RoleClient>>>,
@@ -130,17 +132,29 @@ struct Connection {
     stderr: Arc<Mutex<String>>,
 }
 
-fn globs(patterns: &[String]) -> Vec<GlobMatcher> {
-    // Validation has compiled every pattern already.
-    patterns.iter().filter_map(|p| Glob::new(p).ok()).map(|g| g.compile_matcher()).collect()
+struct Filter {
+    allow: Vec<GlobMatcher>,
+    deny: Vec<GlobMatcher>,
+}
+
+impl Filter {
+    fn new(tools: &crate::ToolFilter) -> Filter {
+        // Validation has compiled every pattern already.
+        let globs = |patterns: &[String]| patterns.iter().filter_map(|p| Glob::new(p).ok()).map(|g| g.compile_matcher()).collect();
+        Filter { allow: globs(&tools.allow), deny: globs(&tools.deny) }
+    }
+
+    fn admits(&self, raw: &str) -> bool {
+        self.allow.iter().any(|g| g.is_match(raw)) && !self.deny.iter().any(|g| g.is_match(raw))
+    }
 }
 
 fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
     Box::pin(async move {
         let mount = Arc::new(Mount {
             id: cx.id.clone(),
-            allow: globs(&common.tools.allow),
-            deny: globs(&common.tools.deny),
+            filter: Mutex::new(Filter::new(&common.tools)),
+            listed: Mutex::new(Arc::default()),
             transport,
             common,
             cx,
@@ -386,7 +400,15 @@ impl Mount {
                 Some(next) => cursor = Some(next),
             }
         }
-        let next = self.import(tools)?;
+        let tools = Arc::new(tools);
+        let next = self.import(&tools)?;
+        *self.listed.lock().expect("listing lock") = tools;
+        self.publish(next);
+        Ok(())
+    }
+
+    /// Swaps a new tool map in whole; tells the engine when clients would see a difference.
+    fn publish(&self, next: Catalog) {
         let changed = {
             let mut current = self.catalog.lock().expect("catalog lock");
             let changed = current.specs != next.specs;
@@ -396,10 +418,10 @@ impl Mount {
         if changed {
             self.cx.changes.notify();
         }
-        Ok(())
     }
 
-    fn import(&self, tools: Vec<rmcp::model::Tool>) -> Result<Catalog, String> {
+    fn import(&self, tools: &[rmcp::model::Tool]) -> Result<Catalog, String> {
+        let filter = self.filter.lock().expect("filter lock");
         let mut raw_seen = HashSet::new();
         let mut specs = Vec::new();
         let mut by_name = HashMap::new();
@@ -408,13 +430,13 @@ impl Mount {
             if !raw_seen.insert(raw.clone()) {
                 return Err(format!("the server listed tool `{raw}` twice"));
             }
-            if !self.allow.iter().any(|g| g.is_match(&raw)) || self.deny.iter().any(|g| g.is_match(&raw)) {
+            if !filter.admits(&raw) {
                 continue;
             }
             let name = tool_name(&self.id, &raw);
             let output =
                 tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
-            let mut definition = match serde_json::to_value(&tool) {
+            let mut definition = match serde_json::to_value(tool) {
                 Ok(Json::Object(o)) => o,
                 _ => return Err(format!("tool `{raw}` has no JSON form")),
             };
@@ -521,6 +543,34 @@ impl Running for Handle {
                 task.abort();
             }
         })
+    }
+
+    /// A change of `tools: {allow, deny}` alone is applied to the running server:
+    /// the last listing is filtered again, no process restarts.
+    fn reconfigure(&self, new: &dyn seam_engine::surface::MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
+        let new_tools = match (&self.0.transport, new.as_any()) {
+            (Transport::Stdio(old), n) => {
+                let n = n.downcast_ref::<StdioServer>()?;
+                let mut same = n.clone();
+                same.common.tools = old.common.tools.clone();
+                (same == *old).then(|| n.common.tools.clone())?
+            }
+            (Transport::Http(old), n) => {
+                let n = n.downcast_ref::<HttpServer>()?;
+                let mut same = n.clone();
+                same.common.tools = old.common.tools.clone();
+                (same == *old).then(|| n.common.tools.clone())?
+            }
+        };
+        let mount = self.0.clone();
+        Some(Box::new(move || {
+            *mount.filter.lock().expect("filter lock") = Filter::new(&new_tools);
+            let listed = mount.listed.lock().expect("listing lock").clone();
+            match mount.import(&listed) {
+                Ok(next) => mount.publish(next),
+                Err(e) => tracing::warn!(mount = %mount.id, "new tool filter not applied: {e}"),
+            }
+        }))
     }
 
     fn facts(&self) -> Map<String, Json> {
