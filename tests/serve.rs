@@ -188,8 +188,9 @@ fn a_crash_loop_spends_the_reconnect_budget_then_unregisters_the_tools() {
     let dir = scratch("crash-loop");
     let file = dir.join("c.yaml");
     let pid_file = dir.join("a.pids");
-    let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 2s, max_attempts: 2 }\n";
-    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "400")], reconnect);
+    // Each process lives 1.5s (long enough to come up on a loaded machine), always less than max_delay: no reset.
+    let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 10s, max_attempts: 2 }\n";
+    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "1500")], reconnect);
     compose(&file, &[a], "");
     let mut client = SdkClient::stdio(&file, &[]);
     assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()));
