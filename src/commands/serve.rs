@@ -83,6 +83,9 @@ pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
 }
 
 async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
+    // Installed first: a signal during start-up waits for it to finish (so its children are stopped,
+    // not orphaned), and a SIGHUP sent as soon as seam says it serves reloads instead of killing it.
+    let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let deployment = match start(engine, &args.file, args.drain_timeout).await {
         Ok(d) => d,
         Err(outcome) => return Ok(outcome),
@@ -96,7 +99,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
     drop(live);
 
     let stop = CancellationToken::new();
-    tokio::spawn(signals(deployment.clone(), stop.clone()));
+    tokio::spawn(signals.run(deployment.clone(), stop.clone()));
     tokio::spawn(deployment.clone().reload_worker(stop.clone()));
     if args.watch {
         let (d, s, debounce) = (deployment.clone(), stop.clone(), args.debounce);
@@ -115,23 +118,29 @@ async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
     served.map(|()| Outcome::Valid)
 }
 
-async fn signals(deployment: Arc<Deployment>, stop: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut hup), Ok(mut int), Ok(mut term)) =
-        (signal(SignalKind::hangup()), signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        tracing::error!("cannot install signal handlers");
-        return;
-    };
-    loop {
-        tokio::select! {
-            _ = hup.recv() => { tracing::info!("SIGHUP: reloading"); deployment.request_reload() }
-            _ = int.recv() => break,
-            _ = term.recv() => break,
-        }
+struct Signals {
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals { hup: signal(SignalKind::hangup())?, int: signal(SignalKind::interrupt())?, term: signal(SignalKind::terminate())? })
     }
-    tracing::info!("stopping: draining calls and disposing mounts");
-    stop.cancel();
+
+    async fn run(mut self, deployment: Arc<Deployment>, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = self.hup.recv() => { tracing::info!("SIGHUP: reloading"); deployment.request_reload() }
+                _ = self.int.recv() => break,
+                _ = self.term.recv() => break,
+            }
+        }
+        tracing::info!("stopping: draining calls and disposing mounts");
+        stop.cancel();
+    }
 }
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
