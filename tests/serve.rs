@@ -555,8 +555,9 @@ fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced
     drop(backend);
 }
 
-/// A dead Streamable HTTP server does not close rmcp's transport; seam notices on
-/// the failed call, reports the mount degraded, and reconnects once it is back.
+/// A dead Streamable HTTP server does not close rmcp's transport; seam notices by
+/// its liveness ping (or a failed call), reports the mount degraded, and
+/// reconnects once it is back.
 #[test]
 fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
     let dir = scratch("http-outage");
@@ -581,16 +582,22 @@ fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "1" })), "ping: 1");
     drop(first);
+    // No call needed: an idle connection is pinged every max_delay (1s here).
+    wait_until("h to be degraded", || seam.status()["mounts"]["h"]["state"] == "degraded");
     let down = client.call_text("mcp__h__ping", json!({}));
     assert!(down.starts_with("MCP_UNAVAILABLE: "), "{down}");
-    wait_until("h to be degraded", || seam.status()["mounts"]["h"]["state"] == "degraded");
     assert!(client.tool_names().contains(&"mcp__h__ping".to_owned()), "the last good tools stay listed");
     let second = backend();
     wait_until("h to be ready again", || seam.status()["mounts"]["h"]["state"] == "ready");
     assert_eq!(client.call_text("mcp__h__ping", json!({ "message": "2" })), "ping: 2");
+
+    // A call that meets the dead server is a typed error at once, and marks the connection closed.
+    drop(second);
+    let down = client.call_text("mcp__h__ping", json!({}));
+    assert!(down.starts_with("MCP_UNAVAILABLE: "), "{down}");
+    wait_until("h to be degraded again", || seam.status()["mounts"]["h"]["state"] == "degraded");
     client.close();
     assert!(seam.terminate().success());
-    drop(second);
 }
 
 #[test]

@@ -223,9 +223,21 @@ impl Mount {
                 let mut cancel = Some(service.cancellation_token());
                 let mut serving = std::pin::pin!(service.waiting());
                 let mut ended = false;
+                // Over Streamable HTTP nothing closes when the server dies; a ping finds out without waiting for a call.
+                let mut liveness = tokio::time::interval(self.liveness_interval());
+                liveness.reset();
                 if up_since.is_some() {
                     loop {
                         tokio::select! {
+                            _ = liveness.tick(), if matches!(self.transport, Transport::Http(_)) => {
+                                let ping = ClientRequest::PingRequest(rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() });
+                                match tokio::time::timeout(self.liveness_interval(), peer.send_request(ping)).await {
+                                    // Any answer, an error included, is a server alive.
+                                    Ok(Ok(_) | Err(ServiceError::McpError(_))) => {}
+                                    Ok(Err(e)) => { tracing::warn!(mount = %self.id, "ping failed ({e}); treating the connection as closed"); break }
+                                    Err(_) => { tracing::warn!(mount = %self.id, "ping unanswered; treating the connection as closed"); break }
+                                }
+                            }
                             _ = self.stop.cancelled() => break,
                             _ = &mut serving => { ended = true; break }
                             _ = self.broken.notified() => {
@@ -282,6 +294,11 @@ impl Mount {
                 _ = tokio::time::sleep(delay) => {}
             }
         }
+    }
+
+    /// How often an idle Streamable HTTP connection is pinged: `reconnect.max_delay`, within 1s..=30s.
+    fn liveness_interval(&self) -> Duration {
+        self.common.reconnect.max_delay.to_std().clamp(Duration::from_secs(1), Duration::from_secs(30))
     }
 
     /// Degraded while the last good tools are still listed, failed when there are none.
