@@ -14,6 +14,9 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use seam_engine::deploy::Deployment;
 use seam_engine::runtime::ToolSpec;
 
+/// How often a session's notifier checks whether its session has ended.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 #[derive(Clone)]
 pub struct Gateway {
     pub deployment: Arc<Deployment>,
@@ -62,7 +65,17 @@ impl ServerHandler for Gateway {
         let peer = context.peer;
         tokio::spawn(async move {
             let mut shown = this.catalog();
-            while changes.changed().await.is_ok() {
+            // rmcp offers no event for a session's end; a slow check lets an idle closed session's task go.
+            let mut check = tokio::time::interval(SESSION_CHECK);
+            check.reset();
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { break },
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() { break }
+                        continue;
+                    }
+                }
                 let now = this.catalog();
                 if now == shown {
                     continue;
