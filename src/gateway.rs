@@ -54,7 +54,7 @@ impl ServerHandler for Gateway {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
         let output = self.deployment.call(&self.agent, &request.name, arguments, context.ct.clone()).await;
-        let result: CallToolResult = serde_json::from_value(output.to_json())
+        let result: CallToolResult = serde_json::from_value(output.into_json())
             .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
         Ok(CallToolResponse::Complete(result))
     }

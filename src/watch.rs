@@ -57,7 +57,7 @@ pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: Cancella
             // Reading the files (as every reload does) is an access event: never a reason to reload.
             Ok(events) => events.iter().filter(|e| !e.kind.is_access()).flat_map(|e| e.paths.iter()).any(|p| {
                 let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                files.contains(p) || name.starts_with("..") || files.iter().any(|f| f.file_name() == p.file_name())
+                name.starts_with("..") || files.iter().any(|f| f.file_name() == p.file_name())
             }),
             Err(errors) => {
                 for e in errors {

@@ -128,8 +128,7 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     let before = client.tool_names();
     let notified = client.list_changed_count();
     std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("kind: mcp.stdio", "kind: mcp.stdoi")).unwrap();
-    let rejected = client.stderr.wait_for("reload rejected");
-    assert!(!rejected.is_empty());
+    client.stderr.wait_for("reload rejected");
     client.stderr.wait_for("MOUNT_UNKNOWN_KIND");
     assert_eq!(client.tool_names(), before);
     assert_eq!(client.call_text("mcp__a__alpha", json!({ "message": "still" })), "alpha: still");

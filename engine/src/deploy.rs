@@ -11,7 +11,7 @@
 //! was. After the swap, retired mounts are disposed once the calls holding the
 //! old generation finish, bounded by the drain timeout.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -106,14 +106,8 @@ impl Drop for Generation {
 pub struct CatalogEntry {
     pub spec: ToolSpec,
     pub mount: String,
-    pub timeout: Option<Duration>,
+    pub timeout: Option<crate::units::Duration>,
     pub max_output_chars: Option<u64>,
-}
-
-impl CatalogEntry {
-    fn timeout_text(&self) -> String {
-        self.timeout.map(|t| crate::units::Duration::from_millis(t.as_millis() as u64).to_string()).unwrap_or_default()
-    }
 }
 
 impl Generation {
@@ -153,7 +147,7 @@ impl Generation {
         Some(CatalogEntry {
             spec: spec.clone(),
             mount: id.to_owned(),
-            timeout: settings.timeout.map(crate::units::Duration::to_std),
+            timeout: settings.timeout,
             max_output_chars: settings.max_output_chars,
         })
     }
@@ -203,6 +197,19 @@ impl OutcomeKind {
 }
 
 impl Outcome {
+    /// An outcome that built, retired and reconfigured nothing.
+    fn new(outcome: OutcomeKind, generation: Option<u64>, diagnostics: Vec<Json>) -> Outcome {
+        Outcome {
+            outcome,
+            at: SystemTime::now(),
+            generation,
+            diagnostics,
+            built: Vec::new(),
+            retired: Vec::new(),
+            reconfigured: Vec::new(),
+        }
+    }
+
     pub fn to_json(&self) -> Json {
         json!({
             "outcome": self.outcome.as_str(),
@@ -255,7 +262,6 @@ pub struct Deployment {
 
 impl Deployment {
     pub fn new(engine: Arc<Engine>, path: &Path, env: Arc<dyn Env + Send + Sync>, options: Options) -> Arc<Deployment> {
-        let (changes, _) = Changes::new();
         Arc::new(Deployment {
             engine,
             path: path.to_owned(),
@@ -266,14 +272,10 @@ impl Deployment {
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
             files: Mutex::new(vec![path.to_owned()]),
-            changes,
+            changes: Changes::default(),
             next_number: AtomicU64::new(1),
             retiring: Mutex::new(Vec::new()),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn live(&self) -> Option<Arc<Generation>> {
@@ -329,15 +331,7 @@ impl Deployment {
 
     async fn reload_locked(&self) -> Outcome {
         let live = self.live();
-        let rejected = |diagnostics: Vec<Json>| Outcome {
-            outcome: OutcomeKind::Rejected,
-            at: SystemTime::now(),
-            generation: live.as_ref().map(|g| g.number),
-            diagnostics,
-            built: Vec::new(),
-            retired: Vec::new(),
-            reconfigured: Vec::new(),
-        };
+        let rejected = |diagnostics: Vec<Json>| Outcome::new(OutcomeKind::Rejected, live.as_ref().map(|g| g.number), diagnostics);
         let checked = match self.engine.check_file(&self.path, &*self.env) {
             Ok(c) => c,
             Err(e) => {
@@ -356,15 +350,7 @@ impl Deployment {
         if let Some(g) = &live
             && g.digest == digest
         {
-            return Outcome {
-                outcome: OutcomeKind::Unchanged,
-                at: SystemTime::now(),
-                generation: Some(g.number),
-                diagnostics,
-                built: Vec::new(),
-                retired: Vec::new(),
-                reconfigured: Vec::new(),
-            };
+            return Outcome::new(OutcomeKind::Unchanged, Some(g.number), diagnostics);
         }
         let Checked { resolved, tree, sources, .. } = checked;
         let resolved = resolved.expect("a plan comes from a resolved composition");
@@ -516,15 +502,7 @@ impl Deployment {
             drop(old);
             self.retire(slots, drained);
         }
-        Outcome {
-            outcome: OutcomeKind::Applied,
-            at: SystemTime::now(),
-            generation: Some(number),
-            diagnostics,
-            built,
-            retired,
-            reconfigured,
-        }
+        Outcome { built, retired, reconfigured, ..Outcome::new(OutcomeKind::Applied, Some(number), diagnostics) }
     }
 
     /// Disposes retired mounts once the old generation's calls are done (or the drain timeout passes), dependents first.
@@ -573,11 +551,11 @@ impl Deployment {
         let counted = InFlight(&generation.in_flight);
         let call = running.call(tool, arguments, cancel.child_token());
         let mut output = match entry.timeout {
-            Some(limit) => match tokio::time::timeout(limit, call).await {
+            Some(limit) => match tokio::time::timeout(limit.to_std(), call).await {
                 Ok(output) => output,
                 Err(_) => {
                     cancel.cancel();
-                    ToolOutput::error("TOOL_TIMEOUT", format!("`{tool}` did not finish within its timeout of {}", entry.timeout_text()))
+                    ToolOutput::error("TOOL_TIMEOUT", format!("`{tool}` did not finish within its timeout of {limit}"))
                 }
             },
             None => call.await,
@@ -656,7 +634,30 @@ pub fn log_outcome(outcome: &Outcome) {
     }
 }
 
-/// The state each mount of a generation is in, for start-up lines.
-pub fn mount_states(g: &Generation) -> BTreeMap<String, State> {
-    g.mounts.iter().map(|(id, s)| (id.clone(), s.running.status().state)).collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At most `KEPT_OUTCOMES` are kept: at the limit nothing is dropped, one past it the oldest goes.
+    #[tokio::test]
+    async fn the_last_fifty_outcomes_are_kept() {
+        let dir = std::env::temp_dir().join(format!("seam-outcomes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        std::fs::write(&file, "seam: 1\n").unwrap();
+        let engine = Arc::new(Engine::new(Vec::new()));
+        let deployment = Deployment::new(engine, &file, Arc::new(crate::load::ProcessEnv), Options::default());
+        assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
+        for _ in 1..KEPT_OUTCOMES {
+            assert_eq!(deployment.reload().await.outcome, OutcomeKind::Unchanged);
+        }
+        let kept = deployment.outcomes();
+        assert_eq!(kept.len(), KEPT_OUTCOMES);
+        assert_eq!(kept[0].outcome, OutcomeKind::Applied);
+        deployment.reload().await;
+        let kept = deployment.outcomes();
+        assert_eq!(kept.len(), KEPT_OUTCOMES);
+        assert_eq!(kept[0].outcome, OutcomeKind::Unchanged, "one past the limit, the oldest is dropped");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -45,11 +45,12 @@ impl ToolOutput {
         }
     }
 
-    pub fn to_json(&self) -> Json {
+    /// The MCP `CallToolResult` JSON; consumes the output, so content blocks (images) are not copied.
+    pub fn into_json(self) -> Json {
         let mut out = Map::new();
-        out.insert("content".into(), Json::Array(self.content.clone()));
-        if let Some(s) = &self.structured_content {
-            out.insert("structuredContent".into(), s.clone());
+        out.insert("content".into(), Json::Array(self.content));
+        if let Some(s) = self.structured_content {
+            out.insert("structuredContent".into(), s);
         }
         out.insert("isError".into(), Json::Bool(self.is_error));
         Json::Object(out)
@@ -165,12 +166,13 @@ pub struct BuildCx {
 #[derive(Clone, Debug)]
 pub struct Changes(Arc<tokio::sync::watch::Sender<u64>>);
 
-impl Changes {
-    pub fn new() -> (Changes, tokio::sync::watch::Receiver<u64>) {
-        let (tx, rx) = tokio::sync::watch::channel(0);
-        (Changes(Arc::new(tx)), rx)
+impl Default for Changes {
+    fn default() -> Self {
+        Changes(Arc::new(tokio::sync::watch::channel(0).0))
     }
+}
 
+impl Changes {
     pub fn notify(&self) {
         self.0.send_modify(|n| *n += 1);
     }

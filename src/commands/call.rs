@@ -16,7 +16,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         Ok(_) => return Err("--args must be a JSON object".to_owned()),
         Err(e) => return Err(format!("--args is not JSON: {e}")),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30)).await else {
             return Ok(Outcome::UsageOrIo);
@@ -28,7 +28,8 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         }
         let output = deployment.call(&agent, &tool, arguments, CancellationToken::new()).await;
         deployment.shutdown().await;
-        super::print(&format!("{}\n", serde_json::to_string_pretty(&output.to_json()).expect("serializable")));
-        Ok(if output.is_error { Outcome::Invalid } else { Outcome::Valid })
+        let outcome = if output.is_error { Outcome::Invalid } else { Outcome::Valid };
+        super::print(&format!("{}\n", serde_json::to_string_pretty(&output.into_json()).expect("serializable")));
+        Ok(outcome)
     })
 }

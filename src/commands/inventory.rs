@@ -26,7 +26,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
 
 /// Starts the composition (every mount activates: ready or failed), reads its status, and shuts it down.
 fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5)).await {
             Ok(deployment) => {

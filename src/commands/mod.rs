@@ -28,6 +28,11 @@ pub fn report_errors(checked: &Checked) -> bool {
     checked.errors() > 0
 }
 
+/// The runtime every command that starts a composition runs on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())
+}
+
 pub fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());

@@ -78,7 +78,7 @@ pub fn print_mounts(g: &Generation) {
 }
 
 pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let runtime = super::runtime()?;
     runtime.block_on(serve(engine, args))
 }
 
