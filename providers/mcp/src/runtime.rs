@@ -125,6 +125,18 @@ impl rmcp::ClientHandler for Handler {
     }
 }
 
+/// Why a connection attempt failed, and whether its process is proven gone (no process counts as gone).
+struct Failed {
+    message: String,
+    proven: bool,
+}
+
+impl Failed {
+    fn proven(message: String) -> Failed {
+        Failed { message, proven: true }
+    }
+}
+
 /// One live connection.
 struct Connection {
     service: rmcp::service::RunningService<RoleClient, Handler>,
@@ -189,17 +201,17 @@ impl Mount {
             let (resync_tx, mut resync_rx) = mpsc::unbounded_channel();
             let attempt = tokio::select! {
                 _ = self.stop.cancelled() => return,
-                r = tokio::time::timeout(self.common.startup_timeout.to_std(), self.connect(resync_tx)) => r,
+                r = self.connect(resync_tx) => r,
             };
             let mut connection = match attempt {
-                Ok(Ok(c)) => Some(c),
-                Ok(Err(e)) => {
-                    self.status.set(self.outage_state(), Some(e));
+                Ok(c) => Some(c),
+                Err(Failed { message, proven: true }) => {
+                    self.status.set(self.outage_state(), Some(message));
                     None
                 }
-                Err(_) => {
-                    self.status.set(self.outage_state(), Some(format!("no answer within startup_timeout {}", self.common.startup_timeout)));
-                    None
+                Err(Failed { message, proven: false }) => {
+                    self.give_up(&format!("{message}; the server process could not be proven to have exited, so no other is started"));
+                    return;
                 }
             };
             let mut up_since = None;
@@ -314,8 +326,12 @@ impl Mount {
         tracing::error!(mount = %self.id, "{detail}");
     }
 
-    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, String> {
+    /// Connects and completes the handshake within `startup_timeout`. A child whose
+    /// handshake fails is ended here, and its exit proven, before the caller may start another.
+    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, Failed> {
         let handler = Handler { resync };
+        let startup = self.common.startup_timeout;
+        let timed_out = || format!("no answer within startup_timeout {startup}");
         let stderr = Arc::new(Mutex::new(String::new()));
         match &self.transport {
             Transport::Stdio(config) => {
@@ -324,7 +340,7 @@ impl Mount {
                     .cx
                     .subprocess
                     .spawn(&config.spawn, &config.env_passthrough, cwd)
-                    .map_err(|e| format!("cannot start `{}`: {e}", config.spawn.command))?;
+                    .map_err(|e| Failed::proven(format!("cannot start `{}`: {e}", config.spawn.command)))?;
                 *self.pid.lock().expect("pid lock") = Some(child.pid);
                 if let Some(mut pipe) = child.stderr.take() {
                     let tail = stderr.clone();
@@ -345,39 +361,41 @@ impl Mount {
                     });
                 }
                 let io = (child.stdout.take().expect("piped stdout"), child.stdin.take().expect("piped stdin"));
-                match handler.serve(io).await {
-                    Ok(service) => Ok(Connection { service, child: Some(child), stderr }),
-                    Err(e) => {
-                        child.terminate(EXIT_GRACE).await;
-                        let tail = stderr.lock().expect("stderr lock").trim().to_owned();
-                        Err(if tail.is_empty() {
-                            format!("handshake failed: {e}")
-                        } else {
-                            format!("handshake failed: {e}; stderr: {tail}")
-                        })
-                    }
-                }
+                let why = match tokio::time::timeout(startup.to_std(), handler.serve(io)).await {
+                    Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
+                    Ok(Err(e)) => format!("handshake failed: {e}"),
+                    Err(_) => timed_out(),
+                };
+                let proven = self.reap(Some(child), &stderr).await;
+                let tail = stderr.lock().expect("stderr lock").trim().to_owned();
+                let message = if tail.is_empty() { why } else { format!("{why}; stderr: {tail}") };
+                Err(Failed { message, proven })
             }
             Transport::Http(config) => {
                 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
                 let mut headers = HashMap::new();
-                let env = |var: &str| std::env::var(var).map_err(|_| format!("environment variable `{var}` is not set"));
+                let env = |var: &str| std::env::var(var).map_err(|_| Failed::proven(format!("environment variable `{var}` is not set")));
                 let named = config.headers.iter().map(|(k, v)| Ok((k.clone(), v.clone())));
                 let from_env = config.headers_env.iter().map(|(k, var)| env(&var.0).map(|v| (k.clone(), v)));
                 for pair in named.chain(from_env) {
                     let (k, v): (String, String) = pair?;
-                    let name = reqwest::header::HeaderName::try_from(k.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
-                    let value = reqwest::header::HeaderValue::try_from(v.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
+                    let name =
+                        reqwest::header::HeaderName::try_from(k.as_str()).map_err(|e| Failed::proven(format!("header `{k}`: {e}")))?;
+                    let value =
+                        reqwest::header::HeaderValue::try_from(v.as_str()).map_err(|e| Failed::proven(format!("header `{k}`: {e}")))?;
                     headers.insert(name, value);
                 }
                 let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
                 if let Some(var) = &config.bearer_token_env {
                     transport_config = transport_config.auth_header(env(&var.0)?);
                 }
-                let client = reqwest::Client::builder().no_proxy().build().map_err(|e| e.to_string())?;
+                let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                let service = handler.serve(transport).await.map_err(|e| format!("cannot connect to {}: {e}", config.url))?;
-                Ok(Connection { service, child: None, stderr })
+                match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
+                    Ok(Ok(service)) => Ok(Connection { service, child: None, stderr }),
+                    Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
+                    Err(_) => Err(Failed::proven(timed_out())),
+                }
             }
         }
     }
@@ -514,12 +532,18 @@ impl Mount {
                 );
             }
         };
-        let json = serde_json::to_value(&result).unwrap_or_default();
-        let output = ToolOutput {
-            content: json.get("content").and_then(Json::as_array).cloned().unwrap_or_default(),
-            structured_content: json.get("structuredContent").cloned(),
-            is_error: result.is_error.unwrap_or(false),
+        let is_error = result.is_error.unwrap_or(false);
+        let (content, structured_content) = match serde_json::to_value(result) {
+            Ok(Json::Object(mut o)) => (
+                match o.remove("content") {
+                    Some(Json::Array(blocks)) => blocks,
+                    _ => Vec::new(),
+                },
+                o.remove("structuredContent"),
+            ),
+            _ => (Vec::new(), None),
         };
+        let output = ToolOutput { content, structured_content, is_error };
         if let (Some(schema), false) = (&imported.output, output.is_error) {
             let problem = match &output.structured_content {
                 None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
