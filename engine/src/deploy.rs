@@ -637,6 +637,63 @@ pub fn log_outcome(outcome: &Outcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::surface::{Kind, MountCx, MountKind, ResolvedMount, Surface};
+
+    /// A kind whose build records how many builds run at once, yielding so that others could start.
+    #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct Probe {
+        #[serde(default)]
+        #[schemars(skip)]
+        kind: String,
+    }
+    static RUNNING: AtomicUsize = AtomicUsize::new(0);
+    static MOST: AtomicUsize = AtomicUsize::new(0);
+    fn resolve_probe(_: &mut MountCx<'_>, config: Probe) -> Option<ResolvedMount> {
+        Some(ResolvedMount::new(config, Exposure::Dynamic { prefix: "probe__".into() }))
+    }
+    fn build_probe(_: Probe, _: BuildCx) -> crate::runtime::BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+        Box::pin(async {
+            let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+            Ok(Arc::new(Inert::no_runtime("probe")) as Arc<dyn Running>)
+        })
+    }
+    static PROBE: Kind<Probe> = Kind { name: "probe", registry: "probe", resolve: resolve_probe, build: Some(build_probe) };
+    struct ProbeSurface;
+    impl Surface for ProbeSurface {
+        fn service(&self) -> &'static str {
+            "probe"
+        }
+        fn kinds(&self) -> &'static [&'static dyn MountKind] {
+            static KINDS: [&dyn MountKind; 1] = [&PROBE];
+            &KINDS
+        }
+    }
+    static SURFACE: ProbeSurface = ProbeSurface;
+
+    /// Builds are polled together, so without the bound all five would run at once.
+    #[tokio::test]
+    async fn no_more_mounts_start_at_once_than_max_concurrent_starts() {
+        let dir = std::env::temp_dir().join(format!("seam-starts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        let mounts: String = (0..5).map(|i| format!("  m{i}: {{ kind: probe }}\n")).collect();
+        std::fs::write(&file, format!("seam: 1\nmounts:\n{mounts}")).unwrap();
+        let engine = Arc::new(Engine::new(vec![&SURFACE]));
+        for (limit, most) in [(2, 2), (5, 5)] {
+            MOST.store(0, Ordering::SeqCst);
+            let options = Options { max_concurrent_starts: limit, ..Options::default() };
+            let deployment = Deployment::new(engine.clone(), &file, Arc::new(crate::load::ProcessEnv), options);
+            let outcome = deployment.reload().await;
+            assert_eq!((outcome.outcome, outcome.built.len()), (OutcomeKind::Applied, 5), "{:?}", outcome.diagnostics);
+            assert_eq!(MOST.load(Ordering::SeqCst), most, "limit {limit}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// At most `KEPT_OUTCOMES` are kept: at the limit nothing is dropped, one past it the oldest goes.
     #[tokio::test]
