@@ -11,7 +11,7 @@
 //! was. After the swap, retired mounts are disposed once the calls holding the
 //! old generation finish, bounded by the drain timeout.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwapOption;
 use indexmap::IndexMap;
+use serde::Deserialize as _;
 use serde_json::{Map, Value as Json, json};
 use tokio_util::sync::CancellationToken;
 
@@ -27,9 +28,9 @@ use crate::diff::Diff;
 use crate::load::Env;
 use crate::plan::Plan;
 use crate::resolve::Resolved;
-use crate::runtime::{BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
+use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
 use crate::subprocess::SubprocessService;
-use crate::surface::{Exposure, locate};
+use crate::surface::{Exposure, FixedTool, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
 
 /// How many reload outcomes `/status` keeps.
@@ -75,6 +76,8 @@ impl Default for Options {
 pub struct Slot {
     pub id: String,
     pub kind: &'static str,
+    /// The registry its kind registers into.
+    pub registry: &'static str,
     pub required: bool,
     pub exposure: Exposure,
     pub running: Arc<dyn Running>,
@@ -87,6 +90,8 @@ pub struct Generation {
     pub resolved: Resolved,
     pub plan: Plan,
     pub mounts: IndexMap<String, Arc<Slot>>,
+    /// Per agent, the fixed tools it sees (`web_search`…), settled once per generation.
+    fixed: BTreeMap<String, Vec<FixedEntry>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
     /// Fired when the last holder lets the generation go: its calls have finished.
@@ -105,16 +110,64 @@ impl Drop for Generation {
 #[derive(Clone, Debug)]
 pub struct CatalogEntry {
     pub spec: ToolSpec,
-    pub mount: String,
+    pub source: Source,
     pub timeout: Option<crate::units::Duration>,
     pub max_output_chars: Option<u64>,
+}
+
+/// What serves a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A mount's discovered tool (`mcp__…`), by mount id.
+    Mount(String),
+    /// A fixed tool of a service (`web_search` of `web`), which picks its provider per call.
+    Service(&'static str),
+}
+
+/// A fixed tool as one agent sees it in one generation.
+struct FixedEntry {
+    entry: CatalogEntry,
+    tool: &'static dyn FixedTool,
+    settings: Json,
+    section: Option<Json>,
+    providers: Vec<Provider>,
+}
+
+/// The fixed tools each agent sees: those it enables that this build serves,
+/// each with the agent's providers in the registries the tool exposes.
+fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTreeMap<String, Vec<FixedEntry>> {
+    let mut out = BTreeMap::new();
+    for (name, agent) in &resolved.agents {
+        let mut entries = Vec::new();
+        for surface in &resolved.surfaces {
+            for tool in surface.tools() {
+                let Some(Some(settings)) = agent.tools.fixed.get(tool.name()) else { continue };
+                let Some(definition) = tool.definition(settings) else { continue };
+                let providers = mounts
+                    .iter()
+                    .filter(|(id, slot)| agent.scope.contains(*id) && tool.exposes().contains(&slot.registry))
+                    .map(|(id, slot)| Provider { id: id.clone(), registry: slot.registry, running: slot.running.clone() })
+                    .collect();
+                let entry = CatalogEntry {
+                    spec: ToolSpec { name: tool.name().to_owned(), definition: Arc::new(definition) },
+                    source: Source::Service(surface.service()),
+                    timeout: settings.get("timeout").and_then(|t| crate::units::Duration::deserialize(t).ok()),
+                    max_output_chars: settings.get("max_output_chars").and_then(Json::as_u64),
+                };
+                let section = resolved.services.get(surface.service()).cloned();
+                entries.push(FixedEntry { entry, tool: *tool, settings: settings.clone(), section, providers });
+            }
+        }
+        out.insert(name.clone(), entries);
+    }
+    out
 }
 
 impl Generation {
     /// The agent's tools, sorted by name; `None` for an agent the composition does not have.
     pub fn catalog(&self, agent: &str) -> Option<Vec<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
-        let mut out = Vec::new();
+        let mut out: Vec<CatalogEntry> = self.fixed[agent].iter().map(|f| f.entry.clone()).collect();
         for (id, slot) in &self.mounts {
             let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
             out.extend(slot.running.tools().iter().filter_map(|spec| self.entry(a, id, prefix, spec)));
@@ -127,6 +180,9 @@ impl Generation {
     /// name's prefix picks the mount. Outer `None`: no such agent.
     pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
+        if let Some(fixed) = self.fixed[agent].iter().find(|f| f.entry.spec.name == tool) {
+            return Some(Some(fixed.entry.clone()));
+        }
         for (id, slot) in &self.mounts {
             let Some(prefix) = self.visible_prefix(agent, id, slot).filter(|p| tool.starts_with(*p)) else { continue };
             let tools = slot.running.tools();
@@ -146,10 +202,34 @@ impl Generation {
         let settings = agent.tools.dynamic_settings(id, tool, &self.resolved.budgets)?;
         Some(CatalogEntry {
             spec: spec.clone(),
-            mount: id.to_owned(),
+            source: Source::Mount(id.to_owned()),
             timeout: settings.timeout,
             max_output_chars: settings.max_output_chars,
         })
+    }
+
+    /// Starts a call of a tool in the agent's catalog at what serves it.
+    fn dispatch(
+        &self,
+        agent: &str,
+        entry: &CatalogEntry,
+        arguments: Map<String, Json>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, ToolOutput> {
+        match &entry.source {
+            Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel),
+            Source::Service(_) => {
+                let f = self.fixed[agent].iter().find(|f| f.entry.spec.name == entry.spec.name).expect("looked up in this generation");
+                let call = ToolCall {
+                    settings: f.settings.clone(),
+                    section: f.section.clone(),
+                    providers: f.providers.clone(),
+                    arguments,
+                    cancel,
+                };
+                f.tool.call(call)
+            }
+        }
     }
 
     pub fn calls_in_flight(&self) -> usize {
@@ -393,7 +473,14 @@ impl Deployment {
                     live_changes.push(apply);
                     reconfigured.push(id.clone());
                     let running = slot.running.clone();
-                    let next = Slot { id: id.clone(), kind: slot.kind, required: r.required, exposure: r.exposure.clone(), running };
+                    let next = Slot {
+                        id: id.clone(),
+                        kind: slot.kind,
+                        registry: slot.registry,
+                        required: r.required,
+                        exposure: r.exposure.clone(),
+                        running,
+                    };
                     mounts.insert(id.clone(), Arc::new(next));
                     continue;
                 }
@@ -411,7 +498,7 @@ impl Deployment {
                     },
                     None => (Arc::new(Inert::no_runtime(kind.name())), None),
                 };
-                (Slot { id, kind: kind.name(), required, exposure, running }, error)
+                (Slot { id, kind: kind.name(), registry: kind.registry(), required, exposure, running }, error)
             });
         }
         let total = builds.len();
@@ -479,6 +566,7 @@ impl Deployment {
             apply();
         }
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
+        let fixed = fixed_tools(&resolved, &mounts);
         let next = Arc::new(Generation {
             number,
             digest,
@@ -486,6 +574,7 @@ impl Deployment {
             resolved,
             plan,
             mounts,
+            fixed,
             in_flight: AtomicUsize::new(0),
             drained: Mutex::new(None),
         });
@@ -539,7 +628,7 @@ impl Deployment {
         let Some(entry) = found else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
-        let running = generation.mounts[&entry.mount].running.clone();
+        let call = generation.dispatch(agent, &entry, arguments, cancel.child_token());
         /// Counts the call on its generation for as long as it runs, however it ends.
         struct InFlight<'g>(&'g AtomicUsize);
         impl Drop for InFlight<'_> {
@@ -549,7 +638,6 @@ impl Deployment {
         }
         generation.in_flight.fetch_add(1, Ordering::Relaxed);
         let counted = InFlight(&generation.in_flight);
-        let call = running.call(tool, arguments, cancel.child_token());
         let mut output = match entry.timeout {
             Some(limit) => match tokio::time::timeout(limit.to_std(), call).await {
                 Ok(output) => output,
@@ -601,6 +689,21 @@ impl Deployment {
                 mounts.insert(id.clone(), m);
             }
         }
+        let mut services = Map::new();
+        if let Some(g) = &live {
+            for surface in &g.resolved.surfaces {
+                let mounts = g
+                    .mounts
+                    .values()
+                    .filter(|slot| surface.kinds().iter().any(|k| k.name() == slot.kind))
+                    .map(|slot| Provider { id: slot.id.clone(), registry: slot.registry, running: slot.running.clone() })
+                    .collect();
+                let cx = StatusCx { section: g.resolved.services.get(surface.service()), mounts };
+                if let Some(view) = surface.status(&cx) {
+                    services.insert(surface.service().to_owned(), view);
+                }
+            }
+        }
         json!({
             "generation": live.as_ref().map(|g| g.number),
             "digest": live.as_ref().map(|g| g.digest.clone()),
@@ -608,6 +711,7 @@ impl Deployment {
             "calls_in_flight": live.as_ref().map(|g| g.calls_in_flight()),
             "last_reload": self.last_outcome().map(|o| o.to_json()),
             "mounts": mounts,
+            "services": services,
         })
     }
 }

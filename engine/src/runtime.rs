@@ -128,8 +128,20 @@ impl StatusCell {
     }
 }
 
+/// Lets the crate that built a mount take it back as its own type (the web
+/// surface's tools reach their providers this way); the engine never does.
+pub trait AsAny {
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// A built mount.
-pub trait Running: Send + Sync {
+pub trait Running: AsAny + Send + Sync {
     fn status(&self) -> Status;
     /// The readiness probe: the provider answers now.
     fn is_ready(&self) -> bool {

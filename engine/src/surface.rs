@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::diagnostic::{Diagnostic, Span, pointer_segments};
-use crate::runtime::{BoxFuture, BuildCx, Running};
+use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
 use crate::yaml::Node;
 
 /// A stable diagnostic code and what it means, for the code table.
@@ -47,6 +47,49 @@ pub trait Surface: Send + Sync {
     fn codes(&self) -> &'static [CodeDoc] {
         &[]
     }
+    /// The service's own health view for `/status` (the web surface: per
+    /// provider `registered / available / reason`), over the live generation's
+    /// mounts of this surface.
+    fn status(&self, _cx: &StatusCx<'_>) -> Option<Json> {
+        None
+    }
+}
+
+/// What a surface's status view sees: its section and its running mounts.
+pub struct StatusCx<'a> {
+    /// `services.<service>` as resolved, if written.
+    pub section: Option<&'a Json>,
+    /// This surface's mounts in the live generation, in composition order.
+    pub mounts: Vec<Provider>,
+}
+
+/// A running mount as a fixed tool or a status view sees it.
+#[derive(Clone)]
+pub struct Provider {
+    pub id: String,
+    /// The registry its kind registers into (`web.search`).
+    pub registry: &'static str,
+    pub running: Arc<dyn Running>,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider").field("id", &self.id).field("registry", &self.registry).finish_non_exhaustive()
+    }
+}
+
+/// One call of a fixed tool, with everything it decides from: the call's
+/// settings, the service section and the providers the agent can see, all taken
+/// from the generation the call started on.
+pub struct ToolCall {
+    /// The tool's settings for this agent (defaults, budgets, `tools` entries).
+    pub settings: Json,
+    /// `services.<service>` as resolved, if written.
+    pub section: Option<Json>,
+    /// The agent's mounts in the registries the tool exposes, in composition order.
+    pub providers: Vec<Provider>,
+    pub arguments: serde_json::Map<String, Json>,
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 /// A mount kind compiled into the binary, e.g. `lsp.stdio`.
@@ -75,6 +118,19 @@ pub trait FixedTool: Send + Sync {
     fn settings_schema(&self, generator: &mut SchemaGenerator) -> Schema;
     /// The settings with every default filled in.
     fn defaults(&self) -> Json;
+    /// The tool's MCP definition (`name`, `description`, `inputSchema`) under
+    /// these settings, or `None` while this build of seam does not serve it.
+    fn definition(&self, _settings: &Json) -> Option<serde_json::Map<String, Json>> {
+        None
+    }
+    /// One call; only made to a tool that gave a definition.
+    fn call(&self, _call: ToolCall) -> BoxFuture<'static, ToolOutput> {
+        unserved(self.name())
+    }
+}
+
+fn unserved(tool: &'static str) -> BoxFuture<'static, ToolOutput> {
+    Box::pin(async move { ToolOutput::error("TOOL_UNAVAILABLE", format!("`{tool}` has no runtime in this build of seam yet")) })
 }
 
 /// Which tools make a mount visible to an agent.
@@ -360,12 +416,30 @@ impl<T: JsonSchema + DeserializeOwned + Clone + 'static> MountKind for Kind<T> {
 pub struct Tool<T> {
     pub name: &'static str,
     pub exposes: &'static [&'static str],
-    pub settings: std::marker::PhantomData<fn() -> T>,
+    /// The runtime; `None` until the tool has one.
+    pub serve: Option<Serve<T>>,
+}
+
+/// The runtime half of a fixed tool, over its typed settings.
+pub struct Serve<T> {
+    pub definition: fn(&T) -> serde_json::Map<String, Json>,
+    pub call: fn(T, ToolCall) -> BoxFuture<'static, ToolOutput>,
 }
 
 impl<T> Tool<T> {
     pub const fn new(name: &'static str, exposes: &'static [&'static str]) -> Self {
-        Tool { name, exposes, settings: std::marker::PhantomData }
+        Tool { name, exposes, serve: None }
+    }
+
+    pub const fn served(self, serve: Serve<T>) -> Self {
+        Tool { serve: Some(serve), ..self }
+    }
+
+    fn typed(&self, settings: &Json) -> T
+    where
+        T: DeserializeOwned,
+    {
+        T::deserialize(settings).expect("a fixed tool's resolved settings are schema-valid")
     }
 }
 
@@ -382,5 +456,17 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
     fn defaults(&self) -> Json {
         let settings: T = serde_json::from_value(Json::Object(Default::default())).expect("every settings field has a default");
         serde_json::to_value(settings).expect("settings serialize")
+    }
+    fn definition(&self, settings: &Json) -> Option<serde_json::Map<String, Json>> {
+        let serve = self.serve.as_ref()?;
+        let mut definition = (serve.definition)(&self.typed(settings));
+        definition.insert("name".into(), Json::from(self.name));
+        Some(definition)
+    }
+    fn call(&self, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
+        match &self.serve {
+            Some(serve) => (serve.call)(self.typed(&call.settings), call),
+            None => unserved(self.name),
+        }
     }
 }
