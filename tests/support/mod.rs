@@ -4,6 +4,8 @@
 //! `scripts/install-peers` under `.cache/peers`.
 #![allow(dead_code)]
 
+pub mod stub_http;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -209,7 +211,17 @@ pub struct HttpSeam {
 
 impl HttpSeam {
     pub fn start(file: &Path, args: &[&str]) -> HttpSeam {
-        let mut child = Command::new(seam_bin())
+        HttpSeam::start_with_env(file, args, &[], &[])
+    }
+
+    /// As [`HttpSeam::start`], with variables set and others removed from seam's environment.
+    pub fn start_with_env(file: &Path, args: &[&str], set: &[(&str, &str)], remove: &[&str]) -> HttpSeam {
+        let mut command = Command::new(seam_bin());
+        for name in remove {
+            command.env_remove(name);
+        }
+        let mut child = command
+            .envs(set.iter().copied())
             .arg("serve")
             .arg(file)
             .args(["--transport", "http", "--listen", "127.0.0.1:0"])

@@ -1,11 +1,22 @@
 //! The Web surface: `web_search` and `web_fetch` over pinned, replaceable
-//! providers. This crate holds the kinds' configuration (types, defaults,
-//! ranges) and the pin checks; the providers' runtimes come with the runtime.
+//! providers. `lib.rs` holds the kinds' configuration (types, defaults, ranges)
+//! and the pin checks; `service` the run time (selection at every call, the two
+//! tools), `search` the search providers, `fetch` the fetcher and `guard` its
+//! private-network defence.
+
+pub mod fetch;
+pub mod guard;
+pub mod search;
+pub mod service;
+
+pub use service::WebError;
 
 use schemars::Schema;
 use schemars::{JsonSchema, SchemaGenerator};
 use seam_engine::diagnostic::Severity::{Error, Warning};
-use seam_engine::surface::{CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, SurfaceCx, Tool};
+use seam_engine::surface::{
+    CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serve, StatusCx, Surface, SurfaceCx, Tool,
+};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -187,11 +198,16 @@ pub struct WebFetchSettings {
     pub max_output_chars: u64,
 }
 
-static DEEPSEEK: Kind<DeepseekSearch> = Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek, build: None };
-static SEARXNG: Kind<SearxngSearch> = Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: None };
-static FETCHER: Kind<HttpFetch> = Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: None };
-static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH]);
-static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]);
+static DEEPSEEK: Kind<DeepseekSearch> =
+    Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek, build: Some(service::build_deepseek) };
+static SEARXNG: Kind<SearxngSearch> =
+    Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: Some(service::build_searxng) };
+static FETCHER: Kind<HttpFetch> =
+    Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
+static SEARCH_TOOL: Tool<WebSearchSettings> =
+    Tool::new("web_search", &[SEARCH]).served(Serve { definition: service::search_definition, call: service::call_search });
+static FETCH_TOOL: Tool<WebFetchSettings> =
+    Tool::new("web_fetch", &[FETCH]).served(Serve { definition: service::fetch_definition, call: service::call_fetch });
 
 fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {
     let mut requirements = Vec::new();
@@ -276,6 +292,9 @@ impl Surface for WebSurface {
         }
         cx.section.map(|_| serde_json::to_value(&service).expect("serializable"))
     }
+    fn status(&self, cx: &StatusCx<'_>) -> Option<Json> {
+        Some(service::status(cx))
+    }
     fn codes(&self) -> &'static [CodeDoc] {
         &[
             CodeDoc {
@@ -293,6 +312,88 @@ impl Surface for WebSurface {
                 severity: Warning,
                 meaning: "A fetch mount has `allow_private_networks: true` while `web_fetch` is visible.",
             },
+            CodeDoc {
+                code: "WEB_PROVIDER_CONFIGURED_MISSING",
+                severity: Error,
+                meaning: "(tool result) The pinned provider is not one this agent has (a scoped mount of another agent).",
+            },
+            CodeDoc {
+                code: "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
+                severity: Error,
+                meaning: "(tool result) The pinned provider is unavailable now; `reason` says why (e.g. WEB_PROVIDER_CREDENTIAL_MISSING).",
+            },
+            CodeDoc {
+                code: "WEB_PROVIDER_AMBIGUOUS",
+                severity: Error,
+                meaning: "(tool result) No pin, and several providers are usable; the error names them. Pin one in `services.web`.",
+            },
+            CodeDoc { code: "WEB_PROVIDER_UNAVAILABLE", severity: Error, meaning: "(tool result) No pin, and no provider is usable." },
+            CodeDoc {
+                code: "WEB_PROVIDER_CREDENTIAL_MISSING",
+                severity: Error,
+                meaning: "(tool result) A provider's key is missing: `api_key_env` unset or empty, or `api_key_file` unreadable or empty.",
+            },
+            CodeDoc {
+                code: "WEB_PROVIDER_FAILED",
+                severity: Error,
+                meaning: "(tool result) A provider mount did not build, so it is registered but not usable.",
+            },
+            CodeDoc {
+                code: "WEB_PROVIDER_ERROR",
+                severity: Error,
+                meaning: "(tool result) The search provider failed: non-2xx, redirect, transport failure, or an answer without search results.",
+            },
+            CodeDoc {
+                code: "WEB_INVALID_ARGUMENTS",
+                severity: Error,
+                meaning: "(tool result) The tool's arguments are not what its schema asks.",
+            },
+            CodeDoc {
+                code: "WEB_INVALID_URL",
+                severity: Error,
+                meaning: "(tool result) Not an http(s) URL with a host, or longer than `max_url_length`.",
+            },
+            CodeDoc { code: "WEB_BLOCKED_URL", severity: Error, meaning: "(tool result) The URL (or a redirect's) carries credentials." },
+            CodeDoc {
+                code: "WEB_BLOCKED_ADDRESS",
+                severity: Error,
+                meaning: "(tool result) The host is, or resolves into, a private, loopback, link-local or reserved range; names the host and range.",
+            },
+            CodeDoc {
+                code: "WEB_REDIRECT_BLOCKED",
+                severity: Error,
+                meaning: "(tool result) A redirect to another origin (scheme, host or port); only same-origin redirects are followed.",
+            },
+            CodeDoc {
+                code: "WEB_REDIRECT_INVALID",
+                severity: Error,
+                meaning: "(tool result) A redirect without a `Location`, or with one that is not a URL.",
+            },
+            CodeDoc { code: "WEB_TOO_MANY_REDIRECTS", severity: Error, meaning: "(tool result) More redirects than `max_redirects`." },
+            CodeDoc {
+                code: "WEB_UNSUPPORTED_CONTENT_TYPE",
+                severity: Error,
+                meaning: "(tool result) Not HTML, text, JSON or XML, no Content-Type, or a charset seam cannot decode.",
+            },
+            CodeDoc {
+                code: "WEB_FETCH_TOO_LARGE",
+                severity: Error,
+                meaning: "(tool result) The declared Content-Length is over `max_response_bytes` (nothing is read).",
+            },
+            CodeDoc {
+                code: "WEB_FETCH_TIMEOUT",
+                severity: Error,
+                meaning: "(tool result) The fetch (connect, headers and body together) outlasted the mount's `timeout`.",
+            },
+            CodeDoc { code: "WEB_FETCH_FAILED", severity: Error, meaning: "(tool result) The connection or the body failed." },
         ]
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    /// A fetch mount's config with every default, as a composition would resolve it.
+    pub fn fetch_config() -> super::HttpFetch {
+        serde_json::from_value(serde_json::json!({ "kind": "web.fetch.http" })).unwrap()
     }
 }
