@@ -133,3 +133,30 @@ fn web_fetch_in_fetch_guarded_refuses_loopback_until_allow_hosts_names_it() {
     assert_eq!(seam.status()["services"]["web"]["fetch"]["selected"], "http");
     client.close();
 }
+
+#[test]
+fn inventory_probe_shows_each_provider_registered_available_and_why_not() {
+    let out = std::process::Command::new(seam_bin())
+        .args(["inventory", "--probe", "--format", "json"])
+        .arg(shipped("base.yaml"))
+        .env_remove("DEEPSEEK_API_KEY")
+        .env_remove("SEAM_WEB_SEARCH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let inventory: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let provider = &inventory["services"]["web"]["search"]["providers"][0];
+    assert_eq!(provider["id"], "deepseek-official");
+    assert_eq!((provider["registered"].as_bool(), provider["available"].as_bool()), (Some(true), Some(false)));
+    assert!(provider["reason"].as_str().unwrap().contains("DEEPSEEK_API_KEY"), "{provider}");
+
+    let human = std::process::Command::new(seam_bin())
+        .args(["inventory", "--probe"])
+        .arg(shipped("base.yaml"))
+        .env_remove("DEEPSEEK_API_KEY")
+        .env_remove("SEAM_WEB_SEARCH")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("web.search: pin `deepseek-official`; calls fail: WEB_PROVIDER_CONFIGURED_UNAVAILABLE"), "{text}");
+}

@@ -72,6 +72,10 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         m["state"] = Json::String(state);
         m["tools"] = s["tools"].clone();
     }
+    // The services' own health views (the web providers' `registered / available / reason`).
+    if let Some(services) = status.get("services").filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
+        inventory["services"] = services.clone();
+    }
 }
 
 pub fn to_human(inventory: &Json) -> String {
@@ -102,6 +106,33 @@ pub fn to_human(inventory: &Json) -> String {
         );
     }
     let _ = writeln!(out);
+    // A service view's registries that list providers: `<service>.<registry>`, its pin and choice, then a line per provider.
+    for (service, view) in inventory["services"].as_object().into_iter().flatten() {
+        for (registry, r) in view.as_object().into_iter().flatten() {
+            let Some(providers) = r["providers"].as_array() else { continue };
+            let choice = match (r["selected"].as_str(), r["selection_error"].as_str()) {
+                (Some(id), _) => format!("calls use `{id}`"),
+                (None, Some(error)) => format!("calls fail: {error}"),
+                (None, None) => "-".to_owned(),
+            };
+            let pin = r["pin"].as_str().map_or("no pin".to_owned(), |p| format!("pin `{p}`"));
+            let _ = writeln!(out, "{service}.{registry}: {pin}; {choice}");
+            for p in providers {
+                let yes = |v: &Json| if v.as_bool() == Some(true) { "yes" } else { "no" };
+                let _ = writeln!(
+                    out,
+                    "  {:<22} registered {:<3}  available {:<3}  {}",
+                    p["id"].as_str().unwrap_or_default(),
+                    yes(&p["registered"]),
+                    yes(&p["available"]),
+                    p["reason"].as_str().unwrap_or_default()
+                );
+            }
+        }
+    }
+    if inventory.get("services").is_some() {
+        let _ = writeln!(out);
+    }
     let _ = writeln!(out, "kinds compiled in:");
     for k in inventory["kinds"].as_array().into_iter().flatten() {
         let _ = writeln!(out, "  {:<22} ({})", k["kind"].as_str().unwrap_or_default(), k["service"].as_str().unwrap_or_default());
