@@ -146,12 +146,15 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                 let providers = mounts
                     .iter()
                     .filter(|(id, slot)| agent.scope.contains(*id) && tool.exposes().contains(&slot.registry))
-                    .map(|(id, slot)| Provider { id: id.clone(), registry: slot.registry, running: slot.running.clone() })
+                    .map(|(_, slot)| provider(resolved, slot))
                     .collect();
                 let entry = CatalogEntry {
                     spec: ToolSpec { name: tool.name().to_owned(), definition: Arc::new(definition) },
                     source: Source::Service(surface.service()),
-                    timeout: settings.get("timeout").and_then(|t| crate::units::Duration::deserialize(t).ok()),
+                    timeout: settings
+                        .get("timeout")
+                        .filter(|_| !tool.owns_timeout())
+                        .and_then(|t| crate::units::Duration::deserialize(t).ok()),
                     max_output_chars: settings.get("max_output_chars").and_then(Json::as_u64),
                 };
                 let section = resolved.services.get(surface.service()).cloned();
@@ -161,6 +164,11 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
         out.insert(name.clone(), entries);
     }
     out
+}
+
+fn provider(resolved: &Resolved, slot: &Slot) -> Provider {
+    let config = resolved.mounts[&slot.id].resolved.as_ref().expect("a planned composition has every mount resolved").config.clone();
+    Provider { id: slot.id.clone(), registry: slot.registry, config, running: slot.running.clone() }
 }
 
 impl Generation {
@@ -696,7 +704,7 @@ impl Deployment {
                     .mounts
                     .values()
                     .filter(|slot| surface.kinds().iter().any(|k| k.name() == slot.kind))
-                    .map(|slot| Provider { id: slot.id.clone(), registry: slot.registry, running: slot.running.clone() })
+                    .map(|slot| provider(&g.resolved, slot))
                     .collect();
                 let cx = StatusCx { section: g.resolved.services.get(surface.service()), mounts };
                 if let Some(view) = surface.status(&cx) {

@@ -69,6 +69,10 @@ pub struct Provider {
     pub id: String,
     /// The registry its kind registers into (`web.search`).
     pub registry: &'static str,
+    /// Its resolved config, which its own crate can take back as its type with
+    /// `MountConfig::as_any(&*provider.config)` (on the `Arc` itself, method
+    /// syntax would pick the blanket impl for the `Arc`).
+    pub config: Arc<dyn MountConfig>,
     pub running: Arc<dyn Running>,
 }
 
@@ -122,6 +126,10 @@ pub trait FixedTool: Send + Sync {
     /// these settings, or `None` while this build of seam does not serve it.
     fn definition(&self, _settings: &Json) -> Option<serde_json::Map<String, Json>> {
         None
+    }
+    /// Whether the call enforces its `timeout` setting itself.
+    fn owns_timeout(&self) -> bool {
+        false
     }
     /// One call; only made to a tool that gave a definition.
     fn call(&self, _call: ToolCall) -> BoxFuture<'static, ToolOutput> {
@@ -424,6 +432,9 @@ pub struct Tool<T> {
 pub struct Serve<T> {
     pub definition: fn(&T) -> serde_json::Map<String, Json>,
     pub call: fn(T, ToolCall) -> BoxFuture<'static, ToolOutput>,
+    /// The call enforces the settings' `timeout` itself, with its own typed
+    /// error (`LSP_TIMEOUT`); the engine then applies no timeout of its own.
+    pub owns_timeout: bool,
 }
 
 impl<T> Tool<T> {
@@ -462,6 +473,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
         let mut definition = (serve.definition)(&self.typed(settings));
         definition.insert("name".into(), Json::from(self.name));
         Some(definition)
+    }
+    fn owns_timeout(&self) -> bool {
+        self.serve.as_ref().is_some_and(|s| s.owns_timeout)
     }
     fn call(&self, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
         match &self.serve {

@@ -1,6 +1,13 @@
 //! The LSP surface: one `lsp` tool with four questions, routed by file
-//! extension to `lsp.stdio` language servers. This crate holds the kind's
-//! configuration and its exclusive extension claims.
+//! extension to `lsp.stdio` language servers. `lib.rs` holds the kind's
+//! configuration and its exclusive extension claims; `host` the running mount
+//! (a server per workspace, started lazily), `client` one server connection,
+//! `framing` the base protocol, `tool` the `lsp` tool.
+
+pub mod client;
+pub mod framing;
+pub mod host;
+pub mod tool;
 
 use std::collections::BTreeMap;
 
@@ -8,7 +15,7 @@ use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Surface, Tool};
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serve, Surface, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -94,8 +101,9 @@ pub struct LspSettings {
     pub max_result_chars: u64,
 }
 
-static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: None };
-static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"]);
+static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: Some(host::build) };
+static LSP_TOOL: Tool<LspSettings> =
+    Tool::new("lsp", &["lsp"]).served(Serve { definition: tool::definition, call: tool::call, owns_timeout: true });
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
@@ -154,6 +162,57 @@ impl Surface for LspSurface {
                 code: "LSP_EXTENSION_DUPLICATE",
                 severity: Error,
                 meaning: "One mount lists an extension twice (extensions are case-insensitive).",
+            },
+            CodeDoc {
+                code: "LSP_UNAVAILABLE",
+                severity: Error,
+                meaning: "(tool result) No server handles the file's extension (or it has none), or the server did not start or failed twice.",
+            },
+            CodeDoc {
+                code: "LSP_UNSUPPORTED_OPERATION",
+                severity: Error,
+                meaning: "(tool result) The server does not offer the operation (no such capability).",
+            },
+            CodeDoc {
+                code: "LSP_MALFORMED_RESPONSE",
+                severity: Error,
+                meaning: "(tool result) The server's answer is not the shape LSP gives it, or an error answer.",
+            },
+            CodeDoc {
+                code: "LSP_WORKSPACE_REQUIRED",
+                severity: Error,
+                meaning: "(tool result) No workspace: `services.workspace.root` is not set.",
+            },
+            CodeDoc {
+                code: "LSP_OUTSIDE_WORKSPACE",
+                severity: Error,
+                meaning: "(tool result) The file resolves (symlinks followed) outside the workspace's real path.",
+            },
+            CodeDoc {
+                code: "LSP_FILE_TOO_LARGE",
+                severity: Error,
+                meaning: "(tool result) The file is over the mount's `max_document_bytes`.",
+            },
+            CodeDoc {
+                code: "LSP_NOT_A_FILE",
+                severity: Error,
+                meaning: "(tool result) The path does not exist or is not a regular file (a FIFO, a folder).",
+            },
+            CodeDoc { code: "LSP_INVALID_UTF8", severity: Error, meaning: "(tool result) The file is not valid UTF-8." },
+            CodeDoc {
+                code: "LSP_INVALID_ARGUMENTS",
+                severity: Error,
+                meaning: "(tool result) Arguments outside the schema, or a position past the file or inside an astral character.",
+            },
+            CodeDoc {
+                code: "LSP_TIMEOUT",
+                severity: Error,
+                meaning: "(tool result) The server did not answer within the tool's `timeout`; it is ended and restarts on the next query.",
+            },
+            CodeDoc {
+                code: "LSP_DISPOSED",
+                severity: Error,
+                meaning: "(tool result) The mount was retired by a reload while the call waited.",
             },
         ]
     }

@@ -204,10 +204,16 @@ static SEARXNG: Kind<SearxngSearch> =
     Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: Some(service::build_searxng) };
 static FETCHER: Kind<HttpFetch> =
     Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
-static SEARCH_TOOL: Tool<WebSearchSettings> =
-    Tool::new("web_search", &[SEARCH]).served(Serve { definition: service::search_definition, call: service::call_search });
-static FETCH_TOOL: Tool<WebFetchSettings> =
-    Tool::new("web_fetch", &[FETCH]).served(Serve { definition: service::fetch_definition, call: service::call_fetch });
+static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH]).served(Serve {
+    definition: service::search_definition,
+    call: service::call_search,
+    owns_timeout: false,
+});
+static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]).served(Serve {
+    definition: service::fetch_definition,
+    call: service::call_fetch,
+    owns_timeout: false,
+});
 
 fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {
     let mut requirements = Vec::new();

@@ -571,6 +571,7 @@ mod tests {
         Provider {
             id: id.into(),
             registry: SEARCH,
+            config: Arc::new(()),
             running: Arc::new(FetchMount(Arc::new(Fetcher::new(crate::tests::fetch_config()).unwrap()))),
         }
     }

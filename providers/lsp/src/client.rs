@@ -1,0 +1,378 @@
+//! One language server process and the JSON-RPC connection to it: started
+//! through the `subprocess` service, initialized asking for UTF-16 positions,
+//! its requests to us answered (configuration from the mount, edits refused),
+//! its notifications consumed, its stderr kept as a bounded tail.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use seam_engine::subprocess::{Child, SubprocessService};
+use serde_json::{Value as Json, json};
+use tokio::io::BufReader;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::StdioServer;
+use crate::framing::{read_message, write_message};
+
+/// How a request failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// The process or its pipes failed: the query may be replayed on a new process.
+    Transport(String),
+    /// The server answered with a JSON-RPC error.
+    Rpc { code: i64, message: String },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Transport(why) => write!(f, "{why}"),
+            Failure::Rpc { code, message } => write!(f, "the server answered error {code}: {message}"),
+        }
+    }
+}
+
+/// The last bytes a server wrote to stderr, cut at a character boundary.
+#[derive(Debug, Default)]
+pub struct Tail {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl Tail {
+    pub fn new(limit: usize) -> Tail {
+        Tail { bytes: Vec::new(), limit }
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > self.limit {
+            let cut = self.bytes.len() - self.limit;
+            self.bytes.drain(..cut);
+        }
+    }
+
+    /// The tail as text; a multibyte character cut at the front is dropped, not garbled.
+    pub fn text(&self) -> String {
+        let start = self.bytes.iter().position(|b| (*b as i8) >= -0x40).unwrap_or(self.bytes.len());
+        String::from_utf8_lossy(&self.bytes[start..]).into_owned()
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Json, Failure>>>>>;
+
+pub struct Connection {
+    writer: Arc<tokio::sync::Mutex<tokio::process::ChildStdin>>,
+    pending: Pending,
+    next_id: AtomicI64,
+    /// Cancelled when the reader ends: the process is gone or its output broke.
+    closed: CancellationToken,
+    closed_why: Arc<Mutex<Option<String>>>,
+    pub stderr: Arc<Mutex<Tail>>,
+    child: tokio::sync::Mutex<Child>,
+    pub pid: u32,
+    pub capabilities: Json,
+    pub workspace: PathBuf,
+}
+
+pub fn file_uri(path: &Path) -> String {
+    url::Url::from_file_path(path).map(String::from).unwrap_or_else(|_| format!("file://{}", path.display()))
+}
+
+impl Connection {
+    /// Starts the server for `workspace` and runs the handshake within `startup_timeout`.
+    pub async fn start(config: &StdioServer, subprocess: &SubprocessService, workspace: &Path) -> Result<Arc<Connection>, String> {
+        let mut child =
+            subprocess.spawn(&config.spawn, &[], Some(workspace)).map_err(|e| format!("cannot start `{}`: {e}", config.spawn.command))?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let tail = Arc::new(Mutex::new(Tail::new(config.max_stderr_bytes.bytes() as usize)));
+        {
+            let tail = tail.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt;
+                let mut stderr = stderr;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    tail.lock().expect("tail lock").push(&buf[..n]);
+                }
+            });
+        }
+        let pid = child.pid;
+        let writer = Arc::new(tokio::sync::Mutex::new(stdin));
+        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+        let closed = CancellationToken::new();
+        let closed_why = Arc::new(Mutex::new(None));
+        let replies = Replies {
+            writer: writer.clone(),
+            configuration: config.configuration.clone().unwrap_or(Json::Null),
+            workspace: workspace.to_owned(),
+        };
+        tokio::spawn(read_loop(
+            BufReader::new(stdout),
+            config.max_message_bytes.bytes(),
+            pending.clone(),
+            replies,
+            closed.clone(),
+            closed_why.clone(),
+        ));
+        let mut connection = Connection {
+            writer,
+            pending,
+            next_id: AtomicI64::new(1),
+            closed,
+            closed_why,
+            stderr: tail,
+            child: tokio::sync::Mutex::new(child),
+            pid,
+            capabilities: Json::Null,
+            workspace: workspace.to_owned(),
+        };
+        let init = tokio::time::timeout(config.startup_timeout.to_std(), connection.initialize(config)).await;
+        let failure = match init {
+            Ok(Ok(capabilities)) => {
+                connection.capabilities = capabilities;
+                return Ok(Arc::new(connection));
+            }
+            Ok(Err(e)) => e,
+            Err(_) => format!("the server did not finish `initialize` within startup_timeout {}", config.startup_timeout),
+        };
+        let tail = connection.stderr_tail();
+        connection.child.get_mut().terminate(config.kill_grace.to_std()).await;
+        Err(if tail.is_empty() { failure } else { format!("{failure}; its stderr ends: {tail}") })
+    }
+
+    async fn initialize(&self, config: &StdioServer) -> Result<Json, String> {
+        let root = file_uri(&self.workspace);
+        let name = self.workspace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workspace".into());
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "seam", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": root,
+            "rootPath": self.workspace,
+            "workspaceFolders": [{ "uri": root, "name": name }],
+            "initializationOptions": config.initialization_options,
+            "capabilities": {
+                "general": { "positionEncodings": ["utf-16"] },
+                "workspace": { "configuration": true, "workspaceFolders": true, "applyEdit": false },
+                "textDocument": {
+                    "synchronization": { "dynamicRegistration": false, "didSave": false },
+                    "definition": { "linkSupport": true },
+                    "implementation": { "linkSupport": true },
+                    "references": {},
+                    "hover": { "contentFormat": ["markdown", "plaintext"] }
+                },
+                "window": { "workDoneProgress": false }
+            }
+        });
+        let result = self.request("initialize", params).await.map_err(|e| format!("`initialize` failed: {e}"))?;
+        let capabilities = result.get("capabilities").cloned().ok_or("`initialize` answered without `capabilities`")?;
+        // UTF-16 is what seam speaks and what LSP requires every server to support; a server that picks another is refused.
+        if let Some(encoding) = capabilities.get("positionEncoding").and_then(Json::as_str).filter(|e| *e != "utf-16") {
+            return Err(format!("the server insists on `{encoding}` positions; seam asks for and converts only utf-16"));
+        }
+        self.notify("initialized", json!({})).await.map_err(|e| e.to_string())?;
+        if let Some(settings) = &config.configuration {
+            self.notify("workspace/didChangeConfiguration", json!({ "settings": settings })).await.map_err(|e| e.to_string())?;
+        }
+        Ok(capabilities)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().expect("tail lock").text().trim().to_owned()
+    }
+
+    fn closed_reason(&self) -> String {
+        let why = self.closed_why.lock().expect("reason lock").clone().unwrap_or_else(|| "the server's output ended".into());
+        let tail = self.stderr_tail();
+        if tail.is_empty() { why } else { format!("{why}; its stderr ends: {tail}") }
+    }
+
+    pub async fn request(&self, method: &str, params: Json) -> Result<Json, Failure> {
+        if self.is_closed() {
+            return Err(Failure::Transport(self.closed_reason()));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("pending lock").insert(id, tx);
+        /// Forgets the request however the caller stops waiting (a timeout drops this future).
+        struct Forget<'a>(&'a Pending, i64);
+        impl Drop for Forget<'_> {
+            fn drop(&mut self) {
+                self.0.lock().expect("pending lock").remove(&self.1);
+            }
+        }
+        let _forget = Forget(&self.pending, id);
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send(&message).await?;
+        tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| Err(Failure::Transport(self.closed_reason()))),
+            _ = self.closed.cancelled() => Err(Failure::Transport(self.closed_reason())),
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Json) -> Result<(), Failure> {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params })).await
+    }
+
+    async fn send(&self, message: &Json) -> Result<(), Failure> {
+        let body = serde_json::to_vec(message).expect("serializable");
+        let mut writer = self.writer.lock().await;
+        write_message(&mut *writer, &body).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
+    }
+
+    /// `shutdown` → `exit`, then SIGTERM once `shutdown_timeout` passes and SIGKILL after `kill_grace`.
+    pub async fn shut_down(&self, shutdown_timeout: Duration, kill_grace: Duration) {
+        if !self.is_closed() {
+            let polite = async {
+                if self.request("shutdown", Json::Null).await.is_ok() {
+                    let _ = self.notify("exit", Json::Null).await;
+                }
+                self.child.lock().await.wait().await
+            };
+            if let Ok(Ok(_)) = tokio::time::timeout(shutdown_timeout, polite).await {
+                return;
+            }
+        }
+        self.child.lock().await.terminate(kill_grace).await;
+    }
+}
+
+/// Answers the server's requests to us.
+struct Replies {
+    writer: Arc<tokio::sync::Mutex<tokio::process::ChildStdin>>,
+    configuration: Json,
+    workspace: PathBuf,
+}
+
+impl Replies {
+    fn answer(&self, method: &str, params: &Json) -> Result<Json, (i64, String)> {
+        match method {
+            // One answer per item, looked up by section (`python.analysis` as a dotted path or a key).
+            "workspace/configuration" => Ok(Json::Array(
+                params["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|item| match item["section"].as_str() {
+                        Some(section) => section_of(&self.configuration, section),
+                        None => self.configuration.clone(),
+                    })
+                    .collect(),
+            )),
+            "workspace/applyEdit" => Ok(json!({ "applied": false, "failureReason": "seam is read-only: edits are refused" })),
+            "workspace/workspaceFolders" => {
+                let uri = file_uri(&self.workspace);
+                Ok(json!([{ "uri": uri, "name": self.workspace.file_name().map(|n| n.to_string_lossy()) }]))
+            }
+            "client/registerCapability" | "client/unregisterCapability" | "window/workDoneProgress/create" => Ok(Json::Null),
+            "window/showMessageRequest" | "window/showDocument" => Ok(Json::Null),
+            _ => Err((-32601, format!("seam does not handle `{method}`"))),
+        }
+    }
+}
+
+/// A configuration section: the key as written, else the dotted path.
+fn section_of(configuration: &Json, section: &str) -> Json {
+    if let Some(v) = configuration.get(section) {
+        return v.clone();
+    }
+    let mut at = configuration;
+    for part in section.split('.') {
+        match at.get(part) {
+            Some(v) => at = v,
+            None => return Json::Null,
+        }
+    }
+    at.clone()
+}
+
+async fn read_loop(
+    mut stdout: BufReader<tokio::process::ChildStdout>,
+    max_message: u64,
+    pending: Pending,
+    replies: Replies,
+    closed: CancellationToken,
+    closed_why: Arc<Mutex<Option<String>>>,
+) {
+    let why = loop {
+        let body = match read_message(&mut stdout, max_message).await {
+            Ok(Some(body)) => body,
+            Ok(None) => break "the server exited".to_owned(),
+            Err(e) => break e.to_string(),
+        };
+        let Ok(message) = serde_json::from_slice::<Json>(&body) else {
+            break "the server sent a message that is not JSON".to_owned();
+        };
+        let method = message.get("method").and_then(Json::as_str);
+        match (method, message.get("id")) {
+            // A request from the server.
+            (Some(method), Some(id)) => {
+                let reply = match replies.answer(method, &message["params"]) {
+                    Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                    Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
+                };
+                let body = serde_json::to_vec(&reply).expect("serializable");
+                let mut writer = replies.writer.lock().await;
+                if write_message(&mut *writer, &body).await.is_err() {
+                    break "writing to the server failed".to_owned();
+                }
+            }
+            // Notifications (`window/*`, `$/…`, diagnostics, telemetry) are consumed.
+            (Some(_), None) => {}
+            (None, Some(id)) => {
+                let Some(id) = id.as_i64() else { continue };
+                let Some(tx) = pending.lock().expect("pending lock").remove(&id) else { continue };
+                let answer = match message.get("error") {
+                    Some(e) => Err(Failure::Rpc {
+                        code: e["code"].as_i64().unwrap_or_default(),
+                        message: e["message"].as_str().unwrap_or_default().to_owned(),
+                    }),
+                    None => Ok(message.get("result").cloned().unwrap_or(Json::Null)),
+                };
+                let _ = tx.send(answer);
+            }
+            (None, None) => {}
+        }
+    };
+    *closed_why.lock().expect("reason lock") = Some(why);
+    closed.cancel();
+    pending.lock().expect("pending lock").clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stderr_tail_is_bounded_and_cut_at_a_character() {
+        let mut t = Tail::new(5);
+        t.push("ab".as_bytes());
+        t.push("日本".as_bytes());
+        // 8 bytes, last 5 kept: the second byte of 日 onwards; the broken character is dropped.
+        assert_eq!(t.text(), "本");
+        let mut exact = Tail::new(8);
+        exact.push("ab日本".as_bytes());
+        assert_eq!(exact.text(), "ab日本", "exactly at the limit");
+    }
+
+    #[test]
+    fn configuration_sections_are_found_by_key_or_dotted_path() {
+        let c = json!({ "python.analysis": { "typeCheckingMode": "basic" }, "python": { "pythonPath": "/usr/bin/python3" } });
+        assert_eq!(section_of(&c, "python.analysis"), json!({ "typeCheckingMode": "basic" }));
+        assert_eq!(section_of(&c, "python.pythonPath"), json!("/usr/bin/python3"));
+        assert_eq!(section_of(&c, "missing"), Json::Null);
+    }
+}

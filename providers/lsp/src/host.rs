@@ -1,0 +1,263 @@
+//! The stdio host: one running `lsp.stdio` mount. Servers start lazily on the
+//! first query, one process per canonical workspace, each behind its own queue
+//! (a lock held from reading the file to `didClose`), so distinct workspaces
+//! run in parallel and one workspace's queries run in order.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, ToolOutput, ToolSpec};
+use seam_engine::subprocess::SubprocessService;
+use serde_json::{Map, Value as Json, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::StdioServer;
+use crate::client::{Connection, Failure, file_uri};
+
+/// A typed failure of the LSP surface.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LspError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl LspError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> LspError {
+        LspError { code, message: message.into() }
+    }
+
+    pub fn into_output(self) -> ToolOutput {
+        let mut out = ToolOutput::error(self.code, &self.message);
+        out.structured_content = Some(json!({ "error": { "code": self.code, "message": self.message } }));
+        out
+    }
+}
+
+/// The four questions, as LSP methods with the capability each needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    GoToDefinition,
+    FindReferences,
+    GoToImplementation,
+    Hover,
+}
+
+impl Operation {
+    pub const ALL: [&'static str; 4] = ["goToDefinition", "findReferences", "goToImplementation", "hover"];
+
+    pub fn parse(name: &str) -> Option<Operation> {
+        Some(match name {
+            "goToDefinition" => Operation::GoToDefinition,
+            "findReferences" => Operation::FindReferences,
+            "goToImplementation" => Operation::GoToImplementation,
+            "hover" => Operation::Hover,
+            _ => return None,
+        })
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Operation::GoToDefinition => "textDocument/definition",
+            Operation::FindReferences => "textDocument/references",
+            Operation::GoToImplementation => "textDocument/implementation",
+            Operation::Hover => "textDocument/hover",
+        }
+    }
+
+    fn capability(self) -> &'static str {
+        match self {
+            Operation::GoToDefinition => "definitionProvider",
+            Operation::FindReferences => "referencesProvider",
+            Operation::GoToImplementation => "implementationProvider",
+            Operation::Hover => "hoverProvider",
+        }
+    }
+}
+
+/// One question about one open document.
+pub struct Query {
+    pub operation: Operation,
+    /// The file's real path, inside the workspace.
+    pub path: PathBuf,
+    pub language: String,
+    pub text: String,
+    /// 0-based line and UTF-16 character, as LSP counts.
+    pub line: u32,
+    pub character: u32,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
+
+pub struct LspMount {
+    pub id: String,
+    pub config: StdioServer,
+    subprocess: Arc<SubprocessService>,
+    /// `services.workspace.root`, resolved to its real path at build.
+    pub workspace: Option<PathBuf>,
+    servers: Mutex<HashMap<PathBuf, Slot>>,
+    disposed: AtomicBool,
+}
+
+/// Builds a mount: the executable is resolved now, before any route exists, so
+/// a mount that cannot run never takes a route.
+pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+    Box::pin(async move {
+        let argv = cx.subprocess.argv(&config.spawn);
+        let program = &argv[0];
+        which::which(program).map_err(|e| format!("`{program}` is not an executable on PATH: {e}"))?;
+        let workspace = match &cx.workspace {
+            Some(root) => Some(std::fs::canonicalize(root).map_err(|e| format!("workspace root {}: {e}", root.display()))?),
+            None => None,
+        };
+        let mount = LspMount {
+            id: cx.id,
+            config,
+            subprocess: cx.subprocess,
+            workspace,
+            servers: Mutex::new(HashMap::new()),
+            disposed: AtomicBool::new(false),
+        };
+        Ok(Arc::new(mount) as Arc<dyn Running>)
+    })
+}
+
+impl LspMount {
+    fn slot(&self, workspace: &Path) -> Slot {
+        self.servers.lock().expect("servers lock").entry(workspace.to_owned()).or_default().clone()
+    }
+
+    /// Runs a query in the workspace's queue. `read` runs inside the queue (the
+    /// file is read where the server will see it). A transport failure replaces
+    /// the process once and replays the query (it only reads); a second one is an error.
+    pub async fn query(
+        &self,
+        workspace: &Path,
+        read: impl FnOnce() -> Result<Query, LspError>,
+    ) -> Result<(Json, Arc<Connection>), LspError> {
+        if self.disposed.load(Ordering::SeqCst) {
+            return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
+        }
+        let slot = self.slot(workspace);
+        let mut server = slot.lock().await;
+        let query = read()?;
+        let mut replaced = false;
+        loop {
+            let connection = match server.as_ref().filter(|c| !c.is_closed()) {
+                Some(c) => c.clone(),
+                // Not started yet, or died while idle: (re)start.
+                None => {
+                    let started = Connection::start(&self.config, &self.subprocess, workspace)
+                        .await
+                        .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;
+                    *server = Some(started.clone());
+                    started
+                }
+            };
+            if self.disposed.load(Ordering::SeqCst) {
+                return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
+            }
+            let capability = &connection.capabilities[query.operation.capability()];
+            if capability.is_null() || *capability == Json::Bool(false) {
+                return Err(LspError::new(
+                    "LSP_UNSUPPORTED_OPERATION",
+                    format!("the language server of mount `{}` does not offer {}", self.id, query.operation.capability()),
+                ));
+            }
+            match ask(&connection, &query).await {
+                Ok(answer) => return Ok((answer, connection)),
+                Err(Failure::Transport(why)) if !replaced => {
+                    tracing::warn!(mount = %self.id, "language server failed during a query ({why}); replacing it and replaying the query");
+                    replaced = true;
+                    *server = None;
+                    let old = connection.clone();
+                    let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+                    tokio::spawn(async move { old.shut_down(grace, kill).await });
+                }
+                Err(Failure::Transport(why)) => {
+                    *server = None;
+                    return Err(LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}` failed twice: {why}", self.id)));
+                }
+                Err(Failure::Rpc { code, message }) => {
+                    return Err(LspError::new("LSP_MALFORMED_RESPONSE", format!("the server answered error {code}: {message}")));
+                }
+            }
+        }
+    }
+
+    /// Ends the server of a workspace whose query timed out: a hung server is not kept.
+    pub fn evict(&self, workspace: &Path) {
+        let Some(slot) = self.servers.lock().expect("servers lock").remove(workspace) else { return };
+        let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+        tokio::spawn(async move {
+            if let Some(c) = slot.lock().await.take() {
+                c.shut_down(grace, kill).await;
+            }
+        });
+    }
+}
+
+/// `didOpen` → the question → `didClose`.
+async fn ask(connection: &Connection, q: &Query) -> Result<Json, Failure> {
+    let uri = file_uri(&q.path);
+    connection
+        .notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": q.language, "version": 1, "text": q.text } }))
+        .await?;
+    let mut params = json!({ "textDocument": { "uri": uri }, "position": { "line": q.line, "character": q.character } });
+    if q.operation == Operation::FindReferences {
+        params["context"] = json!({ "includeDeclaration": true });
+    }
+    let answer = connection.request(q.operation.method(), params).await;
+    let closed = connection.notify("textDocument/didClose", json!({ "textDocument": { "uri": uri } })).await;
+    let answer = answer?;
+    closed?;
+    Ok(answer)
+}
+
+impl Running for LspMount {
+    fn status(&self) -> Status {
+        if self.disposed.load(Ordering::SeqCst) {
+            return Status::new(State::Retired, None);
+        }
+        // Servers start on the first query; a built mount is ready to take one.
+        Status::new(State::Ready, None)
+    }
+    fn tools(&self) -> Arc<Vec<ToolSpec>> {
+        Arc::new(Vec::new())
+    }
+    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+        let out = ToolOutput::error("TOOL_UNKNOWN", format!("an lsp mount has no tool `{tool}`"));
+        Box::pin(async move { out })
+    }
+    fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
+        self.disposed.store(true, Ordering::SeqCst);
+        let slots: Vec<Slot> = self.servers.lock().expect("servers lock").drain().map(|(_, s)| s).collect();
+        let (grace, kill) = (self.config.shutdown_timeout.to_std().min(within), self.config.kill_grace.to_std());
+        Box::pin(async move {
+            let stops = slots.into_iter().map(|slot| async move {
+                if let Some(c) = slot.lock().await.take() {
+                    c.shut_down(grace, kill).await;
+                }
+            });
+            futures::future::join_all(stops).await;
+        })
+    }
+    fn facts(&self) -> Map<String, Json> {
+        let mut facts = Map::new();
+        facts.insert("extensions".into(), json!(self.config.extensions.keys().collect::<Vec<_>>()));
+        let servers: Vec<Json> = self
+            .servers
+            .lock()
+            .expect("servers lock")
+            .iter()
+            .filter_map(|(ws, slot)| {
+                let c = slot.try_lock().ok()?.clone()?;
+                Some(json!({ "workspace": ws, "pid": c.pid, "alive": !c.is_closed() }))
+            })
+            .collect();
+        facts.insert("servers".into(), Json::Array(servers));
+        facts
+    }
+}

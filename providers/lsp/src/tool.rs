@@ -1,0 +1,325 @@
+//! The `lsp` tool: four questions about a position in a workspace file, routed
+//! by the file's final extension to the mount that claims it.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, Location, MarkedString};
+use seam_engine::runtime::{AsAny, ToolOutput};
+use seam_engine::surface::{Provider, ToolCall};
+use serde_json::{Map, Value as Json, json};
+
+use crate::host::{LspError, LspMount, Operation, Query};
+use crate::{LspSettings, StdioServer};
+
+pub fn definition(s: &LspSettings) -> Map<String, Json> {
+    let description = format!(
+        "Ask the language server about a symbol at a position: goToDefinition, findReferences (declaration included), \
+         goToImplementation, or hover (type and docs). Prefer reading and searching files; use lsp when you need \
+         precise symbol relations. line and character are 1-based; character counts UTF-16 units. Locations come \
+         back as path:line:character with the source line; at most {} of them.",
+        s.max_locations
+    );
+    let definition = json!({
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "operation": { "type": "string", "enum": Operation::ALL },
+                "file_path": { "type": "string", "description": "A file in the workspace, relative to its root or absolute." },
+                "line": { "type": "integer", "minimum": 1, "description": "1-based line." },
+                "character": { "type": "integer", "minimum": 1, "description": "1-based column in UTF-16 units." }
+            },
+            "required": ["operation", "file_path", "line", "character"],
+            "additionalProperties": false
+        },
+        "annotations": { "readOnlyHint": true }
+    });
+    match definition {
+        Json::Object(m) => m,
+        _ => unreachable!("a definition is an object"),
+    }
+}
+
+struct Args {
+    operation: Operation,
+    file_path: String,
+    line: u64,
+    character: u64,
+}
+
+fn args(arguments: &Map<String, Json>) -> Result<Args, LspError> {
+    let invalid = |m: String| LspError::new("LSP_INVALID_ARGUMENTS", m);
+    let operation = arguments.get("operation").and_then(Json::as_str).unwrap_or_default();
+    let operation =
+        Operation::parse(operation).ok_or_else(|| invalid(format!("`operation` must be one of {}", Operation::ALL.join(", "))))?;
+    let file_path = arguments.get("file_path").and_then(Json::as_str).ok_or_else(|| invalid("`file_path` must be a string".into()))?;
+    let number = |k: &str| arguments.get(k).and_then(Json::as_u64).filter(|n| *n >= 1);
+    let line = number("line").ok_or_else(|| invalid("`line` must be an integer ≥ 1".into()))?;
+    let character = number("character").ok_or_else(|| invalid("`character` must be an integer ≥ 1".into()))?;
+    Ok(Args { operation, file_path: file_path.to_owned(), line, character })
+}
+
+/// A file's routing key: its final extension, lowercased, with the dot (`foo.d.ts` → `.ts`); a dotfile has none.
+pub fn extension_of(path: &str) -> Option<String> {
+    Path::new(path).extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase()))
+}
+
+/// The mount that claims `extension` among the agent's lsp mounts.
+fn route<'p>(providers: &'p [Provider], file_path: &str) -> Result<(&'p LspMount, String), LspError> {
+    let Some(extension) = extension_of(file_path) else {
+        return Err(LspError::new(
+            "LSP_UNAVAILABLE",
+            format!("`{file_path}` has no file extension, so no language server is routed for it"),
+        ));
+    };
+    let mut known = Vec::new();
+    for p in providers {
+        let Some(config) = seam_engine::surface::MountConfig::as_any(&*p.config).downcast_ref::<StdioServer>() else { continue };
+        known.extend(config.extensions.keys().cloned());
+        let Some(language) = config.extensions.get(&extension) else { continue };
+        return match AsAny::as_any(&*p.running).downcast_ref::<LspMount>() {
+            Some(mount) => Ok((mount, language.clone())),
+            None => Err(LspError::new(
+                "LSP_UNAVAILABLE",
+                format!("mount `{}` handles `{extension}` but did not start: {}", p.id, p.running.status().detail.unwrap_or_default()),
+            )),
+        };
+    }
+    known.sort();
+    let have = if known.is_empty() { "no language server is mounted".to_owned() } else { format!("mounted: {}", known.join(", ")) };
+    Err(LspError::new("LSP_UNAVAILABLE", format!("no language server handles `{extension}` files ({have})")))
+}
+
+#[cfg(target_os = "linux")]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(target_os = "macos")]
+const O_NONBLOCK: i32 = 0x0004;
+
+/// Reads a workspace file: resolved (symlinks followed) inside the workspace's
+/// real path, a regular file (opened non-blocking, so a FIFO cannot hang the
+/// queue), at most `max_bytes`, valid UTF-8.
+pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) -> Result<(PathBuf, String), LspError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let joined = workspace.join(file_path);
+    let real = std::fs::canonicalize(&joined).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    if !real.starts_with(workspace) {
+        return Err(LspError::new(
+            "LSP_OUTSIDE_WORKSPACE",
+            format!("`{file_path}` resolves to {}, outside the workspace {}", real.display(), workspace.display()),
+        ));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(&real)
+        .map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    let meta = file.metadata().map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    if !meta.is_file() {
+        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{file_path}` is not a regular file")));
+    }
+    if meta.len() > max_bytes {
+        return Err(LspError::new(
+            "LSP_FILE_TOO_LARGE",
+            format!("`{file_path}` is {} bytes; max_document_bytes is {max_bytes}", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // One byte past the cap tells a file that grew since the check.
+    (&mut file).take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{file_path}` is over max_document_bytes {max_bytes}")));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| LspError::new("LSP_INVALID_UTF8", format!("`{file_path}` is not UTF-8: {e}")))?;
+    Ok((real, text))
+}
+
+/// 1-based line and UTF-16 character → LSP's 0-based line and UTF-16 character,
+/// checked against the text: the line exists, the column is within it (or just
+/// past its end) and does not fall between the two units of an astral character.
+pub fn to_lsp_position(text: &str, line: u64, character: u64) -> Result<(u32, u32), LspError> {
+    let invalid = |m: String| LspError::new("LSP_INVALID_ARGUMENTS", m);
+    let Some(source) = text.split('\n').nth((line - 1) as usize) else {
+        return Err(invalid(format!("line {line} is past the end of the file ({} lines)", text.split('\n').count())));
+    };
+    let source = source.strip_suffix('\r').unwrap_or(source);
+    let mut units = 0u64;
+    for c in source.chars() {
+        if units + 1 == character {
+            break;
+        }
+        units += c.len_utf16() as u64;
+        if units + 1 > character {
+            return Err(invalid(format!("character {character} of line {line} falls inside a character that takes two UTF-16 units")));
+        }
+    }
+    let length: u64 = source.chars().map(|c| c.len_utf16() as u64).sum();
+    if character > length + 1 {
+        return Err(invalid(format!("character {character} is past the end of line {line} ({length} UTF-16 units)")));
+    }
+    Ok(((line - 1) as u32, (character - 1) as u32))
+}
+
+pub fn call(settings: LspSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
+    let ToolCall { providers, arguments, cancel, .. } = call;
+    Box::pin(async move {
+        let work = answer(settings, providers, arguments);
+        tokio::select! {
+            out = work => out.unwrap_or_else(LspError::into_output),
+            _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
+        }
+    })
+}
+
+async fn answer(settings: LspSettings, providers: Vec<Provider>, arguments: Map<String, Json>) -> Result<ToolOutput, LspError> {
+    let a = args(&arguments)?;
+    let (mount, language) = route(&providers, &a.file_path)?;
+    let Some(workspace) = mount.workspace.clone() else {
+        return Err(LspError::new("LSP_WORKSPACE_REQUIRED", "no workspace: set `services.workspace.root`"));
+    };
+    let max_bytes = mount.config.max_document_bytes.bytes();
+    let read = || {
+        let (path, text) = read_workspace_file(&workspace, &a.file_path, max_bytes)?;
+        let (line, character) = to_lsp_position(&text, a.line, a.character)?;
+        Ok(Query { operation: a.operation, path, language, text, line, character })
+    };
+    let limit = settings.timeout;
+    let (answer, _) = match tokio::time::timeout(limit.to_std(), mount.query(&workspace, read)).await {
+        Ok(result) => result?,
+        Err(_) => {
+            mount.evict(&workspace);
+            return Err(LspError::new(
+                "LSP_TIMEOUT",
+                format!("the language server did not answer within {limit}; it is restarted on the next query"),
+            ));
+        }
+    };
+    let text = match a.operation {
+        Operation::Hover => hover_text(answer)?,
+        Operation::FindReferences => {
+            let locations: Option<Vec<Location>> = serde_json::from_value(answer).map_err(malformed)?;
+            locations_text(&workspace, locations.unwrap_or_default(), &settings, "references")
+        }
+        Operation::GoToDefinition | Operation::GoToImplementation => {
+            let response: Option<GotoDefinitionResponse> = serde_json::from_value(answer).map_err(malformed)?;
+            let locations = match response {
+                None => Vec::new(),
+                Some(GotoDefinitionResponse::Scalar(l)) => vec![l],
+                Some(GotoDefinitionResponse::Array(ls)) => ls,
+                Some(GotoDefinitionResponse::Link(links)) => {
+                    links.into_iter().map(|l| Location { uri: l.target_uri, range: l.target_selection_range }).collect()
+                }
+            };
+            let what = if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" };
+            locations_text(&workspace, locations, &settings, what)
+        }
+    };
+    Ok(ToolOutput { content: vec![json!({ "type": "text", "text": cap_chars(text, settings.max_result_chars) })], ..Default::default() })
+}
+
+fn malformed(e: serde_json::Error) -> LspError {
+    LspError::new("LSP_MALFORMED_RESPONSE", format!("the server's answer does not have the shape LSP gives it: {e}"))
+}
+
+fn hover_text(answer: Json) -> Result<String, LspError> {
+    let hover: Option<Hover> = serde_json::from_value(answer).map_err(malformed)?;
+    let Some(hover) = hover else { return Ok("No hover information.".into()) };
+    let marked = |m: MarkedString| match m {
+        MarkedString::String(s) => s,
+        MarkedString::LanguageString(l) => format!("```{}\n{}\n```", l.language, l.value),
+    };
+    let text = match hover.contents {
+        HoverContents::Scalar(m) => marked(m),
+        HoverContents::Array(ms) => ms.into_iter().map(marked).collect::<Vec<_>>().join("\n\n"),
+        HoverContents::Markup(m) => m.value,
+    };
+    Ok(if text.trim().is_empty() { "No hover information.".into() } else { text.trim().to_owned() })
+}
+
+/// One line per location, `path:line:character  source`, with the footer when capped.
+fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSettings, what: &str) -> String {
+    let mut seen = Vec::new();
+    for l in locations {
+        if !seen.contains(&l) {
+            seen.push(l);
+        }
+    }
+    if seen.is_empty() {
+        return format!("No {what} found.");
+    }
+    let mut files: HashMap<PathBuf, Option<String>> = HashMap::new();
+    let max = settings.max_locations as usize;
+    let mut lines = Vec::new();
+    for l in seen.iter().take(max) {
+        let path = url::Url::parse(l.uri.as_str()).ok().and_then(|u| u.to_file_path().ok());
+        let (shown, source) = match &path {
+            Some(p) => {
+                let text = files.entry(p.clone()).or_insert_with(|| std::fs::read_to_string(p).ok());
+                let source = text.as_deref().and_then(|t| t.split('\n').nth(l.range.start.line as usize)).map(|s| s.trim().to_owned());
+                let shown = p.strip_prefix(workspace).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
+                (shown, source)
+            }
+            None => (l.uri.as_str().to_owned(), None),
+        };
+        let at = format!("{shown}:{}:{}", l.range.start.line + 1, l.range.start.character + 1);
+        lines.push(match source.filter(|s| !s.is_empty()) {
+            Some(s) => format!("{at}  {s}"),
+            None => at,
+        });
+    }
+    let omitted = seen.len().saturating_sub(max);
+    if omitted > 0 {
+        lines.push(format!("… {omitted} more locations omitted (limit {max})."));
+    }
+    lines.join("\n")
+}
+
+fn cap_chars(mut text: String, max: u64) -> String {
+    if text.chars().count() as u64 <= max {
+        return text;
+    }
+    let footer = format!("\n… cut at max_result_chars ({max}).");
+    let keep = (max as usize).saturating_sub(footer.chars().count());
+    let at = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    text.truncate(at);
+    text.push_str(&footer);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_uses_the_final_extension_lowercased() {
+        assert_eq!(extension_of("src/foo.d.ts").as_deref(), Some(".ts"));
+        assert_eq!(extension_of("Foo.TS").as_deref(), Some(".ts"));
+        assert_eq!(extension_of(".bashrc"), None);
+        assert_eq!(extension_of("dir.v2/Makefile"), None);
+    }
+
+    #[test]
+    fn positions_count_utf16_units_exactly() {
+        // 😀 is two UTF-16 units, 日 one.
+        let text = "let s = \"😀日\"; go();\nsecond";
+        assert_eq!(to_lsp_position(text, 1, 1), Ok((0, 0)));
+        // `g` of go: l e t _ s _ = _ " (9 units) 😀 (2) 日 (1) " ; _ → g is unit 15 (0-based), character 16.
+        assert_eq!(to_lsp_position(text, 1, 16), Ok((0, 15)));
+        assert_eq!(to_lsp_position(text, 1, 10), Ok((0, 9)), "at the emoji");
+        assert_eq!(to_lsp_position(text, 1, 11).unwrap_err().code, "LSP_INVALID_ARGUMENTS", "inside the emoji");
+        assert_eq!(to_lsp_position(text, 1, 12), Ok((0, 11)), "at 日");
+        assert_eq!(to_lsp_position(text, 2, 7), Ok((1, 6)), "just past the end of the line");
+        assert_eq!(to_lsp_position(text, 2, 8).unwrap_err().code, "LSP_INVALID_ARGUMENTS");
+        assert_eq!(to_lsp_position(text, 3, 1).unwrap_err().code, "LSP_INVALID_ARGUMENTS");
+    }
+
+    #[test]
+    fn results_are_capped_at_max_result_chars() {
+        assert_eq!(cap_chars("abc".into(), 3), "abc");
+        let cut = cap_chars("x".repeat(100), 40);
+        assert_eq!(cut.chars().count(), 40);
+        assert!(cut.ends_with("… cut at max_result_chars (40)."));
+    }
+}
