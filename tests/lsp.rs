@@ -146,3 +146,94 @@ fn files_outside_or_unfit_for_the_workspace_are_refused_with_their_codes() {
     assert_eq!(code(".bashrc"), "LSP_UNAVAILABLE");
     assert_eq!(code("src/x.rs"), "LSP_UNAVAILABLE");
 }
+
+#[test]
+fn clangd_answers_a_definition_in_c() {
+    let dir = scratch("lsp-c");
+    write(&dir, &[("add.c", "int add(int a, int b) { return a + b; }\n\nint main(void) { return add(1, 2); }\n")]);
+    let file = composition(&dir, "  c:\n    kind: lsp.stdio\n    command: clangd\n    extensions: { .c: c }\n");
+    let def = lsp(&file, "goToDefinition", "add.c", 3, 26);
+    assert_eq!(text(&def), "add.c:1:5  int add(int a, int b) { return a + b; }", "{def}");
+}
+
+/// A workspace with one file and a mount of our fake server; `env` is the
+/// rest of the mount's `env` map after `FAKE_LSP` and `FAKE_LSP_STATE`.
+fn fake(name: &str, env: &str, extra: &str, tools: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(name);
+    write(&dir, &[("a.fake", "one line\n")]);
+    let state = dir.join("crashes");
+    let mount = format!(
+        "  fake:\n    kind: lsp.stdio\n    command: node\n    args: [{}]\n    env: {{ {env}, FAKE_LSP_STATE: {} }}\n    extensions: {{ .fake: fake }}\n{extra}",
+        json!(root().join("tests/peers/fake-lsp-server.mjs")),
+        json!(state),
+    );
+    let file = dir.join("seam.yaml");
+    std::fs::write(&file, format!("seam: 1\nservices:\n  workspace: {{ root: . }}\nmounts:\n{mount}tools:\n  lsp: {tools}\n")).unwrap();
+    (file, state)
+}
+
+fn error(result: &Value) -> (&str, &str) {
+    let e = &result["structuredContent"]["error"];
+    (e["code"].as_str().unwrap_or("ok"), e["message"].as_str().unwrap_or_default())
+}
+
+#[test]
+fn a_server_that_crashes_once_is_replaced_and_the_query_replayed() {
+    let (file, state) = fake("lsp-crash-once", "FAKE_LSP: crash-on-open", "", "true");
+    let hover = lsp(&file, "hover", "a.fake", 1, 3);
+    assert_eq!(text(&hover), "fake hover at 0:2", "{hover}");
+    assert_eq!(std::fs::read_to_string(state).unwrap(), "2", "two processes: the crashed one and its replacement");
+}
+
+#[test]
+fn a_second_crash_is_an_error_with_the_servers_stderr() {
+    let (file, state) = fake("lsp-crash-twice", "FAKE_LSP: crash-on-open, FAKE_LSP_CRASHES: \"2\"", "", "true");
+    let result = lsp(&file, "hover", "a.fake", 1, 1);
+    let (code, message) = error(&result);
+    assert_eq!(code, "LSP_UNAVAILABLE", "{result}");
+    assert!(message.contains("failed twice") && message.contains("opened file://"), "the stderr tail is in the message: {message}");
+    assert_eq!(std::fs::read_to_string(state).unwrap(), "2");
+}
+
+#[test]
+fn hangs_malformed_answers_wrong_encodings_and_oversized_frames_are_typed_errors() {
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        ("hang", "", "{ timeout: 500ms }", "LSP_TIMEOUT", "did not answer within 500ms"),
+        ("malformed", "", "true", "LSP_MALFORMED_RESPONSE", ""),
+        ("utf8", "", "true", "LSP_UNAVAILABLE", "utf-8"),
+        ("big-message", "    max_message_bytes: 1KiB\n", "true", "LSP_UNAVAILABLE", "max_message_bytes is 1024"),
+        ("big-header", "", "true", "LSP_UNAVAILABLE", "header block over 65536 bytes"),
+        ("no-hover", "", "true", "LSP_UNSUPPORTED_OPERATION", "hoverProvider"),
+    ];
+    for (mode, extra, tools, expected, needle) in cases {
+        let (file, _) = fake(&format!("lsp-{mode}"), &format!("FAKE_LSP: {mode}"), extra, tools);
+        let operation = if *mode == "malformed" { "goToDefinition" } else { "hover" };
+        let result = lsp(&file, operation, "a.fake", 1, 1);
+        let (code, message) = error(&result);
+        assert_eq!(code, *expected, "{mode}: {result}");
+        assert!(message.contains(needle), "{mode}: {message}");
+    }
+}
+
+#[test]
+fn coding_yaml_serves_lsp_to_the_default_agent_through_seam_serve() {
+    let dir = scratch("lsp-serve");
+    for name in ["coding.yaml", "base.yaml"] {
+        std::fs::copy(root().join("compositions").join(name), dir.join(name)).unwrap();
+    }
+    ts_project(&dir);
+    let path = format!("{}:{}", root().join(".cache/peers/node_modules/.bin").display(), std::env::var("PATH").unwrap_or_default());
+    let seam = HttpSeam::start_with_env(&dir.join("coding.yaml"), &[], &[("PATH", &path)], &["DEEPSEEK_API_KEY"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(client.tool_names().contains(&"lsp".to_owned()));
+    let def = client.call("lsp", json!({ "operation": "goToDefinition", "file_path": "src/main.ts", "line": 5, "character": 13 }));
+    assert_eq!(text(&def), "src/greet.ts:5:17  export function shout(text: string): string {", "{def}");
+    // The server started for this workspace stays up for the next question.
+    let mounts = &seam.status()["mounts"]["typescript"];
+    assert_eq!(mounts["servers"][0]["alive"], true, "{mounts}");
+    client.close();
+
+    let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));
+    assert!(!reviewer.tool_names().contains(&"lsp".to_owned()), "`lsp: false` for the reviewer");
+    reviewer.close();
+}

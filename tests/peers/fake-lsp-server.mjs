@@ -1,0 +1,73 @@
+// A small language server whose failures the tests choose (env FAKE_LSP):
+//   ok            answers every question (hover: "fake hover at L:C")
+//   crash-on-open the first FAKE_LSP_CRASHES processes exit on didOpen (counted in FAKE_LSP_STATE)
+//   hang          never answers a question
+//   malformed     answers definition with a location whose uri is a number
+//   utf8          insists on utf-8 positions in its initialize answer
+//   big-message   answers hover with a body over the mount's max_message_bytes
+//   big-header    answers hover with a header block over 64 KiB
+//   no-hover      offers no hoverProvider
+import fs from 'node:fs';
+
+const mode = process.env.FAKE_LSP || 'ok';
+let buffer = Buffer.alloc(0);
+
+function send(message, extraHeader = '') {
+  const body = Buffer.from(JSON.stringify(message));
+  process.stdout.write(`${extraHeader}Content-Length: ${body.length}\r\n\r\n`);
+  process.stdout.write(body);
+}
+
+function crashes() {
+  const file = process.env.FAKE_LSP_STATE;
+  const n = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '0') + 1;
+  fs.writeFileSync(file, String(n));
+  return n <= Number(process.env.FAKE_LSP_CRASHES || '1');
+}
+
+function handle(m) {
+  if (m.method === 'initialize') {
+    const capabilities = { definitionProvider: true, referencesProvider: true, implementationProvider: true, hoverProvider: mode !== 'no-hover' };
+    if (mode === 'utf8') capabilities.positionEncoding = 'utf-8';
+    send({ jsonrpc: '2.0', id: m.id, result: { capabilities } });
+    // A request of ours to the client, and notifications it must consume.
+    send({ jsonrpc: '2.0', id: 'cfg', method: 'workspace/configuration', params: { items: [{ section: 'fake' }] } });
+    send({ jsonrpc: '2.0', method: 'window/logMessage', params: { type: 3, message: 'fake server up' } });
+    return;
+  }
+  if (m.method === 'textDocument/didOpen') {
+    process.stderr.write(`opened ${m.params.textDocument.uri}\n`);
+    if (mode === 'crash-on-open' && crashes()) process.exit(3);
+    return;
+  }
+  if (m.method === 'shutdown') return send({ jsonrpc: '2.0', id: m.id, result: null });
+  if (m.method === 'exit') process.exit(0);
+  if (m.id === undefined || m.method === undefined) return;
+  if (mode === 'hang') return;
+  const { line, character } = m.params.position || {};
+  const uri = m.params.textDocument?.uri;
+  switch (m.method) {
+    case 'textDocument/hover':
+      if (mode === 'big-message') return send({ jsonrpc: '2.0', id: m.id, result: { contents: 'x'.repeat(4096) } });
+      if (mode === 'big-header') return send({ jsonrpc: '2.0', id: m.id, result: null }, `X-Filler: ${'a'.repeat(70000)}\r\n`);
+      return send({ jsonrpc: '2.0', id: m.id, result: { contents: { kind: 'markdown', value: `fake hover at ${line}:${character}` } } });
+    case 'textDocument/definition':
+      if (mode === 'malformed') return send({ jsonrpc: '2.0', id: m.id, result: { uri: 5, range: 'nowhere' } });
+      return send({ jsonrpc: '2.0', id: m.id, result: { uri, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } } } });
+    default:
+      return send({ jsonrpc: '2.0', id: m.id, result: [] });
+  }
+}
+
+process.stdin.on('data', (chunk) => {
+  buffer = Buffer.concat([buffer, chunk]);
+  for (;;) {
+    const end = buffer.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const length = Number(/Content-Length: (\d+)/i.exec(buffer.subarray(0, end).toString())[1]);
+    if (buffer.length < end + 4 + length) return;
+    const body = buffer.subarray(end + 4, end + 4 + length).toString();
+    buffer = buffer.subarray(end + 4 + length);
+    handle(JSON.parse(body));
+  }
+});
