@@ -229,8 +229,17 @@ fn coding_yaml_serves_lsp_to_the_default_agent_through_seam_serve() {
     let def = client.call("lsp", json!({ "operation": "goToDefinition", "file_path": "src/main.ts", "line": 5, "character": 13 }));
     assert_eq!(text(&def), "src/greet.ts:5:17  export function shout(text: string): string {", "{def}");
     // The server started for this workspace stays up for the next question.
-    let mounts = &seam.status()["mounts"]["typescript"];
-    assert_eq!(mounts["servers"][0]["alive"], true, "{mounts}");
+    let status = seam.status();
+    let server = &status["mounts"]["typescript"]["servers"][0];
+    assert_eq!(server["alive"], true, "{server}");
+    // One that dies while idle is replaced on the next question.
+    let pid = server["pid"].as_u64().unwrap() as u32;
+    signal(pid, "KILL");
+    wait_dead(&[pid]);
+    let again = client.call("lsp", json!({ "operation": "goToDefinition", "file_path": "src/main.ts", "line": 5, "character": 13 }));
+    assert_eq!(text(&again), "src/greet.ts:5:17  export function shout(text: string): string {", "{again}");
+    let replaced = seam.status()["mounts"]["typescript"]["servers"][0]["pid"].as_u64().unwrap() as u32;
+    assert_ne!(replaced, pid);
     client.close();
 
     let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));

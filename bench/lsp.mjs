@@ -1,0 +1,113 @@
+// The lsp benchmark: the same goToDefinition question (a function used across
+// files of a small TypeScript project) asked of typescript-language-server
+//   (a) by a minimal direct LSP client of our own (this file): didOpen → definition → didClose, as seam does;
+//   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool.
+// Cold: from starting the server (or seam) to the first answer. Warm: p50/p99 of the next RUNS answers.
+//
+//   node bench/lsp.mjs --seam PATH --out DIR [--runs N]
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const RUNS = Number(args.runs || 300);
+const out = path.resolve(args.out);
+const bin = path.resolve('.cache/peers/node_modules/.bin');
+const sdk = new URL('../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
+const { Client } = await import(new URL('client/index.js', sdk));
+const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
+
+// The project (the same as tests/lsp.rs).
+const project = path.join(out, 'project');
+const files = {
+  'tsconfig.json': '{ "compilerOptions": { "strict": true, "target": "es2022", "module": "nodenext" }, "include": ["src"] }',
+  'src/greet.ts': 'export interface Greeter {\n  greet(name: string): string;\n}\n\nexport function shout(text: string): string {\n  return text.toUpperCase();\n}\n',
+  'src/english.ts': 'import { Greeter, shout } from "./greet.js";\n\nexport class English implements Greeter {\n  greet(name: string): string {\n    return shout(`hello ${name}`);\n  }\n}\n',
+  'src/main.ts': 'import { shout } from "./greet.js";\nimport { English } from "./english.js";\n\nconst g: import("./greet.js").Greeter = new English();\nconsole.log(shout(g.greet("😀 日本")), VERSION);\n',
+  'src/globals.d.ts': 'declare const VERSION: string;\n',
+};
+for (const [name, text] of Object.entries(files)) {
+  fs.mkdirSync(path.dirname(path.join(project, name)), { recursive: true });
+  fs.writeFileSync(path.join(project, name), text);
+}
+const main = path.join(project, 'src/main.ts');
+const expected = 'src/greet.ts:5:17';
+
+const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
+const ms = (ns) => Number(ns) / 1e6;
+
+async function direct() {
+  const started = process.hrtime.bigint();
+  const child = spawn(path.join(bin, 'typescript-language-server'), ['--stdio'], { cwd: project, stdio: ['pipe', 'pipe', 'ignore'] });
+  let buf = Buffer.alloc(0);
+  const waiting = new Map();
+  let next = 1;
+  child.stdout.on('data', (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const len = Number(/Content-Length: (\d+)/i.exec(buf.subarray(0, end).toString())[1]);
+      if (buf.length < end + 4 + len) return;
+      const m = JSON.parse(buf.subarray(end + 4, end + 4 + len).toString());
+      buf = buf.subarray(end + 4 + len);
+      if (m.id !== undefined && m.method) write({ jsonrpc: '2.0', id: m.id, result: m.method === 'workspace/configuration' ? m.params.items.map(() => null) : null });
+      else if (m.id !== undefined && waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
+    }
+  });
+  const write = (m) => { const b = Buffer.from(JSON.stringify(m)); child.stdin.write(`Content-Length: ${b.length}\r\n\r\n`); child.stdin.write(b); };
+  const request = (method, params) => new Promise((resolve) => { const id = next++; waiting.set(id, resolve); write({ jsonrpc: '2.0', id, method, params }); });
+  const uri = `file://${project}`;
+  await request('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'project' }], initializationOptions: { tsserver: { useSyntaxServer: 'never' } }, capabilities: { general: { positionEncodings: ['utf-16'] }, workspace: { configuration: true } } });
+  write({ jsonrpc: '2.0', method: 'initialized', params: {} });
+  const ask = async () => {
+    const text = fs.readFileSync(main, 'utf8');
+    const doc = `file://${main}`;
+    write({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: { textDocument: { uri: doc, languageId: 'typescript', version: 1, text } } });
+    const answer = await request('textDocument/definition', { textDocument: { uri: doc }, position: { line: 4, character: 12 } });
+    write({ jsonrpc: '2.0', method: 'textDocument/didClose', params: { textDocument: { uri: doc } } });
+    const target = [].concat(answer.result)[0];
+    const where = `${path.relative(project, new URL(target.uri ?? target.targetUri).pathname)}:${(target.range ?? target.targetSelectionRange).start.line + 1}:${(target.range ?? target.targetSelectionRange).start.character + 1}`;
+    if (where !== expected) throw new Error(`direct: ${where}`);
+  };
+  await ask();
+  const cold = ms(process.hrtime.bigint() - started);
+  const warm = [];
+  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
+  child.kill();
+  return { cold, warm };
+}
+
+async function throughSeam() {
+  const composition = path.join(project, 'seam.yaml');
+  fs.writeFileSync(composition, `seam: 1\nservices:\n  workspace: { root: . }\nmounts:\n  typescript:\n    kind: lsp.stdio\n    command: ${JSON.stringify(path.join(bin, 'typescript-language-server'))}\n    args: [--stdio]\n    extensions: { .ts: typescript }\n    initialization_options: { tsserver: { useSyntaxServer: never } }\ntools:\n  lsp: true\n`);
+  const started = process.hrtime.bigint();
+  const seam = spawn(args.seam, ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise((resolve, reject) => {
+    let err = '';
+    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)/.exec(err); if (m) resolve(m[1]); });
+    seam.on('exit', () => reject(new Error(err)));
+  });
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const ask = async () => {
+    const r = await client.callTool({ name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
+    if (!r.content[0].text.startsWith(expected)) throw new Error(`seam: ${r.content[0].text}`);
+  };
+  await ask();
+  const cold = ms(process.hrtime.bigint() - started);
+  const warm = [];
+  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
+  await client.close();
+  seam.kill('SIGTERM');
+  return { cold, warm };
+}
+
+const rows = [];
+for (const [name, run] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeam]]) {
+  const { cold, warm } = await run();
+  rows.push({ name, cold, p50: pct(warm, 50), p99: pct(warm, 99), mean: warm.reduce((a, b) => a + b, 0) / warm.length });
+}
+console.log(`| path | cold first answer (ms) | warm p50 (ms) | warm p99 (ms) | warm mean (ms) |\n| --- | --- | --- | --- | --- |`);
+for (const r of rows) console.log(`| ${r.name} | ${r.cold.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.mean.toFixed(2)} |`);
+console.log(`\nwarm overhead ratio (p50 seam / p50 direct): ${(rows[1].p50 / rows[0].p50).toFixed(2)}x; p99: ${(rows[1].p99 / rows[0].p99).toFixed(2)}x`);
