@@ -3,6 +3,7 @@
 //! generation; each session is told `tools/list_changed` when, and only when,
 //! its agent's catalog differs from the one it was last shown.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -11,7 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
-use seam_engine::deploy::Deployment;
+use seam_engine::deploy::{CallContext, Deployment};
 use seam_engine::runtime::ToolSpec;
 
 /// How often a session's notifier checks whether its session has ended.
@@ -21,9 +22,51 @@ const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 pub struct Gateway {
     pub deployment: Arc<Deployment>,
     pub agent: String,
+    /// This session's client roots, asked once and again after `roots/list_changed`.
+    roots: Arc<tokio::sync::Mutex<Option<Vec<PathBuf>>>>,
 }
 
+/// How long a client may take to answer `roots/list`; past it the call goes on without roots.
+const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Gateway {
+    /// A gateway for one session (each session keeps its own roots).
+    pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
+        Gateway { deployment, agent, roots: Arc::default() }
+    }
+
+    /// The client's roots as local folders, when it offers roots. Roots are
+    /// deprecated by SEP-2577, but clients still send them and they are how a
+    /// client says which project it works in; seam uses them while they exist.
+    #[allow(deprecated)]
+    async fn roots(&self, peer: &rmcp::Peer<RoleServer>) -> Vec<PathBuf> {
+        let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers {
+            return Vec::new();
+        }
+        let mut cached = self.roots.lock().await;
+        if let Some(roots) = &*cached {
+            return roots.clone();
+        }
+        let roots = match tokio::time::timeout(ROOTS_PATIENCE, peer.list_roots()).await {
+            Ok(Ok(result)) => result
+                .roots
+                .iter()
+                .filter_map(|r| url::Url::parse(&r.uri).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok()))
+                .collect(),
+            Ok(Err(e)) => {
+                tracing::warn!(agent = %self.agent, "roots/list failed: {e}");
+                Vec::new()
+            }
+            Err(_) => {
+                tracing::warn!(agent = %self.agent, "the client did not answer roots/list within {ROOTS_PATIENCE:?}");
+                Vec::new()
+            }
+        };
+        *cached = Some(roots.clone());
+        roots
+    }
+
     fn catalog(&self) -> Vec<ToolSpec> {
         let live = self.deployment.live();
         live.and_then(|g| g.catalog(&self.agent)).map(|c| c.into_iter().map(|e| e.spec).collect()).unwrap_or_default()
@@ -53,10 +96,16 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
-        let output = self.deployment.call(&self.agent, &request.name, arguments, context.ct.clone()).await;
+        let roots = self.roots(&context.peer).await;
+        let call = CallContext { roots, cancel: context.ct.clone() };
+        let output = self.deployment.call(&self.agent, &request.name, arguments, call).await;
         let result: CallToolResult = serde_json::from_value(output.into_json())
             .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
         Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
+        *self.roots.lock().await = None;
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

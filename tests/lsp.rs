@@ -246,3 +246,30 @@ fn coding_yaml_serves_lsp_to_the_default_agent_through_seam_serve() {
     assert!(!reviewer.tool_names().contains(&"lsp".to_owned()), "`lsp: false` for the reviewer");
     reviewer.close();
 }
+
+#[test]
+fn the_clients_root_inside_the_configured_root_is_the_workspace() {
+    let dir = scratch("lsp-roots");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    ts_project(&a);
+    ts_project(&b);
+    let file = composition(&dir, &typescript_mount());
+    let seam = HttpSeam::start(&file, &[]);
+    let question = json!({ "operation": "goToDefinition", "file_path": "src/main.ts", "line": 5, "character": 13 });
+
+    let mut client = SdkClient::http_with_roots(&format!("{}/mcp", seam.base), &[&b]);
+    let def = client.call("lsp", question.clone());
+    assert_eq!(text(&def), "src/greet.ts:5:17  export function shout(text: string): string {", "relative to the root: {def}");
+    let status = seam.status();
+    let workspace = status["mounts"]["typescript"]["servers"][0]["workspace"].as_str().unwrap().to_owned();
+    assert_eq!(Path::new(&workspace), std::fs::canonicalize(&b).unwrap(), "one server for that workspace");
+    client.close();
+
+    // A root outside the configured root is not taken: the configured root is, where src/main.ts does not exist.
+    let outside = scratch("lsp-roots-outside");
+    ts_project(&outside);
+    let mut stranger = SdkClient::http_with_roots(&format!("{}/mcp", seam.base), &[&outside]);
+    let refused = stranger.call("lsp", question);
+    assert_eq!(refused["structuredContent"]["error"]["code"], "LSP_NOT_A_FILE", "{refused}");
+    stranger.close();
+}

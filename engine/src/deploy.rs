@@ -115,6 +115,15 @@ pub struct CatalogEntry {
     pub max_output_chars: Option<u64>,
 }
 
+/// What a call knows of its caller.
+#[derive(Clone, Debug, Default)]
+pub struct CallContext {
+    /// The MCP client's roots as local paths (empty when it offers none).
+    pub roots: Vec<PathBuf>,
+    /// Cancelled when the client gives up on the call.
+    pub cancel: CancellationToken,
+}
+
 /// What serves a tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -222,8 +231,9 @@ impl Generation {
         agent: &str,
         entry: &CatalogEntry,
         arguments: Map<String, Json>,
-        cancel: CancellationToken,
+        context: CallContext,
     ) -> BoxFuture<'static, ToolOutput> {
+        let CallContext { roots, cancel } = context;
         match &entry.source {
             Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel),
             Source::Service(_) => {
@@ -233,6 +243,7 @@ impl Generation {
                     section: f.section.clone(),
                     providers: f.providers.clone(),
                     arguments,
+                    roots,
                     cancel,
                 };
                 f.tool.call(call)
@@ -626,7 +637,8 @@ impl Deployment {
     }
 
     /// One tool call, on the generation live when it starts, under the tool's budgets.
-    pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
+    pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, context: CallContext) -> ToolOutput {
+        let cancel = context.cancel.clone();
         let Some(generation) = self.live() else {
             return ToolOutput::error("TOOL_UNAVAILABLE", "no generation is live");
         };
@@ -636,7 +648,7 @@ impl Deployment {
         let Some(entry) = found else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
-        let call = generation.dispatch(agent, &entry, arguments, cancel.child_token());
+        let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
         /// Counts the call on its generation for as long as it runs, however it ends.
         struct InFlight<'g>(&'g AtomicUsize);
         impl Drop for InFlight<'_> {

@@ -93,6 +93,8 @@ pub struct ToolCall {
     /// The agent's mounts in the registries the tool exposes, in composition order.
     pub providers: Vec<Provider>,
     pub arguments: serde_json::Map<String, Json>,
+    /// The folders the MCP client offers as its roots (`roots/list`), as local paths; empty when it offers none.
+    pub roots: Vec<PathBuf>,
     pub cancel: tokio_util::sync::CancellationToken,
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use seam_engine::Engine;
-use tokio_util::sync::CancellationToken;
+use seam_engine::deploy::CallContext;
 
 use crate::Outcome;
 
@@ -26,7 +26,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
             deployment.shutdown().await;
             return Err(format!("no agent `{agent}` in {}", file.display()));
         }
-        let output = deployment.call(&agent, &tool, arguments, CancellationToken::new()).await;
+        let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;
         let outcome = if output.is_error { Outcome::Invalid } else { Outcome::Valid };
         super::print(&format!("{}\n", serde_json::to_string_pretty(&output.into_json()).expect("serializable")));

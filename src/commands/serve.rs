@@ -145,7 +145,7 @@ impl Signals {
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
     eprintln!("seam: serving agent `{agent}` over stdio");
-    let gateway = Gateway { deployment, agent };
+    let gateway = Gateway::new(deployment, agent);
     let service = match socket_stdio() {
         Some(io) => gateway.serve(io).await,
         None => gateway.serve(rmcp::transport::stdio_pipes()).await,
@@ -195,8 +195,9 @@ impl App {
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let gateway = Gateway { deployment: self.deployment.clone(), agent: agent.to_owned() };
-                StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(LocalSessionManager::default()), self.config.clone())
+                let (deployment, agent) = (self.deployment.clone(), agent.to_owned());
+                let sessions = Arc::new(LocalSessionManager::default());
+                StreamableHttpService::new(move || Ok(Gateway::new(deployment.clone(), agent.clone())), sessions, self.config.clone())
             })
             .clone()
     }

@@ -10,7 +10,7 @@ const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/d
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
-const { ToolListChangedNotificationSchema } = await import(new URL('types.js', sdk));
+const { ToolListChangedNotificationSchema, ListRootsRequestSchema } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
 const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
@@ -27,7 +27,12 @@ if (mode === 'stdio' && target) {
   process.exit(2);
 }
 
-const client = new Client({ name: 'seam-test-sdk-client', version: '0.1.0' });
+// env SEAM_ROOTS (paths joined by ':'): the client offers these folders as its roots.
+const roots = process.env.SEAM_ROOTS ? process.env.SEAM_ROOTS.split(':') : null;
+const client = new Client({ name: 'seam-test-sdk-client', version: '0.1.0' }, roots ? { capabilities: { roots: { listChanged: true } } } : {});
+if (roots) {
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((p) => ({ uri: new URL(`file://${p}`).href, name: p })) }));
+}
 
 // list_changed bookkeeping: `received` counts notifications, `consumed` counts
 // those already handed out by wait_list_changed; `wake` is the pending waiter.

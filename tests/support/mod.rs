@@ -133,8 +133,17 @@ impl SdkClient {
     }
 
     pub fn http(url: &str) -> SdkClient {
+        SdkClient::http_with_roots(url, &[])
+    }
+
+    /// A client over HTTP that offers these folders as its roots (none: it offers no roots).
+    pub fn http_with_roots(url: &str, roots: &[&Path]) -> SdkClient {
         let mut command = Command::new("node");
         command.arg(root().join("tests/peers/sdk-client.mjs")).arg("http").arg(url);
+        if !roots.is_empty() {
+            let joined: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            command.env("SEAM_ROOTS", joined.join(":"));
+        }
         SdkClient::start(command)
     }
 

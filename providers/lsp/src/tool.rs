@@ -163,9 +163,9 @@ pub fn to_lsp_position(text: &str, line: u64, character: u64) -> Result<(u32, u3
 }
 
 pub fn call(settings: LspSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
-    let ToolCall { providers, arguments, cancel, .. } = call;
+    let ToolCall { providers, arguments, roots, cancel, .. } = call;
     Box::pin(async move {
-        let work = answer(settings, providers, arguments);
+        let work = answer(settings, providers, arguments, roots);
         tokio::select! {
             out = work => out.unwrap_or_else(LspError::into_output),
             _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
@@ -173,10 +173,30 @@ pub fn call(settings: LspSettings, call: ToolCall) -> BoxFuture<'static, ToolOut
     })
 }
 
-async fn answer(settings: LspSettings, providers: Vec<Provider>, arguments: Map<String, Json>) -> Result<ToolOutput, LspError> {
+/// The workspace of a call: the client's root that holds the file (the first
+/// one, for a relative path) among those inside the configured root, else the
+/// configured root itself. Without a configured root there is none.
+pub fn workspace_of(configured: Option<&Path>, roots: &[PathBuf], file_path: &str) -> Option<PathBuf> {
+    let configured = configured?;
+    let inside: Vec<PathBuf> = roots.iter().filter_map(|r| std::fs::canonicalize(r).ok()).filter(|r| r.starts_with(configured)).collect();
+    let file = Path::new(file_path);
+    let chosen = if file.is_absolute() {
+        inside.into_iter().filter(|r| file.starts_with(r)).max_by_key(|r| r.components().count())
+    } else {
+        inside.into_iter().next()
+    };
+    Some(chosen.unwrap_or_else(|| configured.to_owned()))
+}
+
+async fn answer(
+    settings: LspSettings,
+    providers: Vec<Provider>,
+    arguments: Map<String, Json>,
+    roots: Vec<PathBuf>,
+) -> Result<ToolOutput, LspError> {
     let a = args(&arguments)?;
     let (mount, language) = route(&providers, &a.file_path)?;
-    let Some(workspace) = mount.workspace.clone() else {
+    let Some(workspace) = workspace_of(mount.workspace.as_deref(), &roots, &a.file_path) else {
         return Err(LspError::new("LSP_WORKSPACE_REQUIRED", "no workspace: set `services.workspace.root`"));
     };
     let max_bytes = mount.config.max_document_bytes.bytes();
