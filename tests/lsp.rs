@@ -241,10 +241,12 @@ fn coding_yaml_serves_lsp_to_the_default_agent_through_seam_serve() {
     let replaced = seam.status()["mounts"]["typescript"]["servers"][0]["pid"].as_u64().unwrap() as u32;
     assert_ne!(replaced, pid);
     client.close();
-
     let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));
     assert!(!reviewer.tool_names().contains(&"lsp".to_owned()), "`lsp: false` for the reviewer");
     reviewer.close();
+    // Stopping seam stops the language server (shutdown → exit, then signals).
+    assert!(seam.terminate().success());
+    wait_dead(&[replaced]);
 }
 
 #[test]

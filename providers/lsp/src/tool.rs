@@ -336,6 +336,43 @@ mod tests {
     }
 
     #[test]
+    fn locations_hold_at_max_locations_with_the_footer() {
+        let dir = std::env::temp_dir().join(format!("seam-lsp-locations-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.ts"), "one\n  two  \nthree\n").unwrap();
+        let uri: lsp_types::Uri = crate::client::file_uri(&dir.join("a.ts")).parse().unwrap();
+        let at = |line: u32| Location {
+            uri: uri.clone(),
+            range: lsp_types::Range::new(lsp_types::Position::new(line, 2), lsp_types::Position::new(line, 3)),
+        };
+        let settings =
+            |max: u32| LspSettings { timeout: seam_engine::units::Duration::from_secs(1), max_locations: max, max_result_chars: 1000 };
+        let three = vec![at(0), at(1), at(2), at(1)];
+        assert_eq!(
+            locations_text(&dir, three.clone(), &settings(3), "references"),
+            "a.ts:1:3  one\na.ts:2:3  two\na.ts:3:3  three",
+            "at the limit (a duplicate dropped)"
+        );
+        assert_eq!(
+            locations_text(&dir, three, &settings(2), "references"),
+            "a.ts:1:3  one\na.ts:2:3  two\n… 1 more locations omitted (limit 2).",
+            "one past it"
+        );
+        assert_eq!(locations_text(&dir, Vec::new(), &settings(2), "references"), "No references found.");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_hover_shape_becomes_markdown() {
+        assert_eq!(hover_text(json!({ "contents": "plain" })).unwrap(), "plain");
+        assert_eq!(hover_text(json!({ "contents": { "language": "ts", "value": "x: number" } })).unwrap(), "```ts\nx: number\n```");
+        assert_eq!(hover_text(json!({ "contents": ["a", { "language": "py", "value": "b" }] })).unwrap(), "a\n\n```py\nb\n```");
+        assert_eq!(hover_text(json!({ "contents": { "kind": "markdown", "value": "**b**" } })).unwrap(), "**b**");
+        assert_eq!(hover_text(Json::Null).unwrap(), "No hover information.");
+        assert_eq!(hover_text(json!({ "contents": 5 })).unwrap_err().code, "LSP_MALFORMED_RESPONSE");
+    }
+
+    #[test]
     fn results_are_capped_at_max_result_chars() {
         assert_eq!(cap_chars("abc".into(), 3), "abc");
         let cut = cap_chars("x".repeat(100), 40);
