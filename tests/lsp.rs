@@ -275,3 +275,12 @@ fn the_clients_root_inside_the_configured_root_is_the_workspace() {
     assert_eq!(refused["structuredContent"]["error"]["code"], "LSP_NOT_A_FILE", "{refused}");
     stranger.close();
 }
+
+#[test]
+fn the_servers_requests_get_the_mounts_configuration_and_edits_are_refused() {
+    let (file, _) = fake("lsp-ask", "FAKE_LSP: ask", "    configuration: { fake: { depth: 3 } }\n", "true");
+    let answers: Value = serde_json::from_str(text(&lsp(&file, "hover", "a.fake", 1, 1))).unwrap();
+    assert_eq!(answers["cfg"], json!([{ "depth": 3 }, 3]), "by key, and by dotted path");
+    assert_eq!(answers["edit"]["applied"], false);
+    assert_eq!(answers["other"]["code"], -32601, "an unknown request is answered, not left hanging");
+}

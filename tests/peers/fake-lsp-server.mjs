@@ -7,10 +7,13 @@
 //   big-message   answers hover with a body over the mount's max_message_bytes
 //   big-header    answers hover with a header block over 64 KiB
 //   no-hover      offers no hoverProvider
+//   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown one)
 import fs from 'node:fs';
 
 const mode = process.env.FAKE_LSP || 'ok';
 let buffer = Buffer.alloc(0);
+// The client's answers to our own requests, by id (reported back in `hover` under FAKE_LSP=ask).
+const answers = {};
 
 function send(message, extraHeader = '') {
   const body = Buffer.from(JSON.stringify(message));
@@ -31,7 +34,9 @@ function handle(m) {
     if (mode === 'utf8') capabilities.positionEncoding = 'utf-8';
     send({ jsonrpc: '2.0', id: m.id, result: { capabilities } });
     // A request of ours to the client, and notifications it must consume.
-    send({ jsonrpc: '2.0', id: 'cfg', method: 'workspace/configuration', params: { items: [{ section: 'fake' }] } });
+    send({ jsonrpc: '2.0', id: 'cfg', method: 'workspace/configuration', params: { items: [{ section: 'fake' }, { section: 'fake.depth' }] } });
+    send({ jsonrpc: '2.0', id: 'edit', method: 'workspace/applyEdit', params: { edit: { changes: {} } } });
+    send({ jsonrpc: '2.0', id: 'other', method: 'fake/unknown', params: {} });
     send({ jsonrpc: '2.0', method: 'window/logMessage', params: { type: 3, message: 'fake server up' } });
     return;
   }
@@ -42,6 +47,10 @@ function handle(m) {
   }
   if (m.method === 'shutdown') return send({ jsonrpc: '2.0', id: m.id, result: null });
   if (m.method === 'exit') process.exit(0);
+  if (m.method === undefined && m.id !== undefined) {
+    answers[m.id] = m.result ?? m.error;
+    return;
+  }
   if (m.id === undefined || m.method === undefined) return;
   if (mode === 'hang') return;
   const { line, character } = m.params.position || {};
@@ -50,6 +59,7 @@ function handle(m) {
     case 'textDocument/hover':
       if (mode === 'big-message') return send({ jsonrpc: '2.0', id: m.id, result: { contents: 'x'.repeat(4096) } });
       if (mode === 'big-header') return send({ jsonrpc: '2.0', id: m.id, result: null }, `X-Filler: ${'a'.repeat(70000)}\r\n`);
+      if (mode === 'ask') return send({ jsonrpc: '2.0', id: m.id, result: { contents: JSON.stringify(answers) } });
       return send({ jsonrpc: '2.0', id: m.id, result: { contents: { kind: 'markdown', value: `fake hover at ${line}:${character}` } } });
     case 'textDocument/definition':
       if (mode === 'malformed') return send({ jsonrpc: '2.0', id: m.id, result: { uri: 5, range: 'nowhere' } });
