@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment};
 use seam_engine::runtime::ToolSpec;
+use seam_engine::surface::Roots;
 
 /// How often a session's notifier checks whether its session has ended.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -96,7 +97,11 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
-        let roots = self.roots(&context.peer).await;
+        let (gateway, peer) = (self.clone(), context.peer.clone());
+        let roots = Roots::new(move || {
+            let (gateway, peer) = (gateway.clone(), peer.clone());
+            Box::pin(async move { gateway.roots(&peer).await })
+        });
         let call = CallContext { roots, cancel: context.ct.clone() };
         let output = self.deployment.call(&self.agent, &request.name, arguments, call).await;
         let result: CallToolResult = serde_json::from_value(output.into_json())

@@ -198,7 +198,7 @@ fn a_second_crash_is_an_error_with_the_servers_stderr() {
 #[test]
 fn hangs_malformed_answers_wrong_encodings_and_oversized_frames_are_typed_errors() {
     let cases: &[(&str, &str, &str, &str, &str)] = &[
-        ("hang", "", "{ timeout: 500ms }", "LSP_TIMEOUT", "did not answer within 500ms"),
+        ("hang", "", "{ timeout: 500ms }", "LSP_TIMEOUT", "no answer within 500ms"),
         ("malformed", "", "true", "LSP_MALFORMED_RESPONSE", ""),
         ("utf8", "", "true", "LSP_UNAVAILABLE", "utf-8"),
         ("big-message", "    max_message_bytes: 1KiB\n", "true", "LSP_UNAVAILABLE", "max_message_bytes is 1024"),

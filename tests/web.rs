@@ -160,3 +160,23 @@ fn inventory_probe_shows_each_provider_registered_available_and_why_not() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("web.search: pin `deepseek-official`; calls fail: WEB_PROVIDER_CONFIGURED_UNAVAILABLE"), "{text}");
 }
+
+#[test]
+fn the_fetcher_ignores_ambient_proxies() {
+    let page = Stub::start(|_| Reply::new(200, &[("content-type", "text/plain")], "direct"));
+    let proxy = Stub::start(|_| Reply::new(200, &[("content-type", "text/plain")], "via the proxy"));
+    let dir = scratch("web-proxy");
+    let file = fetch_composition(&dir, &["127.0.0.1"]);
+    let out = std::process::Command::new(seam_bin())
+        .args(["call", &file.display().to_string(), "web_fetch", "--args", &json!({ "url": page.url("/") }).to_string()])
+        .env("HTTP_PROXY", proxy.url(""))
+        .env("http_proxy", proxy.url(""))
+        .env("ALL_PROXY", proxy.url(""))
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(result["content"][0]["text"].as_str().unwrap().ends_with("direct"), "{result}");
+    assert_eq!(proxy.connections(), 0, "the proxy was never contacted");
+}

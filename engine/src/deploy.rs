@@ -118,8 +118,8 @@ pub struct CatalogEntry {
 /// What a call knows of its caller.
 #[derive(Clone, Debug, Default)]
 pub struct CallContext {
-    /// The MCP client's roots as local paths (empty when it offers none).
-    pub roots: Vec<PathBuf>,
+    /// The MCP client's roots, fetched if a tool asks.
+    pub roots: crate::surface::Roots,
     /// Cancelled when the client gives up on the call.
     pub cancel: CancellationToken,
 }

@@ -82,6 +82,31 @@ impl std::fmt::Debug for Provider {
     }
 }
 
+/// The MCP client's roots (`roots/list`) as local paths, fetched when a tool
+/// asks, so that a call of a tool that does not need them never waits for the client.
+#[derive(Clone, Default)]
+pub struct Roots(Option<Arc<dyn Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync>>);
+
+impl Roots {
+    pub fn new(fetch: impl Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync + 'static) -> Roots {
+        Roots(Some(Arc::new(fetch)))
+    }
+
+    /// The roots; empty when the client offers none.
+    pub async fn get(&self) -> Vec<PathBuf> {
+        match &self.0 {
+            Some(fetch) => fetch().await,
+            None => Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Roots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Roots(from the client)" } else { "Roots(none)" })
+    }
+}
+
 /// One call of a fixed tool, with everything it decides from: the call's
 /// settings, the service section and the providers the agent can see, all taken
 /// from the generation the call started on.
@@ -93,8 +118,8 @@ pub struct ToolCall {
     /// The agent's mounts in the registries the tool exposes, in composition order.
     pub providers: Vec<Provider>,
     pub arguments: serde_json::Map<String, Json>,
-    /// The folders the MCP client offers as its roots (`roots/list`), as local paths; empty when it offers none.
-    pub roots: Vec<PathBuf>,
+    /// The folders the MCP client offers as its roots, asked only by a tool that needs them.
+    pub roots: Roots,
     pub cancel: tokio_util::sync::CancellationToken,
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, Location, MarkedString};
 use seam_engine::runtime::{AsAny, ToolOutput};
-use seam_engine::surface::{Provider, ToolCall};
+use seam_engine::surface::{Provider, Roots, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
 use crate::host::{LspError, LspMount, Operation, Query};
@@ -192,10 +192,15 @@ async fn answer(
     settings: LspSettings,
     providers: Vec<Provider>,
     arguments: Map<String, Json>,
-    roots: Vec<PathBuf>,
+    roots: Roots,
 ) -> Result<ToolOutput, LspError> {
     let a = args(&arguments)?;
     let (mount, language) = route(&providers, &a.file_path)?;
+    // One deadline over asking the client for its roots and asking the server.
+    let limit = settings.timeout;
+    let deadline = tokio::time::Instant::now() + limit.to_std();
+    let timed_out = || LspError::new("LSP_TIMEOUT", format!("no answer within {limit}; the server is restarted on the next query"));
+    let roots = tokio::time::timeout_at(deadline, roots.get()).await.map_err(|_| timed_out())?;
     let Some(workspace) = workspace_of(mount.workspace.as_deref(), &roots, &a.file_path) else {
         return Err(LspError::new("LSP_WORKSPACE_REQUIRED", "no workspace: set `services.workspace.root`"));
     };
@@ -205,15 +210,11 @@ async fn answer(
         let (line, character) = to_lsp_position(&text, a.line, a.character)?;
         Ok(Query { operation: a.operation, path, language, text, line, character })
     };
-    let limit = settings.timeout;
-    let (answer, _) = match tokio::time::timeout(limit.to_std(), mount.query(&workspace, read)).await {
+    let (answer, _) = match tokio::time::timeout_at(deadline, mount.query(&workspace, read)).await {
         Ok(result) => result?,
         Err(_) => {
             mount.evict(&workspace);
-            return Err(LspError::new(
-                "LSP_TIMEOUT",
-                format!("the language server did not answer within {limit}; it is restarted on the next query"),
-            ));
+            return Err(timed_out());
         }
     };
     let text = match a.operation {

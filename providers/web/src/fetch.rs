@@ -68,6 +68,12 @@ pub struct GuardedResolver {
     lookup: Arc<dyn Lookup>,
 }
 
+impl GuardedResolver {
+    pub fn new(policy: Policy, lookup: Arc<dyn Lookup>) -> GuardedResolver {
+        GuardedResolver { policy, lookup }
+    }
+}
+
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_owned();
@@ -120,6 +126,8 @@ fn content_type(header: Option<&HeaderValue>) -> Result<(Form, &'static encoding
         if key.trim().eq_ignore_ascii_case("charset") {
             let label = label.trim().trim_matches('"');
             encoding = encoding_rs::Encoding::for_label(label.as_bytes())
+                // Labels of the replacement decoder (iso-2022-kr…) would turn the page into one U+FFFD.
+                .filter(|e| *e != encoding_rs::REPLACEMENT)
                 .ok_or_else(|| unsupported(format!("charset `{label}` is not one seam can decode")))?;
         }
     }
@@ -146,7 +154,7 @@ impl Fetcher {
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(config.user_agent.clone())
-            .dns_resolver(Arc::new(GuardedResolver { policy: policy.clone(), lookup }))
+            .dns_resolver(Arc::new(GuardedResolver::new(policy.clone(), lookup)))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Fetcher { client, config, policy })
@@ -204,6 +212,13 @@ impl Fetcher {
                 format!("`{from}` redirects (HTTP {status}) past max_redirects {}", self.config.max_redirects),
             )
             .with("location", next.as_str()));
+        }
+        let limit = self.config.max_url_length as usize;
+        if next.as_str().len() > limit {
+            return Err(WebError::new(
+                "WEB_INVALID_URL",
+                format!("a redirect's target is {} bytes long; the limit is {limit}", next.as_str().len()),
+            ));
         }
         guard::check_parsed(&next, &self.policy).map_err(refusal)?;
         if !guard::same_origin(from, &next) {
@@ -328,7 +343,9 @@ mod tests {
         assert_eq!(form("application/problem+json"), Ok((Form::Text, "UTF-8")));
         assert_eq!(form("application/atom+xml"), Ok((Form::Text, "UTF-8")));
         assert_eq!(form("text/csv"), Ok((Form::Text, "UTF-8")));
-        for refused in ["application/pdf", "image/png", "application/octet-stream", "text/html; charset=klingon"] {
+        for refused in
+            ["application/pdf", "image/png", "application/octet-stream", "text/html; charset=klingon", "text/plain; charset=iso-2022-kr"]
+        {
             assert_eq!(form(refused).unwrap_err().code, "WEB_UNSUPPORTED_CONTENT_TYPE", "{refused}");
         }
         assert_eq!(content_type(None).unwrap_err().code, "WEB_UNSUPPORTED_CONTENT_TYPE");

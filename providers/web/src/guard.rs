@@ -58,6 +58,7 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
     // Forms that carry an IPv4 address: judged by it.
     let carried = match s {
         [0, 0, 0, 0, 0, 0xffff, ..] => Some(("IPv4-mapped ::ffff:0:0/96", embedded(low32))),
+        [0, 0, 0, 0, 0xffff, 0, ..] => Some(("IPv4-translated ::ffff:0:0:0/96", embedded(low32))),
         [0, 0, 0, 0, 0, 0, ..] => Some(("IPv4-compatible ::/96", embedded(low32))),
         [0x64, 0xff9b, 0, 0, 0, 0, ..] => Some(("NAT64 64:ff9b::/96", embedded(low32))),
         [0x64, 0xff9b, 1, ..] => Some(("local-use NAT64 64:ff9b:1::/48", embedded(low32))),
@@ -66,12 +67,18 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
         [0x2001, 0, ..] => Some(("Teredo 2001::/32", embedded(!low32))),
         _ => None,
     };
-    if let Some((_form, v4)) = carried
-        && let Some(range) = blocked_v4(v4)
-    {
-        return Some(range);
+    if let Some((form, v4)) = carried {
+        if let Some(range) = blocked_v4(v4) {
+            return Some(range);
+        }
+        // A mapped or NAT64 form of a public address is that address.
+        if form.starts_with("IPv4-mapped") || form.starts_with("NAT64") {
+            return None;
+        }
     }
     let range = match s[0] {
+        // What is left of ::/8 (the compatible and translated forms of public addresses included) routes nowhere.
+        0x0000..=0x00ff => "reserved ::/8",
         0x0100 if s[1..4] == [0, 0, 0] => "discard-only 100::/64",
         0x2001 if s[1] == 0x0db8 => "documentation 2001:db8::/32",
         0x2001 if s[1] == 0x0002 && s[2] == 0 => "benchmarking 2001:2::/48",
@@ -87,14 +94,22 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
 /// Names that are loopback by definition (RFC 6761): `localhost` and
 /// `*.localhost`, with or without the trailing dot. Refused before any lookup.
 pub fn is_loopback_name(host: &str) -> bool {
-    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
     host == "localhost" || host.ends_with(".localhost")
 }
 
 /// A host as `allow_hosts` compares it: lowercase, no trailing dot, IPv6 without brackets.
 pub fn normalize_host(host: &str) -> String {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+    let host = host.trim_start_matches('[').trim_end_matches(']').trim_end_matches('.').to_ascii_lowercase();
+    // The form URLs serialize to (`127.000.0.1` → `127.0.0.1`, `0:0::1` → `::1`, U-labels → punycode).
+    match url::Host::parse(&host) {
+        Ok(url::Host::Ipv6(v6)) => v6.to_string(),
+        Ok(h) => h.to_string(),
+        Err(_) => match host.parse::<std::net::Ipv6Addr>() {
+            Ok(v6) => v6.to_string(),
+            Err(_) => host,
+        },
+    }
 }
 
 /// What the guard allows a fetcher to do.
@@ -252,6 +267,10 @@ mod tests {
             ("http://[::ffff:7f00:1]/", Blocked(LOOP4)),
             ("http://[::ffff:169.254.169.254]/", Blocked(META)),
             ("http://[::ffff:8.8.8.8]/", Pass),
+            ("http://[::ffff:0:127.0.0.1]/", Blocked(LOOP4)),
+            ("http://[::ffff:0:a9fe:a9fe]/", Blocked(META)),
+            ("http://[::ffff:0:8.8.8.8]/", Blocked("reserved ::/8")),
+            ("http://[::8.8.8.8]/", Blocked("reserved ::/8")),
             ("http://[::127.0.0.1]/", Blocked(LOOP4)),
             ("http://[::10.0.0.1]/", Blocked("private 10.0.0.0/8")),
             ("http://[64:ff9b::127.0.0.1]/", Blocked(LOOP4)),
@@ -278,6 +297,8 @@ mod tests {
             ("http://localhost/", LoopbackName),
             ("http://LOCALHOST:8080/", LoopbackName),
             ("http://localhost./", LoopbackName),
+            ("http://localhost../", LoopbackName),
+            ("http://a.localhost../", LoopbackName),
             ("http://api.localhost/", LoopbackName),
             ("http://a.b.localhost./x", LoopbackName),
             ("http://localhost.example.com/", Pass),
@@ -339,6 +360,14 @@ mod tests {
         assert!(check_url("http://127.0.0.1:9/", 2048, &policy).is_ok());
         assert!(check_url("http://[::1]:9/", 2048, &policy).is_ok());
         assert!(policy.exempt("DOCS.test."));
+        // Entries are compared in the form URLs take.
+        let odd = Policy {
+            allow_private_networks: false,
+            allow_hosts: ["0:0:0:0:0:0:0:1", "127.000.0.1", "Bücher.Example"].map(normalize_host).to_vec(),
+        };
+        assert!(check_url("http://[::1]/", 2048, &odd).is_ok());
+        assert!(check_url("http://127.0.0.1/", 2048, &odd).is_ok());
+        assert!(odd.exempt("xn--bcher-kva.example"));
         assert!(check_url("http://127.0.0.2/", 2048, &policy).is_err());
         assert!(!policy.exempt("other.test"));
         // Credentials are refused whatever the host.

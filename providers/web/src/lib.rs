@@ -212,7 +212,8 @@ static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
 static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]).served(Serve {
     definition: service::fetch_definition,
     call: service::call_fetch,
-    owns_timeout: false,
+    // Its timeout gives WEB_FETCH_TIMEOUT (the mount's and the tool's, whichever is shorter), never TOOL_TIMEOUT.
+    owns_timeout: true,
 });
 
 fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {

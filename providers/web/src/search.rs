@@ -54,6 +54,9 @@ fn provider_error(message: impl Into<String>) -> WebError {
     WebError::new("WEB_PROVIDER_ERROR", message)
 }
 
+/// The largest answer a search provider may send (a search answer is a few KiB).
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
 /// Sends a request and reads a JSON body: redirects, non-2xx statuses and
 /// transport failures are provider errors (a short excerpt of an error body is kept).
 async fn json_response(request: reqwest::RequestBuilder, endpoint: &str) -> Result<Json, WebError> {
@@ -62,7 +65,16 @@ async fn json_response(request: reqwest::RequestBuilder, endpoint: &str) -> Resu
     if status.is_redirection() {
         return Err(provider_error(format!("{endpoint} answered HTTP {} (a redirect); redirects are refused", status.as_u16())));
     }
-    let body = response.bytes().await.map_err(|e| provider_error(format!("reading the answer of {endpoint} failed: {}", chain(&e))))?;
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Some(chunk) =
+        response.chunk().await.map_err(|e| provider_error(format!("reading the answer of {endpoint} failed: {}", chain(&e))))?
+    {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(provider_error(format!("{endpoint} answered with more than {MAX_ANSWER_BYTES} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
     if !status.is_success() {
         let excerpt: String = String::from_utf8_lossy(&body).chars().take(300).collect();
         return Err(provider_error(format!("{endpoint} answered HTTP {}: {excerpt}", status.as_u16())).with("status", status.as_u16()));

@@ -53,14 +53,21 @@ pub struct SearchMount(pub Arc<dyn SearchProvider>);
 /// A running fetch mount.
 pub struct FetchMount(pub Arc<Fetcher>);
 
+/// What an available provider gives the call that selected it: the search
+/// snapshot taken while checking (so settings and key are read once per call), or the fetcher.
+enum Usable {
+    Search(Arc<dyn crate::search::PreparedSearch>),
+    Fetch(Arc<Fetcher>),
+}
+
 /// A provider's availability now, as selection and `/status` see it.
-fn availability(p: &Provider) -> Result<(), WebError> {
+fn availability(p: &Provider) -> Result<Usable, WebError> {
     let running = AsAny::as_any(&*p.running);
     if let Some(SearchMount(search)) = running.downcast_ref() {
-        return search.prepare().map(drop);
+        return search.prepare().map(Usable::Search);
     }
-    if running.downcast_ref::<FetchMount>().is_some() {
-        return Ok(());
+    if let Some(FetchMount(fetcher)) = running.downcast_ref() {
+        return Ok(Usable::Fetch(fetcher.clone()));
     }
     // A mount whose build failed (or has no runtime): registered, not usable.
     let status = p.running.status();
@@ -130,12 +137,12 @@ pub fn build_fetch(config: HttpFetch, _: BuildCx) -> Built {
 /// - none available → `WEB_PROVIDER_UNAVAILABLE`.
 ///
 /// Registration order never decides: the candidates are compared as a set.
-pub fn select<'p>(
+pub fn select<'p, T>(
     what: &str,
     pin: Option<&str>,
     providers: &'p [Provider],
-    available: impl Fn(&Provider) -> Result<(), WebError>,
-) -> Result<&'p Provider, WebError> {
+    available: impl Fn(&Provider) -> Result<T, WebError>,
+) -> Result<(&'p Provider, T), WebError> {
     if let Some(id) = pin {
         let Some(p) = providers.iter().find(|p| p.id == id) else {
             let mut registered: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
@@ -148,7 +155,7 @@ pub fn select<'p>(
             .with("registered", registered));
         };
         return match available(p) {
-            Ok(()) => Ok(p),
+            Ok(usable) => Ok((p, usable)),
             Err(reason) => Err(WebError::new(
                 "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
                 format!("{what} provider `{id}` is unavailable: {}: {}", reason.code, reason.message),
@@ -157,19 +164,24 @@ pub fn select<'p>(
             .with("reason", reason.to_json())),
         };
     }
+    // In id order, so that neither the choice nor the message depends on registration order.
+    let mut sorted: Vec<&Provider> = providers.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
     let mut usable = Vec::new();
     let mut reasons = Map::new();
-    for p in providers {
+    for p in sorted {
         match available(p) {
-            Ok(()) => usable.push(p),
+            Ok(u) => usable.push((p, u)),
             Err(reason) => {
                 reasons.insert(p.id.clone(), reason.to_json());
             }
         }
     }
-    usable.sort_by(|a, b| a.id.cmp(&b.id));
+    if usable.len() == 1 {
+        return Ok(usable.pop().expect("one"));
+    }
     match usable.as_slice() {
-        [one] => Ok(one),
+        [_] => unreachable!("taken above"),
         [] => {
             let message = if providers.is_empty() {
                 format!("no {what} provider is mounted for this agent")
@@ -181,7 +193,7 @@ pub fn select<'p>(
             Err(WebError::new("WEB_PROVIDER_UNAVAILABLE", message).with("reasons", Json::Object(reasons)))
         }
         several => {
-            let ids: Vec<&str> = several.iter().map(|p| p.id.as_str()).collect();
+            let ids: Vec<&str> = several.iter().map(|(p, _)| p.id.as_str()).collect();
             Err(WebError::new(
                 "WEB_PROVIDER_AMBIGUOUS",
                 format!("several {what} providers are available ({}); pin one with services.web.{what}", ids.join(", ")),
@@ -269,11 +281,8 @@ pub fn call_search(settings: WebSearchSettings, call: ToolCall) -> BoxFuture<'st
             let queries = queries(&arguments, settings.max_queries)?;
             let searchers: Vec<Provider> = providers.into_iter().filter(|p| p.registry == SEARCH).collect();
             let pin = pins(section.as_ref()).search;
-            let chosen = select("search", pin.as_deref(), &searchers, availability)?;
-            let Some(SearchMount(provider)) = AsAny::as_any(&*chosen.running).downcast_ref() else {
-                unreachable!("an available search provider is a SearchMount")
-            };
-            let prepared = provider.prepare()?;
+            let (chosen, usable) = select("search", pin.as_deref(), &searchers, availability)?;
+            let Usable::Search(prepared) = usable else { unreachable!("a search provider gives a search snapshot") };
             let results = futures::future::try_join_all(queries.iter().map(|q| prepared.clone().query(q.clone()))).await.map_err(|e| {
                 let provider = chosen.id.clone();
                 e.with("provider", provider)
@@ -378,11 +387,17 @@ pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'stat
                 .ok_or_else(|| WebError::new("WEB_INVALID_ARGUMENTS", "`url` must be a string"))?;
             let fetchers: Vec<Provider> = providers.into_iter().filter(|p| p.registry == FETCH).collect();
             let pin = pins(section.as_ref()).fetch;
-            let chosen = select("fetch", pin.as_deref(), &fetchers, availability)?;
-            let Some(FetchMount(fetcher)) = AsAny::as_any(&*chosen.running).downcast_ref() else {
-                unreachable!("an available fetch provider is a FetchMount")
+            let (_, usable) = select("fetch", pin.as_deref(), &fetchers, availability)?;
+            let Usable::Fetch(fetcher) = usable else { unreachable!("a fetch provider gives a fetcher") };
+            // The tool's timeout and the mount's are both in force; whichever is shorter ends the fetch with WEB_FETCH_TIMEOUT.
+            let limit = settings.timeout;
+            let fetched = match tokio::time::timeout(limit.to_std(), fetcher.fetch(url)).await {
+                Ok(result) => result.map_err(|e| e.with("url", url))?,
+                Err(_) => {
+                    return Err(WebError::new("WEB_FETCH_TIMEOUT", format!("`{url}` did not finish within the tool's timeout of {limit}"))
+                        .with("url", url));
+                }
             };
-            let fetched = fetcher.fetch(url).await.map_err(|e| e.with("url", url))?;
             let max = settings.max_output_chars;
             let output = tokio::task::spawn_blocking(move || present_fetch(fetched, max))
                 .await
@@ -462,30 +477,47 @@ pub fn html_to_markdown(html: &str) -> String {
     converter.tree_to_markdown(&tree)
 }
 
-/// Elements that never nest: void, or closed implicitly by their next sibling
-/// (`<p>`, `<li>`, `<td>`…), which the parser closes without an end tag.
-const FLAT: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "p", "li", "dt", "dd", "tr",
-    "td", "th", "option", "optgroup", "rb", "rt", "rp", "thead", "tbody", "tfoot", "colgroup", "caption", "html", "head", "body",
+/// Elements with no content: never on the stack.
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "html", "head", "body"];
+/// Elements a start tag of the same kind closes when one is the current element.
+const SIBLINGS: &[&[&str]] = &[&["option"], &["optgroup"], &["td", "th"], &["tr"], &["rb", "rt", "rp", "rtc"]];
+/// Elements a start tag of the same kind closes when one is open below the
+/// current element, looking down through the elements in the second list (the
+/// parser's list-item and button scopes, simplified; `None`: through all but
+/// the scope boundaries of the third list).
+const CLOSERS: &[(&[&str], Option<&[&str]>)] = &[(&["li"], Some(PASS)), (&["dd", "dt"], Some(PASS)), (&["p"], None)];
+const PASS: &[&str] = &[
+    "p", "div", "address", "a", "b", "i", "em", "strong", "span", "code", "small", "font", "u", "s", "sub", "sup", "abbr", "cite", "q",
+    "mark", "label",
 ];
+const BOUNDARIES: &[&str] = &["table", "td", "th", "button", "caption", "object", "template", "marquee", "applet"];
 /// Elements whose content is text up to their end tag.
 const RAW: &[&str] = &["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext"];
 
-/// How deep a document's elements nest, counted from its tags in one pass
-/// without parsing; it stops counting once past [`MAX_HTML_DEPTH`].
+/// How deep a document's elements nest, from its tags in one pass without
+/// parsing: a stack of open elements, where an end tag closes up to its match
+/// and a sibling start tag closes the current one. Where the parser would nest
+/// less, this counts more (an over-estimate only means raw output). It stops
+/// counting once past [`MAX_HTML_DEPTH`].
 pub fn estimated_depth(html: &str) -> usize {
     let bytes = html.as_bytes();
-    let find = |from: usize, what: &str| html.get(from..).and_then(|rest| rest.find(what)).map(|i| from + i);
-    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    let lower = html.to_ascii_lowercase();
+    let find = |from: usize, what: &str| lower.get(from..).and_then(|rest| rest.find(what)).map(|i| from + i);
+    let mut stack: Vec<String> = Vec::new();
+    let (mut deepest, mut i) = (0usize, 0usize);
     while let Some(lt) = find(i, "<") {
         i = lt + 1;
         match bytes.get(i) {
-            Some(b'!') if html[i..].starts_with("!--") => i = find(i + 3, "-->").map_or(bytes.len(), |e| e + 3),
+            // `<!-->` and `<!--->` are whole (empty) comments.
+            Some(b'!') if lower[i..].starts_with("!-->") => i += 4,
+            Some(b'!') if lower[i..].starts_with("!--->") => i += 5,
+            Some(b'!') if lower[i..].starts_with("!--") => i = find(i + 3, "-->").map_or(bytes.len(), |e| e + 3),
             Some(b'!' | b'?') => i = find(i, ">").map_or(bytes.len(), |e| e + 1),
             Some(b'/') => {
                 let name = tag_name(&html[i + 1..]);
-                if !name.is_empty() && !FLAT.contains(&name.as_str()) {
-                    depth = depth.saturating_sub(1);
+                if let Some(at) = stack.iter().rposition(|open| *open == name) {
+                    stack.truncate(at);
                 }
             }
             Some(c) if c.is_ascii_alphabetic() => {
@@ -494,10 +526,33 @@ pub fn estimated_depth(html: &str) -> usize {
                 let self_closing = bytes[gt - 1] == b'/';
                 i = gt + 1;
                 if RAW.contains(&name.as_str()) {
+                    // Case-insensitive, as the parser matches it.
                     i = find(i, &format!("</{name}")).unwrap_or(bytes.len());
-                } else if !self_closing && !FLAT.contains(&name.as_str()) {
-                    depth += 1;
-                    deepest = deepest.max(depth);
+                } else if !self_closing && !VOID.contains(&name.as_str()) {
+                    let kin = SIBLINGS.iter().find(|group| group.contains(&name.as_str()));
+                    if let (Some(group), Some(top)) = (kin, stack.last())
+                        && group.contains(&top.as_str())
+                    {
+                        stack.pop();
+                    }
+                    if let Some((group, through)) = CLOSERS.iter().find(|(group, _)| group.contains(&name.as_str())) {
+                        for at in (0..stack.len()).rev() {
+                            let open = stack[at].as_str();
+                            if group.contains(&open) {
+                                stack.truncate(at);
+                                break;
+                            }
+                            let passes = match through {
+                                Some(list) => list.contains(&open),
+                                None => !BOUNDARIES.contains(&open),
+                            };
+                            if !passes {
+                                break;
+                            }
+                        }
+                    }
+                    stack.push(name);
+                    deepest = deepest.max(stack.len());
                     if deepest > MAX_HTML_DEPTH {
                         break;
                     }
@@ -549,7 +604,7 @@ pub fn status(cx: &StatusCx<'_>) -> Json {
         if let Some(id) = pin.as_deref().filter(|id| !providers.iter().any(|p| p.id == *id)) {
             rows.push(json!({ "id": id, "registered": false, "available": false, "reason": "not mounted in this generation" }));
         }
-        let selected = select(field, pin.as_deref(), &providers, availability);
+        let selected = select(field, pin.as_deref(), &providers, availability).map(|(p, _)| p);
         out.insert(
             field.into(),
             json!({
@@ -582,13 +637,18 @@ mod tests {
         let available = |p: &Provider| {
             if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key")) }
         };
-        let first = select("search", pin, &providers, available).map(|p| p.id.clone()).map_err(|e| e.code);
+        let first = select("search", pin, &providers, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
         // Whatever the registration order, the same answer.
         let mut reversed = providers.clone();
         reversed.reverse();
-        let second = select("search", pin, &reversed, available).map(|p| p.id.clone()).map_err(|e| e.code);
-        assert_eq!(first, second, "registration order changed the choice");
-        first
+        let second = select("search", pin, &reversed, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
+        assert_eq!(first, second, "registration order changed the choice or its message");
+        first.map_err(|e| match e["code"].as_str().unwrap() {
+            "WEB_PROVIDER_CONFIGURED_MISSING" => "WEB_PROVIDER_CONFIGURED_MISSING",
+            "WEB_PROVIDER_CONFIGURED_UNAVAILABLE" => "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
+            "WEB_PROVIDER_AMBIGUOUS" => "WEB_PROVIDER_AMBIGUOUS",
+            _ => "WEB_PROVIDER_UNAVAILABLE",
+        })
     }
 
     #[test]
@@ -610,8 +670,8 @@ mod tests {
         let e = select("search", None, &providers, |_| Ok(())).unwrap_err();
         assert_eq!(e.detail["providers"], json!(["alpha", "zeta"]));
         assert!(e.message.contains("alpha, zeta"), "{}", e.message);
-        let e =
-            select("search", Some("alpha"), &providers, |_| Err(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key"))).unwrap_err();
+        let e = select("search", Some("alpha"), &providers, |_| Err::<(), _>(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key")))
+            .unwrap_err();
         assert_eq!(e.detail["reason"]["code"], "WEB_PROVIDER_CREDENTIAL_MISSING");
         assert!(e.message.contains("WEB_PROVIDER_CREDENTIAL_MISSING"), "{}", e.message);
     }
@@ -688,6 +748,14 @@ mod tests {
         // Siblings that close each other do not count as nesting, nor do void elements or script text.
         let flat =
             format!("<ul>{}</ul><script>{}</script>{}", "<li><p>item<br>".repeat(10_000), "<div>".repeat(1000), "<img>".repeat(1000));
-        assert_eq!(estimated_depth(&flat), 1);
+        assert_eq!(estimated_depth(&flat), 3, "ul > li > p, each item closing the last");
+        // What the parser nests is counted: an upper-case raw end tag, empty comments, ruby and list tags outside their parents.
+        let deep = |open: &str| format!("{}{}", open, "<div>".repeat(MAX_HTML_DEPTH + 1));
+        assert!(estimated_depth(&deep("<SCRIPT>x</SCRIPT>")) > MAX_HTML_DEPTH);
+        assert!(estimated_depth(&deep("<!-->")) > MAX_HTML_DEPTH);
+        assert!(estimated_depth(&deep("<!--->")) > MAX_HTML_DEPTH);
+        assert!(estimated_depth(&"<rt><span>".repeat(MAX_HTML_DEPTH)) > MAX_HTML_DEPTH);
+        assert!(estimated_depth(&"<li><dd>".repeat(MAX_HTML_DEPTH)) > MAX_HTML_DEPTH);
+        assert!(estimated_depth(&"<optgroup><option>".repeat(MAX_HTML_DEPTH)) > MAX_HTML_DEPTH);
     }
 }

@@ -58,7 +58,8 @@ async fn names_are_checked_on_every_address_they_resolve_to() {
     let port = stub.addr.port();
     let loopback: IpAddr = "127.0.0.1".parse().unwrap();
     let public: IpAddr = "93.184.215.14".parse().unwrap();
-    let table = || Arc::new(Table(vec![("docs.test", vec![loopback]), ("mixed.test", vec![public, loopback])])) as Arc<dyn Lookup>;
+    let table = || // Loopback first: were the guard to let the name through, the connection would reach the stub, never the public address.
+        Arc::new(Table(vec![("docs.test", vec![loopback]), ("mixed.test", vec![loopback, public])])) as Arc<dyn Lookup>;
     let guarded = Fetcher::with_lookup(config(json!({ "allow_hosts": [] })), table()).unwrap();
     let e = guarded.fetch(&format!("http://docs.test:{port}/")).await.unwrap_err();
     assert_eq!((e.code, e.detail["host"].as_str()), ("WEB_BLOCKED_ADDRESS", Some("docs.test")));
@@ -93,6 +94,14 @@ async fn declared_and_streamed_sizes_hold_at_max_response_bytes() {
     assert_eq!((text(&at).len(), at.truncated), (cap, false), "declared exactly at the cap");
     let over = fetch(c(), &stub.url(&format!("/declared/{}", cap + 1))).await.unwrap_err();
     assert_eq!(over.code, "WEB_FETCH_TOO_LARGE");
+    // Refused from the header alone: the server sends no body and holds the connection; the fetcher lets go.
+    let holding = Stub::start(move |_| {
+        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n", cap + 1);
+        Reply(vec![Step::Write(head.into_bytes()), Step::HoldUntilClosed])
+    });
+    let c_long = config(json!({ "max_response_bytes": format!("{cap}B"), "timeout": "60s" }));
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(30), fetch(c_long, &holding.url("/held"))).await;
+    assert_eq!(refused.expect("refused without waiting for a body").unwrap_err().code, "WEB_FETCH_TOO_LARGE");
     let at = fetch(c(), &stub.url(&format!("/streamed/{cap}"))).await.unwrap();
     assert_eq!((text(&at).len(), at.truncated), (cap, false), "a stream exactly at the cap is not flagged");
     let over = fetch(c(), &stub.url(&format!("/streamed/{}", cap + 1))).await.unwrap();
@@ -202,7 +211,9 @@ async fn one_timeout_covers_the_body_too() {
         let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\nhalf of it".to_vec();
         Reply(vec![Step::Write(head), Step::HoldUntilClosed])
     });
-    let e = fetch(config(json!({ "timeout": "300ms" })), &stub.url("/slow")).await.unwrap_err();
+    let url = stub.url("/slow");
+    let bounded = tokio::time::timeout(std::time::Duration::from_secs(30), fetch(config(json!({ "timeout": "300ms" })), &url));
+    let e = bounded.await.expect("the fetch's own timeout covers the body").unwrap_err();
     assert_eq!(e.code, "WEB_FETCH_TIMEOUT", "{e:?}");
     // The fetcher let go of the connection (the body is dropped with it).
     assert!(matches!(stub.next_event(), stub_http::Event::Closed(t) if t == "/slow"));
@@ -216,4 +227,19 @@ async fn urls_over_max_url_length_or_not_http_are_invalid() {
     let e = fetch(config(json!({ "max_url_length": url.len() - 1 })), &url).await.unwrap_err();
     assert_eq!(e.code, "WEB_INVALID_URL", "one past it");
     assert_eq!(fetch(config(json!({})), "file:///etc/passwd").await.unwrap_err().code, "WEB_INVALID_URL");
+}
+
+/// The resolver refuses loopback names itself, without asking the lookup (which here would answer a public address).
+#[tokio::test]
+async fn the_resolver_refuses_localhost_names_before_any_lookup() {
+    use reqwest::dns::Resolve as _;
+    let public: IpAddr = "93.184.215.14".parse().unwrap();
+    let table = Arc::new(Table(vec![("localhost.", vec![public]), ("x.localhost", vec![public]), ("docs.test", vec![public])]));
+    let resolver = seam_web::fetch::GuardedResolver::new(seam_web::guard::Policy::default(), table);
+    for name in ["localhost.", "x.localhost"] {
+        let refused = resolver.resolve(name.parse().unwrap()).await.err().unwrap_or_else(|| panic!("{name} resolved"));
+        assert!(refused.to_string().contains("loopback"), "{name}: {refused}");
+    }
+    let answered: Vec<_> = resolver.resolve("docs.test".parse().unwrap()).await.unwrap().collect();
+    assert_eq!(answered, [std::net::SocketAddr::new(public, 0)], "a public answer passes, and only what was checked is returned");
 }

@@ -176,7 +176,7 @@ fn tool_call(provider: Arc<dyn SearchProvider>, queries: Value) -> ToolCall {
         section: None,
         providers: vec![Provider { id: "searx".into(), registry: seam_web::SEARCH, config: Arc::new(()), running }],
         arguments: json!({ "queries": queries }).as_object().unwrap().clone(),
-        roots: Vec::new(),
+        roots: Default::default(),
         cancel: CancellationToken::new(),
     }
 }
