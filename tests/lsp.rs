@@ -145,6 +145,15 @@ fn files_outside_or_unfit_for_the_workspace_are_refused_with_their_codes() {
     assert_eq!(code("src/missing.ts"), "LSP_NOT_A_FILE");
     assert_eq!(code(".bashrc"), "LSP_UNAVAILABLE");
     assert_eq!(code("src/x.rs"), "LSP_UNAVAILABLE");
+
+    // A mount whose executable cannot be found takes no route: its extensions answer with why.
+    let missing = composition(
+        &dir,
+        "  ghost:\n    kind: lsp.stdio\n    command: seam-no-such-language-server\n    extensions: { .ts: typescript }\n",
+    );
+    let r = lsp(&missing, "hover", "src/main.ts", 1, 1);
+    assert_eq!(r["structuredContent"]["error"]["code"], "LSP_UNAVAILABLE", "{r}");
+    assert!(r["structuredContent"]["error"]["message"].as_str().unwrap().contains("seam-no-such-language-server"), "{r}");
 }
 
 #[test]

@@ -243,3 +243,22 @@ async fn the_resolver_refuses_localhost_names_before_any_lookup() {
     let answered: Vec<_> = resolver.resolve("docs.test".parse().unwrap()).await.unwrap().collect();
     assert_eq!(answered, [std::net::SocketAddr::new(public, 0)], "a public answer passes, and only what was checked is returned");
 }
+
+/// Counts lookups: a fetch resolves its host once and connects to what that lookup returned.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl Lookup for Counting {
+    fn lookup(&self, _: String) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Ok(vec!["127.0.0.1".parse().unwrap()]) })
+    }
+}
+
+#[tokio::test]
+async fn a_fetch_looks_its_host_up_once() {
+    let stub = Stub::start(|_| html("once"));
+    let counting = Arc::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
+    let fetcher = Fetcher::with_lookup(config(json!({ "allow_hosts": ["docs.test"] })), counting.clone()).unwrap();
+    fetcher.fetch(&format!("http://docs.test:{}/", stub.addr.port())).await.unwrap();
+    assert_eq!(counting.0.load(std::sync::atomic::Ordering::SeqCst), 1, "no second lookup between the check and the connection");
+}
