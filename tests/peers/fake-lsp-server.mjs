@@ -14,6 +14,12 @@ const mode = process.env.FAKE_LSP || 'ok';
 let buffer = Buffer.alloc(0);
 // The client's answers to our own requests, by id (reported back in `hover` under FAKE_LSP=ask).
 const answers = {};
+let heldHover = null;
+function replyHeld() {
+  if (heldHover === null || !['cfg', 'edit', 'other'].every((k) => k in answers)) return;
+  send({ jsonrpc: '2.0', id: heldHover, result: { contents: JSON.stringify(answers) } });
+  heldHover = null;
+}
 
 function send(message, extraHeader = '') {
   const body = Buffer.from(JSON.stringify(message));
@@ -49,7 +55,7 @@ function handle(m) {
   if (m.method === 'exit') process.exit(0);
   if (m.method === undefined && m.id !== undefined) {
     answers[m.id] = m.result ?? m.error;
-    return;
+    return replyHeld();
   }
   if (m.id === undefined || m.method === undefined) return;
   if (mode === 'hang') return;
@@ -59,7 +65,11 @@ function handle(m) {
     case 'textDocument/hover':
       if (mode === 'big-message') return send({ jsonrpc: '2.0', id: m.id, result: { contents: 'x'.repeat(4096) } });
       if (mode === 'big-header') return send({ jsonrpc: '2.0', id: m.id, result: null }, `X-Filler: ${'a'.repeat(70000)}\r\n`);
-      if (mode === 'ask') return send({ jsonrpc: '2.0', id: m.id, result: { contents: JSON.stringify(answers) } });
+      if (mode === 'ask') {
+        // Answered once the client has answered all three of our requests (they may cross this one on the wire).
+        heldHover = m.id;
+        return replyHeld();
+      }
       return send({ jsonrpc: '2.0', id: m.id, result: { contents: { kind: 'markdown', value: `fake hover at ${line}:${character}` } } });
     case 'textDocument/definition':
       if (mode === 'malformed') return send({ jsonrpc: '2.0', id: m.id, result: { uri: 5, range: 'nowhere' } });
