@@ -147,9 +147,15 @@ pub trait Running: AsAny + Send + Sync {
     fn is_ready(&self) -> bool {
         self.status().state == State::Ready
     }
-    /// Tools discovered at run time, with final names; empty for mounts served through a fixed tool.
-    fn tools(&self) -> Arc<Vec<ToolSpec>>;
-    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> BoxFuture<'static, ToolOutput>;
+    /// Tools discovered at run time, with final names; none for a mount served through a fixed tool.
+    fn tools(&self) -> Arc<Vec<ToolSpec>> {
+        Arc::new(Vec::new())
+    }
+    /// A call of one of `tools`; a mount served through a fixed tool has none to call.
+    fn call(&self, tool: &str, _arguments: Map<String, Json>, _cancel: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+        let out = ToolOutput::error("TOOL_UNKNOWN", format!("this mount serves through a fixed tool and has no tool `{tool}`"));
+        Box::pin(async move { out })
+    }
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
     /// A config change this mount can take while it runs (a tool filter, say):

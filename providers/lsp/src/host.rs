@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, ToolOutput, ToolSpec};
+use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, ToolOutput};
 use seam_engine::subprocess::SubprocessService;
 use serde_json::{Map, Value as Json, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::StdioServer;
 use crate::client::{Connection, Failure, file_uri};
@@ -223,13 +222,6 @@ impl Running for LspMount {
         }
         // Servers start on the first query; a built mount is ready to take one.
         Status::new(State::Ready, None)
-    }
-    fn tools(&self) -> Arc<Vec<ToolSpec>> {
-        Arc::new(Vec::new())
-    }
-    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> BoxFuture<'static, ToolOutput> {
-        let out = ToolOutput::error("TOOL_UNKNOWN", format!("an lsp mount has no tool `{tool}`"));
-        Box::pin(async move { out })
     }
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
         self.disposed.store(true, Ordering::SeqCst);

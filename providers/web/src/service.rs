@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use seam_engine::runtime::{AsAny, BuildCx, Running, State, Status, ToolOutput, ToolSpec};
+use seam_engine::runtime::{AsAny, BuildCx, Running, State, Status, ToolOutput};
 use seam_engine::surface::{Provider, StatusCx, ToolCall};
 use serde_json::{Map, Value as Json, json};
 use tokio_util::sync::CancellationToken;
@@ -81,12 +81,6 @@ impl Running for SearchMount {
             Err(e) => Status::new(State::Failed, Some(format!("{}: {}", e.code, e.message))),
         }
     }
-    fn tools(&self) -> Arc<Vec<ToolSpec>> {
-        Arc::new(Vec::new())
-    }
-    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
-        not_a_tool(tool)
-    }
     fn dispose(&self, _: Duration) -> seam_engine::runtime::BoxFuture<'static, ()> {
         Box::pin(async {})
     }
@@ -96,21 +90,9 @@ impl Running for FetchMount {
     fn status(&self) -> Status {
         Status::new(State::Ready, None)
     }
-    fn tools(&self) -> Arc<Vec<ToolSpec>> {
-        Arc::new(Vec::new())
-    }
-    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
-        not_a_tool(tool)
-    }
     fn dispose(&self, _: Duration) -> seam_engine::runtime::BoxFuture<'static, ()> {
         Box::pin(async {})
     }
-}
-
-/// Web mounts serve through `web_search` / `web_fetch`, never tools of their own.
-fn not_a_tool(tool: &str) -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
-    let out = ToolOutput::error("TOOL_UNKNOWN", format!("a web provider has no tool `{tool}`"));
-    Box::pin(async move { out })
 }
 
 type Built = seam_engine::runtime::BoxFuture<'static, Result<Arc<dyn Running>, String>>;
