@@ -293,3 +293,18 @@ fn the_servers_requests_get_the_mounts_configuration_and_edits_are_refused() {
     assert_eq!(answers["edit"]["applied"], false);
     assert_eq!(answers["other"]["code"], -32601, "an unknown request is answered, not left hanging");
 }
+
+#[test]
+fn a_question_waiting_on_a_retired_mount_ends_with_lsp_disposed() {
+    let (file, _) = fake("lsp-disposed", "FAKE_LSP: hang", "    shutdown_timeout: 200ms\n", "true");
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms", "--drain-timeout", "200ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let question = json!({ "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 });
+    client.send_only(json!({ "op": "call", "name": "lsp", "args": question }));
+    wait_until("the fake server is up", || seam.status()["mounts"]["fake"]["servers"].as_array().is_some_and(|s| !s.is_empty()));
+    // The next generation has no such mount: after the drain timeout the retired one ends its server under the waiting question.
+    std::fs::write(&file, "seam: 1\nservices:\n  workspace: { root: . }\ntools:\n  lsp: true\n").unwrap();
+    let answer = client.answer();
+    assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "LSP_DISPOSED", "{answer}");
+    client.close();
+}

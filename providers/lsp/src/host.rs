@@ -97,6 +97,9 @@ pub struct LspMount {
     /// `services.workspace.root`, resolved to its real path at build.
     pub workspace: Option<PathBuf>,
     servers: Mutex<HashMap<PathBuf, Slot>>,
+    /// The running server of each workspace, reachable without waiting for its
+    /// queue: dispose ends a server even while a query holds the queue.
+    live: Mutex<HashMap<PathBuf, Arc<Connection>>>,
     disposed: AtomicBool,
 }
 
@@ -117,6 +120,7 @@ pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<
             subprocess: cx.subprocess,
             workspace,
             servers: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
             disposed: AtomicBool::new(false),
         };
         Ok(Arc::new(mount) as Arc<dyn Running>)
@@ -144,6 +148,10 @@ impl LspMount {
         let query = read()?;
         let mut replaced = false;
         loop {
+            // Checked before a (re)start: a retired mount starts nothing.
+            if self.disposed.load(Ordering::SeqCst) {
+                return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
+            }
             let connection = match server.as_ref().filter(|c| !c.is_closed()) {
                 Some(c) => c.clone(),
                 // Not started yet, or died while idle: (re)start.
@@ -152,12 +160,10 @@ impl LspMount {
                         .await
                         .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;
                     *server = Some(started.clone());
+                    self.live.lock().expect("live lock").insert(workspace.to_owned(), started.clone());
                     started
                 }
             };
-            if self.disposed.load(Ordering::SeqCst) {
-                return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
-            }
             let capability = &connection.capabilities[query.operation.capability()];
             if capability.is_null() || *capability == Json::Bool(false) {
                 return Err(LspError::new(
@@ -188,13 +194,10 @@ impl LspMount {
 
     /// Ends the server of a workspace whose query timed out: a hung server is not kept.
     pub fn evict(&self, workspace: &Path) {
-        let Some(slot) = self.servers.lock().expect("servers lock").remove(workspace) else { return };
+        self.servers.lock().expect("servers lock").remove(workspace);
+        let Some(connection) = self.live.lock().expect("live lock").remove(workspace) else { return };
         let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
-        tokio::spawn(async move {
-            if let Some(c) = slot.lock().await.take() {
-                c.shut_down(grace, kill).await;
-            }
-        });
+        tokio::spawn(async move { connection.shut_down(grace, kill).await });
     }
 }
 
@@ -225,29 +228,22 @@ impl Running for LspMount {
     }
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
         self.disposed.store(true, Ordering::SeqCst);
-        let slots: Vec<Slot> = self.servers.lock().expect("servers lock").drain().map(|(_, s)| s).collect();
+        self.servers.lock().expect("servers lock").clear();
+        let live: Vec<Arc<Connection>> = self.live.lock().expect("live lock").drain().map(|(_, c)| c).collect();
         let (grace, kill) = (self.config.shutdown_timeout.to_std().min(within), self.config.kill_grace.to_std());
         Box::pin(async move {
-            let stops = slots.into_iter().map(|slot| async move {
-                if let Some(c) = slot.lock().await.take() {
-                    c.shut_down(grace, kill).await;
-                }
-            });
-            futures::future::join_all(stops).await;
+            futures::future::join_all(live.iter().map(|c| c.shut_down(grace, kill))).await;
         })
     }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
         facts.insert("extensions".into(), json!(self.config.extensions.keys().collect::<Vec<_>>()));
         let servers: Vec<Json> = self
-            .servers
+            .live
             .lock()
-            .expect("servers lock")
+            .expect("live lock")
             .iter()
-            .filter_map(|(ws, slot)| {
-                let c = slot.try_lock().ok()?.clone()?;
-                Some(json!({ "workspace": ws, "pid": c.pid, "alive": !c.is_closed() }))
-            })
+            .map(|(ws, c)| json!({ "workspace": ws, "pid": c.pid, "alive": !c.is_closed() }))
             .collect();
         facts.insert("servers".into(), Json::Array(servers));
         facts
