@@ -45,6 +45,17 @@ impl ToolOutput {
         }
     }
 
+    /// A surface's typed error: the `CODE: message` block, and `structuredContent.error`
+    /// with the code, the message and the detail (the host, the provider, a reason).
+    pub fn typed_error(code: &str, message: impl std::fmt::Display, detail: Map<String, Json>) -> ToolOutput {
+        let message = message.to_string();
+        let mut error = Map::new();
+        error.insert("code".into(), Json::from(code));
+        error.insert("message".into(), Json::from(message.clone()));
+        error.extend(detail);
+        ToolOutput { structured_content: Some(json!({ "error": error })), ..ToolOutput::error(code, message) }
+    }
+
     /// The MCP `CallToolResult` JSON; consumes the output, so content blocks (images) are not copied.
     pub fn into_json(self) -> Json {
         let mut out = Map::new();
@@ -67,9 +78,8 @@ impl ToolOutput {
                 left -= chars;
                 continue;
             }
-            let keep: String = text.chars().take(left as usize).collect();
+            truncate_chars(text, left);
             cut += chars - left;
-            *text = keep;
             left = 0;
         }
         if cut > 0 {
@@ -78,6 +88,42 @@ impl ToolOutput {
             );
         }
     }
+}
+
+/// Cuts `text` to at most `max` characters; whether it cut anything.
+pub fn truncate_chars(text: &mut String, max: u64) -> bool {
+    match text.char_indices().nth(max as usize) {
+        Some((at, _)) => {
+            text.truncate(at);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Cuts `text` so that it, `footer` included, is at most `max` characters
+/// (a cap smaller than the footer cuts the footer too); whether it cut.
+pub fn cap_with_footer(text: &mut String, max: u64, footer: &str) -> bool {
+    if text.chars().count() as u64 <= max {
+        return false;
+    }
+    truncate_chars(text, max.saturating_sub(footer.chars().count() as u64));
+    text.push_str(footer);
+    truncate_chars(text, max);
+    true
+}
+
+/// Runs a call until it finishes or the client cancels it (dropping the work stops what it was waiting on).
+pub fn until_cancelled(
+    cancel: CancellationToken,
+    work: impl Future<Output = ToolOutput> + Send + 'static,
+) -> BoxFuture<'static, ToolOutput> {
+    Box::pin(async move {
+        tokio::select! {
+            out = work => out,
+            _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
+        }
+    })
 }
 
 /// A mount's state, as `/status` reports it.
@@ -254,5 +300,17 @@ mod tests {
         assert_eq!(out.content[1]["type"], "image");
         assert_eq!(out.content[2]["text"], "worl");
         assert_eq!(out.content[3]["text"], "[seam: output truncated, 1 more characters over max_output_chars 9]");
+    }
+
+    #[test]
+    fn a_capped_text_holds_its_cap_footer_included() {
+        let mut exact = "abcdé".to_owned();
+        assert!(!cap_with_footer(&mut exact, 5, "[cut]"), "at the cap nothing is cut");
+        let mut over = "abcdéfgh".to_owned();
+        assert!(cap_with_footer(&mut over, 7, "[cut]"));
+        assert_eq!(over, "ab[cut]");
+        let mut tiny = "abcdef".to_owned();
+        assert!(cap_with_footer(&mut tiny, 3, "[cut]"));
+        assert_eq!(tiny, "[cu", "a cap under the footer's length cuts the footer");
     }
 }

@@ -29,9 +29,7 @@ impl LspError {
     }
 
     pub fn into_output(self) -> ToolOutput {
-        let mut out = ToolOutput::error(self.code, &self.message);
-        out.structured_content = Some(json!({ "error": { "code": self.code, "message": self.message } }));
-        out
+        ToolOutput::typed_error(self.code, self.message, Map::new())
     }
 }
 

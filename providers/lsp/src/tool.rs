@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, Location, MarkedString};
-use seam_engine::runtime::{AsAny, ToolOutput};
+use seam_engine::runtime::{AsAny, ToolOutput, cap_with_footer, until_cancelled};
 use seam_engine::surface::{Provider, Roots, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
@@ -164,13 +164,7 @@ pub fn to_lsp_position(text: &str, line: u64, character: u64) -> Result<(u32, u3
 
 pub fn call(settings: LspSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     let ToolCall { providers, arguments, roots, cancel, .. } = call;
-    Box::pin(async move {
-        let work = answer(settings, providers, arguments, roots);
-        tokio::select! {
-            out = work => out.unwrap_or_else(LspError::into_output),
-            _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
-        }
-    })
+    until_cancelled(cancel, async move { answer(settings, providers, arguments, roots).await.unwrap_or_else(LspError::into_output) })
 }
 
 /// The workspace of a call: the client's root that holds the file (the first
@@ -297,15 +291,9 @@ fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSett
     lines.join("\n")
 }
 
+/// The result cut to `max_result_chars`, footer included.
 fn cap_chars(mut text: String, max: u64) -> String {
-    if text.chars().count() as u64 <= max {
-        return text;
-    }
-    let footer = format!("\n… cut at max_result_chars ({max}).");
-    let keep = (max as usize).saturating_sub(footer.chars().count());
-    let at = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
-    text.truncate(at);
-    text.push_str(&footer);
+    cap_with_footer(&mut text, max, &format!("\n… cut at max_result_chars ({max})."));
     text
 }
 

@@ -11,6 +11,8 @@ use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, LOCATION};
 use url::Url;
 
+use seam_engine::runtime::truncate_chars;
+
 use crate::guard::{self, Policy, Refusal};
 use crate::{HttpFetch, WebError};
 
@@ -256,7 +258,7 @@ impl Fetcher {
             read += take.len() as u64;
             chars += decode(&mut decoder, take, &mut text, false);
             if chars > max_chars {
-                cut_chars(&mut text, max_chars);
+                truncate_chars(&mut text, max_chars);
                 return Ok((text, true));
             }
             if take.len() < chunk.len() {
@@ -269,7 +271,7 @@ impl Fetcher {
             chars += decode(&mut decoder, &[], &mut text, true);
         }
         if chars > max_chars {
-            cut_chars(&mut text, max_chars);
+            truncate_chars(&mut text, max_chars);
             truncated = true;
         }
         Ok((text, truncated))
@@ -283,17 +285,6 @@ fn decode(decoder: &mut encoding_rs::Decoder, bytes: &[u8], text: &mut String, l
     text.reserve(needed);
     let (_, _, _) = decoder.decode_to_string(bytes, text, last);
     text[start..].chars().count() as u64
-}
-
-/// Cuts `text` to `max` characters; whether it cut anything.
-fn cut_chars(text: &mut String, max: u64) -> bool {
-    match text.char_indices().nth(max as usize) {
-        Some((at, _)) => {
-            text.truncate(at);
-            true
-        }
-        None => false,
-    }
 }
 
 fn refusal(r: Refusal) -> WebError {
@@ -320,13 +311,7 @@ fn send_error(url: &Url, e: reqwest::Error) -> WebError {
         }
         source = err.source();
     }
-    let mut message = e.to_string();
-    let mut inner = std::error::Error::source(&e);
-    while let Some(err) = inner {
-        message.push_str(&format!(": {err}"));
-        inner = err.source();
-    }
-    WebError::new("WEB_FETCH_FAILED", format!("fetching `{url}` failed: {message}"))
+    WebError::new("WEB_FETCH_FAILED", format!("fetching `{url}` failed: {}", crate::search::chain(&e)))
 }
 
 #[cfg(test)]
@@ -354,8 +339,8 @@ mod tests {
     #[test]
     fn characters_are_cut_at_the_limit_not_before() {
         let mut s = "héllo".to_owned();
-        assert!(!cut_chars(&mut s, 5));
-        assert!(cut_chars(&mut s, 4));
+        assert!(!truncate_chars(&mut s, 5));
+        assert!(truncate_chars(&mut s, 4));
         assert_eq!(s, "héll");
     }
 }

@@ -83,7 +83,7 @@ async fn json_response(request: reqwest::RequestBuilder, endpoint: &str) -> Resu
 }
 
 /// An error with its sources, which is where reqwest keeps the cause.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

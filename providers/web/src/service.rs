@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use seam_engine::runtime::{AsAny, BuildCx, Running, State, Status, ToolOutput};
+use seam_engine::runtime::{AsAny, BuildCx, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled};
 use seam_engine::surface::{Provider, StatusCx, ToolCall};
 use serde_json::{Map, Value as Json, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::fetch::{Body, Fetched, Fetcher};
 use crate::search::{Deepseek, SearchProvider, SearchResult, Searxng, Source};
@@ -43,8 +42,7 @@ impl WebError {
 
     /// The tool result: `CODE: message`, and the detail as `structuredContent.error`.
     pub fn into_output(self) -> ToolOutput {
-        let structured = json!({ "error": self.to_json() });
-        ToolOutput { structured_content: Some(structured), ..ToolOutput::error(self.code, &self.message) }
+        ToolOutput::typed_error(self.code, self.message, self.detail)
     }
 }
 
@@ -159,12 +157,9 @@ pub fn select<'p, T>(
             }
         }
     }
-    if usable.len() == 1 {
-        return Ok(usable.pop().expect("one"));
-    }
-    match usable.as_slice() {
-        [_] => unreachable!("taken above"),
-        [] => {
+    match usable.len() {
+        1 => Ok(usable.pop().expect("one")),
+        0 => {
             let message = if providers.is_empty() {
                 format!("no {what} provider is mounted for this agent")
             } else {
@@ -174,8 +169,8 @@ pub fn select<'p, T>(
             };
             Err(WebError::new("WEB_PROVIDER_UNAVAILABLE", message).with("reasons", Json::Object(reasons)))
         }
-        several => {
-            let ids: Vec<&str> = several.iter().map(|(p, _)| p.id.as_str()).collect();
+        _ => {
+            let ids: Vec<&str> = usable.iter().map(|(p, _)| p.id.as_str()).collect();
             Err(WebError::new(
                 "WEB_PROVIDER_AMBIGUOUS",
                 format!("several {what} providers are available ({}); pin one with services.web.{what}", ids.join(", ")),
@@ -244,21 +239,11 @@ fn into_map(v: Json) -> Map<String, Json> {
     }
 }
 
-/// Runs a tool's work until it finishes or the call is cancelled (dropping the work stops its requests).
-fn cancellable(cancel: CancellationToken, work: impl Future<Output = ToolOutput> + Send + 'static) -> BoxFuture<'static, ToolOutput> {
-    Box::pin(async move {
-        tokio::select! {
-            out = work => out,
-            _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
-        }
-    })
-}
-
 /// `web_search`: queries checked and deduplicated, run concurrently on one
 /// provider snapshot (the first failure cancels the rest), merged and capped.
 pub fn call_search(settings: WebSearchSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     let ToolCall { section, providers, arguments, cancel, .. } = call;
-    cancellable(cancel, async move {
+    until_cancelled(cancel, async move {
         let result = async {
             let queries = queries(&arguments, settings.max_queries)?;
             let searchers: Vec<Provider> = providers.into_iter().filter(|p| p.registry == SEARCH).collect();
@@ -361,7 +346,7 @@ fn present_search(provider: &str, results: Vec<(String, SearchResult)>, max: usi
 /// the whole output capped at `max_output_chars` with a fixed footer.
 pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     let ToolCall { section, providers, arguments, cancel, .. } = call;
-    cancellable(cancel, async move {
+    until_cancelled(cancel, async move {
         let result = async {
             let url = arguments
                 .get("url")
@@ -410,7 +395,7 @@ pub fn present_fetch(fetched: Fetched, max: u64) -> ToolOutput {
     if truncated {
         out.push_str("\n\n[web_fetch: the body was cut at the fetcher's size limits]");
     }
-    let output_truncated = cap(&mut out, max);
+    let output_truncated = cap_with_footer(&mut out, max, &truncation_footer(max));
     ToolOutput {
         content: vec![json!({ "type": "text", "text": out })],
         structured_content: Some(json!({
@@ -421,25 +406,6 @@ pub fn present_fetch(fetched: Fetched, max: u64) -> ToolOutput {
         })),
         is_error: false,
     }
-}
-
-/// Cuts `out` so that it, footer included, is at most `max` characters.
-fn cap(out: &mut String, max: u64) -> bool {
-    let chars = out.chars().count() as u64;
-    if chars <= max {
-        return false;
-    }
-    let footer = truncation_footer(max);
-    let keep = max.saturating_sub(footer.chars().count() as u64) as usize;
-    let at = out.char_indices().nth(keep).map_or(out.len(), |(i, _)| i);
-    out.truncate(at);
-    out.push_str(&footer);
-    // A cap smaller than the footer itself: the footer is cut too.
-    if out.chars().count() as u64 > max {
-        let at = out.char_indices().nth(max as usize).map_or(out.len(), |(i, _)| i);
-        out.truncate(at);
-    }
-    true
 }
 
 /// HTML → Markdown with script, style and noscript dropped; a document nested
@@ -614,7 +580,7 @@ mod tests {
     }
 
     /// `up` lists the available providers; the others are unavailable for a reason.
-    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, &'static str> {
+    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, String> {
         let providers: Vec<Provider> = registered.iter().map(|id| provider(id)).collect();
         let available = |p: &Provider| {
             if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key")) }
@@ -625,25 +591,20 @@ mod tests {
         reversed.reverse();
         let second = select("search", pin, &reversed, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
         assert_eq!(first, second, "registration order changed the choice or its message");
-        first.map_err(|e| match e["code"].as_str().unwrap() {
-            "WEB_PROVIDER_CONFIGURED_MISSING" => "WEB_PROVIDER_CONFIGURED_MISSING",
-            "WEB_PROVIDER_CONFIGURED_UNAVAILABLE" => "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
-            "WEB_PROVIDER_AMBIGUOUS" => "WEB_PROVIDER_AMBIGUOUS",
-            _ => "WEB_PROVIDER_UNAVAILABLE",
-        })
+        first.map_err(|e| e["code"].as_str().unwrap().to_owned())
     }
 
     #[test]
     fn selection_takes_every_branch_the_same_whatever_the_order() {
         assert_eq!(pick(Some("a"), &["a", "b"], &["a", "b"]), Ok("a".into()));
         assert_eq!(pick(Some("b"), &["a", "b"], &["a", "b"]), Ok("b".into()));
-        assert_eq!(pick(Some("c"), &["a", "b"], &["a", "b"]), Err("WEB_PROVIDER_CONFIGURED_MISSING"));
-        assert_eq!(pick(Some("a"), &["a", "b"], &["b"]), Err("WEB_PROVIDER_CONFIGURED_UNAVAILABLE"));
+        assert_eq!(pick(Some("c"), &["a", "b"], &["a", "b"]), Err("WEB_PROVIDER_CONFIGURED_MISSING".into()));
+        assert_eq!(pick(Some("a"), &["a", "b"], &["b"]), Err("WEB_PROVIDER_CONFIGURED_UNAVAILABLE".into()));
         assert_eq!(pick(None, &["a", "b"], &["b"]), Ok("b".into()));
         assert_eq!(pick(None, &["a"], &["a"]), Ok("a".into()));
-        assert_eq!(pick(None, &["a", "b", "c"], &["a", "c"]), Err("WEB_PROVIDER_AMBIGUOUS"));
-        assert_eq!(pick(None, &["a", "b"], &[]), Err("WEB_PROVIDER_UNAVAILABLE"));
-        assert_eq!(pick(None, &[], &[]), Err("WEB_PROVIDER_UNAVAILABLE"));
+        assert_eq!(pick(None, &["a", "b", "c"], &["a", "c"]), Err("WEB_PROVIDER_AMBIGUOUS".into()));
+        assert_eq!(pick(None, &["a", "b"], &[]), Err("WEB_PROVIDER_UNAVAILABLE".into()));
+        assert_eq!(pick(None, &[], &[]), Err("WEB_PROVIDER_UNAVAILABLE".into()));
     }
 
     #[test]

@@ -211,3 +211,21 @@ async fn the_first_failing_query_fails_the_search_and_cancels_the_rest() {
     let event = tokio::task::spawn_blocking(move || waiting.next_event()).await.unwrap();
     assert!(matches!(event, stub_http::Event::Closed(t) if t.contains("q=slow")), "the slow query's request was dropped");
 }
+
+#[tokio::test]
+async fn a_provider_answer_holds_at_max_answer_bytes() {
+    // `{"results": []}` padded with whitespace to exactly the cap, and to one byte past it.
+    let padded = |size: usize| {
+        let json = r#"{"results": []}"#;
+        format!("{json}{}", " ".repeat(size - json.len()))
+    };
+    let stub = Stub::start(move |r| {
+        let size = seam_web::search::MAX_ANSWER_BYTES + usize::from(query_of(&r.target) == "over");
+        Reply::new(200, &[("content-type", "application/json")], padded(size))
+    });
+    let provider = searxng(&stub);
+    assert!(provider.prepare().unwrap().query("at".into()).await.is_ok(), "exactly at the cap");
+    let e = provider.prepare().unwrap().query("over".into()).await.unwrap_err();
+    assert_eq!(e.code, "WEB_PROVIDER_ERROR", "one byte past it");
+    assert!(e.message.contains("more than"), "{}", e.message);
+}
