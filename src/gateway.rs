@@ -1,18 +1,19 @@
 //! The MCP server side: one agent's catalog of a running deployment, served over
 //! rmcp (stdio or Streamable HTTP). Lists and calls always read the live
-//! generation; each session is told `tools/list_changed` when, and only when,
-//! its agent's catalog differs from the one it was last shown.
+//! generation; each session is told `tools/list_changed` (`prompts/list_changed`)
+//! when, and only when, its agent's tools (prompts) differ from those it was
+//! last shown. A live tool (the skill catalog) lists by the session's roots.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
-use seam_engine::deploy::{CallContext, Deployment};
+use seam_engine::deploy::{CallContext, Deployment, View};
 use seam_engine::runtime::ToolSpec;
 use seam_engine::surface::Roots;
 
@@ -25,6 +26,8 @@ pub struct Gateway {
     pub agent: String,
     /// This session's client roots, asked once and again after `roots/list_changed`.
     roots: Arc<tokio::sync::Mutex<Option<Vec<PathBuf>>>>,
+    /// Rung when the roots change, so that the session's view is checked again.
+    roots_changed: Arc<tokio::sync::Notify>,
 }
 
 /// How long a client may take to answer `roots/list`; past it the call goes on without roots.
@@ -33,7 +36,7 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots).
     pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
-        Gateway { deployment, agent, roots: Arc::default() }
+        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default() }
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -68,9 +71,21 @@ impl Gateway {
         roots
     }
 
-    fn catalog(&self) -> Vec<ToolSpec> {
-        let live = self.deployment.live();
-        live.and_then(|g| g.catalog(&self.agent)).map(|c| c.into_iter().map(|e| e.spec).collect()).unwrap_or_default()
+    /// What this session is shown now: the roots are asked only when a live tool lists by them.
+    async fn view(&self, peer: &rmcp::Peer<RoleServer>) -> View {
+        let Some(live) = self.deployment.live() else { return View::default() };
+        let roots = if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() };
+        live.view(&self.agent, &roots).await.unwrap_or_default()
+    }
+}
+
+fn prompt(json: &serde_json::Value) -> Option<Prompt> {
+    match serde_json::from_value(json.clone()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(prompt = %json["name"], "not an MCP prompt, not listed: {e}");
+            None
+        }
     }
 }
 
@@ -86,13 +101,46 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_prompts().enable_prompts_list_changed().enable_tools().enable_tool_list_changed().build();
         let name = format!("seam ({})", self.agent);
         ServerConfig::new(capabilities).with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
     }
 
-    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.catalog().iter().filter_map(tool).collect()))
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.view(&context.peer).await.tools.iter().filter_map(tool).collect()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(self.view(&context.peer).await.prompts.iter().filter_map(prompt).collect()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let Some(live) = self.deployment.live() else {
+            return Err(McpError::internal_error("no generation is live", None));
+        };
+        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+        let arguments = request.arguments.unwrap_or_default();
+        match live.get_prompt(&self.agent, &request.name, arguments, &roots).await {
+            Ok(json) => {
+                let result: GetPromptResult = serde_json::from_value(json)
+                    .map_err(|e| McpError::internal_error(format!("prompt `{}` is not an MCP prompt result: {e}", request.name), None))?;
+                Ok(GetPromptResponse::Complete(result))
+            }
+            Err(e) => Err(McpError::invalid_params(format!("{}: {}", e.code, e.message), Some(serde_json::json!({ "code": e.code })))),
+        }
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
@@ -111,6 +159,7 @@ impl ServerHandler for Gateway {
 
     async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
         *self.roots.lock().await = None;
+        self.roots_changed.notify_one();
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -118,24 +167,26 @@ impl ServerHandler for Gateway {
         let this = self.clone();
         let peer = context.peer;
         tokio::spawn(async move {
-            let mut shown = this.catalog();
+            let mut shown = this.view(&peer).await;
             // rmcp offers no event for a session's end; a slow check lets an idle closed session's task go.
             let mut check = tokio::time::interval(SESSION_CHECK);
             check.reset();
             loop {
                 tokio::select! {
                     changed = changes.changed() => if changed.is_err() { break },
+                    _ = this.roots_changed.notified() => {}
                     _ = check.tick() => {
                         if peer.is_transport_closed() { break }
                         continue;
                     }
                 }
-                let now = this.catalog();
-                if now == shown {
-                    continue;
-                }
+                let now = this.view(&peer).await;
+                let (tools, prompts) = (now.tools != shown.tools, now.prompts != shown.prompts);
                 shown = now;
-                if peer.notify_tool_list_changed().await.is_err() {
+                if tools && peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+                if prompts && peer.notify_prompt_list_changed().await.is_err() {
                     break;
                 }
             }

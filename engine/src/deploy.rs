@@ -30,7 +30,7 @@ use crate::plan::Plan;
 use crate::resolve::Resolved;
 use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
 use crate::subprocess::SubprocessService;
-use crate::surface::{Exposure, FixedTool, Provider, StatusCx, ToolCall, locate};
+use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
 
 /// How many reload outcomes `/status` keeps.
@@ -155,7 +155,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                 let providers = mounts
                     .iter()
                     .filter(|(id, slot)| agent.scope.contains(*id) && tool.exposes().contains(&slot.registry))
-                    .map(|(_, slot)| provider(resolved, slot))
+                    .map(|(id, slot)| Provider { layer: agent.layer(id), ..provider(resolved, slot) })
                     .collect();
                 let entry = CatalogEntry {
                     spec: ToolSpec { name: tool.name().to_owned(), definition: Arc::new(definition) },
@@ -177,11 +177,22 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
 
 fn provider(resolved: &Resolved, slot: &Slot) -> Provider {
     let config = resolved.mounts[&slot.id].resolved.as_ref().expect("a planned composition has every mount resolved").config.clone();
-    Provider { id: slot.id.clone(), registry: slot.registry, config, running: slot.running.clone() }
+    Provider { id: slot.id.clone(), registry: slot.registry, config, running: slot.running.clone(), layer: 0 }
+}
+
+/// What one session of an agent is shown: its tools and its prompts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct View {
+    /// Sorted by name.
+    pub tools: Vec<ToolSpec>,
+    /// MCP `Prompt` JSON, sorted by name.
+    pub prompts: Vec<Json>,
 }
 
 impl Generation {
-    /// The agent's tools, sorted by name; `None` for an agent the composition does not have.
+    /// The agent's tools, sorted by name; `None` for an agent the composition
+    /// does not have. A live tool is shown with its definition for the
+    /// generation (`view` gives the one it lists now).
     pub fn catalog(&self, agent: &str) -> Option<Vec<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
         let mut out: Vec<CatalogEntry> = self.fixed[agent].iter().map(|f| f.entry.clone()).collect();
@@ -191,6 +202,60 @@ impl Generation {
         }
         out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         Some(out)
+    }
+
+    /// Whether what the agent is shown depends on the session's roots (it has a live tool).
+    pub fn lists_by_roots(&self, agent: &str) -> bool {
+        self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.is_live()))
+    }
+
+    /// What a session of the agent is shown now, given its roots: the catalog
+    /// with live tools' definitions as they list now, and their prompts.
+    pub async fn view(&self, agent: &str, roots: &[PathBuf]) -> Option<View> {
+        let catalog = self.catalog(agent)?;
+        let mut view = View::default();
+        for entry in catalog {
+            let live = match entry.source {
+                Source::Service(_) => self.fixed[agent].iter().find(|f| f.tool.is_live() && f.entry.spec.name == entry.spec.name),
+                Source::Mount(_) => None,
+            };
+            let Some(f) = live else {
+                view.tools.push(entry.spec);
+                continue;
+            };
+            let listing = Listing {
+                definition: (*f.entry.spec.definition).clone(),
+                providers: f.providers.clone(),
+                section: f.section.clone(),
+                roots: roots.to_vec(),
+            };
+            let listed = f.tool.list(&f.settings, listing).await;
+            view.tools.push(ToolSpec { name: entry.spec.name, definition: Arc::new(listed.definition) });
+            view.prompts.extend(listed.prompts);
+        }
+        view.prompts.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        Some(view)
+    }
+
+    /// `prompts/get`: the first of the agent's live tools that lists the prompt gives it.
+    pub async fn get_prompt(&self, agent: &str, name: &str, arguments: Map<String, Json>, roots: &[PathBuf]) -> Result<Json, PromptError> {
+        let Some(fixed) = self.fixed.get(agent) else {
+            return Err(PromptError::new("AGENT_UNKNOWN", format!("the composition has no agent `{agent}`")));
+        };
+        for f in fixed.iter().filter(|f| f.tool.is_live()) {
+            let call = PromptCall {
+                name: name.to_owned(),
+                arguments: arguments.clone(),
+                providers: f.providers.clone(),
+                section: f.section.clone(),
+                roots: roots.to_vec(),
+            };
+            match f.tool.get_prompt(&f.settings, call).await {
+                Err(e) if e.code == "PROMPT_UNKNOWN" => continue,
+                answer => return answer,
+            }
+        }
+        Err(PromptError::unknown(name))
     }
 
     /// One tool of the agent's catalog, found without building the catalog: the

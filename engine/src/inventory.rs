@@ -13,6 +13,7 @@ use crate::surface::Surface;
 pub const NOT_PROBED: &str = "not probed";
 
 pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Option<&str>) -> Json {
+    let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(std::path::PathBuf::from);
     let kinds: Vec<Json> = surfaces
         .iter()
         .flat_map(|s| s.kinds().iter().map(move |k| (s, k)))
@@ -26,14 +27,24 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
         .iter()
         .map(|(id, m)| {
             let visible: Vec<&str> = resolved.visible_agents(id).into_iter().filter(|a| agent.is_none_or(|x| x == *a)).collect();
-            json!({
+            let mut mount = json!({
                 "id": id,
                 "kind": m.kind.name(),
                 "compiled": true,
                 "configured": m.resolved.is_some(),
                 "visible": visible,
                 "ready": NOT_PROBED,
-            })
+            });
+            if let Some(probe) = m.resolved.as_ref().and_then(|r| r.environment.as_ref()) {
+                let found = probe.run(workspace.as_deref());
+                let findings: Vec<Json> = found
+                    .findings
+                    .iter()
+                    .map(|f| json!({ "severity": f.severity.as_str(), "code": f.code, "message": f.message }))
+                    .collect();
+                mount["environment"] = json!({ "facts": found.facts, "lines": found.lines, "findings": findings });
+            }
+            mount
         })
         .collect();
     for (id, kind) in &resolved.unknown {
@@ -94,6 +105,23 @@ pub fn to_human(inventory: &Json) -> String {
             if visible.is_empty() { "-".to_owned() } else { visible.join(",") },
             m["ready"].as_str().unwrap_or_default()
         );
+    }
+    // What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).
+    for m in inventory["mounts"].as_array().into_iter().flatten() {
+        let Some(env) = m.get("environment") else { continue };
+        let _ = writeln!(out, "\n{}:", m["id"].as_str().unwrap_or_default());
+        for line in env["lines"].as_array().into_iter().flatten().filter_map(Json::as_str) {
+            let _ = writeln!(out, "  {line}");
+        }
+        for f in env["findings"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  {}[{}]: {}",
+                f["severity"].as_str().unwrap_or_default(),
+                f["code"].as_str().unwrap_or_default(),
+                f["message"].as_str().unwrap_or_default()
+            );
+        }
     }
     let _ = writeln!(out);
     for a in inventory["agents"].as_array().into_iter().flatten() {

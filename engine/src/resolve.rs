@@ -42,7 +42,18 @@ pub struct Agent {
     pub parent: Option<String>,
     /// Mounts this agent can see, in file order.
     pub scope: IndexSet<String>,
+    /// The scope layer of each scoped mount it sees: the depth, counted from
+    /// the root agent as 1, of the nearest agent on its chain that lists the
+    /// mount. The composition's global mounts are layer 0.
+    pub layers: BTreeMap<String, u32>,
     pub tools: ToolTable,
+}
+
+impl Agent {
+    /// The scope layer mount `id` is in for this agent (0: global); a nearer layer is larger.
+    pub fn layer(&self, id: &str) -> u32 {
+        self.layers.get(id).copied().unwrap_or(0)
+    }
 }
 
 /// One agent's tools: fixed tools (`None` = not visible) and rules over dynamic tools.
@@ -552,7 +563,9 @@ fn resolve_agents(
     struct State {
         fixed: BTreeMap<&'static str, (Json, bool)>,
         dynamic: Vec<Arc<Vec<DynamicRule>>>,
-        listed: BTreeSet<String>,
+        /// Mounts listed on the chain so far, each with the depth of the nearest agent listing it.
+        listed: BTreeMap<String, u32>,
+        depth: u32,
     }
     let mut states: HashMap<String, State> = HashMap::new();
     let mut agents = BTreeMap::new();
@@ -574,7 +587,7 @@ fn resolve_agents(
     for name in order {
         let parent = parents.get(name).cloned().flatten();
         let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
-            Some(p) => State { fixed: p.fixed.clone(), dynamic: p.dynamic.clone(), listed: p.listed.clone() },
+            Some(p) => State { fixed: p.fixed.clone(), dynamic: p.dynamic.clone(), listed: p.listed.clone(), depth: p.depth + 1 },
             None => {
                 let fixed = fixed_tools
                     .values()
@@ -590,7 +603,7 @@ fn resolve_agents(
                         (tool.name(), (settings, false))
                     })
                     .collect();
-                State { fixed, dynamic: Vec::new(), listed: BTreeSet::new() }
+                State { fixed, dynamic: Vec::new(), listed: BTreeMap::new(), depth: 1 }
             }
         };
         let own = docs.get(name);
@@ -618,16 +631,18 @@ fn resolve_agents(
                 }
             }
         }
-        state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().cloned()));
+        let depth = state.depth;
+        state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().map(|m| (m.clone(), depth))));
         let scope: IndexSet<String> =
-            mounts.keys().filter(|id| !scoped.contains(id.as_str()) || state.listed.contains(*id)).cloned().collect();
+            mounts.keys().filter(|id| !scoped.contains(id.as_str()) || state.listed.contains_key(*id)).cloned().collect();
+        let layers = state.listed.iter().filter(|(id, _)| scope.contains(*id)).map(|(id, d)| (id.clone(), *d)).collect();
         let mut table = ToolTable {
             fixed: state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(),
             dynamic: state.dynamic.clone(),
             hidden_servers: BTreeSet::new(),
         };
         table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(*id)));
-        agents.insert(name.clone(), Agent { parent, scope, tools: table });
+        agents.insert(name.clone(), Agent { parent, scope, layers, tools: table });
         states.insert(name.clone(), state);
     }
     agents

@@ -178,10 +178,15 @@ impl StatusCell {
 /// surface's tools reach their providers this way); the engine never does.
 pub trait AsAny {
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The shared mount as `Any`, to keep a typed `Arc` of it (`Arc::downcast`).
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }
 
-impl<T: std::any::Any> AsAny for T {
+impl<T: std::any::Any + Send + Sync> AsAny for T {
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
     }
 }

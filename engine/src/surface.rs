@@ -74,6 +74,9 @@ pub struct Provider {
     /// syntax would pick the blanket impl for the `Arc`).
     pub config: Arc<dyn MountConfig>,
     pub running: Arc<dyn Running>,
+    /// Its scope layer for the agent (`Agent::layer`): 0 for a global mount,
+    /// larger for a mount listed by an agent nearer the one the call is for.
+    pub layer: u32,
 }
 
 impl std::fmt::Debug for Provider {
@@ -162,6 +165,61 @@ pub trait FixedTool: Send + Sync {
     fn call(&self, _call: ToolCall) -> BoxFuture<'static, ToolOutput> {
         unserved(self.name())
     }
+    /// Whether the definition and prompts follow the providers' live state
+    /// (`list`), rather than being fixed for the generation.
+    fn is_live(&self) -> bool {
+        false
+    }
+    /// The definition and the prompts as they are now; only asked of a live tool.
+    fn list(&self, _settings: &Json, listing: Listing) -> BoxFuture<'static, Listed> {
+        Box::pin(async move { Listed { definition: listing.definition, prompts: Vec::new() } })
+    }
+    /// One prompt of those `list` gave; `PROMPT_UNKNOWN` for a name it did not give.
+    fn get_prompt(&self, _settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
+        Box::pin(async move { Err(PromptError::unknown(&call.name)) })
+    }
+}
+
+/// What a live tool lists from: its definition for the generation, the agent's
+/// providers and the session's roots.
+pub struct Listing {
+    pub definition: serde_json::Map<String, Json>,
+    pub providers: Vec<Provider>,
+    pub section: Option<Json>,
+    pub roots: Vec<PathBuf>,
+}
+
+/// A live tool as a session sees it now: its MCP definition and its MCP prompts
+/// (`Prompt` JSON: `name`, `description`, `arguments`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listed {
+    pub definition: serde_json::Map<String, Json>,
+    pub prompts: Vec<Json>,
+}
+
+/// `prompts/get` of a prompt a live tool lists.
+pub struct PromptCall {
+    pub name: String,
+    pub arguments: serde_json::Map<String, Json>,
+    pub providers: Vec<Provider>,
+    pub section: Option<Json>,
+    pub roots: Vec<PathBuf>,
+}
+
+/// Why a prompt could not be given, with a code from the table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl PromptError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        PromptError { code, message: message.into() }
+    }
+    pub fn unknown(name: &str) -> Self {
+        PromptError::new("PROMPT_UNKNOWN", format!("no prompt `{name}` is listed for this agent"))
+    }
 }
 
 fn unserved(tool: &'static str) -> BoxFuture<'static, ToolOutput> {
@@ -229,8 +287,51 @@ pub struct ResolvedMount {
     pub needs: Vec<&'static str>,
     pub claims: Vec<Claim>,
     pub requirements: Vec<Requirement>,
+    /// The kind's own look at this machine, beyond `requirements`.
+    pub environment: Option<EnvironmentProbe>,
     pub exposure: Exposure,
     pub required: bool,
+}
+
+/// A kind's own look at this machine for one mount, given the workspace root:
+/// findings for `validate --environment`, facts for `seam inventory`.
+#[derive(Clone)]
+pub struct EnvironmentProbe(Arc<ProbeFn>);
+
+type ProbeFn = dyn Fn(Option<&Path>) -> Environment + Send + Sync;
+
+impl EnvironmentProbe {
+    pub fn new(probe: impl Fn(Option<&Path>) -> Environment + Send + Sync + 'static) -> Self {
+        EnvironmentProbe(Arc::new(probe))
+    }
+    pub fn run(&self, workspace: Option<&Path>) -> Environment {
+        (self.0)(workspace)
+    }
+}
+
+impl std::fmt::Debug for EnvironmentProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnvironmentProbe")
+    }
+}
+
+/// What an `EnvironmentProbe` found.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    pub findings: Vec<Finding>,
+    /// Shown under the mount by `seam inventory` (`environment.facts`).
+    pub facts: Option<Json>,
+    /// The same facts as lines for the human inventory.
+    pub lines: Vec<String>,
+}
+
+/// One finding, located at the mount (`pointer` is under the mount's own, `""` for the mount itself).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub severity: crate::diagnostic::Severity,
+    pub code: &'static str,
+    pub pointer: String,
+    pub message: String,
 }
 
 impl ResolvedMount {
@@ -240,6 +341,7 @@ impl ResolvedMount {
             needs: Vec::new(),
             claims: Vec::new(),
             requirements: Vec::new(),
+            environment: None,
             exposure,
             required: false,
         }
@@ -453,10 +555,12 @@ pub struct Tool<T> {
     pub exposes: &'static [&'static str],
     /// The runtime; `None` until the tool has one.
     pub serve: Option<Serve<T>>,
+    pub live: Option<Live<T>>,
 }
 
 /// The runtime half of a fixed tool, over its typed settings.
 pub struct Serve<T> {
+    /// The definition for a generation; a live tool refines it at each listing.
     pub definition: fn(&T) -> serde_json::Map<String, Json>,
     pub call: fn(T, ToolCall) -> BoxFuture<'static, ToolOutput>,
     /// The call enforces the settings' `timeout` itself, with its own typed
@@ -464,13 +568,24 @@ pub struct Serve<T> {
     pub owns_timeout: bool,
 }
 
+/// The live half of a fixed tool: a definition and prompts that follow its
+/// providers' state (the skill catalog), asked at each listing.
+pub struct Live<T> {
+    pub list: fn(&T, Listing) -> BoxFuture<'static, Listed>,
+    pub get_prompt: fn(T, PromptCall) -> BoxFuture<'static, Result<Json, PromptError>>,
+}
+
 impl<T> Tool<T> {
     pub const fn new(name: &'static str, exposes: &'static [&'static str]) -> Self {
-        Tool { name, exposes, serve: None }
+        Tool { name, exposes, serve: None, live: None }
     }
 
     pub const fn served(self, serve: Serve<T>) -> Self {
         Tool { serve: Some(serve), ..self }
+    }
+
+    pub const fn live(self, live: Live<T>) -> Self {
+        Tool { live: Some(live), ..self }
     }
 
     fn typed(&self, settings: &Json) -> T
@@ -508,6 +623,21 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
         match &self.serve {
             Some(serve) => (serve.call)(self.typed(&call.settings), call),
             None => unserved(self.name),
+        }
+    }
+    fn is_live(&self) -> bool {
+        self.serve.is_some() && self.live.is_some()
+    }
+    fn list(&self, settings: &Json, listing: Listing) -> BoxFuture<'static, Listed> {
+        match &self.live {
+            Some(live) => (live.list)(&self.typed(settings), listing),
+            None => Box::pin(async move { Listed { definition: listing.definition, prompts: Vec::new() } }),
+        }
+    }
+    fn get_prompt(&self, settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
+        match &self.live {
+            Some(live) => (live.get_prompt)(self.typed(settings), call),
+            None => Box::pin(async move { Err(PromptError::unknown(&call.name)) }),
         }
     }
 }

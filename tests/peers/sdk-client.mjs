@@ -10,7 +10,7 @@ const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/d
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
-const { ToolListChangedNotificationSchema, ListRootsRequestSchema } = await import(new URL('types.js', sdk));
+const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ListRootsRequestSchema } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
 const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
@@ -34,29 +34,30 @@ if (roots) {
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((p) => ({ uri: new URL(`file://${p}`).href, name: p })) }));
 }
 
-// list_changed bookkeeping: `received` counts notifications, `consumed` counts
-// those already handed out by wait_list_changed; `wake` is the pending waiter.
-let received = 0;
-let consumed = 0;
-let wake = null;
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-  received += 1;
-  wake?.();
-});
+// list_changed bookkeeping, per list (`tools`, `prompts`): `received` counts
+// notifications, `consumed` counts those already handed out by a wait; `wake`
+// is the pending waiter.
+const lists = { tools: { received: 0, consumed: 0, wake: null }, prompts: { received: 0, consumed: 0, wake: null } };
+const notified = (list) => () => {
+  list.received += 1;
+  list.wake?.();
+};
+client.setNotificationHandler(ToolListChangedNotificationSchema, notified(lists.tools));
+client.setNotificationHandler(PromptListChangedNotificationSchema, notified(lists.prompts));
 let closing = false; // errors raised while closing (aborted streams) are expected noise
 client.onerror = (e) => { if (!closing) console.error('[sdk-client] transport error:', e?.message ?? e); };
 
-function waitListChanged(timeoutMs) {
+function waitListChanged(list, timeoutMs) {
   return new Promise((resolve) => {
     const done = (ok) => {
       clearTimeout(timer);
-      wake = null;
-      if (ok) consumed += 1;
-      resolve(ok ? { ok: true, count: received } : { ok: false, error: 'timeout' });
+      list.wake = null;
+      if (ok) list.consumed += 1;
+      resolve(ok ? { ok: true, count: list.received } : { ok: false, error: 'timeout' });
     };
     const timer = setTimeout(() => done(false), timeoutMs);
-    wake = () => { if (received > consumed) done(true); };
-    wake();
+    list.wake = () => { if (list.received > list.consumed) done(true); };
+    list.wake();
   });
 }
 
@@ -89,9 +90,17 @@ async function handle(cmd) {
       return { ok: true, result: await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts) };
     }
     case 'wait_list_changed':
-      return waitListChanged(cmd.timeout_ms ?? 5000);
+      return waitListChanged(lists.tools, cmd.timeout_ms ?? 5000);
     case 'count_list_changed':
-      return { ok: true, count: received };
+      return { ok: true, count: lists.tools.received };
+    case 'wait_prompt_list_changed':
+      return waitListChanged(lists.prompts, cmd.timeout_ms ?? 5000);
+    case 'count_prompt_list_changed':
+      return { ok: true, count: lists.prompts.received };
+    case 'prompts':
+      return { ok: true, prompts: (await client.listPrompts()).prompts };
+    case 'get_prompt':
+      return { ok: true, result: await client.getPrompt({ name: cmd.name, arguments: cmd.args ?? {} }) };
     default:
       return { ok: false, error: `unknown op: ${cmd.op}`, code: null };
   }

@@ -197,6 +197,35 @@ impl SdkClient {
         self.send(json!({ "op": "count_list_changed" }))["count"].as_u64().unwrap()
     }
 
+    pub fn wait_prompt_list_changed(&mut self) {
+        let answer = self.send(json!({ "op": "wait_prompt_list_changed", "timeout_ms": PATIENCE.as_millis() as u64 }));
+        assert_eq!(answer["ok"], true, "no prompts/list_changed arrived: {answer}");
+    }
+
+    pub fn prompt_list_changed_count(&mut self) -> u64 {
+        self.send(json!({ "op": "count_prompt_list_changed" }))["count"].as_u64().unwrap()
+    }
+
+    /// The prompts the client is served (`prompts/list`), as the server ordered them.
+    pub fn prompts(&mut self) -> Vec<Value> {
+        let answer = self.send(json!({ "op": "prompts" }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        answer["prompts"].as_array().unwrap().clone()
+    }
+
+    /// The whole `tools/list` answer's tool of this name.
+    pub fn tool(&mut self, name: &str) -> Value {
+        let answer = self.send(json!({ "op": "list" }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        answer["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no tool `{name}`: {answer}"))
+    }
+
     /// Closes the client, which closes seam's stdin over stdio; waits for both to end.
     pub fn close(mut self) {
         let _ = self.send(json!({ "op": "close" }));

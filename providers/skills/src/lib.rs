@@ -1,9 +1,22 @@
-//! The Skills surface: a `skill` tool over layered skill folders. This crate
-//! holds the `skills.fs` kind's configuration.
+//! The Skills surface: layered skill folders (`skills.fs`), served as the
+//! `skill` tool (the model path, its description the catalog) and as one MCP
+//! prompt per user-invocable skill (the user path).
+
+pub mod discover;
+pub mod host;
+pub mod registry;
+pub mod skill;
+pub mod tool;
+pub mod trust;
 
 use schemars::JsonSchema;
-use seam_engine::surface::{Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface, Tool};
+use seam_engine::diagnostic::Severity::{self, Error, Warning};
+use seam_engine::surface::{
+    CodeDoc, Environment, EnvironmentProbe, Exposure, Finding, FixedTool, Kind, Live, MountCx, MountKind, Requirement, ResolvedMount,
+    Serve, StatusCx, Surface, Tool,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
 
 pub struct SkillsSurface;
 
@@ -34,9 +47,13 @@ pub struct FsSkills {
     pub bundled_dir: Option<String>,
     #[serde(default = "yes")]
     pub watch: bool,
+    /// Projects (workspaces' nearest `.git` ancestors) whose roots are kept and watched; past it the least recently used is dropped.
     #[serde(default = "max_watched_projects")]
     #[schemars(range(min = 1, max = 4096))]
     pub max_watched_projects: u32,
+    /// Refuse roots that are world-writable or inside the workspace (prompt-authority roots anyone or any tool can write).
+    #[serde(default)]
+    pub read_only_roots: bool,
 }
 
 fn catalog_description_max() -> u32 {
@@ -53,8 +70,10 @@ pub struct SkillSettings {
     pub catalog_description_max: u32,
 }
 
-static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: None };
-static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"]);
+static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build) };
+static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
+    .served(Serve { definition: tool::definition, call: tool::call, owns_timeout: false })
+    .live(Live { list: tool::list, get_prompt: tool::get_prompt });
 
 fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMount> {
     let mut requirements = Vec::new();
@@ -69,10 +88,95 @@ fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMoun
         *dir = path.display().to_string();
         requirements.push(Requirement::Directory { path, pointer: format!("{}/bundled_dir", cx.pointer) });
     }
+    let probed = config.clone();
     let mut r = ResolvedMount::new(config, Exposure::Tool("skill"));
     r.needs = vec!["workspace"];
     r.requirements = requirements;
+    r.environment = Some(EnvironmentProbe::new(move |workspace| environment(&probed, workspace)));
     Some(r)
+}
+
+/// What `validate --environment` and `seam inventory` say of a mount's roots
+/// for the configured workspace: each root with owner and mode, every invalid
+/// skill file (path, line, reason), and the trust warnings.
+fn environment(config: &FsSkills, workspace: Option<&std::path::Path>) -> Environment {
+    let mut env = Environment::default();
+    let Some(workspace) = workspace else { return env };
+    let project = discover::project_of(workspace);
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
+    let mut facts = Vec::new();
+    let mut custom = 0..;
+    for root in discover::roots(config, &project, home.as_deref()) {
+        // Findings point where the root is written; the default roots, at the mount.
+        let pointer = match root.origin {
+            "custom" => format!("/custom_dirs/{}", custom.next().unwrap_or_default()),
+            "bundled" => "/bundled_dir".to_owned(),
+            _ => String::new(),
+        };
+        let trust = trust::of(&root, Some(workspace));
+        let mut line = format!("root {:>3} {:<24} {}", root.rank, root.origin, root.path.display());
+        if let Some(e) = &trust.error {
+            env.findings.push(Finding { severity: Error, code: "SKILL_ROOT_UNREADABLE", pointer: pointer.clone(), message: e.clone() });
+            line.push_str("  (unreadable)");
+            env.lines.push(line);
+            facts.push(host::root_json(&root, &trust));
+            continue;
+        }
+        if !trust.exists {
+            line.push_str("  (absent)");
+            env.lines.push(line);
+            facts.push(host::root_json(&root, &trust));
+            continue;
+        }
+        let refused = config.read_only_roots && trust.refusal().is_some();
+        let mut found = host::root_json(&root, &trust);
+        if let Some(warning) = trust.warning() {
+            let (severity, what) = if refused { (Warning, "refused") } else { (Warning, "warning") };
+            env.findings.push(Finding {
+                severity,
+                code: if trust.world_writable { "SKILL_ROOT_WORLD_WRITABLE" } else { "SKILL_ROOT_IN_WORKSPACE" },
+                pointer: pointer.clone(),
+                message: format!("{} ({what}): {warning}", root.path.display()),
+            });
+        }
+        if !refused {
+            match discover::scan(&root, None, &discover::Dirty::All) {
+                Ok(scan) => {
+                    found["skills"] = json!(scan.skills().count());
+                    for invalid in scan.invalid() {
+                        env.findings.push(Finding {
+                            severity: Warning,
+                            code: "SKILL_INVALID",
+                            pointer: pointer.clone(),
+                            message: format!("{invalid} (skipped)"),
+                        });
+                    }
+                    let _ = write_counts(&mut line, scan.skills().count(), scan.invalid().count());
+                }
+                Err(e) => {
+                    env.findings.push(Finding { severity: Error, code: "SKILL_ROOT_UNREADABLE", pointer: pointer.clone(), message: e })
+                }
+            }
+        }
+        let mode = trust.mode.map(|m| format!("{:04o}", m & 0o7777)).unwrap_or_default();
+        line.push_str(&format!("  owner uid {} mode {mode}", trust.owner_uid.unwrap_or_default()));
+        if refused {
+            line.push_str("  REFUSED (read_only_roots)");
+        }
+        env.lines.push(line);
+        facts.push(found);
+    }
+    env.facts = Some(json!({ "roots": facts }));
+    env
+}
+
+fn write_counts(line: &mut String, skills: usize, invalid: usize) -> std::fmt::Result {
+    use std::fmt::Write as _;
+    write!(line, "  {skills} skills")?;
+    if invalid > 0 {
+        write!(line, ", {invalid} invalid")?;
+    }
+    Ok(())
 }
 
 impl Surface for SkillsSurface {
@@ -86,5 +190,57 @@ impl Surface for SkillsSurface {
     fn tools(&self) -> &'static [&'static dyn FixedTool] {
         static TOOLS: [&dyn FixedTool; 1] = [&SKILL_TOOL];
         &TOOLS
+    }
+    fn status(&self, cx: &StatusCx<'_>) -> Option<Json> {
+        let mounts: serde_json::Map<String, Json> = cx
+            .mounts
+            .iter()
+            .filter_map(|p| {
+                let mount = seam_engine::runtime::AsAny::as_any(&*p.running).downcast_ref::<host::SkillsMount>()?;
+                Some((p.id.clone(), mount.status_json()))
+            })
+            .collect();
+        Some(json!({ "mounts": mounts }))
+    }
+    fn codes(&self) -> &'static [CodeDoc] {
+        const fn doc(code: &'static str, severity: Severity, meaning: &'static str) -> CodeDoc {
+            CodeDoc { code, severity, meaning }
+        }
+        static CODES: [CodeDoc; 9] = [
+            doc(
+                "SKILL_INVALID",
+                Warning,
+                "(`--environment`) A skill file is not a skill (frontmatter, name, description); it is skipped, the others stay.",
+            ),
+            doc(
+                "SKILL_ROOT_UNREADABLE",
+                Error,
+                "(`--environment`) A skill root exists but cannot be listed; discovery is incomplete and keeps its last good catalog.",
+            ),
+            doc(
+                "SKILL_ROOT_WORLD_WRITABLE",
+                Warning,
+                "(`--environment`) A skill root anyone on the machine can write: a prompt-authority root.",
+            ),
+            doc(
+                "SKILL_ROOT_IN_WORKSPACE",
+                Warning,
+                "(`--environment`) A skill root inside the workspace the served tools can write: a prompt-authority root.",
+            ),
+            doc("SKILL_INVALID_ARGUMENTS", Error, "(tool result) `skill` was called without a `name` string."),
+            doc("SKILL_UNKNOWN", Error, "(tool result) No skill of that name is in the agent's catalog."),
+            doc(
+                "SKILL_NOT_MODEL_INVOCABLE",
+                Error,
+                "(tool result) The skill has `disable-model-invocation: true` (when listed, or when loaded): only the user can invoke it, as a prompt.",
+            ),
+            doc("SKILL_NOT_USER_INVOCABLE", Error, "(prompts/get) The loaded skill file says `user-invocable: false`."),
+            doc(
+                "SKILL_LOAD_FAILED",
+                Error,
+                "(tool result) The skill's file could not be read or no longer parses (also from prompts/get).",
+            ),
+        ];
+        &CODES
     }
 }

@@ -576,6 +576,7 @@ mod tests {
             registry: SEARCH,
             config: Arc::new(()),
             running: Arc::new(FetchMount(Arc::new(Fetcher::new(crate::tests::fetch_config()).unwrap()))),
+            layer: 0,
         }
     }
 

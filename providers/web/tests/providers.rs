@@ -174,7 +174,7 @@ fn tool_call(provider: Arc<dyn SearchProvider>, queries: Value) -> ToolCall {
     ToolCall {
         settings: json!({}),
         section: None,
-        providers: vec![Provider { id: "searx".into(), registry: seam_web::SEARCH, config: Arc::new(()), running }],
+        providers: vec![Provider { id: "searx".into(), registry: seam_web::SEARCH, config: Arc::new(()), running, layer: 0 }],
         arguments: json!({ "queries": queries }).as_object().unwrap().clone(),
         roots: Default::default(),
         cancel: CancellationToken::new(),

@@ -1,0 +1,297 @@
+//! Skill roots and their scans: which folders a workspace's discovery reads,
+//! at which rank, and what one read of a root found. A scan reuses what an
+//! earlier scan read for every skill file whose stamp (inode, length, mtime)
+//! is unchanged, and a scan of named folders touches only those, so that one
+//! edit costs one file read.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::skill::{self, Summary};
+
+pub const RANK_PROJECT_SEAM: u32 = 100;
+pub const RANK_PROJECT_AGENTS: u32 = 200;
+/// Reserved for skills registered at run time; seam has no such registration yet.
+pub const RANK_RUNTIME: u32 = 250;
+pub const RANK_CUSTOM: u32 = 300;
+pub const RANK_USER_SEAM: u32 = 400;
+pub const RANK_USER_AGENTS: u32 = 500;
+pub const RANK_BUNDLED: u32 = 600;
+
+/// The most of a skill file discovery reads: the frontmatter must end within it.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+/// The most of a skill file a load reads.
+pub const MAX_SKILL_FILE_BYTES: u64 = 1024 * 1024;
+
+/// One folder of skill folders.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Root {
+    pub path: PathBuf,
+    pub rank: u32,
+    /// `project .seam/skills`, `custom`, `bundled`…
+    pub origin: &'static str,
+    /// The project the root belongs to, for a project root.
+    pub project: Option<PathBuf>,
+}
+
+/// The project of a workspace: its nearest ancestor (itself included) holding
+/// `.git`; the workspace itself when there is none.
+pub fn project_of(workspace: &Path) -> PathBuf {
+    let workspace = absolute(workspace);
+    workspace.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(&workspace).to_owned()
+}
+
+/// A path made absolute against the current folder, `.` components dropped (no symlinks followed).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// The roots a mount reads for a project, in rank order.
+pub fn roots(config: &crate::FsSkills, project: &Path, home: Option<&Path>) -> Vec<Root> {
+    let mut out = Vec::new();
+    let mut add = |path: PathBuf, rank, origin, project: Option<&Path>| {
+        out.push(Root { path, rank, origin, project: project.map(Path::to_owned) });
+    };
+    if config.include_default_roots {
+        add(project.join(".seam/skills"), RANK_PROJECT_SEAM, "project .seam/skills", Some(project));
+        add(project.join(".agents/skills"), RANK_PROJECT_AGENTS, "project .agents/skills", Some(project));
+    }
+    for dir in &config.custom_dirs {
+        add(absolute(Path::new(dir)), RANK_CUSTOM, "custom", None);
+    }
+    if config.include_default_roots
+        && let Some(home) = home
+    {
+        add(home.join(".seam/skills"), RANK_USER_SEAM, "user ~/.seam/skills", None);
+        add(home.join(".agents/skills"), RANK_USER_AGENTS, "user ~/.agents/skills", None);
+    }
+    if let Some(dir) = &config.bundled_dir {
+        add(absolute(Path::new(dir)), RANK_BUNDLED, "bundled", None);
+    }
+    out
+}
+
+/// A skill as discovery found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub summary: Summary,
+    /// The skill's folder: the base of its resources.
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub rank: u32,
+}
+
+/// A skill file that is not a skill, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    pub file: PathBuf,
+    pub line: u32,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Found {
+    Skill(Arc<Candidate>),
+    Invalid(Arc<Invalid>),
+}
+
+/// What identifies one version of a file without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    inode: u64,
+    len: u64,
+    modified_ns: i128,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp { inode: meta.ino(), len: meta.len(), modified_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128 }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    stamp: Stamp,
+    found: Found,
+}
+
+/// One complete read of a root.
+#[derive(Clone, Debug, Default)]
+pub struct Scan {
+    pub exists: bool,
+    /// By folder name.
+    entries: BTreeMap<String, Entry>,
+    /// Files this scan read (not reused from the previous scan).
+    pub files_read: usize,
+}
+
+impl Scan {
+    pub fn found(&self) -> impl Iterator<Item = &Found> {
+        self.entries.values().map(|e| &e.found)
+    }
+    pub fn skills(&self) -> impl Iterator<Item = &Arc<Candidate>> {
+        self.found().filter_map(|f| match f {
+            Found::Skill(c) => Some(c),
+            Found::Invalid(_) => None,
+        })
+    }
+    pub fn invalid(&self) -> impl Iterator<Item = &Arc<Invalid>> {
+        self.found().filter_map(|f| match f {
+            Found::Invalid(i) => Some(i),
+            Found::Skill(_) => None,
+        })
+    }
+    /// The skill folders this scan saw.
+    pub fn folders(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+}
+
+/// What must be read again in a root.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Dirty {
+    #[default]
+    Clean,
+    /// These skill folders (an event inside them).
+    Folders(BTreeSet<String>),
+    /// The whole listing (an event on the root itself, or no scan yet).
+    All,
+}
+
+impl Dirty {
+    pub fn add(&mut self, folder: Option<String>) {
+        match (folder, &mut *self) {
+            (_, Dirty::All) => {}
+            (None, _) => *self = Dirty::All,
+            (Some(f), Dirty::Folders(set)) => {
+                set.insert(f);
+            }
+            (Some(f), Dirty::Clean) => *self = Dirty::Folders(BTreeSet::from([f])),
+        }
+    }
+}
+
+/// Reads a root: everything when `dirty` is `All` or there is no previous scan,
+/// else only the named folders. An `Err` is an incomplete read (the root
+/// exists but cannot be listed); a missing root is a complete, empty one.
+pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty) -> Result<Scan, String> {
+    match (previous, dirty) {
+        (Some(previous), Dirty::Clean) => Ok(Scan { files_read: 0, ..previous.clone() }),
+        (Some(previous), Dirty::Folders(folders)) if previous.exists => {
+            let mut next = Scan { files_read: 0, ..previous.clone() };
+            for folder in folders {
+                let old = previous.entries.get(folder);
+                match read_folder(root, folder, old)? {
+                    Some((entry, read)) => {
+                        next.files_read += usize::from(read);
+                        next.entries.insert(folder.clone(), entry);
+                    }
+                    None => {
+                        next.entries.remove(folder);
+                    }
+                }
+            }
+            Ok(next)
+        }
+        _ => scan_all(root, previous),
+    }
+}
+
+fn scan_all(root: &Root, previous: Option<&Scan>) -> Result<Scan, String> {
+    let listing = match std::fs::read_dir(&root.path) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(Scan::default()),
+        Err(e) => return Err(format!("cannot list {}: {e}", root.path.display())),
+    };
+    let mut next = Scan { exists: true, ..Scan::default() };
+    for item in listing {
+        let item = item.map_err(|e| format!("cannot list {}: {e}", root.path.display()))?;
+        let Ok(folder) = item.file_name().into_string() else { continue };
+        if folder.starts_with('.') {
+            continue;
+        }
+        let old = previous.and_then(|p| p.entries.get(&folder));
+        if let Some((entry, read)) = read_folder(root, &folder, old)? {
+            next.files_read += usize::from(read);
+            next.entries.insert(folder, entry);
+        }
+    }
+    Ok(next)
+}
+
+/// One skill folder: `None` when it holds no `SKILL.md` (not a skill); the
+/// flag says whether the file was read (not reused).
+fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<(Entry, bool)>, String> {
+    let dir = root.path.join(folder);
+    let file = dir.join("SKILL.md");
+    let meta = match std::fs::metadata(&file) {
+        Ok(meta) if meta.is_file() => meta,
+        Ok(_) => return Ok(None),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return Ok(None),
+        Err(e) => {
+            let invalid = Invalid { file, line: 1, reason: format!("cannot read: {e}") };
+            return Ok(Some((Entry { stamp: Stamp { inode: 0, len: 0, modified_ns: 0 }, found: Found::Invalid(Arc::new(invalid)) }, true)));
+        }
+    };
+    let stamp = Stamp::of(&meta);
+    if let Some(old) = old.filter(|o| o.stamp == stamp) {
+        return Ok(Some((old.clone(), false)));
+    }
+    let found = match read_head(&file) {
+        Err(e) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
+        Ok(head) => match skill::parse(&head, folder) {
+            Ok(parsed) => Found::Skill(Arc::new(Candidate { summary: parsed.summary, dir, file, rank: root.rank })),
+            Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
+        },
+    };
+    Ok(Some((Entry { stamp, found }, true)))
+}
+
+/// A skill file up to the end of its frontmatter: routing needs no body.
+fn read_head(file: &Path) -> Result<String, String> {
+    let handle = std::fs::File::open(file).map_err(|e| format!("cannot read: {e}"))?;
+    let mut reader = BufReader::new(handle.take(MAX_FRONTMATTER_BYTES as u64 + 1));
+    let mut head = String::new();
+    let mut lines = 0;
+    loop {
+        let before = head.len();
+        match reader.read_line(&mut head) {
+            Ok(0) => return Ok(head),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err("the file is not UTF-8".into()),
+            Err(e) => return Err(format!("cannot read: {e}")),
+        }
+        lines += 1;
+        let line = head[before..].trim_end();
+        if lines > 1 && line == "---" {
+            return Ok(head);
+        }
+        if lines == 1 && line.trim_start_matches('\u{feff}') != "---" {
+            return Ok(head);
+        }
+        if head.len() > MAX_FRONTMATTER_BYTES {
+            return Err(format!("the frontmatter does not end within {} KiB", MAX_FRONTMATTER_BYTES / 1024));
+        }
+    }
+}
+
+/// A whole skill file, for a load.
+pub fn read_skill_file(file: &Path) -> Result<String, String> {
+    let handle = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut bytes = Vec::new();
+    handle.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Err(format!("{} is larger than {} MiB", file.display(), MAX_SKILL_FILE_BYTES / (1024 * 1024)));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", file.display()))
+}

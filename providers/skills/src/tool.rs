@@ -1,0 +1,233 @@
+//! The two invocation paths over one catalog. The model path is the `skill`
+//! tool, whose description carries the catalog (sorted model-invocable names
+//! with one-line descriptions); the user path is one MCP prompt per
+//! user-invocable skill. Each path checks its permission on the listed summary
+//! and again on the loaded file, and both render with `render`.
+
+use std::sync::Arc;
+
+use seam_engine::runtime::{BoxFuture, ToolOutput};
+use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, Provider, ToolCall};
+use serde_json::{Map, Value as Json, json};
+
+use crate::SkillSettings;
+use crate::discover::{self, Candidate};
+use crate::registry::{self, Catalog};
+use crate::skill;
+
+const PREAMBLE: &str = "Load a skill: instructions, with resources, for one kind of task. When the task at hand matches a \
+skill's description below, call this tool with that skill's name before starting, then follow the instructions it returns.";
+
+pub fn definition(_: &SkillSettings) -> Map<String, Json> {
+    let definition = json!({
+        "description": PREAMBLE,
+        "inputSchema": {
+            "type": "object",
+            "properties": { "name": { "type": "string", "description": "The name of a skill in the catalog." } },
+            "required": ["name"],
+            "additionalProperties": false
+        },
+        "annotations": { "readOnlyHint": true }
+    });
+    match definition {
+        Json::Object(m) => m,
+        _ => unreachable!("a definition is an object"),
+    }
+}
+
+/// A description as the catalog shows it: whitespace runs collapsed to one
+/// space, `when_to_use` after it, cut to `max` characters with `...` included.
+pub fn catalog_line(summary: &skill::Summary, max: usize) -> String {
+    let mut text: String = summary.description.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(when) = &summary.when_to_use {
+        let when: Vec<&str> = when.split_whitespace().collect();
+        if !when.is_empty() {
+            text.push_str(" When to use: ");
+            text.push_str(&when.join(" "));
+        }
+    }
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(3)).collect();
+    cut.push_str("...");
+    cut
+}
+
+/// The `skill` tool's description for a catalog.
+pub fn describe(catalog: &Catalog, max: usize) -> String {
+    if let Some(reason) = &catalog.unavailable {
+        return format!("{PREAMBLE}\n\nThe skill catalog could not be read yet ({reason}); it is read again at the next listing.");
+    }
+    let mut out = format!("{PREAMBLE}\n\n<available_skills>\n");
+    let mut any = false;
+    for c in catalog.skills.values().filter(|c| c.summary.model_invocable) {
+        any = true;
+        out.push_str("- ");
+        out.push_str(&c.summary.name);
+        out.push_str(": ");
+        out.push_str(&catalog_line(&c.summary, max));
+        out.push('\n');
+    }
+    out.push_str("</available_skills>");
+    if !any {
+        out.push_str("\nNo skills are available now.");
+    }
+    out
+}
+
+/// Escapes text for an XML attribute value.
+fn attribute(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// The canonical rendering both paths use: the framing escaped, the body verbatim.
+pub fn render(name: &str, base: &std::path::Path, body: &str) -> String {
+    let base = base.display().to_string();
+    format!(
+        "<skill_content name=\"{}\" base=\"{}\">\nThis skill's resources (scripts, references, assets) are files under {}; \
+         read one only when the instructions below call for it.\n\n{body}\n</skill_content>",
+        attribute(name),
+        attribute(&base),
+        attribute(&base),
+    )
+}
+
+/// The catalog the agent's session sees, from its providers and roots.
+async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Arc<Catalog> {
+    let chain = registry::layered(providers);
+    let configured = chain.first().and_then(|l| l.mount.workspace.clone());
+    let workspace = registry::workspace_of(configured.as_deref(), roots);
+    registry::catalog(workspace, chain).await
+}
+
+/// Reads the winning candidate's file again and parses it whole.
+async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
+    let file = candidate.file.clone();
+    let folder = candidate.summary.name.clone();
+    let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file)).await.map_err(|e| e.to_string())??;
+    skill::parse(&text, &folder).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))
+}
+
+pub fn list(settings: &SkillSettings, listing: Listing) -> BoxFuture<'static, Listed> {
+    let max = settings.catalog_description_max as usize;
+    Box::pin(async move {
+        let catalog = catalog_for(&listing.providers, &listing.roots).await;
+        let mut definition = listing.definition;
+        definition.insert("description".into(), Json::from(describe(&catalog, max)));
+        definition.insert("_meta".into(), json!({ "seam/catalog": catalog.digest }));
+        let prompts = catalog
+            .skills
+            .values()
+            .filter(|c| c.summary.user_invocable)
+            .map(|c| json!({ "name": c.summary.name, "description": catalog_line(&c.summary, max) }))
+            .collect();
+        Listed { definition, prompts }
+    })
+}
+
+fn error(code: &str, message: impl std::fmt::Display, name: &str) -> ToolOutput {
+    let mut detail = Map::new();
+    detail.insert("skill".into(), Json::from(name));
+    ToolOutput::typed_error(code, message, detail)
+}
+
+pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
+    Box::pin(async move {
+        let Some(name) = call.arguments.get("name").and_then(Json::as_str).map(str::to_owned) else {
+            return ToolOutput::error("SKILL_INVALID_ARGUMENTS", "`name` (a string) is required");
+        };
+        let roots = call.roots.get().await;
+        let catalog = catalog_for(&call.providers, &roots).await;
+        let Some(candidate) = catalog.skills.get(&name).cloned() else {
+            return error("SKILL_UNKNOWN", format!("no skill `{name}` is in the catalog"), &name);
+        };
+        if !candidate.summary.model_invocable {
+            return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user"), &name);
+        }
+        let parsed = match load(&candidate).await {
+            Ok(p) => p,
+            Err(e) => return error("SKILL_LOAD_FAILED", e, &name),
+        };
+        if !parsed.summary.model_invocable {
+            return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user (changed on disk)"), &name);
+        }
+        let text = render(&name, &candidate.dir, &parsed.body);
+        ToolOutput { content: vec![json!({ "type": "text", "text": text })], structured_content: None, is_error: false }
+    })
+}
+
+pub fn get_prompt(settings: SkillSettings, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
+    let max = settings.catalog_description_max as usize;
+    Box::pin(async move {
+        let catalog = catalog_for(&call.providers, &call.roots).await;
+        let name = call.name;
+        let Some(candidate) = catalog.skills.get(&name).filter(|c| c.summary.user_invocable).cloned() else {
+            return Err(PromptError::unknown(&name));
+        };
+        let parsed = load(&candidate).await.map_err(|e| PromptError::new("SKILL_LOAD_FAILED", e))?;
+        if !parsed.summary.user_invocable {
+            return Err(PromptError::new(
+                "SKILL_NOT_USER_INVOCABLE",
+                format!("skill `{name}` is no longer user-invocable (changed on disk)"),
+            ));
+        }
+        let text = render(&name, &candidate.dir, &parsed.body);
+        Ok(json!({
+            "description": catalog_line(&parsed.summary, max),
+            "messages": [{ "role": "user", "content": { "type": "text", "text": text } }]
+        }))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(description: &str, when: Option<&str>) -> skill::Summary {
+        skill::Summary {
+            name: "a".into(),
+            description: description.into(),
+            when_to_use: when.map(str::to_owned),
+            model_invocable: true,
+            user_invocable: true,
+        }
+    }
+
+    #[test]
+    fn catalog_lines_are_one_line_and_cut_at_the_limit_with_the_ellipsis_inside() {
+        assert_eq!(catalog_line(&summary("Fill\n  PDF\tforms.", None), 100), "Fill PDF forms.");
+        assert_eq!(catalog_line(&summary("Fill forms.", Some("a\nPDF")), 100), "Fill forms. When to use: a PDF");
+        let ten = summary("abcdefghij", None);
+        assert_eq!(catalog_line(&ten, 10), "abcdefghij", "at the limit");
+        assert_eq!(catalog_line(&ten, 9), "abcdef...", "one under it");
+        assert_eq!(catalog_line(&ten, 9).chars().count(), 9);
+        assert_eq!(catalog_line(&summary("ééééé", None), 4), "é...", "characters, not bytes");
+    }
+
+    #[test]
+    fn the_framing_is_escaped_and_the_body_kept() {
+        let out = render("a", std::path::Path::new("/s/\"q\"&<x>"), "Use <b>this</b> & \"that\".");
+        assert!(out.starts_with("<skill_content name=\"a\" base=\"/s/&quot;q&quot;&amp;&lt;x&gt;\">\n"), "{out}");
+        assert!(out.contains("\n\nUse <b>this</b> & \"that\".\n</skill_content>"), "{out}");
+    }
+
+    #[test]
+    fn an_empty_catalog_says_so_and_an_unreadable_one_is_not_published_as_empty() {
+        let empty = describe(&Catalog::default(), 100);
+        assert!(empty.ends_with("<available_skills>\n</available_skills>\nNo skills are available now."), "{empty}");
+        let unavailable = describe(&Catalog { unavailable: Some("cannot list /x".into()), ..Catalog::default() }, 100);
+        assert!(unavailable.contains("could not be read yet (cannot list /x)") && !unavailable.contains("available_skills"));
+    }
+}

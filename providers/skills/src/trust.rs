@@ -1,0 +1,63 @@
+//! Skill roots are prompt-authority roots: whoever can write a `SKILL.md` in
+//! one writes instructions the model follows. A root is flagged when anyone
+//! on the machine can write it (world-writable), or when it lies inside the
+//! workspace, which the served tools (an MCP filesystem server, say) can
+//! write. The bundled root is the operator's own, declared trusted in the
+//! composition, so only its mode is checked.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::discover::Root;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootTrust {
+    pub exists: bool,
+    pub owner_uid: Option<u32>,
+    pub mode: Option<u32>,
+    pub world_writable: bool,
+    pub in_workspace: bool,
+    /// The path exists in some form but cannot be looked at (a symlink loop, no permission).
+    pub error: Option<String>,
+}
+
+/// Looks at one root on this machine.
+pub fn of(root: &Root, workspace: Option<&Path>) -> RootTrust {
+    let meta = match std::fs::metadata(&root.path) {
+        Ok(meta) => meta,
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return RootTrust::default(),
+        Err(e) => return RootTrust { error: Some(format!("cannot look at {}: {e}", root.path.display())), ..RootTrust::default() },
+    };
+    let in_workspace = root.origin != "bundled"
+        && workspace
+            .and_then(|w| std::fs::canonicalize(w).ok())
+            .zip(std::fs::canonicalize(&root.path).ok())
+            .is_some_and(|(w, r)| r.starts_with(w));
+    RootTrust {
+        exists: meta.is_dir(),
+        owner_uid: Some(meta.uid()),
+        mode: Some(meta.mode()),
+        world_writable: meta.mode() & 0o002 != 0,
+        in_workspace,
+        error: None,
+    }
+}
+
+impl RootTrust {
+    /// Why `read_only_roots: true` refuses the root, if it does.
+    pub fn refusal(&self) -> Option<String> {
+        self.warning()
+    }
+
+    /// The warning `validate --environment` and `/status` give for the root.
+    pub fn warning(&self) -> Option<String> {
+        match (self.world_writable, self.in_workspace) {
+            (true, _) => Some("the skill root is world-writable: anyone on this machine can write instructions the model follows".into()),
+            (false, true) => Some(
+                "the skill root is inside the workspace, which the served tools can write: a tool call can write instructions the model follows"
+                    .into(),
+            ),
+            (false, false) => None,
+        }
+    }
+}

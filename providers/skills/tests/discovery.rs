@@ -1,0 +1,415 @@
+//! Discovery, layers, the catalog and both invocation paths, on real folders
+//! and real `SkillsMount`s (no MCP in between; `tests/skills.rs` at the
+//! workspace root drives the same through `seam serve`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use seam_engine::runtime::{Changes, Running};
+use seam_engine::surface::{PromptCall, Provider, Roots, ToolCall};
+use seam_skills::FsSkills;
+use seam_skills::host::{Observation, SkillsMount};
+use seam_skills::registry::{self, Catalog, Layered};
+use serde_json::{Value, json};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("seam-skills-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `<root>/<name>/SKILL.md`.
+fn skill(root: &Path, name: &str, description: &str, extra: &str, body: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\ndescription: {description}\n{extra}---\n{body}")).unwrap();
+}
+
+fn config(custom: &[&Path], bundled: Option<&Path>) -> FsSkills {
+    FsSkills {
+        kind: "skills.fs".into(),
+        include_default_roots: true,
+        custom_dirs: custom.iter().map(|p| p.display().to_string()).collect(),
+        bundled_dir: bundled.map(|p| p.display().to_string()),
+        watch: false,
+        max_watched_projects: 128,
+        read_only_roots: false,
+    }
+}
+
+fn mount(id: &str, config: FsSkills, workspace: &Path) -> Arc<SkillsMount> {
+    Arc::new(SkillsMount::new(id.into(), config, Some(workspace.to_owned()), Changes::default()))
+}
+
+fn winner(catalog: &Catalog, name: &str) -> PathBuf {
+    catalog.skills[name].file.clone()
+}
+
+fn merged(observed: &[(u32, &Observation)]) -> Catalog {
+    registry::merge(observed)
+}
+
+/// The project `.seam/skills` (100) beats custom (300), which beats bundled (600), inside one layer.
+#[test]
+fn rank_decides_inside_one_layer() {
+    let dir = scratch("rank");
+    std::fs::create_dir(dir.join(".git")).unwrap();
+    let (custom, bundled) = (dir.join("custom"), dir.join("bundled"));
+    skill(&dir.join(".seam/skills"), "x", "project x", "", "");
+    skill(&dir.join(".agents/skills"), "x", "agents x", "", "");
+    skill(&custom, "x", "custom x", "", "");
+    skill(&custom, "y", "custom y", "", "");
+    skill(&bundled, "y", "bundled y", "", "");
+    skill(&bundled, "z", "bundled z", "", "");
+    let m = mount("m", config(&[&custom], Some(&bundled)), &dir);
+    let o = m.observe(&dir);
+    assert!(o.incomplete.is_none(), "{o:?}");
+    let c = merged(&[(0, &o)]);
+    assert_eq!(winner(&c, "x"), dir.join(".seam/skills/x/SKILL.md"));
+    assert_eq!(winner(&c, "y"), custom.join("y/SKILL.md"));
+    assert_eq!(winner(&c, "z"), bundled.join("z/SKILL.md"));
+    // Without the project root, `.agents/skills` (200) is next.
+    std::fs::remove_dir_all(dir.join(".seam")).unwrap();
+    let m = mount("m2", config(&[&custom], Some(&bundled)), &dir);
+    assert_eq!(winner(&merged(&[(0, &m.observe(&dir))]), "x"), dir.join(".agents/skills/x/SKILL.md"));
+}
+
+/// A nearer layer replaces a same-name skill outright, whatever the ranks;
+/// inside a layer, equal ranks fall to registration order.
+#[test]
+fn a_nearer_layer_beats_rank_and_registration_order_breaks_ties() {
+    let dir = scratch("layers");
+    let (a, b, near) = (dir.join("a"), dir.join("b"), dir.join("near"));
+    skill(&a, "x", "from a", "", "");
+    skill(&b, "x", "from b", "", "");
+    skill(&near, "x", "from the agent's own bundled root", "", "");
+    skill(&a, "only-global", "global", "", "");
+    let mut no_defaults = config(&[&a], None);
+    no_defaults.include_default_roots = false;
+    let global_a = mount("a", no_defaults.clone(), &dir);
+    let global_b = mount("b", FsSkills { custom_dirs: vec![b.display().to_string()], ..no_defaults.clone() }, &dir);
+    let own =
+        mount("own", FsSkills { custom_dirs: Vec::new(), bundled_dir: Some(near.display().to_string()), ..no_defaults.clone() }, &dir);
+    let (oa, ob, on) = (global_a.observe(&dir), global_b.observe(&dir), own.observe(&dir));
+    // Registration order inside layer 0: a then b, and b then a.
+    assert_eq!(winner(&merged(&[(0, &oa), (0, &ob)]), "x"), a.join("x/SKILL.md"));
+    assert_eq!(winner(&merged(&[(0, &ob), (0, &oa)]), "x"), b.join("x/SKILL.md"));
+    // The agent's own layer (2) replaces it even from the lowest rank (bundled, 600 against custom, 300).
+    for order in [[(0, &oa), (0, &ob), (2, &on)], [(2, &on), (0, &ob), (0, &oa)]] {
+        let c = merged(&order);
+        assert_eq!(winner(&c, "x"), near.join("x/SKILL.md"));
+        assert_eq!(winner(&c, "only-global"), a.join("only-global/SKILL.md"), "other names stay");
+    }
+    // An ancestor's layer (1) is beaten by the agent's own (2), and beats the global one.
+    let c = merged(&[(1, &ob), (0, &oa)]);
+    assert_eq!(winner(&c, "x"), b.join("x/SKILL.md"));
+}
+
+#[test]
+fn an_invalid_skill_is_reported_and_skipped_and_the_others_stay() {
+    let dir = scratch("invalid");
+    let root = dir.join("custom");
+    skill(&root, "good", "fine", "", "");
+    skill(&root, "bad", "fine", "userInvocable: true\n", "");
+    std::fs::create_dir_all(root.join("notes")).unwrap(); // a folder without SKILL.md is not a skill
+    std::fs::write(root.join("README.md"), "not a skill").unwrap();
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    let o = m.observe(&dir);
+    let scan = &o.roots[0].1;
+    assert_eq!(scan.skills().map(|c| c.summary.name.as_str()).collect::<Vec<_>>(), ["good"]);
+    let invalid: Vec<String> = scan.invalid().map(|i| i.to_string()).collect();
+    assert_eq!(invalid.len(), 1);
+    assert!(invalid[0].starts_with(&format!("{}:4: `userInvocable`", root.join("bad/SKILL.md").display())), "{invalid:?}");
+}
+
+fn providers(chain: &[(&Arc<SkillsMount>, u32)]) -> Vec<Provider> {
+    chain
+        .iter()
+        .map(|(m, layer)| Provider {
+            id: m.id.clone(),
+            registry: "skills",
+            config: Arc::new(m.config.clone()),
+            running: (*m).clone() as Arc<dyn Running>,
+            layer: *layer,
+        })
+        .collect()
+}
+
+fn chain(mounts: &[&Arc<SkillsMount>]) -> Vec<Layered> {
+    mounts.iter().map(|m| Layered { mount: (*m).clone(), layer: 0 }).collect()
+}
+
+/// An unreadable root makes discovery incomplete: the last good catalog stays
+/// (marked stale), and the next complete observation replaces it.
+#[tokio::test]
+async fn incomplete_discovery_keeps_the_last_good_catalog() {
+    let dir = scratch("incomplete");
+    let root = dir.join("custom");
+    skill(&root, "kept", "d", "", "");
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    let first = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(first.stale.is_none() && first.skills.contains_key("kept"));
+    // A symlink loop in place of the root: listing it fails, as an unreadable root does (root can read any mode).
+    std::fs::rename(&root, dir.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&root, &root).unwrap();
+    assert!(m.invalidate(&root));
+    let during = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(during.stale.as_deref().is_some_and(|r| r.contains("cannot list")), "{during:?}");
+    assert_eq!(during.skills.keys().collect::<Vec<_>>(), ["kept"], "the last good catalog is still what is published");
+    assert_eq!(during.digest, first.digest);
+    // The root comes back with another skill: the catalog follows.
+    std::fs::remove_file(&root).unwrap();
+    std::fs::rename(dir.join("moved"), &root).unwrap();
+    skill(&root, "added", "d", "", "");
+    assert!(m.invalidate(&root));
+    let after = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(after.stale.is_none());
+    assert_eq!(after.skills.keys().collect::<Vec<_>>(), ["added", "kept"]);
+    // A mount that never completed has nothing to publish, and says so instead of listing nothing.
+    let broken = dir.join("broken");
+    std::os::unix::fs::symlink(&broken, &broken).unwrap();
+    let mut c = config(&[&broken], None);
+    c.include_default_roots = false;
+    let never = mount("never", c, &dir);
+    let none = registry::catalog(dir.clone(), chain(&[&never])).await;
+    assert!(none.unavailable.is_some() && none.skills.is_empty(), "{none:?}");
+}
+
+/// The digest follows the summaries, not the bodies; a cached catalog is reused while no revision moves.
+#[tokio::test]
+async fn the_digest_changes_with_the_catalog_and_not_with_a_body() {
+    let dir = scratch("digest");
+    let root = dir.join("custom");
+    skill(&root, "a", "first", "", "body one\n");
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    let first = registry::catalog(dir.clone(), chain(&[&m])).await;
+    let again = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(Arc::ptr_eq(&first, &again), "unchanged revisions reuse the cached catalog");
+    skill(&root, "a", "first", "", "body two, longer than the first\n");
+    m.invalidate(&root.join("a/SKILL.md"));
+    let body_edit = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert_eq!(body_edit.digest, first.digest, "a body-only edit leaves the catalog alone");
+    skill(&root, "a", "second", "", "body two\n");
+    m.invalidate(&root.join("a/SKILL.md"));
+    let described = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert_ne!(described.digest, first.digest);
+    skill(&root, "a", "second", "user-invocable: false\n", "body two\n");
+    m.invalidate(&root.join("a/SKILL.md"));
+    assert_ne!(registry::catalog(dir.clone(), chain(&[&m])).await.digest, described.digest, "permissions are in the digest");
+    std::fs::remove_dir_all(root.join("a")).unwrap();
+    m.invalidate(&root.join("a"));
+    let empty = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(empty.skills.is_empty() && empty.unavailable.is_none() && empty.stale.is_none(), "{empty:?}");
+    let def = seam_skills::tool::describe(&empty, 100);
+    assert!(def.ends_with("</available_skills>\nNo skills are available now."), "{def}");
+}
+
+/// One edit rereads one file, not the root.
+#[test]
+fn an_event_rereads_only_its_folder() {
+    let dir = scratch("incremental");
+    let root = dir.join("custom");
+    for i in 0..50 {
+        skill(&root, &format!("s{i}"), "d", "", "");
+    }
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    assert_eq!(m.observe(&dir).roots[0].1.files_read, 50);
+    assert_eq!(m.observe(&dir).roots[0].1.files_read, 50, "a clean root is the same scan");
+    skill(&root, "s7", "changed", "", "");
+    m.invalidate(&root.join("s7/SKILL.md"));
+    let o = m.observe(&dir);
+    assert_eq!(o.roots[0].1.files_read, 1);
+    assert_eq!(o.roots[0].1.skills().find(|c| c.summary.name == "s7").unwrap().summary.description, "changed");
+    // An event on the root itself relists it, rereading only files whose stamp moved.
+    skill(&root, "new", "d", "", "");
+    m.invalidate(&root);
+    let o = m.observe(&dir);
+    assert_eq!(o.roots[0].1.files_read, 1);
+    assert_eq!(o.roots[0].1.skills().count(), 51);
+}
+
+/// At most `max_watched_projects` projects are kept; the least recently used goes, with its watches.
+#[tokio::test]
+async fn projects_past_the_limit_drop_the_least_recently_used() {
+    let dir = scratch("projects");
+    let projects: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("p{i}"))).collect();
+    for p in &projects {
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+        skill(&p.join(".seam/skills"), "here", "d", "", "");
+    }
+    let mut c = config(&[], None);
+    c.watch = true;
+    c.max_watched_projects = 2;
+    let m = Arc::new(SkillsMount::new("m".into(), c, Some(dir.clone()), Changes::default()));
+    let built = seam_skills::host::start(m.clone()).unwrap();
+    // At the limit: both kept and watched.
+    built.observe(&projects[0].join("src"));
+    built.observe(&projects[1]);
+    assert_eq!(built.projects(), [projects[0].clone(), projects[1].clone()]);
+    let watched = built.watched_roots();
+    assert!(watched.contains(&projects[0].join(".seam/skills")) && watched.contains(&projects[1].join(".seam/skills")), "{watched:?}");
+    // Using p0 again makes p1 the least recently used; one past the limit drops it.
+    built.observe(&projects[0]);
+    built.observe(&projects[2]);
+    assert_eq!(built.projects(), [projects[0].clone(), projects[2].clone()]);
+    let watched = built.watched_roots();
+    assert!(!watched.iter().any(|r| r.starts_with(&projects[1])), "{watched:?}");
+    assert!(watched.contains(&projects[2].join(".seam/skills")));
+    built.dispose(std::time::Duration::from_secs(1)).await;
+}
+
+fn tool_call(providers: Vec<Provider>, name: &str) -> ToolCall {
+    ToolCall {
+        settings: json!({}),
+        section: None,
+        providers,
+        arguments: json!({ "name": name }).as_object().unwrap().clone(),
+        roots: Roots::default(),
+        cancel: Default::default(),
+    }
+}
+
+fn text(out: &seam_engine::runtime::ToolOutput) -> &str {
+    out.content[0]["text"].as_str().unwrap()
+}
+
+/// The model path checks model-invocability when listed and when loaded; the
+/// user path checks user-invocability likewise, and is the only way to a
+/// model-disabled, user-enabled skill.
+#[tokio::test]
+async fn both_paths_check_their_permission_at_both_boundaries() {
+    let dir = scratch("paths");
+    let root = dir.join("custom");
+    skill(&root, "both", "d", "", "Both.\n");
+    skill(&root, "user-only", "d", "disable-model-invocation: true\nuser-invocable: true\n", "For the user.\n");
+    skill(&root, "model-only", "d", "user-invocable: off\n", "For the model.\n");
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    let ps = providers(&[(&m, 0)]);
+    let settings = seam_skills::SkillSettings { catalog_description_max: 500 };
+
+    let listed = seam_skills::tool::list(
+        &settings,
+        seam_engine::surface::Listing {
+            definition: seam_skills::tool::definition(&settings),
+            providers: ps.clone(),
+            section: None,
+            roots: Vec::new(),
+        },
+    )
+    .await;
+    let description = listed.definition["description"].as_str().unwrap();
+    assert!(description.contains("- both: d\n- model-only: d\n</available_skills>"), "{description}");
+    assert!(!description.contains("user-only"));
+    let prompts: Vec<&str> = listed.prompts.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(prompts, ["both", "user-only"]);
+
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "both")).await;
+    assert!(!out.is_error);
+    assert_eq!(
+        text(&out),
+        format!(
+            "<skill_content name=\"both\" base=\"{0}\">\nThis skill's resources (scripts, references, assets) are files under {0}; read one only when the instructions below call for it.\n\nBoth.\n\n</skill_content>",
+            root.join("both").display()
+        )
+    );
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "user-only")).await;
+    assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE"), "{}", text(&out));
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "missing")).await;
+    assert!(text(&out).starts_with("SKILL_UNKNOWN"));
+
+    let prompt = |name: &str| PromptCall {
+        name: name.into(),
+        arguments: Default::default(),
+        providers: ps.clone(),
+        section: None,
+        roots: Vec::new(),
+    };
+    let got = seam_skills::tool::get_prompt(settings.clone(), prompt("user-only")).await.unwrap();
+    assert_eq!(got["messages"][0]["role"], "user");
+    assert!(got["messages"][0]["content"]["text"].as_str().unwrap().contains("\n\nFor the user.\n"));
+    assert_eq!(seam_skills::tool::get_prompt(settings.clone(), prompt("model-only")).await.unwrap_err().code, "PROMPT_UNKNOWN");
+
+    // Changed on disk after listing, before loading (no event seen yet): the load gate catches it.
+    skill(&root, "both", "d", "disable-model-invocation: yes\nuser-invocable: no\n", "Both.\n");
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "both")).await;
+    assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE") && text(&out).contains("changed on disk"), "{}", text(&out));
+    let refused = seam_skills::tool::get_prompt(settings.clone(), prompt("both")).await.unwrap_err();
+    assert_eq!(refused.code, "SKILL_NOT_USER_INVOCABLE");
+    let _: Value = json!(null);
+}
+
+/// A world-writable root, or one inside the workspace, is a prompt-authority
+/// root: flagged, and refused under `read_only_roots`. The bundled root is
+/// the operator's own: only its mode counts.
+#[test]
+fn writable_roots_are_flagged_and_refused_under_read_only_roots() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("trust");
+    let workspace = dir.join("ws");
+    let (inside, outside, open, bundled) = (workspace.join("skills"), dir.join("outside"), dir.join("open"), workspace.join("bundled"));
+    for root in [&inside, &outside, &open, &bundled] {
+        skill(root, "s", "d", "", "");
+    }
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut c = config(&[&inside, &outside, &open], Some(&bundled));
+    c.include_default_roots = false;
+    let roots = seam_skills::discover::roots(&c, &workspace, None);
+    let trust: Vec<_> = roots.iter().map(|r| seam_skills::trust::of(r, Some(&workspace))).collect();
+    assert!(trust[0].in_workspace && !trust[0].world_writable && trust[0].warning().unwrap().contains("inside the workspace"));
+    assert_eq!(trust[1].warning(), None, "outside the workspace, not world-writable");
+    assert!(trust[2].world_writable && trust[2].warning().unwrap().contains("world-writable"));
+    assert_eq!(trust[3].warning(), None, "the bundled root may sit inside the workspace");
+    assert_eq!(trust[2].mode.map(|m| m & 0o777), Some(0o777));
+
+    let m = mount("m", FsSkills { read_only_roots: true, ..c.clone() }, &workspace);
+    let o = m.observe(&workspace);
+    let refused: Vec<&Path> = o.refused.iter().map(|(r, _)| r.path.as_path()).collect();
+    assert_eq!(refused, [inside.as_path(), open.as_path()]);
+    let read: Vec<&Path> = o.roots.iter().map(|(r, _)| r.path.as_path()).collect();
+    assert_eq!(read, [outside.as_path(), bundled.as_path()]);
+    // Without the option they are read (and only warned about).
+    assert_eq!(mount("m2", c, &workspace).observe(&workspace).roots.len(), 4);
+}
+
+/// Real edits on disk: a burst of 100 writes to one skill file ends in a
+/// republish that shows the last write, in far fewer republishes than events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_republishes_a_burst_of_edits_after_it_settles() {
+    let dir = scratch("watch");
+    let root = dir.join("custom");
+    skill(&root, "w", "edit start", "", "");
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    c.watch = true;
+    let changes = Changes::default();
+    let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.clone()), changes.clone()))).unwrap();
+    let first = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert_eq!(first.skills["w"].summary.description, "edit start");
+    let mut published = changes.subscribe();
+    published.mark_unchanged();
+    for i in 0..100 {
+        skill(&root, "w", &format!("edit {i}"), "", "");
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(30), published.changed()).await.expect("a republish").unwrap();
+    let after = registry::catalog(dir.clone(), chain(&[&m])).await;
+    let republishes = m.republishes();
+    // The republish may come while the last writes are still landing; the settle after them republishes again.
+    if after.skills["w"].summary.description != "edit 99" {
+        tokio::time::timeout(std::time::Duration::from_secs(30), published.changed()).await.expect("a second republish").unwrap();
+    }
+    assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills["w"].summary.description, "edit 99");
+    assert!(m.republishes() < 100, "{republishes} republishes for 100 writes (each write is several events)");
+    eprintln!("100 writes → {} republishes", m.republishes());
+    m.dispose(std::time::Duration::from_secs(1)).await;
+}

@@ -1,0 +1,195 @@
+//! The Skills surface end to end: `seam serve` over Streamable HTTP, driven by
+//! the official MCP SDK client, reading real skill folders on disk: the
+//! catalog in the `skill` tool's description, `skill` calls, `prompts/list`
+//! and `prompts/get`, and both `list_changed` notifications after a skill is
+//! added on disk.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::*;
+
+fn skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\n{frontmatter}---\n{body}")).unwrap();
+}
+
+/// A project (with `.git`), its own home folder, and a composition mounting
+/// a project-wide skills mount plus one scoped to the `reviewer` agent.
+fn project(name: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    skill(&dir.join(".seam/skills"), "pick", "description: from the project\n", "Project pick.\n");
+    skill(&dir.join("custom"), "pick", "description: from custom\n", "Custom pick.\n");
+    skill(&dir.join("bundled"), "helper", "description: Helps.\n", "Help body.\n");
+    skill(
+        &dir.join("custom"),
+        "model-only",
+        "description: A description long enough to be cut at forty characters.\nuser-invocable: off\n",
+        "Model only.\n",
+    );
+    skill(&dir.join("home/.agents/skills"), "user-only", "description: Only by hand.\ndisable-model-invocation: yes\n", "By hand.\n");
+    skill(&dir.join("review"), "pick", "description: the reviewer's own\n", "Reviewer pick.\n");
+    let file = dir.join("seam.yaml");
+    std::fs::write(
+        &file,
+        "seam: 1\nservices:\n  workspace: { root: . }\nmounts:\n  skills:\n    kind: skills.fs\n    custom_dirs: [./custom]\n    bundled_dir: ./bundled\n  \
+         review-skills:\n    kind: skills.fs\n    include_default_roots: false\n    bundled_dir: ./review\n\
+         tools:\n  skill: { catalog_description_max: 40 }\nagents:\n  reviewer:\n    mounts: [review-skills]\n",
+    )
+    .unwrap();
+    (dir, file)
+}
+
+fn start(dir: &Path, file: &Path) -> HttpSeam {
+    let home = dir.join("home").display().to_string();
+    HttpSeam::start_with_env(file, &[], &[("HOME", home.as_str())], &[])
+}
+
+fn description(client: &mut SdkClient) -> String {
+    client.tool("skill")["description"].as_str().unwrap().to_owned()
+}
+
+fn catalog_part(description: &str) -> &str {
+    let start = description.find("<available_skills>").expect("a catalog");
+    &description[start..]
+}
+
+#[test]
+fn the_catalog_both_invocation_paths_and_list_changed_through_seam_serve() {
+    let (dir, file) = project("skills-serve");
+    let seam = start(&dir, &file);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+
+    // Sorted model-invocable names, one line each, cut to 40 characters with `...`; the project's `pick` wins on rank.
+    let d = description(&mut client);
+    assert_eq!(
+        catalog_part(&d),
+        "<available_skills>\n- helper: Helps.\n- model-only: A description long enough to be cut a...\n- pick: from the project\n</available_skills>"
+    );
+    let names: Vec<Value> = client.prompts().iter().map(|p| p["name"].clone()).collect();
+    assert_eq!(names, [json!("helper"), json!("pick"), json!("user-only")]);
+
+    // The model path.
+    let text = client.call_text("skill", json!({ "name": "pick" }));
+    let base = dir.join(".seam/skills/pick");
+    assert!(text.starts_with(&format!("<skill_content name=\"pick\" base=\"{}\">\n", base.display())), "{text}");
+    assert!(text.ends_with("\n\nProject pick.\n\n</skill_content>"), "{text}");
+    let refused = client.call("skill", json!({ "name": "user-only" }));
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["structuredContent"]["error"]["code"], "SKILL_NOT_MODEL_INVOCABLE");
+
+    // The user path: the only way to `user-only`.
+    let got = client.send(json!({ "op": "get_prompt", "name": "user-only" }));
+    assert_eq!(got["ok"], true, "{got}");
+    let messages = got["result"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["role"], "user");
+    assert!(messages[0]["content"]["text"].as_str().unwrap().contains("<skill_content name=\"user-only\""), "{got}");
+    let unknown = client.send(json!({ "op": "get_prompt", "name": "model-only" }));
+    assert_eq!(unknown["ok"], false, "not user-invocable, so not a prompt: {unknown}");
+    assert!(unknown["error"].as_str().unwrap().contains("PROMPT_UNKNOWN"), "{unknown}");
+
+    // A body-only edit leaves the catalog alone; adding a skill changes both lists.
+    let (tools_before, prompts_before) = (client.list_changed_count(), client.prompt_list_changed_count());
+    skill(
+        &dir.join("custom"),
+        "model-only",
+        "description: A description long enough to be cut at forty characters.\nuser-invocable: off\n",
+        "Edited body.\n",
+    );
+    skill(&dir.join("custom"), "added", "description: Just added.\n", "New.\n");
+    client.wait_list_changed();
+    client.wait_prompt_list_changed();
+    assert_eq!(client.list_changed_count(), tools_before + 1, "one tools/list_changed for both edits");
+    assert_eq!(client.prompt_list_changed_count(), prompts_before + 1);
+    assert!(catalog_part(&description(&mut client)).starts_with("<available_skills>\n- added: Just added.\n- helper"));
+    let names: Vec<Value> = client.prompts().iter().map(|p| p["name"].clone()).collect();
+    assert_eq!(names, [json!("added"), json!("helper"), json!("pick"), json!("user-only")]);
+    assert!(client.call_text("skill", json!({ "name": "model-only" })).contains("\n\nEdited body.\n"), "a load reads the file now");
+
+    // /status shows every root with its trust facts.
+    let status = seam.status();
+    let roots = status["services"]["skills"]["mounts"]["skills"]["roots"].as_array().unwrap().clone();
+    let origins: Vec<&str> = roots.iter().map(|r| r["origin"].as_str().unwrap()).collect();
+    assert_eq!(
+        origins,
+        ["project .seam/skills", "project .agents/skills", "custom", "user ~/.seam/skills", "user ~/.agents/skills", "bundled"]
+    );
+    let custom = &roots[2];
+    assert_eq!((custom["in_workspace"].as_bool(), custom["skills"].as_u64()), (Some(true), Some(3)));
+    assert!(custom["warning"].as_str().unwrap().contains("inside the workspace"));
+    client.close();
+}
+
+/// The reviewer's own scoped mount is a nearer layer than the composition's
+/// global one: its bundled `pick` (rank 600) replaces the project's (rank 100).
+#[test]
+fn a_scoped_mount_shadows_the_global_skill_for_its_agent_only() {
+    let (dir, file) = project("skills-layers");
+    let seam = start(&dir, &file);
+    let mut reviewer = SdkClient::http(&format!("{}/agents/reviewer/mcp", seam.base));
+    assert!(catalog_part(&description(&mut reviewer)).contains("- pick: the reviewer's own\n"));
+    assert!(reviewer.call_text("skill", json!({ "name": "pick" })).contains("\n\nReviewer pick.\n"));
+    let mut default = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(catalog_part(&description(&mut default)).contains("- pick: from the project\n"));
+    reviewer.close();
+    default.close();
+}
+
+/// A client's root inside the workspace selects the project discovery reads.
+#[test]
+fn the_clients_root_picks_the_project() {
+    let (dir, file) = project("skills-roots");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(sub.join(".git")).unwrap();
+    skill(&sub.join(".agents/skills"), "sub-only", "description: In the subproject.\n", "Sub.\n");
+    let seam = start(&dir, &file);
+    let mut client = SdkClient::http_with_roots(&format!("{}/mcp", seam.base), &[&sub]);
+    let d = description(&mut client);
+    assert!(d.contains("- sub-only: In the subproject.\n"), "{d}");
+    assert!(!d.contains("from the project"), "the outer project's roots are not the subproject's: {d}");
+    client.close();
+}
+
+/// `validate --environment` and `inventory` report invalid skill files and
+/// prompt-authority roots; the catalog still serves the valid skills.
+#[test]
+fn invalid_skills_and_writable_roots_are_reported_by_validate_and_inventory() {
+    let (dir, file) = project("skills-env");
+    skill(&dir.join("custom"), "broken", "description: d\nuserInvocable: true\n", "");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(seam_bin()).args(args).env("HOME", dir.join("home")).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let f = file.display().to_string();
+    let (code, out) = run(&["validate", "--environment", "--format", "json", &f]);
+    assert_eq!(code, Some(0), "warnings only: {out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let diagnostics: Vec<&Value> = report["files"].as_array().unwrap().iter().flat_map(|f| f["diagnostics"].as_array().unwrap()).collect();
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"SKILL_INVALID") && codes.contains(&"SKILL_ROOT_IN_WORKSPACE"), "{out}");
+    let invalid = diagnostics.iter().find(|d| d["code"] == "SKILL_INVALID").unwrap();
+    assert!(invalid["message"].as_str().unwrap().contains(&format!("{}:4: `userInvocable`", dir.join("custom/broken/SKILL.md").display())));
+    assert_eq!(
+        (invalid["line"].as_u64(), invalid["pointer"].as_str()),
+        (Some(7), Some("/mounts/skills/custom_dirs/0")),
+        "located at the root that holds it: {invalid}"
+    );
+
+    let (code, out) = run(&["inventory", &f]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains(&format!("root 300 custom                   {}  2 skills, 1 invalid  owner uid", dir.join("custom").display())),
+        "{out}"
+    );
+    assert!(out.contains("warning[SKILL_INVALID]"), "{out}");
+
+    let seam = start(&dir, &file);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(catalog_part(&description(&mut client)).contains("- pick: from the project"), "the invalid skill empties nothing");
+    client.close();
+}
