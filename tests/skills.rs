@@ -188,8 +188,52 @@ fn invalid_skills_and_writable_roots_are_reported_by_validate_and_inventory() {
     );
     assert!(out.contains("warning[SKILL_INVALID]"), "{out}");
 
-    let seam = start(&dir, &file);
+    let mut seam = start(&dir, &file);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert!(catalog_part(&description(&mut client)).contains("- pick: from the project"), "the invalid skill empties nothing");
+    let logged = seam.stderr.wait_for("skipped a skill file that is not a skill");
+    assert!(logged.contains(&format!("{}:4:", dir.join("custom/broken/SKILL.md").display())), "path and line in the log: {logged}");
+    client.close();
+}
+
+/// A skill written through seam, by an MCP filesystem server's tools, is in
+/// the catalog the client lists next, with `tools/list_changed` sent, though
+/// the mount does not watch its roots: seam saw the write go through.
+#[test]
+fn a_skill_written_through_seam_is_listed_next() {
+    let dir = scratch("skills-written");
+    let root = dir.join("skills");
+    skill(&root, "first", "description: Was there.\n", "First.\n");
+    let file = dir.join("seam.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "seam: 1\nservices:\n  workspace: {{ root: . }}\nmounts:\n  skills:\n    kind: skills.fs\n    include_default_roots: false\n    \
+             watch: false\n    custom_dirs: [./skills]\n  fs:\n    kind: mcp.stdio\n    command: {}\n    args: [{}]\ntools:\n  skill: true\n",
+            json!(peer_bin("mcp-server-filesystem")),
+            json!(dir)
+        ),
+    )
+    .unwrap();
+    let seam = start(&dir, &file);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(catalog_part(&description(&mut client)), "<available_skills>\n- first: Was there.\n</available_skills>");
+    let before = client.list_changed_count();
+
+    let made = client.call("mcp__fs__create_directory", json!({ "path": root.join("written") }));
+    assert_ne!(made["isError"], true, "{made}");
+    let wrote = client.call(
+        "mcp__fs__write_file",
+        json!({ "path": root.join("written/SKILL.md"), "content": "---\nname: written\ndescription: Written by a tool.\n---\nBody.\n" }),
+    );
+    assert_ne!(wrote["isError"], true, "{wrote}");
+    assert_eq!(
+        catalog_part(&description(&mut client)),
+        "<available_skills>\n- first: Was there.\n- written: Written by a tool.\n</available_skills>",
+        "the listing right after the call"
+    );
+    client.wait_list_changed();
+    assert!(client.list_changed_count() > before);
+    assert!(client.call_text("skill", json!({ "name": "written" })).contains("\n\nBody.\n"));
     client.close();
 }

@@ -92,6 +92,8 @@ pub struct Generation {
     pub mounts: IndexMap<String, Arc<Slot>>,
     /// Per agent, the fixed tools it sees (`web_search`…), settled once per generation.
     fixed: BTreeMap<String, Vec<FixedEntry>>,
+    /// Mounts told of calls that may have written files (`Running::saw_write`).
+    write_watchers: Vec<Arc<dyn Running>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
     /// Fired when the last holder lets the generation go: its calls have finished.
@@ -651,6 +653,7 @@ impl Deployment {
         }
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
         let fixed = fixed_tools(&resolved, &mounts);
+        let write_watchers = mounts.values().filter(|s| s.running.watches_writes()).map(|s| s.running.clone()).collect();
         let next = Arc::new(Generation {
             number,
             digest,
@@ -659,6 +662,7 @@ impl Deployment {
             plan,
             mounts,
             fixed,
+            write_watchers,
             in_flight: AtomicUsize::new(0),
             drained: Mutex::new(None),
         });
@@ -713,6 +717,8 @@ impl Deployment {
         let Some(entry) = found else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
+        // A call that may write is shown to the mounts that watch for writes once it is done.
+        let written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
         let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
         /// Counts the call on its generation for as long as it runs, however it ends.
         struct InFlight<'g>(&'g AtomicUsize);
@@ -735,6 +741,11 @@ impl Deployment {
         };
         if let Some(max) = entry.max_output_chars {
             output.truncate_text(max);
+        }
+        if let Some(arguments) = written {
+            for watcher in &generation.write_watchers {
+                watcher.saw_write(&arguments);
+            }
         }
         drop(counted);
         drop(generation);

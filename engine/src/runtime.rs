@@ -26,6 +26,13 @@ pub struct ToolSpec {
     pub definition: Arc<Map<String, Json>>,
 }
 
+impl ToolSpec {
+    /// Whether the tool says it changes nothing (`annotations.readOnlyHint: true`).
+    pub fn is_read_only(&self) -> bool {
+        self.definition.get("annotations").and_then(|a| a.get("readOnlyHint")).and_then(Json::as_bool) == Some(true)
+    }
+}
+
 /// A tool call's result in MCP `CallToolResult` form.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ToolOutput {
@@ -219,6 +226,15 @@ pub trait Running: AsAny + Send + Sync {
     fn facts(&self) -> Map<String, Json> {
         Map::new()
     }
+    /// Whether this mount wants to hear of calls that may have written files (`saw_write`).
+    fn watches_writes(&self) -> bool {
+        false
+    }
+    /// A call of a tool not marked read-only (`annotations.readOnlyHint`) has
+    /// finished, on any agent: it may have written the files its arguments
+    /// name. Told before the result goes back to the client, so that what the
+    /// client lists next already follows the write.
+    fn saw_write(&self, _arguments: &Map<String, Json>) {}
 }
 
 /// What a kind builds a mount with.

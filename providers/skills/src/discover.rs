@@ -120,8 +120,14 @@ impl Stamp {
 
 #[derive(Clone, Debug)]
 struct Entry {
-    stamp: Stamp,
+    /// `None` for a file that could not be looked at.
+    stamp: Option<Stamp>,
     found: Found,
+}
+
+/// The stamp of a skill folder's file now; `None` when there is no file to read.
+fn stamp_of(file: &Path) -> Option<Stamp> {
+    std::fs::metadata(file).ok().filter(std::fs::Metadata::is_file).map(|m| Stamp::of(&m))
 }
 
 /// One complete read of a root.
@@ -153,6 +159,25 @@ impl Scan {
     /// The skill folders this scan saw.
     pub fn folders(&self) -> impl Iterator<Item = &str> {
         self.entries.keys().map(String::as_str)
+    }
+
+    pub fn has_folder(&self, folder: &str) -> bool {
+        self.entries.contains_key(folder)
+    }
+
+    /// Whether this scan holds this very finding (not one read again since).
+    pub fn has_invalid(&self, invalid: &Arc<Invalid>) -> bool {
+        self.invalid().any(|i| Arc::ptr_eq(i, invalid))
+    }
+
+    /// Those of `folders` whose skill file is not the one this scan read
+    /// (changed, made or removed since).
+    pub fn changed_since_read(&self, root: &Root, folders: &[String]) -> Vec<String> {
+        folders
+            .iter()
+            .filter(|f| stamp_of(&root.path.join(f.as_str()).join("SKILL.md")) != self.entries.get(f.as_str()).and_then(|e| e.stamp))
+            .cloned()
+            .collect()
     }
 }
 
@@ -240,11 +265,11 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return Ok(None),
         Err(e) => {
             let invalid = Invalid { file, line: 1, reason: format!("cannot read: {e}") };
-            return Ok(Some((Entry { stamp: Stamp { inode: 0, len: 0, modified_ns: 0 }, found: Found::Invalid(Arc::new(invalid)) }, true)));
+            return Ok(Some((Entry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
         }
     };
     let stamp = Stamp::of(&meta);
-    if let Some(old) = old.filter(|o| o.stamp == stamp) {
+    if let Some(old) = old.filter(|o| o.stamp == Some(stamp)) {
         return Ok(Some((old.clone(), false)));
     }
     let found = match read_head(&file) {
@@ -254,7 +279,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
         },
     };
-    Ok(Some((Entry { stamp, found }, true)))
+    Ok(Some((Entry { stamp: Some(stamp), found }, true)))
 }
 
 /// A skill file up to the end of its frontmatter: routing needs no body.

@@ -2,6 +2,15 @@
 //! read, what of each must be read again, the projects it keeps (at most
 //! `max_watched_projects`, the least recently used dropped), and a watcher
 //! whose events mark folders to read again and, once they settle, republish.
+//!
+//! Watches are non-recursive: each existing root and each of its skill
+//! folders; a root that does not exist yet is watched through its nearest
+//! existing ancestor, so that creating `.seam/skills` in a project is seen.
+//! A root's watch is placed before it is read, and a skill folder's file is
+//! looked at again once its watch is in place, so that no edit falls between
+//! a read and a watch. Calls through seam that may have written files
+//! (`saw_write`) invalidate the roots they name at once, before the watcher
+//! would.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -40,11 +49,46 @@ pub struct Observation {
 struct RootState {
     scan: Option<Arc<Scan>>,
     dirty: Dirty,
-    /// Watches placed: the root itself and these folders.
-    watched_root: bool,
+    /// The path watched for the root itself: the root when it exists, else
+    /// its nearest existing ancestor.
+    anchor: Option<PathBuf>,
+    /// Skill folders whose watch is placed.
     watched_folders: HashSet<String>,
     /// The project a project root belongs to.
     project: Option<PathBuf>,
+}
+
+/// The watcher and how many holders each watched path has (a project folder
+/// is the anchor of both of its missing roots).
+#[derive(Default)]
+struct Watches {
+    watcher: Option<notify::RecommendedWatcher>,
+    held: HashMap<PathBuf, u32>,
+}
+
+impl Watches {
+    fn hold(&mut self, path: &Path) -> Result<(), String> {
+        let Some(watcher) = self.watcher.as_mut() else { return Ok(()) };
+        if let Some(n) = self.held.get_mut(path) {
+            *n += 1;
+            return Ok(());
+        }
+        watcher.watch(path, RecursiveMode::NonRecursive).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
+        self.held.insert(path.to_owned(), 1);
+        Ok(())
+    }
+
+    fn release(&mut self, path: &Path) {
+        let Some(n) = self.held.get_mut(path) else { return };
+        *n -= 1;
+        if *n == 0 {
+            self.held.remove(path);
+            if let Some(w) = self.watcher.as_mut() {
+                // The path may be gone, and its watch with it.
+                let _ = w.unwatch(path);
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -52,7 +96,7 @@ struct Inner {
     roots: HashMap<PathBuf, RootState>,
     /// Projects kept, least recently used first.
     projects: VecDeque<PathBuf>,
-    watcher: Option<notify::RecommendedWatcher>,
+    watches: Watches,
     /// Set when the watcher reported an error; the next observation is incomplete once.
     watch_error: Option<String>,
 }
@@ -179,8 +223,15 @@ impl SkillsMount {
             if state.scan.is_some() && state.dirty == Dirty::Clean {
                 return Ok(state.scan.clone().expect("checked"));
             }
+            state.project = root.project.clone();
             // Taken now: an event arriving while the root is read marks it again.
-            (state.scan.clone(), std::mem::take(&mut state.dirty))
+            let taken = (state.scan.clone(), std::mem::take(&mut state.dirty));
+            // Watched before it is read: a skill folder made while it is read is an event.
+            if let Err(e) = anchor(&mut inner, root) {
+                inner.roots.entry(root.path.clone()).or_default().dirty = Dirty::All;
+                return Err(e);
+            }
+            taken
         };
         let scan = match discover::scan(root, previous.as_deref(), &dirty) {
             Ok(scan) => Arc::new(scan),
@@ -190,36 +241,29 @@ impl SkillsMount {
                 return Err(e);
             }
         };
+        for invalid in scan.invalid().filter(|i| previous.as_ref().is_none_or(|p| !p.has_invalid(i))) {
+            tracing::warn!(mount = %self.id, "skipped a skill file that is not a skill: {invalid}");
+        }
         let mut inner = self.inner.lock().expect("skills lock");
-        let watch_failed = self.watch_root(&mut inner, root, &scan);
+        let watched = watch_folders(&mut inner, root, &scan);
         let state = inner.roots.entry(root.path.clone()).or_default();
         state.scan = Some(scan.clone());
-        state.project = root.project.clone();
-        if let Err(e) = watch_failed {
-            state.dirty = Dirty::All;
-            return Err(e);
-        }
-        Ok(scan)
-    }
-
-    /// Places the watches a scan of `root` needs: the root and each skill folder, non-recursively.
-    fn watch_root(&self, inner: &mut Inner, root: &Root, scan: &Scan) -> Result<(), String> {
-        let Inner { roots, watcher, .. } = inner;
-        let (Some(watcher), true) = (watcher.as_mut(), scan.exists) else { return Ok(()) };
-        let state = roots.entry(root.path.clone()).or_default();
-        let fail = |path: &Path, e: notify::Error| format!("cannot watch {}: {e}", path.display());
-        if !state.watched_root {
-            watcher.watch(&root.path, RecursiveMode::NonRecursive).map_err(|e| fail(&root.path, e))?;
-            state.watched_root = true;
-        }
-        for folder in scan.folders() {
-            if !state.watched_folders.contains(folder) {
-                let dir = root.path.join(folder);
-                watcher.watch(&dir, RecursiveMode::NonRecursive).map_err(|e| fail(&dir, e))?;
-                state.watched_folders.insert(folder.to_owned());
+        match watched {
+            Err(e) => {
+                state.dirty = Dirty::All;
+                Err(e)
             }
+            Ok(late) if !late.is_empty() => {
+                // Edited between the read and the watch: read again at the next observation.
+                for folder in late {
+                    state.dirty.add(Some(folder));
+                }
+                drop(inner);
+                self.revision.fetch_add(1, Ordering::SeqCst);
+                Ok(scan)
+            }
+            Ok(_) => Ok(scan),
         }
-        Ok(())
     }
 
     /// Marks `project` the most recently used; past `max_watched_projects` the
@@ -234,18 +278,16 @@ impl SkillsMount {
         inner.projects.push_back(project.to_owned());
         while inner.projects.len() > self.config.max_watched_projects as usize {
             let dropped = inner.projects.pop_front().expect("over the limit");
-            let Inner { roots, watcher, .. } = &mut *inner;
+            let Inner { roots, watches, .. } = &mut *inner;
             roots.retain(|path, state| {
                 if state.project.as_ref() != Some(&dropped) {
                     return true;
                 }
-                if let Some(w) = watcher.as_mut() {
-                    for folder in &state.watched_folders {
-                        let _ = w.unwatch(&path.join(folder));
-                    }
-                    if state.watched_root {
-                        let _ = w.unwatch(path);
-                    }
+                for folder in &state.watched_folders {
+                    watches.release(&path.join(folder));
+                }
+                if let Some(anchor) = &state.anchor {
+                    watches.release(anchor);
                 }
                 false
             });
@@ -254,26 +296,53 @@ impl SkillsMount {
         }
     }
 
-    /// The watched roots' paths, for tests and `/status`.
+    /// The roots watched themselves (they exist), for tests and `/status`.
     pub fn watched_roots(&self) -> Vec<PathBuf> {
         let inner = self.inner.lock().expect("skills lock");
-        let mut out: Vec<PathBuf> = inner.roots.iter().filter(|(_, s)| s.watched_root).map(|(p, _)| p.clone()).collect();
+        let mut out: Vec<PathBuf> = inner
+            .roots
+            .iter()
+            .filter(|(p, s)| s.anchor.as_deref() == Some(p.as_path()) && inner.watches.held.contains_key(p.as_path()))
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every path the watcher watches now, sorted (for tests).
+    pub fn watched_paths(&self) -> Vec<PathBuf> {
+        let inner = self.inner.lock().expect("skills lock");
+        let mut out: Vec<PathBuf> = inner.watches.held.keys().cloned().collect();
         out.sort();
         out
     }
 
     /// Marks what an event about `path` makes stale, at once (no settling):
-    /// the folder it is in, or the whole root for an event on the root.
-    /// Returns whether the path is in one of the mount's roots.
+    /// the skill folder it is in or is; the whole root for an event on the
+    /// root, on a file beside the skill folders, or on an ancestor of the
+    /// root (which may have made or removed it). Returns whether any root of
+    /// the mount was touched.
     pub fn invalidate(&self, path: &Path) -> bool {
         let mut inner = self.inner.lock().expect("skills lock");
+        let Inner { roots, watches, .. } = &mut *inner;
         let mut hit = false;
-        for (root, state) in inner.roots.iter_mut() {
-            let Ok(rest) = path.strip_prefix(root) else { continue };
-            let folder = rest.components().next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
-            // The root itself, a file beside the skill folders, or inside one.
-            state.dirty.add(folder);
-            hit = true;
+        for (root, state) in roots.iter_mut() {
+            if let Ok(rest) = path.strip_prefix(root) {
+                let mut parts = rest.components();
+                let folder = parts.next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
+                // The folder itself was made, removed or renamed: its old watch
+                // may be gone with it, so the next read places it again.
+                if let Some(f) = folder.as_ref().filter(|_| parts.next().is_none())
+                    && state.watched_folders.remove(f)
+                {
+                    watches.release(&root.join(f));
+                }
+                state.dirty.add(folder);
+                hit = true;
+            } else if root.starts_with(path) {
+                state.dirty = Dirty::All;
+                hit = true;
+            }
         }
         drop(inner);
         if hit {
@@ -301,7 +370,7 @@ impl SkillsMount {
             let _ = tx.send(event);
         })
         .map_err(|e| format!("cannot start the skills watcher: {e}"))?;
-        self.inner.lock().expect("skills lock").watcher = Some(watcher);
+        self.inner.lock().expect("skills lock").watches.watcher = Some(watcher);
         tokio::spawn(coalesce(Arc::downgrade(self), rx, self.stop.clone()));
         Ok(())
     }
@@ -357,6 +426,57 @@ impl SkillsMount {
             "watching": self.config.watch,
         })
     }
+}
+
+/// Watches a root before it is read: the root itself when it is a folder,
+/// else its nearest existing ancestor (and then none of its skill folders).
+fn anchor(inner: &mut Inner, root: &Root) -> Result<(), String> {
+    let Inner { roots, watches, .. } = inner;
+    if watches.watcher.is_none() {
+        return Ok(());
+    }
+    let state = roots.entry(root.path.clone()).or_default();
+    let target =
+        if root.path.is_dir() { Some(root.path.clone()) } else { root.path.ancestors().skip(1).find(|a| a.is_dir()).map(Path::to_owned) };
+    if target != state.anchor {
+        if let Some(t) = &target {
+            watches.hold(t)?;
+        }
+        if let Some(old) = std::mem::replace(&mut state.anchor, target) {
+            watches.release(&old);
+        }
+    }
+    if state.anchor.as_ref() != Some(&root.path) {
+        for folder in state.watched_folders.drain() {
+            watches.release(&root.path.join(folder));
+        }
+    }
+    Ok(())
+}
+
+/// Watches the skill folders a scan saw and lets go of those it no longer
+/// sees. Returns the newly watched folders whose file changed since the scan
+/// read it (edited before the watch was in place).
+fn watch_folders(inner: &mut Inner, root: &Root, scan: &Scan) -> Result<Vec<String>, String> {
+    let Inner { roots, watches, .. } = inner;
+    let state = roots.entry(root.path.clone()).or_default();
+    if watches.watcher.is_none() || state.anchor.as_ref() != Some(&root.path) {
+        return Ok(Vec::new());
+    }
+    let gone: Vec<String> = state.watched_folders.iter().filter(|f| !scan.has_folder(f)).cloned().collect();
+    for folder in gone {
+        state.watched_folders.remove(&folder);
+        watches.release(&root.path.join(&folder));
+    }
+    let mut placed = Vec::new();
+    for folder in scan.folders() {
+        if !state.watched_folders.contains(folder) {
+            watches.hold(&root.path.join(folder))?;
+            state.watched_folders.insert(folder.to_owned());
+            placed.push(folder.to_owned());
+        }
+    }
+    Ok(scan.changed_since_read(root, &placed))
 }
 
 pub fn root_json(root: &Root, trust: &RootTrust) -> Json {
@@ -419,7 +539,7 @@ impl Running for SkillsMount {
         self.disposed.store(true, Ordering::SeqCst);
         self.stop.cancel();
         // Dropping the watcher ends its thread and its watches.
-        self.inner.lock().expect("skills lock").watcher = None;
+        self.inner.lock().expect("skills lock").watches = Watches::default();
         Box::pin(async {})
     }
     fn facts(&self) -> Map<String, Json> {
@@ -428,6 +548,85 @@ impl Running for SkillsMount {
         facts.insert("revision".into(), json!(self.revision()));
         facts
     }
+    fn watches_writes(&self) -> bool {
+        true
+    }
+    /// A write through seam (an MCP filesystem server's `write_file`, say)
+    /// invalidates the roots its arguments name and republishes at once:
+    /// the client's next listing already shows the skill it wrote.
+    fn saw_write(&self, arguments: &Map<String, Json>) {
+        let mut hit = false;
+        for path in written_paths(arguments, self.workspace.as_deref()) {
+            hit |= self.invalidate(&path);
+        }
+        if hit {
+            tracing::debug!(mount = %self.id, "a call through seam wrote into a skill root");
+            self.republish();
+        }
+    }
+}
+
+/// The most argument strings `written_paths` looks at, and the longest it takes for a path.
+const MAX_WRITTEN_PATHS: usize = 64;
+const MAX_PATH_CHARS: usize = 4096;
+
+/// The paths a call's arguments may name: every string value (nested too)
+/// that reads as a path, as written and with its existing part's symlinks
+/// resolved (a root may be named either way). A relative path is taken
+/// against the workspace; a `file://` URI as its path.
+pub fn written_paths(arguments: &Map<String, Json>, workspace: Option<&Path>) -> Vec<PathBuf> {
+    let mut strings = Vec::new();
+    let mut stack: Vec<&Json> = arguments.values().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Json::String(s) if strings.len() < MAX_WRITTEN_PATHS => strings.push(s.as_str()),
+            Json::Array(items) => stack.extend(items),
+            Json::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for s in strings {
+        if s.is_empty() || s.len() > MAX_PATH_CHARS || s.contains(['\n', '\0']) {
+            continue;
+        }
+        let s = s.strip_prefix("file://").unwrap_or(s);
+        let path = Path::new(s);
+        let path = match (path.is_absolute(), workspace) {
+            (true, _) => path.to_owned(),
+            (false, Some(ws)) => ws.join(path),
+            (false, None) => continue,
+        };
+        let lexical = normalize(&path);
+        let resolved = resolve_existing(&lexical);
+        out.push(lexical);
+        out.extend(resolved);
+    }
+    out
+}
+
+/// `.` and `..` taken away without touching the disk.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path with the symlinks of its longest existing ancestor resolved, when that changes it.
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    let existing = path.ancestors().find(|a| a.exists())?;
+    let real = std::fs::canonicalize(existing).ok()?;
+    let resolved = real.join(path.strip_prefix(existing).ok()?);
+    (resolved != path).then_some(resolved)
 }
 
 #[cfg(test)]

@@ -413,3 +413,139 @@ async fn the_watcher_republishes_a_burst_of_edits_after_it_settles() {
     eprintln!("100 writes → {} republishes", m.republishes());
     m.dispose(std::time::Duration::from_secs(1)).await;
 }
+
+/// Waits, event by event, until the catalog satisfies `done`: each wait is for
+/// a republish, bounded so that a missing one fails the test.
+async fn until(
+    published: &mut tokio::sync::watch::Receiver<u64>,
+    dir: &Path,
+    m: &Arc<SkillsMount>,
+    what: &str,
+    done: impl Fn(&Catalog) -> bool,
+) -> Arc<Catalog> {
+    loop {
+        let c = registry::catalog(dir.to_owned(), chain(&[m])).await;
+        if done(&c) {
+            return c;
+        }
+        tokio::time::timeout(std::time::Duration::from_secs(30), published.changed())
+            .await
+            .unwrap_or_else(|_| panic!("no republish while waiting for {what}; last catalog {c:?}"))
+            .unwrap();
+    }
+}
+
+fn watching(dir: &Path, roots: &[&Path]) -> (Arc<SkillsMount>, Changes) {
+    let mut c = config(roots, None);
+    c.include_default_roots = false;
+    c.watch = true;
+    let changes = Changes::default();
+    let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.to_owned()), changes.clone()))).unwrap();
+    (m, changes)
+}
+
+/// A root that does not exist yet is watched through its nearest existing
+/// ancestor: making it is seen, its skills are read and watched, and removing
+/// it again goes back to the ancestor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_made_while_seam_runs_is_seen_and_one_removed_is_let_go() {
+    let dir = scratch("late-root");
+    let root = dir.join("later/skills");
+    let (m, changes) = watching(&dir, &[&root]);
+    let mut published = changes.subscribe();
+    assert!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.is_empty());
+    assert_eq!(m.watched_paths(), vec![dir.clone()], "the nearest existing ancestor stands in for the missing root");
+
+    skill(&root, "x", "made later", "", "");
+    until(&mut published, &dir, &m, "the new root's skill", |c| c.skills.contains_key("x")).await;
+    assert_eq!(m.watched_paths(), [root.clone(), root.join("x")], "the root and its skill folder, the ancestor let go");
+
+    skill(&root, "x", "edited", "", "");
+    until(&mut published, &dir, &m, "the edit", |c| c.skills.get("x").is_some_and(|x| x.summary.description == "edited")).await;
+
+    std::fs::remove_dir_all(dir.join("later")).unwrap();
+    until(&mut published, &dir, &m, "the root's removal", |c| c.skills.is_empty()).await;
+    assert_eq!(m.watched_paths(), vec![dir.clone()]);
+    m.dispose(std::time::Duration::from_secs(1)).await;
+}
+
+/// A skill folder removed and made again is watched again, whether or not a
+/// read fell between: edits to the new folder are seen, though its old watch
+/// went with the old folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_folder_removed_and_made_again_is_watched_again() {
+    let dir = scratch("remade");
+    let root = dir.join("custom");
+    skill(&root, "y", "first", "", "");
+    let (m, changes) = watching(&dir, &[&root]);
+    let mut published = changes.subscribe();
+    assert!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.contains_key("y"));
+
+    // Removed and made again before any read: the listing never misses the folder.
+    std::fs::remove_dir_all(root.join("y")).unwrap();
+    skill(&root, "y", "again", "", "");
+    until(&mut published, &dir, &m, "the folder made again", |c| c.skills.get("y").is_some_and(|y| y.summary.description == "again")).await;
+    skill(&root, "y", "edited", "", "");
+    until(&mut published, &dir, &m, "an edit in it", |c| c.skills.get("y").is_some_and(|y| y.summary.description == "edited")).await;
+    // Removed, read without it, then made again.
+    std::fs::remove_dir_all(root.join("y")).unwrap();
+    until(&mut published, &dir, &m, "the removal", |c| !c.skills.contains_key("y")).await;
+    skill(&root, "y", "back", "", "");
+    until(&mut published, &dir, &m, "the folder made again", |c| c.skills.get("y").is_some_and(|y| y.summary.description == "back")).await;
+    skill(&root, "y", "edited again", "", "");
+    until(&mut published, &dir, &m, "an edit in it", |c| c.skills.get("y").is_some_and(|y| y.summary.description == "edited again")).await;
+    m.dispose(std::time::Duration::from_secs(1)).await;
+}
+
+#[test]
+fn written_paths_are_read_from_every_string_of_the_arguments() {
+    use seam_skills::host::written_paths;
+    let dir = scratch("written");
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+    let args = json!({
+        "path": "/a/b/../c/./SKILL.md",
+        "edits": [{ "file": "file:///u/v" }],
+        "relative": "sub/x",
+        "content": "---\nname: a\n",
+        "count": 3,
+        "through_link": dir.join("link/new/SKILL.md"),
+    });
+    let found = written_paths(args.as_object().unwrap(), Some(Path::new("/ws")));
+    for expected in [
+        PathBuf::from("/a/c/SKILL.md"),
+        PathBuf::from("/u/v"),
+        PathBuf::from("/ws/sub/x"),
+        dir.join("link/new/SKILL.md"),
+        dir.join("real/new/SKILL.md"),
+    ] {
+        assert!(found.contains(&expected), "{} not in {found:?}", expected.display());
+    }
+    assert!(!found.iter().any(|p| p.to_string_lossy().contains("name: a")), "a file's content is not a path: {found:?}");
+    assert!(written_paths(json!({ "q": "x" }).as_object().unwrap(), None).is_empty(), "no workspace, no relative paths");
+    let many: Vec<String> = (0..100).map(|i| format!("/p/{i}")).collect();
+    assert_eq!(written_paths(json!({ "paths": many }).as_object().unwrap(), None).len(), 64, "at most 64 strings are looked at");
+}
+
+/// A call through seam that writes into a root invalidates it and republishes
+/// at once; with the watcher off, nothing else would have.
+#[tokio::test]
+async fn a_write_through_seam_republishes_at_once() {
+    let dir = scratch("saw-write");
+    let root = dir.join("custom");
+    skill(&root, "a", "d", "", "");
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    assert!(m.watches_writes());
+    assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.len(), 1);
+    skill(&root, "b", "d", "", "");
+    assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.len(), 1, "unwatched: the cached catalog stands");
+
+    m.saw_write(json!({ "path": dir.join("elsewhere/SKILL.md") }).as_object().unwrap());
+    assert_eq!(m.republishes(), 0, "a write outside the roots republishes nothing");
+    m.saw_write(json!({ "path": "custom/b/SKILL.md" }).as_object().unwrap());
+    assert_eq!(m.republishes(), 1);
+    let c = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert_eq!(c.skills.keys().collect::<Vec<_>>(), ["a", "b"]);
+}
