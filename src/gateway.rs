@@ -15,7 +15,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment, View};
 use seam_engine::runtime::ToolSpec;
-use seam_engine::surface::Roots;
+use seam_engine::surface::{PromptSpec, Roots};
 
 /// How often a session's notifier checks whether its session has ended.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -79,14 +79,8 @@ impl Gateway {
     }
 }
 
-fn prompt(json: &serde_json::Value) -> Option<Prompt> {
-    match serde_json::from_value(json.clone()) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            tracing::warn!(prompt = %json["name"], "not an MCP prompt, not listed: {e}");
-            None
-        }
-    }
+fn prompt(spec: &PromptSpec) -> Prompt {
+    Prompt::new(&*spec.name, Some(&*spec.description), None)
 }
 
 fn tool(spec: &ToolSpec) -> Option<Tool> {
@@ -120,7 +114,7 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(self.view(&context.peer).await.prompts.iter().filter_map(prompt).collect()))
+        Ok(ListPromptsResult::with_all_items(self.view(&context.peer).await.prompts.iter().map(prompt).collect()))
     }
 
     async fn get_prompt(

@@ -30,7 +30,7 @@ use crate::plan::Plan;
 use crate::resolve::Resolved;
 use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
 use crate::subprocess::SubprocessService;
-use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, Provider, StatusCx, ToolCall, locate};
+use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
 
 /// How many reload outcomes `/status` keeps.
@@ -187,8 +187,8 @@ fn provider(resolved: &Resolved, slot: &Slot) -> Provider {
 pub struct View {
     /// Sorted by name.
     pub tools: Vec<ToolSpec>,
-    /// MCP `Prompt` JSON, sorted by name.
-    pub prompts: Vec<Json>,
+    /// Sorted by name.
+    pub prompts: Arc<Vec<PromptSpec>>,
 }
 
 impl Generation {
@@ -216,6 +216,7 @@ impl Generation {
     pub async fn view(&self, agent: &str, roots: &[PathBuf]) -> Option<View> {
         let catalog = self.catalog(agent)?;
         let mut view = View::default();
+        let mut prompts: Vec<Arc<Vec<PromptSpec>>> = Vec::new();
         for entry in catalog {
             let live = match entry.source {
                 Source::Service(_) => self.fixed[agent].iter().find(|f| f.tool.is_live() && f.entry.spec.name == entry.spec.name),
@@ -232,10 +233,21 @@ impl Generation {
                 roots: roots.to_vec(),
             };
             let listed = f.tool.list(&f.settings, listing).await;
-            view.tools.push(ToolSpec { name: entry.spec.name, definition: Arc::new(listed.definition) });
-            view.prompts.extend(listed.prompts);
+            view.tools.push(ToolSpec { name: entry.spec.name, definition: listed.definition });
+            if !listed.prompts.is_empty() {
+                prompts.push(listed.prompts);
+            }
         }
-        view.prompts.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        // One tool's prompts are shared as they are; several are merged in name order.
+        view.prompts = match prompts.len() {
+            0 => Arc::default(),
+            1 => prompts.pop().expect("one"),
+            _ => {
+                let mut all: Vec<PromptSpec> = prompts.iter().flat_map(|p| p.iter().cloned()).collect();
+                all.sort_by(|a, b| a.name.cmp(&b.name));
+                Arc::new(all)
+            }
+        };
         Some(view)
     }
 

@@ -172,7 +172,7 @@ pub trait FixedTool: Send + Sync {
     }
     /// The definition and the prompts as they are now; only asked of a live tool.
     fn list(&self, _settings: &Json, listing: Listing) -> BoxFuture<'static, Listed> {
-        Box::pin(async move { Listed { definition: listing.definition, prompts: Vec::new() } })
+        Box::pin(async move { Listed { definition: Arc::new(listing.definition), prompts: Arc::default() } })
     }
     /// One prompt of those `list` gave; `PROMPT_UNKNOWN` for a name it did not give.
     fn get_prompt(&self, _settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
@@ -189,12 +189,21 @@ pub struct Listing {
     pub roots: Vec<PathBuf>,
 }
 
-/// A live tool as a session sees it now: its MCP definition and its MCP prompts
-/// (`Prompt` JSON: `name`, `description`, `arguments`).
+/// A live tool as a session sees it now: its MCP definition and its prompts,
+/// sorted by name. Shared, so that a tool may hand out what it rendered once
+/// to every listing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Listed {
-    pub definition: serde_json::Map<String, Json>,
-    pub prompts: Vec<Json>,
+    pub definition: Arc<serde_json::Map<String, Json>>,
+    pub prompts: Arc<Vec<PromptSpec>>,
+}
+
+/// A prompt as MCP's `prompts/list` shows it (one that takes no arguments).
+/// Shared text: a listing of thousands is copied by reference counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptSpec {
+    pub name: Arc<str>,
+    pub description: Arc<str>,
 }
 
 /// `prompts/get` of a prompt a live tool lists.
@@ -631,7 +640,7 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
     fn list(&self, settings: &Json, listing: Listing) -> BoxFuture<'static, Listed> {
         match &self.live {
             Some(live) => (live.list)(&self.typed(settings), listing),
-            None => Box::pin(async move { Listed { definition: listing.definition, prompts: Vec::new() } }),
+            None => Box::pin(async move { Listed { definition: Arc::new(listing.definition), prompts: Arc::default() } }),
         }
     }
     fn get_prompt(&self, settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {

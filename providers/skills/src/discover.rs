@@ -4,11 +4,13 @@
 //! is unchanged, and a scan of named folders touches only those, so that one
 //! edit costs one file read.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use imbl::OrdMap;
 
 use crate::skill::{self, Summary};
 
@@ -82,6 +84,19 @@ pub struct Candidate {
     pub dir: PathBuf,
     pub file: PathBuf,
     pub rank: u32,
+    /// Its name and catalog text before any cut (`Summary::catalog_text`),
+    /// made once and shared by every listing.
+    pub name: Arc<str>,
+    pub line: Arc<str>,
+    /// A hash of its summary; the catalog digest sums its winners' hashes.
+    pub hash: u128,
+}
+
+impl Candidate {
+    pub fn new(summary: Summary, dir: PathBuf, file: PathBuf, rank: u32) -> Candidate {
+        let (name, line, hash) = (summary.name.as_str().into(), summary.catalog_text().into(), summary.hash());
+        Candidate { summary, dir, file, rank, name, line, hash }
+    }
 }
 
 /// A skill file that is not a skill, and why.
@@ -125,9 +140,16 @@ struct Entry {
     found: Found,
 }
 
-/// The stamp of a skill folder's file now; `None` when there is no file to read.
-fn stamp_of(file: &Path) -> Option<Stamp> {
-    std::fs::metadata(file).ok().filter(std::fs::Metadata::is_file).map(|m| Stamp::of(&m))
+/// The same entry: the same stamp and the very same finding (not an equal one read again).
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.stamp == other.stamp
+            && match (&self.found, &other.found) {
+                (Found::Skill(a), Found::Skill(b)) => Arc::ptr_eq(a, b),
+                (Found::Invalid(a), Found::Invalid(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
 }
 
 /// One complete read of a root.
@@ -135,7 +157,7 @@ fn stamp_of(file: &Path) -> Option<Stamp> {
 pub struct Scan {
     pub exists: bool,
     /// By folder name.
-    entries: BTreeMap<String, Entry>,
+    entries: OrdMap<String, Entry>,
     /// Files this scan read (not reused from the previous scan).
     pub files_read: usize,
 }
@@ -161,22 +183,53 @@ impl Scan {
         self.entries.keys().map(String::as_str)
     }
 
-    pub fn has_folder(&self, folder: &str) -> bool {
-        self.entries.contains_key(folder)
+    /// The skill in folder `name` (a skill's name is its folder's).
+    pub fn skill(&self, name: &str) -> Option<&Arc<Candidate>> {
+        match self.entries.get(name).map(|e| &e.found) {
+            Some(Found::Skill(c)) => Some(c),
+            _ => None,
+        }
     }
 
-    /// Whether this scan holds this very finding (not one read again since).
-    pub fn has_invalid(&self, invalid: &Arc<Invalid>) -> bool {
-        self.invalid().any(|i| Arc::ptr_eq(i, invalid))
+    /// The names whose skill differs between an earlier scan of the same root
+    /// and this one: added, removed, or read again. A scan shares every entry
+    /// it did not read again with the scan before it, so this walks only what
+    /// was read again (plus a path down the map for each).
+    pub fn changed_skills(&self, earlier: &Scan) -> Vec<String> {
+        use imbl::ordmap::DiffItem;
+        let skill = |e: &Entry| match &e.found {
+            Found::Skill(c) => Some(c.clone()),
+            Found::Invalid(_) => None,
+        };
+        earlier
+            .entries
+            .diff(&self.entries)
+            .filter_map(|d| match d {
+                DiffItem::Add(name, e) | DiffItem::Remove(name, e) => skill(e).map(|_| name.clone()),
+                DiffItem::Update { old: (name, a), new: (_, b) } => match (skill(a), skill(b)) {
+                    (None, None) => None,
+                    (Some(x), Some(y)) if Arc::ptr_eq(&x, &y) => None,
+                    _ => Some(name.clone()),
+                },
+            })
+            .collect()
     }
 
-    /// Those of `folders` whose skill file is not the one this scan read
-    /// (changed, made or removed since).
-    pub fn changed_since_read(&self, root: &Root, folders: &[String]) -> Vec<String> {
-        folders
-            .iter()
-            .filter(|f| stamp_of(&root.path.join(f.as_str()).join("SKILL.md")) != self.entries.get(f.as_str()).and_then(|e| e.stamp))
-            .cloned()
+    /// The invalid skill files this scan found that `earlier` (a previous
+    /// scan of the same root) did not: each is reported once, when it is read.
+    pub fn new_invalid(&self, earlier: Option<&Scan>) -> Vec<Arc<Invalid>> {
+        use imbl::ordmap::DiffItem;
+        let Some(earlier) = earlier else { return self.invalid().cloned().collect() };
+        earlier
+            .entries
+            .diff(&self.entries)
+            .filter_map(|d| match d {
+                DiffItem::Add(_, e) | DiffItem::Update { new: (_, e), .. } => match &e.found {
+                    Found::Invalid(i) => Some(i.clone()),
+                    Found::Skill(_) => None,
+                },
+                DiffItem::Remove(..) => None,
+            })
             .collect()
     }
 }
@@ -275,7 +328,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
     let found = match read_head(&file) {
         Err(e) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
         Ok(head) => match skill::parse(&head, folder) {
-            Ok(parsed) => Found::Skill(Arc::new(Candidate { summary: parsed.summary, dir, file, rank: root.rank })),
+            Ok(parsed) => Found::Skill(Arc::new(Candidate::new(parsed.summary, dir, file, root.rank))),
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
         },
     };

@@ -3,16 +3,15 @@
 //! `max_watched_projects`, the least recently used dropped), and a watcher
 //! whose events mark folders to read again and, once they settle, republish.
 //!
-//! Watches are non-recursive: each existing root and each of its skill
-//! folders; a root that does not exist yet is watched through its nearest
-//! existing ancestor, so that creating `.seam/skills` in a project is seen.
-//! A root's watch is placed before it is read, and a skill folder's file is
-//! looked at again once its watch is in place, so that no edit falls between
-//! a read and a watch. Calls through seam that may have written files
-//! (`saw_write`) invalidate the roots they name at once, before the watcher
-//! would.
+//! An existing root is watched recursively (one request to the watcher,
+//! which also watches folders made in it later); a root that does not exist
+//! yet is watched through its nearest existing ancestor, non-recursively, so
+//! that creating `.seam/skills` in a project is seen. A root is watched
+//! before it is read, so no edit falls between a read and its watch. Calls
+//! through seam that may have written files (`saw_write`) invalidate the
+//! roots they name at once, before the watcher would.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -49,37 +48,38 @@ pub struct Observation {
 struct RootState {
     scan: Option<Arc<Scan>>,
     dirty: Dirty,
-    /// The path watched for the root itself: the root when it exists, else
-    /// its nearest existing ancestor.
+    /// The path watched for the root: the root itself (recursively) when it
+    /// exists, else its nearest existing ancestor.
     anchor: Option<PathBuf>,
-    /// Skill folders whose watch is placed.
-    watched_folders: HashSet<String>,
     /// The project a project root belongs to.
     project: Option<PathBuf>,
 }
 
-/// The watcher and how many holders each watched path has (a project folder
-/// is the anchor of both of its missing roots).
+/// The watcher and, per watched path, how many roots hold it and whether
+/// recursively (a project folder is the anchor of both of its missing roots,
+/// and may be a custom root too).
 #[derive(Default)]
 struct Watches {
     watcher: Option<notify::RecommendedWatcher>,
-    held: HashMap<PathBuf, u32>,
+    held: HashMap<PathBuf, (u32, RecursiveMode)>,
 }
 
 impl Watches {
-    fn hold(&mut self, path: &Path) -> Result<(), String> {
+    fn hold(&mut self, path: &Path, mode: RecursiveMode) -> Result<(), String> {
         let Some(watcher) = self.watcher.as_mut() else { return Ok(()) };
-        if let Some(n) = self.held.get_mut(path) {
-            *n += 1;
-            return Ok(());
+        let held = self.held.get(path).copied();
+        // A recursive hold of a path held flatly watches it again, recursively.
+        if held.is_none_or(|(_, m)| m == RecursiveMode::NonRecursive && mode == RecursiveMode::Recursive) {
+            watcher.watch(path, mode).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
         }
-        watcher.watch(path, RecursiveMode::NonRecursive).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
-        self.held.insert(path.to_owned(), 1);
+        let (n, m) = held.unwrap_or((0, mode));
+        let mode = if m == RecursiveMode::Recursive { m } else { mode };
+        self.held.insert(path.to_owned(), (n + 1, mode));
         Ok(())
     }
 
     fn release(&mut self, path: &Path) {
-        let Some(n) = self.held.get_mut(path) else { return };
+        let Some((n, _)) = self.held.get_mut(path) else { return };
         *n -= 1;
         if *n == 0 {
             self.held.remove(path);
@@ -110,6 +110,8 @@ pub struct SkillsMount {
     pub serial: u64,
     revision: AtomicU64,
     republishes: AtomicU64,
+    /// Skill files read by discovery since the mount started (each edit costs one).
+    files_read: AtomicU64,
     inner: Mutex<Inner>,
     changes: Changes,
     disposed: AtomicBool,
@@ -146,6 +148,7 @@ impl SkillsMount {
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             revision: AtomicU64::new(0),
             republishes: AtomicU64::new(0),
+            files_read: AtomicU64::new(0),
             inner: Mutex::default(),
             changes,
             disposed: AtomicBool::new(false),
@@ -160,6 +163,11 @@ impl SkillsMount {
     /// How many times settled watcher events republished the catalog.
     pub fn republishes(&self) -> u64 {
         self.republishes.load(Ordering::SeqCst)
+    }
+
+    /// Skill files discovery has read since the mount started.
+    pub fn files_read(&self) -> u64 {
+        self.files_read.load(Ordering::SeqCst)
     }
 
     /// Projects kept (watched, when watching), least recently used first.
@@ -241,29 +249,13 @@ impl SkillsMount {
                 return Err(e);
             }
         };
-        for invalid in scan.invalid().filter(|i| previous.as_ref().is_none_or(|p| !p.has_invalid(i))) {
+        self.files_read.fetch_add(scan.files_read as u64, Ordering::SeqCst);
+        for invalid in scan.new_invalid(previous.as_deref()) {
             tracing::warn!(mount = %self.id, "skipped a skill file that is not a skill: {invalid}");
         }
         let mut inner = self.inner.lock().expect("skills lock");
-        let watched = watch_folders(&mut inner, root, &scan);
-        let state = inner.roots.entry(root.path.clone()).or_default();
-        state.scan = Some(scan.clone());
-        match watched {
-            Err(e) => {
-                state.dirty = Dirty::All;
-                Err(e)
-            }
-            Ok(late) if !late.is_empty() => {
-                // Edited between the read and the watch: read again at the next observation.
-                for folder in late {
-                    state.dirty.add(Some(folder));
-                }
-                drop(inner);
-                self.revision.fetch_add(1, Ordering::SeqCst);
-                Ok(scan)
-            }
-            Ok(_) => Ok(scan),
-        }
+        inner.roots.entry(root.path.clone()).or_default().scan = Some(scan.clone());
+        Ok(scan)
     }
 
     /// Marks `project` the most recently used; past `max_watched_projects` the
@@ -279,12 +271,9 @@ impl SkillsMount {
         while inner.projects.len() > self.config.max_watched_projects as usize {
             let dropped = inner.projects.pop_front().expect("over the limit");
             let Inner { roots, watches, .. } = &mut *inner;
-            roots.retain(|path, state| {
+            roots.retain(|_, state| {
                 if state.project.as_ref() != Some(&dropped) {
                     return true;
-                }
-                for folder in &state.watched_folders {
-                    watches.release(&path.join(folder));
                 }
                 if let Some(anchor) = &state.anchor {
                     watches.release(anchor);
@@ -296,7 +285,7 @@ impl SkillsMount {
         }
     }
 
-    /// The roots watched themselves (they exist), for tests and `/status`.
+    /// The roots watched themselves (they exist), for tests.
     pub fn watched_roots(&self) -> Vec<PathBuf> {
         let inner = self.inner.lock().expect("skills lock");
         let mut out: Vec<PathBuf> = inner
@@ -324,19 +313,10 @@ impl SkillsMount {
     /// the mount was touched.
     pub fn invalidate(&self, path: &Path) -> bool {
         let mut inner = self.inner.lock().expect("skills lock");
-        let Inner { roots, watches, .. } = &mut *inner;
         let mut hit = false;
-        for (root, state) in roots.iter_mut() {
+        for (root, state) in inner.roots.iter_mut() {
             if let Ok(rest) = path.strip_prefix(root) {
-                let mut parts = rest.components();
-                let folder = parts.next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
-                // The folder itself was made, removed or renamed: its old watch
-                // may be gone with it, so the next read places it again.
-                if let Some(f) = folder.as_ref().filter(|_| parts.next().is_none())
-                    && state.watched_folders.remove(f)
-                {
-                    watches.release(&root.join(f));
-                }
+                let folder = rest.components().next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
                 state.dirty.add(folder);
                 hit = true;
             } else if root.starts_with(path) {
@@ -423,60 +403,34 @@ impl SkillsMount {
             "projects": self.projects(),
             "revision": self.revision(),
             "republishes": self.republishes(),
+            "files_read": self.files_read(),
             "watching": self.config.watch,
         })
     }
 }
 
-/// Watches a root before it is read: the root itself when it is a folder,
-/// else its nearest existing ancestor (and then none of its skill folders).
+/// Watches a root before it is read: the root itself, recursively, when it
+/// is a folder; else its nearest existing ancestor, non-recursively.
 fn anchor(inner: &mut Inner, root: &Root) -> Result<(), String> {
     let Inner { roots, watches, .. } = inner;
     if watches.watcher.is_none() {
         return Ok(());
     }
     let state = roots.entry(root.path.clone()).or_default();
-    let target =
-        if root.path.is_dir() { Some(root.path.clone()) } else { root.path.ancestors().skip(1).find(|a| a.is_dir()).map(Path::to_owned) };
-    if target != state.anchor {
-        if let Some(t) = &target {
-            watches.hold(t)?;
+    let target = if root.path.is_dir() {
+        Some((root.path.clone(), RecursiveMode::Recursive))
+    } else {
+        root.path.ancestors().skip(1).find(|a| a.is_dir()).map(|a| (a.to_owned(), RecursiveMode::NonRecursive))
+    };
+    if target.as_ref().map(|(p, _)| p) != state.anchor.as_ref() {
+        if let Some((path, mode)) = &target {
+            watches.hold(path, *mode)?;
         }
-        if let Some(old) = std::mem::replace(&mut state.anchor, target) {
+        if let Some(old) = std::mem::replace(&mut state.anchor, target.map(|(p, _)| p)) {
             watches.release(&old);
         }
     }
-    if state.anchor.as_ref() != Some(&root.path) {
-        for folder in state.watched_folders.drain() {
-            watches.release(&root.path.join(folder));
-        }
-    }
     Ok(())
-}
-
-/// Watches the skill folders a scan saw and lets go of those it no longer
-/// sees. Returns the newly watched folders whose file changed since the scan
-/// read it (edited before the watch was in place).
-fn watch_folders(inner: &mut Inner, root: &Root, scan: &Scan) -> Result<Vec<String>, String> {
-    let Inner { roots, watches, .. } = inner;
-    let state = roots.entry(root.path.clone()).or_default();
-    if watches.watcher.is_none() || state.anchor.as_ref() != Some(&root.path) {
-        return Ok(Vec::new());
-    }
-    let gone: Vec<String> = state.watched_folders.iter().filter(|f| !scan.has_folder(f)).cloned().collect();
-    for folder in gone {
-        state.watched_folders.remove(&folder);
-        watches.release(&root.path.join(&folder));
-    }
-    let mut placed = Vec::new();
-    for folder in scan.folders() {
-        if !state.watched_folders.contains(folder) {
-            watches.hold(&root.path.join(folder))?;
-            state.watched_folders.insert(folder.to_owned());
-            placed.push(folder.to_owned());
-        }
-    }
-    Ok(scan.changed_since_read(root, &placed))
 }
 
 pub fn root_json(root: &Root, trust: &RootTrust) -> Json {

@@ -9,10 +9,12 @@
 //! mounts it was read at; an incomplete observation is never cached and never
 //! replaces the last good catalog, which stays what is published.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
+use imbl::OrdMap;
 use seam_engine::runtime::AsAny;
 use seam_engine::surface::Provider;
 
@@ -20,16 +22,61 @@ use crate::discover::Candidate;
 use crate::host::{Observation, SkillsMount};
 
 /// The winners for one agent in one workspace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Catalog {
     /// By name.
-    pub skills: BTreeMap<String, Arc<Candidate>>,
-    /// BLAKE3 of the summaries (names, descriptions, permissions): bodies are not in it.
+    pub skills: OrdMap<String, Arc<Candidate>>,
+    /// The wrapping sum of the winners' summary hashes, as hex: it follows
+    /// names, descriptions and permissions, not bodies, and moves by one
+    /// addition per changed skill.
     pub digest: String,
+    pub(crate) sum: u128,
     /// Set when the last observation was incomplete and this is the last good catalog.
     pub stale: Option<String>,
     /// Set when no observation has been complete yet: there is no catalog to publish.
     pub unavailable: Option<String>,
+    /// What the `skill` tool rendered of it, kept for every later listing.
+    pub(crate) rendered: OnceLock<Arc<crate::tool::Rendered>>,
+}
+
+impl Clone for Catalog {
+    fn clone(&self) -> Self {
+        Catalog {
+            skills: self.skills.clone(),
+            digest: self.digest.clone(),
+            sum: self.sum,
+            stale: self.stale.clone(),
+            unavailable: self.unavailable.clone(),
+            rendered: OnceLock::new(),
+        }
+    }
+}
+
+impl Catalog {
+    fn from_skills(skills: OrdMap<String, Arc<Candidate>>) -> Catalog {
+        let sum = skills.values().fold(0u128, |s, c| s.wrapping_add(c.hash));
+        Catalog { skills, digest: hex(sum), sum, ..Catalog::default() }
+    }
+
+    /// This catalog with the winners of `names` decided again over `observed`.
+    fn updated(&self, names: &[String], observed: &[(u32, &Observation)]) -> Catalog {
+        let mut next = Catalog { skills: self.skills.clone(), sum: self.sum, ..Catalog::default() };
+        for name in names {
+            if let Some(old) = next.skills.remove(name) {
+                next.sum = next.sum.wrapping_sub(old.hash);
+            }
+            if let Some(new) = winner(name, observed) {
+                next.sum = next.sum.wrapping_add(new.hash);
+                next.skills.insert(name.clone(), new);
+            }
+        }
+        next.digest = hex(next.sum);
+        next
+    }
+}
+
+fn hex(sum: u128) -> String {
+    format!("{sum:032x}")[..16].to_owned()
 }
 
 /// One mount of the chain with its layer and registration order.
@@ -49,44 +96,57 @@ pub fn layered(providers: &[Provider]) -> Vec<Layered> {
         .collect()
 }
 
-/// Merges observations, each with its layer, in registration order.
-pub fn merge(observed: &[(u32, &Observation)]) -> Catalog {
-    let mut layers: BTreeMap<u32, Vec<(u32, usize, Arc<Candidate>)>> = BTreeMap::new();
+/// The skill named `name` that wins over `observed` (each observation with
+/// its layer, in registration order): the nearest layer that has one; inside
+/// it, the lowest rank, then the first registered.
+pub fn winner(name: &str, observed: &[(u32, &Observation)]) -> Option<Arc<Candidate>> {
+    /// Smaller wins: nearer layer, then lower rank, then earlier registration.
+    type Precedence = (Reverse<u32>, u32, usize);
+    let mut best: Option<(Precedence, &Arc<Candidate>)> = None;
     let mut order = 0;
     for (layer, o) in observed {
         for (_, scan) in &o.roots {
-            for c in scan.skills() {
-                layers.entry(*layer).or_default().push((c.rank, order, c.clone()));
+            if let Some(c) = scan.skill(name) {
+                let key = (Reverse(*layer), c.rank, order);
+                if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                    best = Some((key, c));
+                }
             }
             order += 1;
         }
     }
-    let mut skills: BTreeMap<String, Arc<Candidate>> = BTreeMap::new();
-    // Farthest layer first; each nearer layer replaces same-name skills outright.
-    for (_, mut candidates) in layers {
-        candidates.sort_by_key(|(rank, order, _)| (*rank, *order));
-        let mut winners: BTreeMap<String, Arc<Candidate>> = BTreeMap::new();
-        for (_, _, c) in candidates {
-            winners.entry(c.summary.name.clone()).or_insert(c);
-        }
-        skills.extend(winners);
-    }
-    let digest = digest(&skills);
-    Catalog { skills, digest, stale: None, unavailable: None }
+    best.map(|(_, c)| c.clone())
 }
 
-fn digest(skills: &BTreeMap<String, Arc<Candidate>>) -> String {
-    let mut hasher = blake3::Hasher::new();
-    for c in skills.values() {
-        let s = &c.summary;
-        // Length-prefixed fields, so that no two catalogs hash alike by shifting text between fields.
-        for field in [s.name.as_str(), s.description.as_str(), s.when_to_use.as_deref().unwrap_or("\u{0}")] {
-            hasher.update(&(field.len() as u64).to_le_bytes());
-            hasher.update(field.as_bytes());
-        }
-        hasher.update(&[u8::from(s.model_invocable), u8::from(s.user_invocable)]);
+/// Merges observations, each with its layer, in registration order.
+pub fn merge(observed: &[(u32, &Observation)]) -> Catalog {
+    let names: BTreeSet<&str> =
+        observed.iter().flat_map(|(_, o)| o.roots.iter().flat_map(|(_, scan)| scan.skills().map(|c| c.summary.name.as_str()))).collect();
+    Catalog::from_skills(names.into_iter().filter_map(|n| Some((n.to_owned(), winner(n, observed)?))).collect())
+}
+
+/// The names whose winner may differ between two observations of the same
+/// chain: those of every root scan that is not the same scan. `None` when the
+/// two did not read the same roots (another project, a root refused since).
+fn changed_names(before: &[(u32, Observation)], after: &[(u32, Observation)]) -> Option<Vec<String>> {
+    if before.len() != after.len() {
+        return None;
     }
-    hasher.finalize().to_hex()[..16].to_owned()
+    let mut names = BTreeSet::new();
+    for ((lb, b), (la, a)) in before.iter().zip(after) {
+        if lb != la || b.roots.len() != a.roots.len() {
+            return None;
+        }
+        for ((rb, sb), (ra, sa)) in b.roots.iter().zip(&a.roots) {
+            if rb != ra {
+                return None;
+            }
+            if !Arc::ptr_eq(sb, sa) {
+                names.extend(sa.changed_skills(sb));
+            }
+        }
+    }
+    Some(names.into_iter().collect())
 }
 
 type Key = (PathBuf, Vec<(u64, u32)>);
@@ -94,6 +154,8 @@ type Key = (PathBuf, Vec<(u64, u32)>);
 struct Cached {
     revisions: Vec<u64>,
     catalog: Arc<Catalog>,
+    /// What the catalog was merged from, to merge only what changed next time.
+    observed: Arc<Vec<(u32, Observation)>>,
 }
 
 /// Most (workspace, chain) catalogs kept.
@@ -119,7 +181,7 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
         let cache = CACHE.lock().expect("catalog cache lock");
         match cache.get(&key) {
             Some(c) if c.revisions == revisions => return c.catalog.clone(),
-            Some(c) => Some(c.catalog.clone()),
+            Some(c) => Some((c.catalog.clone(), c.observed.clone())),
             None => None,
         }
     };
@@ -134,12 +196,17 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
     if let Some(reason) = observations.iter().find_map(|(_, o)| o.incomplete.clone()) {
         tracing::warn!(workspace = %key.0.display(), "skill discovery incomplete, the last good catalog stays: {reason}");
         return Arc::new(match last {
-            Some(last) => Catalog { stale: Some(reason), ..(*last).clone() },
+            Some((last, _)) => Catalog { stale: Some(reason), ..(*last).clone() },
             None => Catalog { unavailable: Some(reason), ..Catalog::default() },
         });
     }
     let refs: Vec<(u32, &Observation)> = observations.iter().map(|(l, o)| (*l, o)).collect();
-    let catalog = Arc::new(merge(&refs));
+    // After an edit, only the names of the scans read again are decided again.
+    let catalog = match last.as_ref().and_then(|(catalog, before)| Some((catalog, changed_names(before, &observations)?))) {
+        Some((last, names)) if names.is_empty() => last.clone(),
+        Some((last, names)) => Arc::new(last.updated(&names, &refs)),
+        None => Arc::new(merge(&refs)),
+    };
     let revisions = observations.iter().map(|(_, o)| o.revision).collect();
     let mut cache = CACHE.lock().expect("catalog cache lock");
     if cache.len() >= CACHE_ENTRIES && !cache.contains_key(&key) {
@@ -148,6 +215,6 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
             cache.remove(&k);
         }
     }
-    cache.insert(key, Cached { revisions, catalog: catalog.clone() });
+    cache.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations) });
     catalog
 }

@@ -21,6 +21,43 @@ pub struct Summary {
     pub user_invocable: bool,
 }
 
+impl Summary {
+    /// What the catalog says of the skill: the description with whitespace
+    /// runs collapsed to one space, then `When to use: …` likewise.
+    pub fn catalog_text(&self) -> String {
+        let mut text = String::with_capacity(self.description.len());
+        for word in self.description.split_whitespace() {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        if let Some(when) = &self.when_to_use
+            && when.split_whitespace().next().is_some()
+        {
+            text.push_str(" When to use:");
+            for word in when.split_whitespace() {
+                text.push(' ');
+                text.push_str(word);
+            }
+        }
+        text
+    }
+
+    /// A hash of everything a catalog shows of the skill (not its body).
+    pub fn hash(&self) -> u128 {
+        let mut hasher = blake3::Hasher::new();
+        // Length-prefixed fields, so that no two summaries hash alike by shifting text between fields.
+        for field in [self.name.as_str(), self.description.as_str(), self.when_to_use.as_deref().unwrap_or("\u{0}")] {
+            hasher.update(&(field.len() as u64).to_le_bytes());
+            hasher.update(field.as_bytes());
+        }
+        hasher.update(&[u8::from(self.model_invocable), u8::from(self.user_invocable)]);
+        let bytes: [u8; 16] = hasher.finalize().as_bytes()[..16].try_into().expect("16 bytes");
+        u128::from_le_bytes(bytes)
+    }
+}
+
 /// A parsed skill file: its summary and where the body starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parsed {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use seam_engine::runtime::{BoxFuture, ToolOutput};
-use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, Provider, ToolCall};
+use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
 use crate::SkillSettings;
@@ -35,23 +35,19 @@ pub fn definition(_: &SkillSettings) -> Map<String, Json> {
     }
 }
 
-/// A description as the catalog shows it: whitespace runs collapsed to one
-/// space, `when_to_use` after it, cut to `max` characters with `...` included.
-pub fn catalog_line(summary: &skill::Summary, max: usize) -> String {
-    let mut text: String = summary.description.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some(when) = &summary.when_to_use {
-        let when: Vec<&str> = when.split_whitespace().collect();
-        if !when.is_empty() {
-            text.push_str(" When to use: ");
-            text.push_str(&when.join(" "));
+/// Catalog text (`Summary::catalog_text`) cut to `max` characters, `...` included.
+pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    // No more bytes than `max`: no more characters either, nothing to count.
+    if text.len() <= max {
+        return text.into();
+    }
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let end = text.char_indices().nth(max.saturating_sub(3)).map_or(text.len(), |(i, _)| i);
+            format!("{}...", &text[..end]).into()
         }
     }
-    if text.chars().count() <= max {
-        return text;
-    }
-    let mut cut: String = text.chars().take(max.saturating_sub(3)).collect();
-    cut.push_str("...");
-    cut
 }
 
 /// The `skill` tool's description for a catalog.
@@ -59,14 +55,18 @@ pub fn describe(catalog: &Catalog, max: usize) -> String {
     if let Some(reason) = &catalog.unavailable {
         return format!("{PREAMBLE}\n\nThe skill catalog could not be read yet ({reason}); it is read again at the next listing.");
     }
-    let mut out = format!("{PREAMBLE}\n\n<available_skills>\n");
+    // Sized once: the catalog text of thousands of skills is megabytes.
+    let size: usize = catalog.skills.values().map(|c| c.name.len() + c.line.len().min(max.saturating_mul(4)) + 4).sum();
+    let mut out = String::with_capacity(PREAMBLE.len() + size + 64);
+    out.push_str(PREAMBLE);
+    out.push_str("\n\n<available_skills>\n");
     let mut any = false;
     for c in catalog.skills.values().filter(|c| c.summary.model_invocable) {
         any = true;
         out.push_str("- ");
         out.push_str(&c.summary.name);
         out.push_str(": ");
-        out.push_str(&catalog_line(&c.summary, max));
+        out.push_str(&cut(&c.line, max));
         out.push('\n');
     }
     out.push_str("</available_skills>");
@@ -120,20 +120,44 @@ async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
     skill::parse(&text, &folder).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))
 }
 
+/// A catalog as the `skill` tool lists it, for one `catalog_description_max`.
+#[derive(Debug)]
+pub struct Rendered {
+    max: usize,
+    listed: Listed,
+}
+
+fn render_listing(catalog: &Catalog, mut definition: Map<String, Json>, max: usize) -> Listed {
+    definition.insert("description".into(), Json::from(describe(catalog, max)));
+    definition.insert("_meta".into(), json!({ "seam/catalog": catalog.digest }));
+    let prompts = catalog
+        .skills
+        .values()
+        .filter(|c| c.summary.user_invocable)
+        .map(|c| PromptSpec {
+            name: c.name.clone(),
+            description: match cut(&c.line, max) {
+                std::borrow::Cow::Borrowed(_) => c.line.clone(),
+                std::borrow::Cow::Owned(cut) => cut.into(),
+            },
+        })
+        .collect();
+    Listed { definition: Arc::new(definition), prompts: Arc::new(prompts) }
+}
+
 pub fn list(settings: &SkillSettings, listing: Listing) -> BoxFuture<'static, Listed> {
     let max = settings.catalog_description_max as usize;
     Box::pin(async move {
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
-        let mut definition = listing.definition;
-        definition.insert("description".into(), Json::from(describe(&catalog, max)));
-        definition.insert("_meta".into(), json!({ "seam/catalog": catalog.digest }));
-        let prompts = catalog
-            .skills
-            .values()
-            .filter(|c| c.summary.user_invocable)
-            .map(|c| json!({ "name": c.summary.name, "description": catalog_line(&c.summary, max) }))
-            .collect();
-        Listed { definition, prompts }
+        // Rendered once per catalog and shared by every listing of it. The base
+        // definition follows from the settings, whose only field is `max`;
+        // an agent with another `max` renders its own each time.
+        let rendered =
+            catalog.rendered.get_or_init(|| Arc::new(Rendered { max, listed: render_listing(&catalog, listing.definition.clone(), max) }));
+        if rendered.max == max {
+            return rendered.listed.clone();
+        }
+        render_listing(&catalog, listing.definition, max)
     })
 }
 
@@ -185,7 +209,7 @@ pub fn get_prompt(settings: SkillSettings, call: PromptCall) -> BoxFuture<'stati
         }
         let text = render(&name, &candidate.dir, &parsed.body);
         Ok(json!({
-            "description": catalog_line(&parsed.summary, max),
+            "description": cut(&parsed.summary.catalog_text(), max),
             "messages": [{ "role": "user", "content": { "type": "text", "text": text } }]
         }))
     })
@@ -203,6 +227,10 @@ mod tests {
             model_invocable: true,
             user_invocable: true,
         }
+    }
+
+    fn catalog_line(summary: &skill::Summary, max: usize) -> String {
+        cut(&summary.catalog_text(), max).into_owned()
     }
 
     #[test]

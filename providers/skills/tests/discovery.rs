@@ -311,7 +311,7 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
     let description = listed.definition["description"].as_str().unwrap();
     assert!(description.contains("- both: d\n- model-only: d\n</available_skills>"), "{description}");
     assert!(!description.contains("user-only"));
-    let prompts: Vec<&str> = listed.prompts.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let prompts: Vec<&str> = listed.prompts.iter().map(|p| &*p.name).collect();
     assert_eq!(prompts, ["both", "user-only"]);
 
     let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "both")).await;
@@ -458,7 +458,7 @@ async fn a_root_made_while_seam_runs_is_seen_and_one_removed_is_let_go() {
 
     skill(&root, "x", "made later", "", "");
     until(&mut published, &dir, &m, "the new root's skill", |c| c.skills.contains_key("x")).await;
-    assert_eq!(m.watched_paths(), [root.clone(), root.join("x")], "the root and its skill folder, the ancestor let go");
+    assert_eq!(m.watched_paths(), vec![root.clone()], "the root (recursively), the ancestor let go");
 
     skill(&root, "x", "edited", "", "");
     until(&mut published, &dir, &m, "the edit", |c| c.skills.get("x").is_some_and(|x| x.summary.description == "edited")).await;
@@ -548,4 +548,51 @@ async fn a_write_through_seam_republishes_at_once() {
     assert_eq!(m.republishes(), 1);
     let c = registry::catalog(dir.clone(), chain(&[&m])).await;
     assert_eq!(c.skills.keys().collect::<Vec<_>>(), ["a", "b"]);
+}
+
+/// After each edit the cached catalog is updated for the names read again
+/// only; it must equal a catalog merged whole from a fresh read, digest
+/// included: winners revealed by a removal, replaced by a higher rank,
+/// permissions flipped, a skill turned invalid and back.
+#[tokio::test]
+async fn an_updated_catalog_equals_one_merged_whole() {
+    let dir = scratch("updated-catalog");
+    std::fs::create_dir(dir.join(".git")).unwrap();
+    let (project, custom, bundled) = (dir.join(".seam/skills"), dir.join("custom"), dir.join("bundled"));
+    for i in 0..20 {
+        skill(&bundled, &format!("s{i}"), "bundled", "", "");
+        if i % 2 == 0 {
+            skill(&custom, &format!("s{i}"), "custom", "", "");
+        }
+    }
+    let c = config(&[&custom], Some(&bundled));
+    let m = mount("m", c.clone(), &dir);
+    let whole = |n: usize| {
+        let fresh = mount(&format!("fresh{n}"), c.clone(), &dir);
+        registry::merge(&[(0, &fresh.observe(&dir))])
+    };
+    type Edit<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let edits: Vec<Edit> = vec![
+        ("a custom skill removed: the bundled one wins again", Box::new(|| std::fs::remove_dir_all(custom.join("s0")).unwrap())),
+        ("a project skill shadows both", Box::new(|| skill(&project, "s2", "project", "", ""))),
+        ("a new name", Box::new(|| skill(&custom, "fresh", "new", "", ""))),
+        ("a permission flipped", Box::new(|| skill(&custom, "s4", "custom", "disable-model-invocation: true\n", ""))),
+        ("a winner turned invalid", Box::new(|| skill(&custom, "s6", "custom", "userInvocable: no\n", ""))),
+        ("and fixed", Box::new(|| skill(&custom, "s6", "custom again", "", ""))),
+        ("a body edit", Box::new(|| skill(&custom, "s8", "custom", "", "New body.\n"))),
+    ];
+    let mut last = registry::catalog(dir.clone(), chain(&[&m])).await;
+    for (n, (what, edit)) in edits.iter().enumerate() {
+        edit();
+        for root in [&project, &custom] {
+            m.invalidate(root);
+        }
+        let now = registry::catalog(dir.clone(), chain(&[&m])).await;
+        let expected = whole(n);
+        let files = |c: &Catalog| c.skills.iter().map(|(k, v)| (k.clone(), v.file.clone(), v.summary.clone())).collect::<Vec<_>>();
+        assert_eq!(files(&now), files(&expected), "{what}");
+        assert_eq!(now.digest, expected.digest, "{what}");
+        assert_eq!(now.digest == last.digest, *what == "a body edit", "{what}: the digest moves with the summaries only");
+        last = now;
+    }
 }
