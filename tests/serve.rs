@@ -499,6 +499,14 @@ fn inventory_probe_starts_the_composition_and_reports_ready_per_mount() {
     let ready = |id: &str| inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == id).unwrap()["ready"].clone();
     assert_eq!(ready("ev"), "yes");
     assert!(ready("broken").as_str().unwrap().starts_with("no (failed: cannot start `/nonexistent/server`"), "{inventory}");
+    // The tools each mount discovered, with the hints their server gives.
+    let ev = inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == "ev").unwrap();
+    let echo = ev["discovered"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__ev__echo").expect("echo listed");
+    assert_eq!(echo["annotations"]["readOnlyHint"], true, "{echo}");
+    assert_eq!(ev["discovered"].as_array().unwrap().len() as u64, ev["tools"].as_u64().unwrap());
+    let human = Command::new(seam_bin()).args(["inventory", &file.display().to_string(), "--probe"]).output().unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(human.contains("\nev tools:\n") && human.contains("\n  mcp__ev__echo  (read-only, idempotent)\n"), "{human}");
     let without = Command::new(seam_bin()).args(["inventory", &file.display().to_string(), "--format", "json"]).output().unwrap();
     let inventory: Value = serde_json::from_slice(&without.stdout).unwrap();
     assert_eq!(inventory["mounts"][0]["ready"], "not probed");

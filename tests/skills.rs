@@ -237,3 +237,31 @@ fn a_skill_written_through_seam_is_listed_next() {
     assert!(client.call_text("skill", json!({ "name": "written" })).contains("\n\nBody.\n"));
     client.close();
 }
+
+/// The skills seam ships are valid, and `base.yaml` serves them: both in the
+/// catalog, and one loads through the `skill` tool.
+#[test]
+fn the_shipped_skills_are_served_by_base_yaml() {
+    let dir = scratch("skills-shipped");
+    let base = root().join("compositions/base.yaml");
+    let out = std::process::Command::new(seam_bin())
+        .args(["validate", "--environment", "--format", "json", &base.display().to_string()])
+        .env("HOME", &dir)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&Value> = report["files"].as_array().unwrap().iter().flat_map(|f| f["diagnostics"].as_array().unwrap()).collect();
+    assert!(!codes.iter().any(|d| d["code"] == "SKILL_INVALID"), "{report}");
+
+    let seam = HttpSeam::start_with_env(&base, &[], &[("HOME", &dir.display().to_string())], &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let d = description(&mut client);
+    let names: Vec<&str> = catalog_part(&d).lines().filter_map(|l| l.strip_prefix("- ")?.split(':').next()).collect();
+    assert_eq!(names, ["authoring-compositions", "reviewing-mcp-servers"], "{d}");
+    let text = client.call_text("skill", json!({ "name": "authoring-compositions" }));
+    assert!(text.contains("# Authoring seam compositions") && text.contains("seam validate"), "{text}");
+    let prompts: Vec<Value> = client.prompts().iter().map(|p| p["name"].clone()).collect();
+    assert_eq!(prompts, [json!("authoring-compositions"), json!("reviewing-mcp-servers")]);
+    client.close();
+}

@@ -82,6 +82,9 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         m["ready"] = Json::String(ready);
         m["state"] = Json::String(state);
         m["tools"] = s["tools"].clone();
+        if s["discovered"].as_array().is_some_and(|d| !d.is_empty()) {
+            m["discovered"] = s["discovered"].clone();
+        }
     }
     // The services' own health views (the web providers' `registered / available / reason`).
     if let Some(services) = status.get("services").filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
@@ -105,6 +108,30 @@ pub fn to_human(inventory: &Json) -> String {
             if visible.is_empty() { "-".to_owned() } else { visible.join(",") },
             m["ready"].as_str().unwrap_or_default()
         );
+    }
+    // The tools a probe saw each mount discover, with the hints their servers give.
+    for m in inventory["mounts"].as_array().into_iter().flatten() {
+        let Some(tools) = m["discovered"].as_array() else { continue };
+        let _ = writeln!(out, "\n{} tools:", m["id"].as_str().unwrap_or_default());
+        for t in tools {
+            let a = &t["annotations"];
+            let hints: Vec<&str> = [
+                ("readOnlyHint", "read-only"),
+                ("destructiveHint", "destructive"),
+                ("idempotentHint", "idempotent"),
+                ("openWorldHint", "open-world"),
+            ]
+            .into_iter()
+            .filter(|(key, _)| a[*key].as_bool() == Some(true))
+            .map(|(_, word)| word)
+            .collect();
+            let _ = writeln!(
+                out,
+                "  {}{}",
+                t["name"].as_str().unwrap_or_default(),
+                if hints.is_empty() { String::new() } else { format!("  ({})", hints.join(", ")) }
+            );
+        }
     }
     // What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).
     for m in inventory["mounts"].as_array().into_iter().flatten() {

@@ -24,13 +24,25 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
     Ok(if invalid { Outcome::Invalid } else { Outcome::Valid })
 }
 
-/// Starts the composition (every mount activates: ready or failed), reads its status, and shuts it down.
+/// Starts the composition (every mount activates: ready or failed), reads
+/// its status and the tools each mount discovered, and shuts it down.
 fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
         match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5)).await {
             Ok(deployment) => {
-                let status = deployment.status();
+                let mut status = deployment.status();
+                if let Some(live) = deployment.live() {
+                    for (id, slot) in &live.mounts {
+                        let tools: Vec<serde_json::Value> = slot
+                            .running
+                            .tools()
+                            .iter()
+                            .map(|t| serde_json::json!({ "name": t.name, "annotations": t.definition.get("annotations") }))
+                            .collect();
+                        status["mounts"][id]["discovered"] = serde_json::Value::from(tools);
+                    }
+                }
                 deployment.shutdown().await;
                 Ok(status)
             }
