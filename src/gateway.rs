@@ -28,6 +28,16 @@ pub struct Gateway {
     roots: Arc<tokio::sync::Mutex<Option<Vec<PathBuf>>>>,
     /// Rung when the roots change, so that the session's view is checked again.
     roots_changed: Arc<tokio::sync::Notify>,
+    /// What this session was last sent (`tools/list`, `prompts/list`) or told
+    /// had changed: the notifier compares against it, so that a change between
+    /// the client's listing and the notifier's first look is still announced.
+    shown: Arc<std::sync::Mutex<Shown>>,
+}
+
+#[derive(Default)]
+struct Shown {
+    tools: Option<Vec<ToolSpec>>,
+    prompts: Option<Arc<Vec<PromptSpec>>>,
 }
 
 /// How long a client may take to answer `roots/list`; past it the call goes on without roots.
@@ -36,7 +46,7 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots).
     pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
-        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default() }
+        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default(), shown: Arc::default() }
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -106,7 +116,10 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.view(&context.peer).await.tools.iter().filter_map(tool).collect()))
+        let tools = self.view(&context.peer).await.tools;
+        let listed = tools.iter().filter_map(tool).collect();
+        self.shown.lock().expect("shown lock").tools = Some(tools);
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     async fn list_prompts(
@@ -114,7 +127,10 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(self.view(&context.peer).await.prompts.iter().map(prompt).collect()))
+        let prompts = self.view(&context.peer).await.prompts;
+        let listed = prompts.iter().map(prompt).collect();
+        self.shown.lock().expect("shown lock").prompts = Some(prompts);
+        Ok(ListPromptsResult::with_all_items(listed))
     }
 
     async fn get_prompt(
@@ -161,7 +177,8 @@ impl ServerHandler for Gateway {
         let this = self.clone();
         let peer = context.peer;
         tokio::spawn(async move {
-            let mut shown = this.view(&peer).await;
+            // What a session that has not listed yet would have been sent.
+            let mut first = this.view(&peer).await;
             // rmcp offers no event for a session's end; a slow check lets an idle closed session's task go.
             let mut check = tokio::time::interval(SESSION_CHECK);
             check.reset();
@@ -175,8 +192,19 @@ impl ServerHandler for Gateway {
                     }
                 }
                 let now = this.view(&peer).await;
-                let (tools, prompts) = (now.tools != shown.tools, now.prompts != shown.prompts);
-                shown = now;
+                let (tools, prompts) = {
+                    let mut shown = this.shown.lock().expect("shown lock");
+                    let tools = *shown.tools.as_ref().unwrap_or(&first.tools) != now.tools;
+                    let prompts = *shown.prompts.as_ref().unwrap_or(&first.prompts) != now.prompts;
+                    if tools {
+                        shown.tools = Some(now.tools.clone());
+                    }
+                    if prompts {
+                        shown.prompts = Some(now.prompts.clone());
+                    }
+                    (tools, prompts)
+                };
+                first = now;
                 if tools && peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }

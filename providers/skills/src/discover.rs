@@ -266,7 +266,8 @@ pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty) -> Result<Scan,
         (Some(previous), Dirty::Clean) => Ok(Scan { files_read: 0, ..previous.clone() }),
         (Some(previous), Dirty::Folders(folders)) if previous.exists => {
             let mut next = Scan { files_read: 0, ..previous.clone() };
-            for folder in folders {
+            // Hidden folders are not skill folders, as in a whole listing.
+            for folder in folders.iter().filter(|f| !f.starts_with('.')) {
                 let old = previous.entries.get(folder);
                 match read_folder(root, folder, old)? {
                     Some((entry, read)) => {
@@ -316,17 +317,19 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
         Ok(meta) if meta.is_file() => meta,
         Ok(_) => return Ok(None),
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return Ok(None),
-        Err(e) => {
+        Err(e) if lasting(&e) => {
             let invalid = Invalid { file, line: 1, reason: format!("cannot read: {e}") };
             return Ok(Some((Entry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
         }
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
     let stamp = Stamp::of(&meta);
     if let Some(old) = old.filter(|o| o.stamp == Some(stamp)) {
         return Ok(Some((old.clone(), false)));
     }
     let found = match read_head(&file) {
-        Err(e) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
+        Err(Unread::Now(e)) => return Err(format!("cannot read {}: {e}", file.display())),
+        Err(Unread::Lasting(e)) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
         Ok(head) => match skill::parse(&head, folder) {
             Ok(parsed) => Found::Skill(Arc::new(Candidate::new(parsed.summary, dir, file, root.rank))),
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
@@ -335,9 +338,30 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
     Ok(Some((Entry { stamp: Some(stamp), found }, true)))
 }
 
+/// Whether an I/O error is about the file, and lasts (it is reported as the
+/// reason the file is not a skill), or about this moment (a descriptor limit,
+/// an I/O error: the read is incomplete and is tried again).
+fn lasting(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidData | std::io::ErrorKind::IsADirectory)
+}
+
+/// Why a skill file could not be read.
+enum Unread {
+    Lasting(String),
+    Now(String),
+}
+
+fn unread(e: std::io::Error) -> Unread {
+    match e.kind() {
+        std::io::ErrorKind::InvalidData => Unread::Lasting("the file is not UTF-8".into()),
+        _ if lasting(&e) => Unread::Lasting(format!("cannot read: {e}")),
+        _ => Unread::Now(e.to_string()),
+    }
+}
+
 /// A skill file up to the end of its frontmatter: routing needs no body.
-fn read_head(file: &Path) -> Result<String, String> {
-    let handle = std::fs::File::open(file).map_err(|e| format!("cannot read: {e}"))?;
+fn read_head(file: &Path) -> Result<String, Unread> {
+    let handle = std::fs::File::open(file).map_err(unread)?;
     let mut reader = BufReader::new(handle.take(MAX_FRONTMATTER_BYTES as u64 + 1));
     let mut head = String::new();
     let mut lines = 0;
@@ -346,8 +370,7 @@ fn read_head(file: &Path) -> Result<String, String> {
         match reader.read_line(&mut head) {
             Ok(0) => return Ok(head),
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err("the file is not UTF-8".into()),
-            Err(e) => return Err(format!("cannot read: {e}")),
+            Err(e) => return Err(unread(e)),
         }
         lines += 1;
         let line = head[before..].trim_end();
@@ -358,7 +381,7 @@ fn read_head(file: &Path) -> Result<String, String> {
             return Ok(head);
         }
         if head.len() > MAX_FRONTMATTER_BYTES {
-            return Err(format!("the frontmatter does not end within {} KiB", MAX_FRONTMATTER_BYTES / 1024));
+            return Err(Unread::Lasting(format!("the frontmatter does not end within {} KiB", MAX_FRONTMATTER_BYTES / 1024)));
         }
     }
 }

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -48,47 +48,20 @@ pub struct Observation {
 struct RootState {
     scan: Option<Arc<Scan>>,
     dirty: Dirty,
+    /// Bumped by every event that touches the root: an observation is
+    /// complete when none of its roots moved while it read them.
+    revision: u64,
     /// The path watched for the root: the root itself (recursively) when it
     /// exists, else its nearest existing ancestor.
     anchor: Option<PathBuf>,
+    /// The anchor itself was touched (removed, renamed, made again): its
+    /// watch may be gone with it, so the next read watches it again.
+    rewatch: bool,
+    /// Why the root cannot be watched (the watch limit, say); such a root is
+    /// relisted at every observation, rereading only files whose stamp moved.
+    unwatchable: Option<String>,
     /// The project a project root belongs to.
     project: Option<PathBuf>,
-}
-
-/// The watcher and, per watched path, how many roots hold it and whether
-/// recursively (a project folder is the anchor of both of its missing roots,
-/// and may be a custom root too).
-#[derive(Default)]
-struct Watches {
-    watcher: Option<notify::RecommendedWatcher>,
-    held: HashMap<PathBuf, (u32, RecursiveMode)>,
-}
-
-impl Watches {
-    fn hold(&mut self, path: &Path, mode: RecursiveMode) -> Result<(), String> {
-        let Some(watcher) = self.watcher.as_mut() else { return Ok(()) };
-        let held = self.held.get(path).copied();
-        // A recursive hold of a path held flatly watches it again, recursively.
-        if held.is_none_or(|(_, m)| m == RecursiveMode::NonRecursive && mode == RecursiveMode::Recursive) {
-            watcher.watch(path, mode).map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
-        }
-        let (n, m) = held.unwrap_or((0, mode));
-        let mode = if m == RecursiveMode::Recursive { m } else { mode };
-        self.held.insert(path.to_owned(), (n + 1, mode));
-        Ok(())
-    }
-
-    fn release(&mut self, path: &Path) {
-        let Some((n, _)) = self.held.get_mut(path) else { return };
-        *n -= 1;
-        if *n == 0 {
-            self.held.remove(path);
-            if let Some(w) = self.watcher.as_mut() {
-                // The path may be gone, and its watch with it.
-                let _ = w.unwatch(path);
-            }
-        }
-    }
 }
 
 #[derive(Default)]
@@ -96,10 +69,29 @@ struct Inner {
     roots: HashMap<PathBuf, RootState>,
     /// Projects kept, least recently used first.
     projects: VecDeque<PathBuf>,
-    watches: Watches,
+    /// Per watched path: how many roots hold it and whether recursively (a
+    /// project folder is the anchor of both of its missing roots).
+    held: HashMap<PathBuf, (u32, RecursiveMode)>,
     /// Set when the watcher reported an error; the next observation is incomplete once.
     watch_error: Option<String>,
 }
+
+impl Inner {
+    /// One holder fewer for `path`; the path when nothing holds it any more.
+    fn release(&mut self, path: &Path) -> Option<PathBuf> {
+        let (n, _) = self.held.get_mut(path)?;
+        *n -= 1;
+        if *n > 0 {
+            return None;
+        }
+        self.held.remove(path);
+        Some(path.to_owned())
+    }
+}
+
+/// The first retry after an incomplete observation, and the longest wait between retries.
+pub const RETRY_FIRST: Duration = Duration::from_secs(1);
+pub const RETRY_MAX: Duration = Duration::from_secs(30);
 
 pub struct SkillsMount {
     pub id: String,
@@ -112,7 +104,15 @@ pub struct SkillsMount {
     republishes: AtomicU64,
     /// Skill files read by discovery since the mount started (each edit costs one).
     files_read: AtomicU64,
+    /// Taken for short bookkeeping only, never across a read or a watch.
     inner: Mutex<Inner>,
+    /// Touched only while observing (one observation at a time) and at disposal.
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// One observation at a time: reads of a root never interleave.
+    observing: Mutex<()>,
+    /// Incomplete observations in a row; while there are any, a retry republishes after a backoff.
+    incomplete_streak: AtomicU32,
+    retry: Arc<tokio::sync::Notify>,
     changes: Changes,
     disposed: AtomicBool,
     stop: tokio_util::sync::CancellationToken,
@@ -120,7 +120,9 @@ pub struct SkillsMount {
 
 pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
     Box::pin(async move {
-        let mount = start(Arc::new(SkillsMount::new(cx.id, config, cx.workspace, cx.changes)))?;
+        // The workspace as sessions will name it (real path), so that both read the same roots.
+        let workspace = cx.workspace.as_deref().map(|w| crate::registry::workspace_of(Some(w), &[]));
+        let mount = start(Arc::new(SkillsMount::new(cx.id, config, workspace, cx.changes)))?;
         // The configured workspace is read at start, so the first listing is already warm.
         if let Some(ws) = mount.workspace.clone() {
             let m = mount.clone();
@@ -133,9 +135,10 @@ pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn
     })
 }
 
-/// Starts a mount's watcher (when `watch` is on); inside a tokio runtime.
+/// Starts a mount's watcher (when `watch` is on) and its retries; inside a tokio runtime.
 pub fn start(mount: Arc<SkillsMount>) -> Result<Arc<SkillsMount>, String> {
     mount.start_watching()?;
+    tokio::spawn(retry(Arc::downgrade(&mount), mount.retry.clone(), mount.stop.clone()));
     Ok(mount)
 }
 
@@ -150,6 +153,10 @@ impl SkillsMount {
             republishes: AtomicU64::new(0),
             files_read: AtomicU64::new(0),
             inner: Mutex::default(),
+            watcher: Mutex::default(),
+            observing: Mutex::default(),
+            incomplete_streak: AtomicU32::new(0),
+            retry: Arc::default(),
             changes,
             disposed: AtomicBool::new(false),
             stop: tokio_util::sync::CancellationToken::new(),
@@ -160,7 +167,13 @@ impl SkillsMount {
         self.revision.load(Ordering::SeqCst)
     }
 
-    /// How many times settled watcher events republished the catalog.
+    /// Whether some root cannot be watched: a cached catalog cannot be
+    /// trusted to be current, so every listing observes again.
+    pub fn polling(&self) -> bool {
+        self.inner.lock().expect("skills lock").roots.values().any(|s| s.unwatchable.is_some())
+    }
+
+    /// How many times the catalog was republished (settled events, writes through seam, retries).
     pub fn republishes(&self) -> u64 {
         self.republishes.load(Ordering::SeqCst)
     }
@@ -184,16 +197,25 @@ impl SkillsMount {
         discover::roots(&self.config, &discover::project_of(workspace), Self::home().as_deref())
     }
 
+    fn root_revisions(&self, roots: &[Root]) -> Vec<u64> {
+        let inner = self.inner.lock().expect("skills lock");
+        roots.iter().map(|r| inner.roots.get(&r.path).map_or(0, |s| s.revision)).collect()
+    }
+
     /// Reads what changed since the last observation of the workspace's roots
-    /// (blocking). A revision bump while reading is retried once; a second
-    /// one, an unreadable root or a watcher failure makes it incomplete.
+    /// (blocking; one observation of the mount at a time). An event on one of
+    /// these roots while they are read is retried once; a second one, an
+    /// unreadable root or a watcher failure makes the observation incomplete,
+    /// and an incomplete observation is retried after a backoff.
     pub fn observe(&self, workspace: &Path) -> Observation {
+        let _one_at_a_time = self.observing.lock().expect("observe lock");
         let project = discover::project_of(workspace);
         self.keep_project(&project);
         let roots = discover::roots(&self.config, &project, Self::home().as_deref());
         let mut attempt = 0;
-        loop {
+        let observation = loop {
             let revision = self.revision();
+            let before = self.root_revisions(&roots);
             let mut observation = Observation { roots: Vec::new(), refused: Vec::new(), incomplete: None, revision };
             if let Some(e) = self.inner.lock().expect("skills lock").watch_error.take() {
                 observation.incomplete = Some(format!("the watcher failed: {e}"));
@@ -203,6 +225,8 @@ impl SkillsMount {
                 if self.config.read_only_roots
                     && let Some(reason) = trust.refusal()
                 {
+                    // Watched all the same: a root made safe (`chmod o-w`) is an event.
+                    let _ = self.anchor(root);
                     observation.refused.push((root.clone(), reason));
                     continue;
                 }
@@ -213,34 +237,48 @@ impl SkillsMount {
                     }
                 }
             }
-            if observation.incomplete.is_some() || self.revision() == revision {
-                return observation;
+            if observation.incomplete.is_some() || self.root_revisions(&roots) == before {
+                break observation;
             }
             attempt += 1;
             if attempt > 1 {
                 observation.incomplete = Some("the skill roots kept changing while they were read".into());
-                return observation;
+                break observation;
             }
+        };
+        if observation.incomplete.is_some() {
+            self.incomplete_streak.fetch_add(1, Ordering::SeqCst);
+            self.retry.notify_one();
+        } else {
+            self.incomplete_streak.store(0, Ordering::SeqCst);
         }
+        observation
     }
 
     fn read_root(&self, root: &Root) -> Result<Arc<Scan>, String> {
-        let (previous, dirty) = {
+        let (previous, dirty, unwatchable) = {
             let mut inner = self.inner.lock().expect("skills lock");
             let state = inner.roots.entry(root.path.clone()).or_default();
-            if state.scan.is_some() && state.dirty == Dirty::Clean {
-                return Ok(state.scan.clone().expect("checked"));
+            if let Some(scan) = state.scan.clone().filter(|_| state.dirty == Dirty::Clean && !state.rewatch && state.unwatchable.is_none())
+            {
+                return Ok(scan);
             }
             state.project = root.project.clone();
-            // Taken now: an event arriving while the root is read marks it again.
-            let taken = (state.scan.clone(), std::mem::take(&mut state.dirty));
-            // Watched before it is read: a skill folder made while it is read is an event.
-            if let Err(e) = anchor(&mut inner, root) {
-                inner.roots.entry(root.path.clone()).or_default().dirty = Dirty::All;
-                return Err(e);
+            if state.unwatchable.is_some() {
+                state.dirty = Dirty::All;
             }
-            taken
+            // Taken now: an event arriving while the root is read marks it again.
+            (state.scan.clone(), std::mem::take(&mut state.dirty), state.unwatchable.is_some())
         };
+        // Watched before it is read: a skill folder made while it is read is an event.
+        if !unwatchable && let Err(e) = self.anchor(root) {
+            tracing::warn!(mount = %self.id, root = %root.path.display(), "{e}; the root is relisted at every listing instead");
+            let mut inner = self.inner.lock().expect("skills lock");
+            let state = inner.roots.entry(root.path.clone()).or_default();
+            state.unwatchable = Some(e.clone());
+            state.dirty = Dirty::All;
+            return Err(e);
+        }
         let scan = match discover::scan(root, previous.as_deref(), &dirty) {
             Ok(scan) => Arc::new(scan),
             Err(e) => {
@@ -258,30 +296,94 @@ impl SkillsMount {
         Ok(scan)
     }
 
+    /// Watches a root before it is read: the root itself, recursively, when it
+    /// is a folder; else its nearest existing ancestor, non-recursively. The
+    /// watcher is called without the bookkeeping lock held.
+    fn anchor(&self, root: &Root) -> Result<(), String> {
+        let mut watcher = self.watcher.lock().expect("watcher lock");
+        let Some(watcher) = watcher.as_mut() else { return Ok(()) };
+        let (target, mode) = if root.path.is_dir() {
+            (root.path.clone(), RecursiveMode::Recursive)
+        } else {
+            match root.path.ancestors().skip(1).find(|a| a.is_dir()) {
+                Some(a) => (a.to_owned(), RecursiveMode::NonRecursive),
+                None => return Ok(()),
+            }
+        };
+        let (current, call) = {
+            let mut inner = self.inner.lock().expect("skills lock");
+            let held = inner.held.get(&target).copied();
+            let state = inner.roots.entry(root.path.clone()).or_default();
+            if state.anchor.as_ref() == Some(&target) && !state.rewatch {
+                return Ok(());
+            }
+            // A path held by nothing, held flatly and now wanted recursively, or whose watch may be gone.
+            let call = state.rewatch || held.is_none_or(|(_, m)| m == RecursiveMode::NonRecursive && mode == RecursiveMode::Recursive);
+            (state.anchor.clone(), call)
+        };
+        if call && let Err(e) = watcher.watch(&target, mode) {
+            // A recursive watch may have placed part of its watches before failing.
+            if current.as_ref() != Some(&target) && !self.inner.lock().expect("skills lock").held.contains_key(&target) {
+                let _ = watcher.unwatch(&target);
+            }
+            return Err(format!("cannot watch {}: {e}", target.display()));
+        }
+        let unwatch = {
+            let mut inner = self.inner.lock().expect("skills lock");
+            let mut unwatch = None;
+            if current.as_ref() != Some(&target) {
+                let entry = inner.held.entry(target.clone()).or_insert((0, mode));
+                entry.0 += 1;
+                if mode == RecursiveMode::Recursive {
+                    entry.1 = mode;
+                }
+                if let Some(old) = &current {
+                    unwatch = inner.release(old);
+                }
+            }
+            let state = inner.roots.entry(root.path.clone()).or_default();
+            state.anchor = Some(target);
+            state.rewatch = false;
+            unwatch
+        };
+        if let Some(old) = unwatch {
+            // It may be gone already, and its watch with it.
+            let _ = watcher.unwatch(&old);
+        }
+        Ok(())
+    }
+
     /// Marks `project` the most recently used; past `max_watched_projects` the
     /// least recently used is dropped: its roots unwatched and forgotten.
+    /// Called while observing.
     fn keep_project(&self, project: &Path) {
-        let mut inner = self.inner.lock().expect("skills lock");
-        if let Some(at) = inner.projects.iter().position(|p| p == project) {
-            let p = inner.projects.remove(at).expect("found");
-            inner.projects.push_back(p);
-            return;
+        let mut unwatch = Vec::new();
+        {
+            let mut inner = self.inner.lock().expect("skills lock");
+            if let Some(at) = inner.projects.iter().position(|p| p == project) {
+                let p = inner.projects.remove(at).expect("found");
+                inner.projects.push_back(p);
+                return;
+            }
+            inner.projects.push_back(project.to_owned());
+            while inner.projects.len() > self.config.max_watched_projects as usize {
+                let dropped = inner.projects.pop_front().expect("over the limit");
+                let gone: Vec<PathBuf> =
+                    inner.roots.iter().filter(|(_, s)| s.project.as_ref() == Some(&dropped)).map(|(p, _)| p.clone()).collect();
+                for path in gone {
+                    let state = inner.roots.remove(&path).expect("listed");
+                    if let Some(anchor) = &state.anchor {
+                        unwatch.extend(inner.release(anchor));
+                    }
+                }
+                self.revision.fetch_add(1, Ordering::SeqCst);
+                tracing::debug!(mount = %self.id, project = %dropped.display(), "project dropped from the watched set");
+            }
         }
-        inner.projects.push_back(project.to_owned());
-        while inner.projects.len() > self.config.max_watched_projects as usize {
-            let dropped = inner.projects.pop_front().expect("over the limit");
-            let Inner { roots, watches, .. } = &mut *inner;
-            roots.retain(|_, state| {
-                if state.project.as_ref() != Some(&dropped) {
-                    return true;
-                }
-                if let Some(anchor) = &state.anchor {
-                    watches.release(anchor);
-                }
-                false
-            });
-            self.revision.fetch_add(1, Ordering::SeqCst);
-            tracing::debug!(mount = %self.id, project = %dropped.display(), "project dropped from the watched set");
+        if let Some(w) = self.watcher.lock().expect("watcher lock").as_mut() {
+            for path in unwatch {
+                let _ = w.unwatch(&path);
+            }
         }
     }
 
@@ -291,7 +393,7 @@ impl SkillsMount {
         let mut out: Vec<PathBuf> = inner
             .roots
             .iter()
-            .filter(|(p, s)| s.anchor.as_deref() == Some(p.as_path()) && inner.watches.held.contains_key(p.as_path()))
+            .filter(|(p, s)| s.anchor.as_deref() == Some(p.as_path()) && inner.held.contains_key(p.as_path()))
             .map(|(p, _)| p.clone())
             .collect();
         out.sort();
@@ -301,7 +403,7 @@ impl SkillsMount {
     /// Every path the watcher watches now, sorted (for tests).
     pub fn watched_paths(&self) -> Vec<PathBuf> {
         let inner = self.inner.lock().expect("skills lock");
-        let mut out: Vec<PathBuf> = inner.watches.held.keys().cloned().collect();
+        let mut out: Vec<PathBuf> = inner.held.keys().cloned().collect();
         out.sort();
         out
     }
@@ -309,20 +411,26 @@ impl SkillsMount {
     /// Marks what an event about `path` makes stale, at once (no settling):
     /// the skill folder it is in or is; the whole root for an event on the
     /// root, on a file beside the skill folders, or on an ancestor of the
-    /// root (which may have made or removed it). Returns whether any root of
+    /// root (which may have made or removed it). An event on the watched
+    /// path itself also has it watched again. Returns whether any root of
     /// the mount was touched.
     pub fn invalidate(&self, path: &Path) -> bool {
         let mut inner = self.inner.lock().expect("skills lock");
         let mut hit = false;
         for (root, state) in inner.roots.iter_mut() {
+            if path == root || state.anchor.as_deref() == Some(path) {
+                state.rewatch = true;
+            }
             if let Ok(rest) = path.strip_prefix(root) {
                 let folder = rest.components().next().and_then(|c| c.as_os_str().to_str()).map(str::to_owned);
                 state.dirty.add(folder);
-                hit = true;
             } else if root.starts_with(path) {
                 state.dirty = Dirty::All;
-                hit = true;
+            } else {
+                continue;
             }
+            state.revision += 1;
+            hit = true;
         }
         drop(inner);
         if hit {
@@ -331,11 +439,13 @@ impl SkillsMount {
         hit
     }
 
-    /// Forgets everything read (the watcher lost events).
+    /// Forgets everything read and watched (the watcher lost events).
     fn invalidate_all(&self) {
         let mut inner = self.inner.lock().expect("skills lock");
         for state in inner.roots.values_mut() {
             state.dirty = Dirty::All;
+            state.rewatch = true;
+            state.revision += 1;
         }
         drop(inner);
         self.revision.fetch_add(1, Ordering::SeqCst);
@@ -350,14 +460,20 @@ impl SkillsMount {
             let _ = tx.send(event);
         })
         .map_err(|e| format!("cannot start the skills watcher: {e}"))?;
-        self.inner.lock().expect("skills lock").watches.watcher = Some(watcher);
+        *self.watcher.lock().expect("watcher lock") = Some(watcher);
         tokio::spawn(coalesce(Arc::downgrade(self), rx, self.stop.clone()));
         Ok(())
     }
 
-    /// What one watcher event means: paths to invalidate, or "everything" for a watcher error.
+    /// What one watcher event means: paths to invalidate, or "everything" for
+    /// a watcher error or lost events (the kernel's queue overflowed).
     fn take_event(&self, event: notify::Result<notify::Event>) -> bool {
         match event {
+            Ok(e) if e.need_rescan() => {
+                tracing::warn!(mount = %self.id, "the skills watcher lost events; every root is read again");
+                self.invalidate_all();
+                true
+            }
             Ok(e) if matches!(e.kind, EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write))) => {
                 e.paths.iter().fold(false, |hit, p| self.invalidate(p) | hit)
             }
@@ -387,14 +503,20 @@ impl SkillsMount {
             .iter()
             .map(|root| {
                 let trust = trust::of(root, self.workspace.as_deref());
-                let inner = self.inner.lock().expect("skills lock");
-                let scan = inner.roots.get(&root.path).and_then(|s| s.scan.clone());
+                let (scan, unwatchable) = {
+                    let inner = self.inner.lock().expect("skills lock");
+                    let state = inner.roots.get(&root.path);
+                    (state.and_then(|s| s.scan.clone()), state.and_then(|s| s.unwatchable.clone()))
+                };
                 let mut j = root_json(root, &trust);
                 if let Some(scan) = scan {
                     j["skills"] = json!(scan.skills().count());
                     j["invalid"] = json!(scan.invalid().map(|i| i.to_string()).collect::<Vec<_>>());
                 }
                 j["refused"] = json!(self.config.read_only_roots && trust.refusal().is_some());
+                if let Some(reason) = unwatchable {
+                    j["unwatched"] = json!(reason);
+                }
                 j
             })
             .collect();
@@ -405,32 +527,32 @@ impl SkillsMount {
             "republishes": self.republishes(),
             "files_read": self.files_read(),
             "watching": self.config.watch,
+            "incomplete_in_a_row": self.incomplete_streak.load(Ordering::SeqCst),
         })
     }
 }
 
-/// Watches a root before it is read: the root itself, recursively, when it
-/// is a folder; else its nearest existing ancestor, non-recursively.
-fn anchor(inner: &mut Inner, root: &Root) -> Result<(), String> {
-    let Inner { roots, watches, .. } = inner;
-    if watches.watcher.is_none() {
-        return Ok(());
-    }
-    let state = roots.entry(root.path.clone()).or_default();
-    let target = if root.path.is_dir() {
-        Some((root.path.clone(), RecursiveMode::Recursive))
-    } else {
-        root.path.ancestors().skip(1).find(|a| a.is_dir()).map(|a| (a.to_owned(), RecursiveMode::NonRecursive))
-    };
-    if target.as_ref().map(|(p, _)| p) != state.anchor.as_ref() {
-        if let Some((path, mode)) = &target {
-            watches.hold(path, *mode)?;
+/// While observations are incomplete, republishes after a backoff (doubling
+/// from `RETRY_FIRST` to `RETRY_MAX`), so that a transient failure does not
+/// leave sessions on the last good catalog until some client lists again.
+async fn retry(mount: Weak<SkillsMount>, wake: Arc<tokio::sync::Notify>, stop: tokio_util::sync::CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = stop.cancelled() => return,
         }
-        if let Some(old) = std::mem::replace(&mut state.anchor, target.map(|(p, _)| p)) {
-            watches.release(&old);
+        let Some(streak) = mount.upgrade().map(|m| m.incomplete_streak.load(Ordering::SeqCst)) else { return };
+        let delay = RETRY_FIRST.saturating_mul(1 << streak.saturating_sub(1).min(5)).min(RETRY_MAX);
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stop.cancelled() => return,
+        }
+        match mount.upgrade() {
+            Some(m) if m.incomplete_streak.load(Ordering::SeqCst) > 0 => m.republish(),
+            Some(_) => {}
+            None => return,
         }
     }
-    Ok(())
 }
 
 pub fn root_json(root: &Root, trust: &RootTrust) -> Json {
@@ -493,7 +615,8 @@ impl Running for SkillsMount {
         self.disposed.store(true, Ordering::SeqCst);
         self.stop.cancel();
         // Dropping the watcher ends its thread and its watches.
-        self.inner.lock().expect("skills lock").watches = Watches::default();
+        *self.watcher.lock().expect("watcher lock") = None;
+        self.inner.lock().expect("skills lock").held.clear();
         Box::pin(async {})
     }
     fn facts(&self) -> Map<String, Json> {
@@ -544,8 +667,15 @@ pub fn written_paths(arguments: &Map<String, Json>, workspace: Option<&Path>) ->
         if s.is_empty() || s.len() > MAX_PATH_CHARS || s.contains(['\n', '\0']) {
             continue;
         }
-        let s = s.strip_prefix("file://").unwrap_or(s);
-        let path = Path::new(s);
+        // A `file:` URI as the path it names (percent-decoded; `localhost` or no host).
+        let from_uri;
+        let path = if s.starts_with("file:") {
+            let Some(p) = url::Url::parse(s).ok().and_then(|u| u.to_file_path().ok()) else { continue };
+            from_uri = p;
+            from_uri.as_path()
+        } else {
+            Path::new(s)
+        };
         let path = match (path.is_absolute(), workspace) {
             (true, _) => path.to_owned(),
             (false, Some(ws)) => ws.join(path),
@@ -635,6 +765,13 @@ mod tests {
             tokio::time::sleep(tick).await;
         }
         assert_eq!(mount.republishes(), 3, "a stream that never pauses still republishes after MAX_SETTLE");
+
+        // The kernel's queue overflowed: an event with no paths, flagged for a rescan.
+        let revision = mount.revision();
+        tx.send(Ok(notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan))).unwrap();
+        tokio::time::sleep(SETTLE + tick).await;
+        assert_eq!(mount.republishes(), 4, "lost events republish");
+        assert!(mount.revision() > revision, "and every root is read again");
         stop.cancel();
         task.await.unwrap();
     }

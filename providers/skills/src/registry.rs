@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 
 use imbl::OrdMap;
 use seam_engine::runtime::AsAny;
@@ -58,6 +58,16 @@ impl Catalog {
         Catalog { skills, digest: hex(sum), sum, ..Catalog::default() }
     }
 
+    /// A copy that shares this one's rendering: for a catalog whose text is
+    /// the same (the same digest).
+    fn same_text(&self) -> Catalog {
+        let copy = self.clone();
+        if let Some(r) = self.rendered.get() {
+            let _ = copy.rendered.set(r.clone());
+        }
+        copy
+    }
+
     /// This catalog with the winners of `names` decided again over `observed`.
     fn updated(&self, names: &[String], observed: &[(u32, &Observation)]) -> Catalog {
         let mut next = Catalog { skills: self.skills.clone(), sum: self.sum, ..Catalog::default() };
@@ -71,6 +81,12 @@ impl Catalog {
             }
         }
         next.digest = hex(next.sum);
+        // A body edit changes no summary: the text listed stays, rendered once.
+        if next.sum == self.sum
+            && let Some(r) = self.rendered.get()
+        {
+            let _ = next.rendered.set(r.clone());
+        }
         next
     }
 }
@@ -152,16 +168,39 @@ fn changed_names(before: &[(u32, Observation)], after: &[(u32, Observation)]) ->
 type Key = (PathBuf, Vec<(u64, u32)>);
 
 struct Cached {
-    revisions: Vec<u64>,
+    /// The mounts' revisions the catalog is current at; `None` once an
+    /// observation after it was incomplete (it stays, as the last good one).
+    revisions: Option<Vec<u64>>,
     catalog: Arc<Catalog>,
     /// What the catalog was merged from, to merge only what changed next time.
     observed: Arc<Vec<(u32, Observation)>>,
+    /// The chain's mounts: an entry whose mounts are all gone is dropped first.
+    mounts: Vec<Weak<SkillsMount>>,
+    /// When it was last used (a tick of `Cache::clock`).
+    used: u64,
+}
+
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<Key, Cached>,
+    clock: u64,
+}
+
+impl Cache {
+    /// Makes room for one more entry: entries of mounts that are gone first, then the least recently used.
+    fn make_room(&mut self) {
+        self.entries.retain(|_, c| c.mounts.iter().any(|m| m.strong_count() > 0));
+        while self.entries.len() >= CACHE_ENTRIES {
+            let Some(oldest) = self.entries.iter().min_by_key(|(_, c)| c.used).map(|(k, _)| k.clone()) else { return };
+            self.entries.remove(&oldest);
+        }
+    }
 }
 
 /// Most (workspace, chain) catalogs kept.
 const CACHE_ENTRIES: usize = 256;
 
-static CACHE: LazyLock<Mutex<HashMap<Key, Cached>>> = LazyLock::new(Mutex::default);
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
 /// The workspace of a session: its first root inside the configured
 /// workspace, else the configured workspace (a client cannot point discovery
@@ -172,16 +211,26 @@ pub fn workspace_of(configured: Option<&Path>, roots: &[PathBuf]) -> PathBuf {
     inside.or(configured).unwrap_or_else(|| std::env::current_dir().unwrap_or_default())
 }
 
-/// The agent's catalog in `workspace`: cached while no mount's revision moved,
-/// else observed again (blocking reads on the blocking pool).
+/// The agent's catalog in `workspace`: cached while no mount's revision moved
+/// (and every root is watched), else observed again (blocking reads on the
+/// blocking pool).
 pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
     let key: Key = (workspace.clone(), chain.iter().map(|l| (l.mount.serial, l.layer)).collect());
     let revisions: Vec<u64> = chain.iter().map(|l| l.mount.revision()).collect();
+    let polling = chain.iter().any(|l| l.mount.polling());
+    let mounts: Vec<Weak<SkillsMount>> = chain.iter().map(|l| Arc::downgrade(&l.mount)).collect();
     let last = {
-        let cache = CACHE.lock().expect("catalog cache lock");
-        match cache.get(&key) {
-            Some(c) if c.revisions == revisions => return c.catalog.clone(),
-            Some(c) => Some((c.catalog.clone(), c.observed.clone())),
+        let mut cache = CACHE.lock().expect("catalog cache lock");
+        cache.clock += 1;
+        let now = cache.clock;
+        match cache.entries.get_mut(&key) {
+            Some(c) => {
+                c.used = now;
+                if !polling && c.revisions.as_ref() == Some(&revisions) {
+                    return c.catalog.clone();
+                }
+                Some((c.catalog.clone(), c.observed.clone()))
+            }
             None => None,
         }
     };
@@ -195,8 +244,13 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
     };
     if let Some(reason) = observations.iter().find_map(|(_, o)| o.incomplete.clone()) {
         tracing::warn!(workspace = %key.0.display(), "skill discovery incomplete, the last good catalog stays: {reason}");
+        let mut cache = CACHE.lock().expect("catalog cache lock");
+        if let Some(c) = cache.entries.get_mut(&key) {
+            // Kept as the last good catalog, no longer as a current one.
+            c.revisions = None;
+        }
         return Arc::new(match last {
-            Some((last, _)) => Catalog { stale: Some(reason), ..(*last).clone() },
+            Some((last, _)) => Catalog { stale: Some(reason), ..last.same_text() },
             None => Catalog { unavailable: Some(reason), ..Catalog::default() },
         });
     }
@@ -207,14 +261,12 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
         Some((last, names)) => Arc::new(last.updated(&names, &refs)),
         None => Arc::new(merge(&refs)),
     };
-    let revisions = observations.iter().map(|(_, o)| o.revision).collect();
+    let revisions = Some(observations.iter().map(|(_, o)| o.revision).collect());
     let mut cache = CACHE.lock().expect("catalog cache lock");
-    if cache.len() >= CACHE_ENTRIES && !cache.contains_key(&key) {
-        // Catalogs are cheap to rebuild from the mounts' own scans; drop any.
-        if let Some(k) = cache.keys().next().cloned() {
-            cache.remove(&k);
-        }
+    if !cache.entries.contains_key(&key) {
+        cache.make_room();
     }
-    cache.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations) });
+    let used = cache.clock;
+    cache.entries.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations), mounts, used });
     catalog
 }

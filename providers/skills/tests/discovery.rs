@@ -505,7 +505,7 @@ fn written_paths_are_read_from_every_string_of_the_arguments() {
     std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
     let args = json!({
         "path": "/a/b/../c/./SKILL.md",
-        "edits": [{ "file": "file:///u/v" }],
+        "edits": [{ "file": "file:///u/v" }, { "file": "file://localhost/u/with%20space" }],
         "relative": "sub/x",
         "content": "---\nname: a\n",
         "count": 3,
@@ -515,6 +515,7 @@ fn written_paths_are_read_from_every_string_of_the_arguments() {
     for expected in [
         PathBuf::from("/a/c/SKILL.md"),
         PathBuf::from("/u/v"),
+        PathBuf::from("/u/with space"),
         PathBuf::from("/ws/sub/x"),
         dir.join("link/new/SKILL.md"),
         dir.join("real/new/SKILL.md"),
@@ -595,4 +596,109 @@ async fn an_updated_catalog_equals_one_merged_whole() {
         assert_eq!(now.digest == last.digest, *what == "a body edit", "{what}: the digest moves with the summaries only");
         last = now;
     }
+}
+
+/// Sessions of two agents sharing a mount list at once after an edit: each
+/// catalog shows the edit (reads of one root never interleave, so neither can
+/// take the other's half-done read for a finished one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_listings_after_an_edit_all_see_it() {
+    let dir = scratch("concurrent");
+    let root = dir.join("custom");
+    for i in 0..200 {
+        skill(&root, &format!("s{i}"), "d", "", "");
+    }
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    for round in 0..30 {
+        let description = format!("edit {round}");
+        skill(&root, &format!("s{}", round * 7 % 200), &description, "", "");
+        m.invalidate(&root.join(format!("s{}", round * 7 % 200)));
+        let tasks: Vec<_> =
+            (0..4).map(|layer| tokio::spawn(registry::catalog(dir.clone(), vec![Layered { mount: m.clone(), layer }]))).collect();
+        for task in tasks {
+            let c = task.await.unwrap();
+            let s = &c.skills[&format!("s{}", round * 7 % 200)];
+            assert_eq!(s.summary.description, description, "round {round}");
+        }
+    }
+}
+
+/// A root removed and made again before any read is watched again: an edit
+/// in the new folder is seen, though the old folder's watch went with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_removed_and_made_again_is_watched_again() {
+    let dir = scratch("root-remade");
+    let root = dir.join("custom");
+    skill(&root, "a", "first", "", "");
+    let (m, changes) = watching(&dir, &[&root]);
+    let mut published = changes.subscribe();
+    assert!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.contains_key("a"));
+    std::fs::remove_dir_all(&root).unwrap();
+    skill(&root, "b", "second", "", "");
+    until(&mut published, &dir, &m, "the root made again", |c| c.skills.contains_key("b") && !c.skills.contains_key("a")).await;
+    skill(&root, "b", "edited", "", "");
+    until(&mut published, &dir, &m, "an edit in the new root", |c| c.skills.get("b").is_some_and(|b| b.summary.description == "edited"))
+        .await;
+    m.dispose(std::time::Duration::from_secs(1)).await;
+}
+
+/// An incomplete observation is tried again after a backoff, without any
+/// event or listing: the repaired root's skills are then published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incomplete_observation_is_retried_and_republished() {
+    let dir = scratch("retry");
+    let root = dir.join("custom");
+    std::os::unix::fs::symlink(&root, &root).unwrap();
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let changes = Changes::default();
+    let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.clone()), changes.clone()))).unwrap();
+    let mut published = changes.subscribe();
+    let first = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(first.unavailable.is_some(), "{first:?}");
+    std::fs::remove_file(&root).unwrap();
+    skill(&root, "back", "d", "", "");
+    let waited = std::time::Instant::now();
+    tokio::time::timeout(seam_skills::host::RETRY_FIRST * 10, published.changed()).await.expect("a retry republishes").unwrap();
+    assert!(waited.elapsed() < seam_skills::host::RETRY_FIRST * 10);
+    let after = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(after.unavailable.is_none() && after.skills.contains_key("back"), "{after:?}");
+    m.dispose(std::time::Duration::from_secs(1)).await;
+}
+
+/// A body-only edit leaves the listed text as it was: the listing is not
+/// rendered again, it is the very same one.
+#[tokio::test]
+async fn a_body_edit_keeps_the_rendered_listing() {
+    let dir = scratch("body-edit");
+    let root = dir.join("custom");
+    for i in 0..10 {
+        skill(&root, &format!("s{i}"), "d", "", "Body.\n");
+    }
+    let mut c = config(&[&root], None);
+    c.include_default_roots = false;
+    let m = mount("m", c, &dir);
+    let listed = |m: &Arc<SkillsMount>| {
+        let provider = Provider { id: "m".into(), registry: "skills", config: Arc::new(()), running: m.clone(), layer: 0 };
+        let settings = seam_skills::SkillSettings { catalog_description_max: 100 };
+        let listing = seam_engine::surface::Listing {
+            definition: seam_skills::tool::definition(&settings),
+            providers: vec![provider],
+            section: None,
+            roots: Vec::new(),
+        };
+        seam_skills::tool::list(&settings, listing)
+    };
+    let before = listed(&m).await;
+    skill(&root, "s3", "d", "", "Another body.\n");
+    m.invalidate(&root.join("s3/SKILL.md"));
+    let after = listed(&m).await;
+    assert!(Arc::ptr_eq(&before.definition, &after.definition) && Arc::ptr_eq(&before.prompts, &after.prompts));
+    skill(&root, "s3", "new description", "", "");
+    m.invalidate(&root.join("s3/SKILL.md"));
+    let changed = listed(&m).await;
+    assert!(!Arc::ptr_eq(&before.definition, &changed.definition));
+    assert!(changed.definition["description"].as_str().unwrap().contains("- s3: new description\n"));
 }
