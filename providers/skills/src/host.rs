@@ -456,8 +456,14 @@ impl SkillsMount {
             return Ok(());
         }
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<notify::Result<notify::Event>>();
-        let watcher = notify::recommended_watcher(move |event| {
-            let _ = tx.send(event);
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            // Reads (discovery's own among them: an open per skill file) change nothing; only a write's close does.
+            let read = event.as_ref().is_ok_and(
+                |e| matches!(e.kind, EventKind::Access(a) if a != notify::event::AccessKind::Close(notify::event::AccessMode::Write)),
+            );
+            if !read {
+                let _ = tx.send(event);
+            }
         })
         .map_err(|e| format!("cannot start the skills watcher: {e}"))?;
         *self.watcher.lock().expect("watcher lock") = Some(watcher);
