@@ -38,6 +38,11 @@ fn config(custom: &[&Path], bundled: Option<&Path>) -> FsSkills {
     }
 }
 
+/// A config reading only the named roots (no project or user roots).
+fn custom_only(custom: &[&Path], bundled: Option<&Path>) -> FsSkills {
+    FsSkills { include_default_roots: false, ..config(custom, bundled) }
+}
+
 fn mount(id: &str, config: FsSkills, workspace: &Path) -> Arc<SkillsMount> {
     Arc::new(SkillsMount::new(id.into(), config, Some(workspace.to_owned()), Changes::default()))
 }
@@ -114,8 +119,7 @@ fn an_invalid_skill_is_reported_and_skipped_and_the_others_stay() {
     skill(&root, "bad", "fine", "userInvocable: true\n", "");
     std::fs::create_dir_all(root.join("notes")).unwrap(); // a folder without SKILL.md is not a skill
     std::fs::write(root.join("README.md"), "not a skill").unwrap();
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let o = m.observe(&dir);
     let scan = &o.roots[0].1;
@@ -149,8 +153,7 @@ async fn incomplete_discovery_keeps_the_last_good_catalog() {
     let dir = scratch("incomplete");
     let root = dir.join("custom");
     skill(&root, "kept", "d", "", "");
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let first = registry::catalog(dir.clone(), chain(&[&m])).await;
     assert!(first.stale.is_none() && first.skills.contains_key("kept"));
@@ -173,8 +176,7 @@ async fn incomplete_discovery_keeps_the_last_good_catalog() {
     // A mount that never completed has nothing to publish, and says so instead of listing nothing.
     let broken = dir.join("broken");
     std::os::unix::fs::symlink(&broken, &broken).unwrap();
-    let mut c = config(&[&broken], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&broken], None);
     let never = mount("never", c, &dir);
     let none = registry::catalog(dir.clone(), chain(&[&never])).await;
     assert!(none.unavailable.is_some() && none.skills.is_empty(), "{none:?}");
@@ -186,8 +188,7 @@ async fn the_digest_changes_with_the_catalog_and_not_with_a_body() {
     let dir = scratch("digest");
     let root = dir.join("custom");
     skill(&root, "a", "first", "", "body one\n");
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let first = registry::catalog(dir.clone(), chain(&[&m])).await;
     let again = registry::catalog(dir.clone(), chain(&[&m])).await;
@@ -219,8 +220,7 @@ fn an_event_rereads_only_its_folder() {
     for i in 0..50 {
         skill(&root, &format!("s{i}"), "d", "", "");
     }
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     assert_eq!(m.observe(&dir).roots[0].1.files_read, 50);
     assert_eq!(m.observe(&dir).roots[0].1.files_read, 50, "a clean root is the same scan");
@@ -292,8 +292,7 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
     skill(&root, "both", "d", "", "Both.\n");
     skill(&root, "user-only", "d", "disable-model-invocation: true\nuser-invocable: true\n", "For the user.\n");
     skill(&root, "model-only", "d", "user-invocable: off\n", "For the model.\n");
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let ps = providers(&[(&m, 0)]);
     let settings = seam_skills::SkillSettings { catalog_description_max: 500 };
@@ -362,8 +361,7 @@ fn writable_roots_are_flagged_and_refused_under_read_only_roots() {
         skill(root, "s", "d", "", "");
     }
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut c = config(&[&inside, &outside, &open], Some(&bundled));
-    c.include_default_roots = false;
+    let c = custom_only(&[&inside, &outside, &open], Some(&bundled));
     let roots = seam_skills::discover::roots(&c, &workspace, None);
     let trust: Vec<_> = roots.iter().map(|r| seam_skills::trust::of(r, Some(&workspace))).collect();
     assert!(trust[0].in_workspace && !trust[0].world_writable && trust[0].warning().unwrap().contains("inside the workspace"));
@@ -389,9 +387,7 @@ async fn the_watcher_republishes_a_burst_of_edits_after_it_settles() {
     let dir = scratch("watch");
     let root = dir.join("custom");
     skill(&root, "w", "edit start", "", "");
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
-    c.watch = true;
+    let c = FsSkills { watch: true, ..custom_only(&[&root], None) };
     let changes = Changes::default();
     let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.clone()), changes.clone()))).unwrap();
     let first = registry::catalog(dir.clone(), chain(&[&m])).await;
@@ -436,9 +432,7 @@ async fn until(
 }
 
 fn watching(dir: &Path, roots: &[&Path]) -> (Arc<SkillsMount>, Changes) {
-    let mut c = config(roots, None);
-    c.include_default_roots = false;
-    c.watch = true;
+    let c = FsSkills { watch: true, ..custom_only(roots, None) };
     let changes = Changes::default();
     let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.to_owned()), changes.clone()))).unwrap();
     (m, changes)
@@ -535,8 +529,7 @@ async fn a_write_through_seam_republishes_at_once() {
     let dir = scratch("saw-write");
     let root = dir.join("custom");
     skill(&root, "a", "d", "", "");
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     assert!(m.watches_writes());
     assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.len(), 1);
@@ -608,8 +601,7 @@ async fn concurrent_listings_after_an_edit_all_see_it() {
     for i in 0..200 {
         skill(&root, &format!("s{i}"), "d", "", "");
     }
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     for round in 0..30 {
         let description = format!("edit {round}");
@@ -651,8 +643,7 @@ async fn an_incomplete_observation_is_retried_and_republished() {
     let dir = scratch("retry");
     let root = dir.join("custom");
     std::os::unix::fs::symlink(&root, &root).unwrap();
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let changes = Changes::default();
     let m = seam_skills::host::start(Arc::new(SkillsMount::new("m".into(), c, Some(dir.clone()), changes.clone()))).unwrap();
     let mut published = changes.subscribe();
@@ -677,8 +668,7 @@ async fn a_body_edit_keeps_the_rendered_listing() {
     for i in 0..10 {
         skill(&root, &format!("s{i}"), "d", "", "Body.\n");
     }
-    let mut c = config(&[&root], None);
-    c.include_default_roots = false;
+    let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let listed = |m: &Arc<SkillsMount>| {
         let provider = Provider { id: "m".into(), registry: "skills", config: Arc::new(()), running: m.clone(), layer: 0 };
