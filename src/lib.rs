@@ -3,6 +3,7 @@
 
 mod commands;
 mod gateway;
+mod ui;
 mod watch;
 
 use std::path::PathBuf;
@@ -145,6 +146,8 @@ pub enum GraphFormat {
     Dot,
     Mermaid,
     Json,
+    /// Laid out and drawn in process, the drawing the status page shows.
+    Svg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -42,6 +42,7 @@ codes! {
     "SECRET_INTERPOLATED" Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
     "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
     "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
+    "SERVE_TOKEN_CONFLICT" Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";
     "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
     "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";
     "AGENT_NAME_INVALID" Error "An agent name is not 1–64 letters, digits, `_` or `-`.";

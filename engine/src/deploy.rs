@@ -434,6 +434,8 @@ pub struct Deployment {
     /// Every file the last check read (the composition and what it extends).
     files: Mutex<Vec<PathBuf>>,
     changes: Changes,
+    /// Ticks when a reload has an outcome or a mount's state changes (the status page's events).
+    status_changes: Changes,
     next_number: AtomicU64,
     retiring: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -451,6 +453,7 @@ impl Deployment {
             outcomes: Mutex::new(VecDeque::new()),
             files: Mutex::new(vec![path.to_owned()]),
             changes: Changes::default(),
+            status_changes: Changes::default(),
             next_number: AtomicU64::new(1),
             retiring: Mutex::new(Vec::new()),
         })
@@ -465,12 +468,23 @@ impl Deployment {
         self.changes.subscribe()
     }
 
+    /// Ticks whenever a reload has an outcome (applied, rejected or unchanged)
+    /// or a mount's state changes; with `subscribe`, everything `/status` shows.
+    pub fn subscribe_status(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.status_changes.subscribe()
+    }
+
     pub fn outcomes(&self) -> Vec<Outcome> {
         self.outcomes.lock().expect("outcomes lock").iter().cloned().collect()
     }
 
     pub fn last_outcome(&self) -> Option<Outcome> {
         self.outcomes.lock().expect("outcomes lock").back().cloned()
+    }
+
+    /// The composition file this deployment runs.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn files(&self) -> Vec<PathBuf> {
@@ -504,6 +518,8 @@ impl Deployment {
             outcomes.pop_front();
         }
         outcomes.push_back(outcome.clone());
+        drop(outcomes);
+        self.status_changes.notify();
         outcome
     }
 
@@ -583,8 +599,13 @@ impl Deployment {
                     continue;
                 }
             }
-            let cx =
-                BuildCx { id: id.clone(), subprocess: subprocess.clone(), workspace: workspace.clone(), changes: self.changes.clone() };
+            let cx = BuildCx {
+                id: id.clone(),
+                subprocess: subprocess.clone(),
+                workspace: workspace.clone(),
+                changes: self.changes.clone(),
+                status: self.status_changes.clone(),
+            };
             let kind = mount.kind;
             let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
             let id = id.clone();

@@ -19,6 +19,20 @@ pub struct Budgets {
     pub max_output_chars: Option<u64>,
 }
 
+/// `serve`: who may use `seam serve --transport http`. With a token set, every
+/// endpoint but `/healthz` requires it: MCP clients send
+/// `Authorization: Bearer <token>`; a browser opens `/ui?token=<token>` once.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Serve {
+    /// The environment variable holding the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<EnvName>,
+    /// A file holding the token (surrounding whitespace ignored), read again when it changes; relative to the file that names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_file: Option<String>,
+}
+
 /// `services.workspace`: the folder file-based tools work in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -241,6 +241,64 @@ impl Plan {
         out
     }
 
+    /// The graph laid out and drawn as SVG, in process (layout-rs). `state`
+    /// gives a node's runtime state (`ready`, `failed`…) when it has one: the
+    /// node is filled by it, and else by its kind. Each node is a
+    /// `<g class="node kind-… state-…" data-node="…">`, so a page can restyle
+    /// nodes and a test can count them. Edges point from a node to what it needs.
+    pub fn to_svg(&self, state: &dyn Fn(&PlanNode) -> Option<String>) -> String {
+        use layout::backends::svg::SVGWriter;
+        use layout::core::base::Orientation;
+        use layout::core::color::Color;
+        use layout::core::geometry::Point;
+        use layout::core::style::StyleAttr;
+        use layout::std_shapes::shapes::{Arrow, Element, ShapeKind};
+        use layout::topo::layout::VisualGraph;
+
+        let mut graph = VisualGraph::new(Orientation::TopToBottom);
+        let mut handles = BTreeMap::new();
+        for n in self.nodes() {
+            let state = state(n);
+            let fill = match (state.as_deref(), n.kind) {
+                (Some("ready"), _) => 0xd3f9d8,
+                (Some("starting"), _) => 0xfff3bf,
+                (Some("degraded"), _) => 0xffd8a8,
+                (Some("failed"), _) => 0xffc9c9,
+                (Some(_), _) => 0xe9ecef,
+                (None, NodeKind::Service) => 0xe7f5ff,
+                (None, NodeKind::Tool) => 0xf3f0ff,
+                (None, NodeKind::Agent) => 0xfff9db,
+                (None, NodeKind::Mount) => 0xf8f9fa,
+            };
+            let look = StyleAttr::new(Color::fast("#495057"), 1, Some(Color::new((fill << 8) | 0xff)), 6, 13);
+            let label = match &state {
+                Some(s) => format!("{}\n{s}", n.id),
+                None => n.id.clone(),
+            };
+            let class = format!(
+                "class=\"node kind-{}{}\" data-node=\"{}\"",
+                n.kind.as_str(),
+                state.as_deref().map(|s| format!(" state-{}", attribute(s))).unwrap_or_default(),
+                attribute(&n.id)
+            );
+            let size = Point::new(8.0 * n.id.chars().count() as f64 + 24.0, if state.is_some() { 44.0 } else { 30.0 });
+            let element = Element::create_with_properties(ShapeKind::new_box(&label), look, Orientation::TopToBottom, size, class);
+            handles.insert(n.id.as_str(), graph.add_node(element));
+        }
+        for n in self.nodes() {
+            for t in &n.needs {
+                graph.add_edge(Arrow::simple(""), handles[n.id.as_str()], handles[t.as_str()]);
+            }
+        }
+        let mut svg = SVGWriter::new();
+        if !handles.is_empty() {
+            graph.do_it(false, false, false, &mut svg);
+        }
+        // Without the XML declaration, so that the drawing can sit inside a page as it is.
+        let drawn = svg.finalize().trim_start_matches(|c| c != '>').trim_start_matches('>').trim_start().to_owned();
+        fit_to_nodes(drawn)
+    }
+
     pub fn to_mermaid(&self) -> String {
         let mut out = String::from("flowchart LR\n");
         let name: BTreeMap<&str, String> = self.nodes().enumerate().map(|(i, n)| (n.id.as_str(), format!("n{i}"))).collect();
@@ -281,4 +339,37 @@ fn build_order(graph: &DiGraph<PlanNode, ()>) -> Vec<String> {
     }
     debug_assert_eq!(order.len(), graph.node_count(), "the plan graph is acyclic by construction");
     order
+}
+
+/// Escapes text for an XML attribute value.
+fn attribute(text: &str) -> String {
+    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Sets an SVG's size to the extent of its boxes (plus a margin): layout-rs
+/// reserves height for every label as if its text ran downwards, which
+/// leaves the drawing mostly empty below the graph.
+fn fit_to_nodes(svg: String) -> String {
+    let number = |s: &str, name: &str| -> Option<f64> {
+        let start = s.find(&format!(" {name}=\""))? + name.len() + 3;
+        s[start..].split('"').next()?.trim().parse().ok()
+    };
+    let (mut width, mut height) = (0f64, 0f64);
+    for rect in svg.split("<rect").skip(1) {
+        let rect = rect.split('>').next().unwrap_or_default();
+        if let (Some(x), Some(y), Some(w), Some(h)) = (number(rect, "x"), number(rect, "y"), number(rect, "width"), number(rect, "height"))
+        {
+            width = width.max(x + w);
+            height = height.max(y + h);
+        }
+    }
+    let Some(end) = svg.find('>') else { return svg };
+    if width <= 0.0 || height <= 0.0 || !svg.starts_with("<svg ") {
+        return svg;
+    }
+    let (width, height) = ((width + 12.0).ceil(), (height + 12.0).ceil());
+    format!(
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">{}",
+        &svg[end + 1..]
+    )
 }

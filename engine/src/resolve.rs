@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::{Diagnostic, Sources, pointer};
-use crate::model::{Budgets, Subprocess, Workspace};
+use crate::model::{Budgets, Serve, Subprocess, Workspace};
 use crate::schema::did_you_mean;
 use crate::surface::{Exposure, MountCx, MountKind, ResolvedMount, Surface, SurfaceCx, locate, resolve_path};
 use crate::yaml::Node;
@@ -229,6 +229,25 @@ pub(crate) fn resolve(
         services.insert("workspace".to_owned(), serde_json::json!({ "root": root }));
     }
     let subprocess: Subprocess = service_section("subprocess").and_then(|v| Subprocess::deserialize(v).ok()).unwrap_or_default();
+    // `serve` sits in the plan as a service: a new token source is a change a reload applies.
+    if let Some(serve) = section("serve").and_then(|v| Serve::deserialize(v).ok()) {
+        match (&serve.bearer_token_env, &serve.bearer_token_file) {
+            (Some(_), Some(_)) => out.push(Diagnostic::error(
+                "SERVE_TOKEN_CONFLICT",
+                locate(tree, "/serve/bearer_token_file"),
+                "/serve/bearer_token_file",
+                "`serve` names both `bearer_token_env` and `bearer_token_file`; name one",
+            )),
+            (Some(env), None) => {
+                services.insert("serve".to_owned(), serde_json::json!({ "bearer_token": { "env": env.0 } }));
+            }
+            (None, Some(file)) => {
+                let path = resolve_path(sources.path(locate(tree, "/serve/bearer_token_file").file), file);
+                services.insert("serve".to_owned(), serde_json::json!({ "bearer_token": { "file": path } }));
+            }
+            (None, None) => {}
+        }
+    }
 
     // Mounts, each resolved by its kind.
     let kinds: HashMap<&str, (&'static dyn MountKind, &'static dyn Surface)> =

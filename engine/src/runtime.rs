@@ -158,13 +158,20 @@ impl Status {
     }
 }
 
-/// A status that changes over time, with `since` kept when the state stays the same.
+/// A status that changes over time, with `since` kept when the state stays
+/// the same; a change of state or detail is told to its `Changes`, if any
+/// (the status page's events).
 #[derive(Debug)]
-pub struct StatusCell(Mutex<Status>);
+pub struct StatusCell(Mutex<Status>, Option<Changes>);
 
 impl StatusCell {
     pub fn new(state: State) -> StatusCell {
-        StatusCell(Mutex::new(Status::new(state, None)))
+        StatusCell(Mutex::new(Status::new(state, None)), None)
+    }
+
+    /// A cell that tells `changes` when it changes (`BuildCx::status`).
+    pub fn notifying(state: State, changes: Changes) -> StatusCell {
+        StatusCell(Mutex::new(Status::new(state, None)), Some(changes))
     }
 
     pub fn get(&self) -> Status {
@@ -173,11 +180,16 @@ impl StatusCell {
 
     pub fn set(&self, state: State, detail: Option<String>) {
         let mut status = self.0.lock().expect("status lock");
+        let changed = status.state != state || status.detail != detail;
         if status.state != state {
             status.since = SystemTime::now();
         }
         status.state = state;
         status.detail = detail;
+        drop(status);
+        if changed && let Some(changes) = &self.1 {
+            changes.notify();
+        }
     }
 }
 
@@ -244,6 +256,8 @@ pub struct BuildCx {
     pub subprocess: Arc<SubprocessService>,
     pub workspace: Option<PathBuf>,
     pub changes: Changes,
+    /// Told when the mount's own state changes (not its tools): `/events`.
+    pub status: Changes,
 }
 
 /// A mount tells the engine its tools or state changed; the engine works out

@@ -12,7 +12,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value as Json, json};
 
 use crate::diagnostic::{Diagnostic, pointer_segments};
-use crate::model::{AgentDoc, Budgets, Subprocess, Workspace};
+use crate::model::{AgentDoc, Budgets, Serve, Subprocess, Workspace};
 use crate::surface::{MountKind, Surface, locate};
 use crate::units::{Duration, MAX_TIMER, Size};
 use crate::yaml::Node;
@@ -47,6 +47,7 @@ impl Schemas {
         let workspace = generator.subschema_for::<Workspace>();
         let subprocess = generator.subschema_for::<Subprocess>();
         let agent = generator.subschema_for::<AgentDoc>();
+        let serve = generator.subschema_for::<Serve>();
         let _ = generator.subschema_for::<Duration>();
         let _ = generator.subschema_for::<Size>();
 
@@ -106,6 +107,7 @@ impl Schemas {
                     "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
                     "tools": { "$ref": "#/$defs/Tools" },
                     "agents": { "type": "object", "additionalProperties": agent.clone().to_value() },
+                    "serve": serve.clone().to_value(),
                 },
                 "$defs": defs,
             })

@@ -12,6 +12,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::StatusCode;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use rmcp::ServiceExt;
@@ -182,11 +184,117 @@ fn socket_stdio() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
 
 type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
 
+/// The token a `serve` section names, read at a request: a variable each
+/// time, a file again when its modification time moves.
+#[derive(Default)]
+struct TokenFile {
+    cached: Mutex<Option<(PathBuf, std::time::SystemTime, String)>>,
+}
+
+impl TokenFile {
+    fn read(&self, path: &Path) -> Result<String, String> {
+        let unreadable = |e: std::io::Error| format!("the token file {} cannot be read: {e}", path.display());
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).map_err(unreadable)?;
+        let mut cached = self.cached.lock().expect("token lock");
+        if let Some((p, m, token)) = &*cached
+            && p == path
+            && *m == modified
+        {
+            return Ok(token.clone());
+        }
+        let token = std::fs::read_to_string(path).map_err(unreadable)?.trim().to_owned();
+        *cached = Some((path.to_owned(), modified, token.clone()));
+        Ok(token)
+    }
+}
+
+/// The cookie a browser gets for the token: derived from it, so the page's
+/// cookie is not the token itself, and it changes when the token does.
+fn session_value(token: &str) -> String {
+    blake3::Hasher::new_derive_key("seam status page session 2026-12").update(token.as_bytes()).finalize().to_hex().to_string()
+}
+
+const SESSION_COOKIE: &str = "seam_session";
+
+fn same(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq as _;
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+impl App {
+    /// The token the live composition's `serve` section names; `None` when it names none.
+    fn token(&self) -> Result<Option<String>, String> {
+        let Some(live) = self.deployment.live() else { return Ok(None) };
+        let Some(source) = live.resolved.services.get("serve").map(|s| &s["bearer_token"]) else { return Ok(None) };
+        let token = if let Some(name) = source["env"].as_str() {
+            std::env::var(name).map_err(|_| format!("the token variable {name} is not set"))?.trim().to_owned()
+        } else if let Some(file) = source["file"].as_str() {
+            self.token_file.read(Path::new(file))?
+        } else {
+            return Ok(None);
+        };
+        if token.is_empty() {
+            return Err("the token is empty".to_owned());
+        }
+        Ok(Some(token))
+    }
+}
+
+/// Every endpoint but `/healthz` asks for the token when `serve` names one:
+/// `Authorization: Bearer <token>`, or the cookie `/ui?token=<token>` sets.
+/// A token that cannot be read shuts everything (503), never opens it.
+async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
+    let expected = match app.token() {
+        Ok(None) => return next.run(request).await,
+        Ok(Some(token)) => token,
+        Err(e) => {
+            tracing::error!("refusing requests: {e}");
+            return (StatusCode::SERVICE_UNAVAILABLE, "the access token cannot be read\n").into_response();
+        }
+    };
+    let denied = || (StatusCode::UNAUTHORIZED, [(axum::http::header::WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
+    // A browser's way in: the token once in the address, then a cookie and a clean address.
+    if request.uri().path() == "/ui"
+        && let Some(given) = request
+            .uri()
+            .query()
+            .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()))
+    {
+        if !same(&given, &expected) {
+            return denied();
+        }
+        let cookie = format!("{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", session_value(&expected));
+        return (StatusCode::SEE_OTHER, [(axum::http::header::LOCATION, "/ui".to_owned()), (axum::http::header::SET_COOKIE, cookie)])
+            .into_response();
+    }
+    let headers = request.headers();
+    let bearer = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| same(t.trim(), &expected));
+    let session = session_value(&expected);
+    let cookie = headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+        .any(|v| same(v, &session));
+    if bearer || cookie { next.run(request).await } else { denied() }
+}
+
 #[derive(Clone)]
 struct App {
     deployment: Arc<Deployment>,
     config: StreamableHttpServerConfig,
     agents: Arc<Mutex<HashMap<String, AgentService>>>,
+    /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
+    stop: CancellationToken,
+    token_file: Arc<TokenFile>,
 }
 
 impl App {
@@ -214,17 +322,27 @@ async fn serve_http(deployment: Arc<Deployment>, args: &Args, stop: Cancellation
     hosts.push(local.ip().to_string());
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     config.cancellation_token = stop.child_token();
-    let app = App { deployment: deployment.clone(), config, agents: Arc::default() };
+    let app = App { deployment: deployment.clone(), config, agents: Arc::default(), stop: stop.clone(), token_file: Arc::default() };
+    if let Err(e) = app.token() {
+        return Err(format!("`serve` names a token seam cannot read: {e}"));
+    }
     let default_service = app.service(DEFAULT_AGENT);
     let router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/status", get(status))
+        .route("/ui", get(ui_page))
+        .route("/ui/page.css", get(|| async { ([(CONTENT_TYPE, "text/css; charset=utf-8")], crate::ui::CSS) }))
+        .route("/ui/page.js", get(|| async { ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], crate::ui::JS) }))
+        .route("/events", get(events))
         .route("/agents/{name}/mcp", any(agent_mcp))
         .route_service("/mcp", default_service)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), gate))
         .with_state(app);
     eprintln!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
-    eprintln!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status");
+    eprintln!(
+        "seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui"
+    );
     // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
     use axum::serve::ListenerExt as _;
     let listener = listener.tap_io(|tcp| {
@@ -244,6 +362,56 @@ async fn readyz(State(app): State<App>) -> Response {
 
 async fn status(State(app): State<App>) -> Response {
     axum::Json(app.deployment.status()).into_response()
+}
+
+async fn ui_page(State(app): State<App>) -> Response {
+    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment)).into_response()
+}
+
+/// The status page's live updates: at once the sections as they are, then
+/// the sections that changed, each time a reload has an outcome, a mount's
+/// state changes or a catalog may have changed. Ends when seam stops.
+async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    struct Stream {
+        app: App,
+        catalogs: tokio::sync::watch::Receiver<u64>,
+        statuses: tokio::sync::watch::Receiver<u64>,
+        shown: crate::ui::Fragments,
+        announced: Option<std::time::SystemTime>,
+    }
+    let deployment = app.deployment.clone();
+    let start = Stream {
+        catalogs: deployment.subscribe(),
+        statuses: deployment.subscribe_status(),
+        shown: crate::ui::Fragments::new(),
+        announced: deployment.last_outcome().map(|o| o.at),
+        app,
+    };
+    let stream = futures::stream::unfold(start, |mut s| async move {
+        let mut first = s.shown.is_empty();
+        loop {
+            if !first {
+                tokio::select! {
+                    changed = s.catalogs.changed() => changed.ok()?,
+                    changed = s.statuses.changed() => changed.ok()?,
+                    _ = s.app.stop.cancelled() => return None,
+                }
+            }
+            first = false;
+            let now = crate::ui::fragments(&s.app.deployment);
+            let initial = s.shown.is_empty();
+            let Some(mut update) = crate::ui::changed(&s.shown, &now) else { continue };
+            s.shown = now;
+            // The first event brings a page rendered moments ago up to date; later ones are news.
+            update["initial"] = initial.into();
+            if let Some(last) = s.app.deployment.last_outcome().filter(|o| Some(o.at) != s.announced) {
+                s.announced = Some(last.at);
+                update["announce"] = crate::ui::announcement(&last).into();
+            }
+            return Some((Ok(Event::default().event("update").data(update.to_string())), s));
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
 async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, request: Request) -> Response {

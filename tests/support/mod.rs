@@ -147,6 +147,13 @@ impl SdkClient {
         SdkClient::start(command)
     }
 
+    /// A client over HTTP that sends `Authorization: Bearer <token>`.
+    pub fn http_with_token(url: &str, token: &str) -> SdkClient {
+        let mut command = Command::new("node");
+        command.arg(root().join("tests/peers/sdk-client.mjs")).arg("http").arg(url).env("SEAM_TOKEN", token);
+        SdkClient::start(command)
+    }
+
     fn read(&mut self) -> Value {
         let line =
             self.stdout.next(PATIENCE).unwrap_or_else(|| panic!("the SDK client went quiet; stderr:\n{}", self.stderr.seen.join("\n")));
@@ -359,5 +366,85 @@ pub fn wait_dead(pids: &[u32]) {
     while pids.iter().any(|p| alive(*p)) {
         assert!(Instant::now() < deadline, "processes still alive: {:?}", pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>());
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Debian's Chromium, headless, driven through `tests/peers/browser.mjs` (playwright-core).
+pub struct Browser {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines,
+    stderr: Lines,
+}
+
+impl Browser {
+    pub fn start() -> Browser {
+        let mut child = Command::new("node")
+            .arg(root().join("tests/peers/browser.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs the browser driver");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = Lines::spawn(child.stdout.take().unwrap(), "");
+        let stderr = Lines::spawn(child.stderr.take().unwrap(), "browser");
+        Browser { child, stdin, stdout, stderr }
+    }
+
+    /// Sends one command and returns its answer, which must be `ok`.
+    pub fn send(&mut self, command: Value) -> Value {
+        writeln!(self.stdin, "{command}").expect("the browser driver reads commands");
+        let line = self
+            .stdout
+            .next(PATIENCE * 2)
+            .unwrap_or_else(|| panic!("the browser driver went quiet on {command}; stderr:\n{}", self.stderr.seen.join("\n")));
+        let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(answer["ok"], true, "{command} failed: {answer}; stderr:\n{}", self.stderr.seen.join("\n"));
+        answer
+    }
+
+    pub fn goto(&mut self, url: &str) -> u64 {
+        self.send(json!({ "op": "goto", "url": url }))["status"].as_u64().unwrap_or_default()
+    }
+
+    /// Waits until `selector` matches an element (whose text contains `text`, if given); the wait's milliseconds.
+    pub fn wait(&mut self, selector: &str, text: Option<&str>) -> u64 {
+        let mut command = json!({ "op": "wait", "selector": selector, "timeout_ms": PATIENCE.as_millis() as u64 });
+        if let Some(text) = text {
+            command["text"] = json!(text);
+        }
+        self.send(command)["ms"].as_u64().unwrap()
+    }
+
+    /// Waits until `selector` matches nothing; the wait's milliseconds.
+    pub fn wait_gone(&mut self, selector: &str) -> u64 {
+        self.send(json!({ "op": "wait", "selector": selector, "gone": true, "timeout_ms": PATIENCE.as_millis() as u64 }))["ms"]
+            .as_u64()
+            .unwrap()
+    }
+
+    pub fn text(&mut self, selector: &str) -> String {
+        self.send(json!({ "op": "text", "selector": selector }))["text"].as_str().unwrap_or_default().to_owned()
+    }
+
+    pub fn count(&mut self, selector: &str) -> u64 {
+        self.send(json!({ "op": "count", "selector": selector }))["count"].as_u64().unwrap()
+    }
+
+    /// Saves the whole page as a PNG under the test artifacts folder (`target/tmp/ui-screenshots/`).
+    pub fn screenshot(&mut self, name: &str) -> PathBuf {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.png"));
+        self.send(json!({ "op": "screenshot", "path": path }));
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "{}", json!({ "op": "close" }));
+        let _ = self.child.wait();
     }
 }

@@ -1,0 +1,372 @@
+//! The status page: `/ui` renders the deployment as HTML on the server, so
+//! it reads without JavaScript; `/events` (Server-Sent Events) sends the
+//! sections that changed, rendered by the same functions, whenever a reload
+//! has an outcome, a generation is swapped in, a mount's state changes or a
+//! catalog changes. The page's script only puts them in place.
+//!
+//! The assets (`ui/page.css`, `ui/page.js`) are compiled into the binary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use seam_engine::deploy::{Deployment, Generation, Source};
+use serde_json::{Value as Json, json};
+
+pub const CSS: &str = include_str!("ui/page.css");
+pub const JS: &str = include_str!("ui/page.js");
+
+/// The page's sections, in the order they are shown: (id, heading).
+const SECTIONS: [(&str, &str); 7] = [
+    ("generation", "Live generation"),
+    ("outcome", "Last reload"),
+    ("mounts", "Mounts"),
+    ("graph", "Dependency graph"),
+    ("agents", "Agents and their tools"),
+    ("history", "Reload history"),
+    ("services", "Services"),
+];
+
+/// Each section's inner HTML, by section id.
+pub type Fragments = BTreeMap<&'static str, String>;
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Every section as it is now.
+pub fn fragments(deployment: &Deployment) -> Fragments {
+    let status = deployment.status();
+    let live = deployment.live();
+    let mut out = Fragments::new();
+    out.insert("generation", generation(deployment, &status));
+    out.insert("outcome", outcome(&status["last_reload"], &status));
+    out.insert("mounts", mounts(&status["mounts"]));
+    out.insert("graph", live.as_deref().map(|g| graph(g, &status["mounts"])).unwrap_or_else(|| none("No generation is live.")));
+    out.insert("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
+    out.insert("history", history(&deployment.outcomes()));
+    out.insert("services", services(&status["services"]));
+    out
+}
+
+/// A sentence for screen readers about a reload's outcome.
+pub fn announcement(outcome: &seam_engine::deploy::Outcome) -> String {
+    match outcome.outcome.as_str() {
+        "applied" => format!("Reload applied: generation {} is live.", outcome.generation.unwrap_or_default()),
+        "rejected" => format!(
+            "Reload rejected with {} diagnostics; {}.",
+            outcome.diagnostics.len(),
+            match outcome.generation {
+                Some(g) => format!("generation {g} keeps serving"),
+                None => "nothing is serving".to_owned(),
+            }
+        ),
+        _ => "Reload found nothing to change.".to_owned(),
+    }
+}
+
+/// The whole page, every section rendered now.
+pub fn page(deployment: &Deployment) -> String {
+    let fragments = fragments(deployment);
+    let title = deployment.live().and_then(|g| g.resolved.name.clone()).unwrap_or_else(|| "seam".to_owned());
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · seam</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ui/page.css">
+<script src="/ui/page.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to the status</a>
+<header class="top">
+  <h1><span class="brand">seam</span> <span class="name">{title}</span></h1>
+  <p class="path"><code>{path}</code></p>
+  <p class="pill" id="live" role="status">static page</p>
+</header>
+<noscript><p class="note">This is a snapshot: reload the page to see changes. With JavaScript on, it updates itself.</p></noscript>
+<p class="visually-hidden" id="announce" aria-live="polite"></p>
+<main id="main">
+"##,
+        title = escape(&title),
+        path = escape(&std::path::absolute(deployment.path()).unwrap_or_else(|_| deployment.path().to_owned()).display().to_string()),
+    );
+    for (id, heading) in SECTIONS {
+        let _ = write!(
+            out,
+            "<section class=\"card card-{id}\" id=\"{id}\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{heading}</h2>\n<div class=\"body\" data-section=\"{id}\">{}</div>\n</section>\n",
+            fragments[id]
+        );
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+fn none(text: &str) -> String {
+    format!("<p class=\"empty\">{}</p>", escape(text))
+}
+
+/// An RFC 3339 timestamp as `2026-12-03 07:26:39 UTC`, the exact one in `datetime` and the tooltip.
+fn time(value: &Json) -> String {
+    let Some(t) = value.as_str() else { return "–".to_owned() };
+    let shown = match t.split_once('T') {
+        Some((date, rest)) => format!("{date} {} UTC", rest.split(['.', 'Z']).next().unwrap_or(rest)),
+        None => t.to_owned(),
+    };
+    format!("<time datetime=\"{0}\" title=\"{0}\">{1}</time>", escape(t), escape(&shown))
+}
+
+fn badge(class: &str, text: &str) -> String {
+    format!("<span class=\"badge {}\">{}</span>", escape(class), escape(text))
+}
+
+fn generation(deployment: &Deployment, status: &Json) -> String {
+    let Some(number) = status["generation"].as_u64() else { return none("No generation is live.") };
+    let files = deployment.files();
+    let extends: Vec<String> = files.iter().skip(1).map(|f| format!("<code>{}</code>", escape(&f.display().to_string()))).collect();
+    let mut out = format!(
+        "<dl class=\"facts\">\n<div><dt>Generation</dt><dd class=\"big\" data-generation=\"{number}\">{number}</dd></div>\n\
+         <div><dt>Digest</dt><dd><code>{}</code></dd></div>\n<div><dt>Loaded</dt><dd>{}</dd></div>\n",
+        escape(status["digest"].as_str().unwrap_or_default()),
+        time(&status["loaded_at"]),
+    );
+    if !extends.is_empty() {
+        let _ = writeln!(out, "<div><dt>Extends</dt><dd>{}</dd></div>", extends.join(", "));
+    }
+    out.push_str("</dl>");
+    out
+}
+
+fn outcome(last: &Json, status: &Json) -> String {
+    let Some(kind) = last["outcome"].as_str() else { return none("No reload yet.") };
+    let mut out = format!("<p>{} at {}", badge(&format!("outcome-{kind}"), kind), time(&last["at"]));
+    match kind {
+        "rejected" => {
+            let _ = write!(
+                out,
+                "; {}.</p>",
+                match status["generation"].as_u64() {
+                    Some(g) => format!("generation {g} keeps serving"),
+                    None => "nothing is serving".to_owned(),
+                }
+            );
+        }
+        _ => {
+            let _ = write!(out, ": generation {}.</p>", last["generation"].as_u64().unwrap_or_default());
+        }
+    }
+    let list = |key: &str, what: &str| {
+        let ids: Vec<String> =
+            last[key].as_array().into_iter().flatten().filter_map(Json::as_str).map(|s| format!("<code>{}</code>", escape(s))).collect();
+        (!ids.is_empty()).then(|| format!("<li>{what}: {}</li>", ids.join(", ")))
+    };
+    let changes: Vec<String> =
+        [list("built", "Built"), list("retired", "Retired"), list("reconfigured", "Changed in place")].into_iter().flatten().collect();
+    if !changes.is_empty() {
+        let _ = write!(out, "<ul class=\"changes\">{}</ul>", changes.join(""));
+    }
+    out.push_str(&diagnostics(&last["diagnostics"]));
+    out
+}
+
+/// Diagnostics as `seam validate` prints them: `file:line:col: error[CODE]: message`, the line, the caret.
+fn diagnostics(list: &Json) -> String {
+    let items: Vec<&Json> = list.as_array().into_iter().flatten().collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<div class=\"diagnostics\">");
+    for d in items {
+        let severity = d["severity"].as_str().unwrap_or("error");
+        let _ = write!(
+            out,
+            "<pre class=\"diagnostic severity-{}\" data-code=\"{}\" data-line=\"{}\">{}</pre>",
+            escape(severity),
+            escape(d["code"].as_str().unwrap_or_default()),
+            d["line"].as_u64().unwrap_or_default(),
+            escape(d["rendered"].as_str().unwrap_or_else(|| d["message"].as_str().unwrap_or_default()).trim_end()),
+        );
+    }
+    out.push_str("</div>");
+    out
+}
+
+fn mounts(mounts: &Json) -> String {
+    let Some(map) = mounts.as_object().filter(|m| !m.is_empty()) else { return none("The composition mounts nothing.") };
+    let mut out = String::from(
+        "<div class=\"scroll\"><table class=\"mounts\">\n<thead><tr><th scope=\"col\">Mount</th><th scope=\"col\">Kind</th>\
+         <th scope=\"col\">State</th><th scope=\"col\">Since</th><th scope=\"col\">Tools</th><th scope=\"col\">Detail</th>\
+         <th scope=\"col\">Facts</th></tr></thead>\n<tbody>\n",
+    );
+    const SHOWN: [&str; 6] = ["kind", "state", "since", "detail", "tools", "required"];
+    for (id, m) in map {
+        let state = m["state"].as_str().unwrap_or("unknown");
+        let facts: Vec<String> = m
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !SHOWN.contains(&k.as_str()) && !v.is_null())
+            .map(|(k, v)| {
+                let v = match v {
+                    Json::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                format!("<span class=\"fact\"><span class=\"k\">{}</span> {}</span>", escape(k), escape(&v))
+            })
+            .collect();
+        let required = if m["required"].as_bool() == Some(true) { " <span class=\"tag\">required</span>" } else { "" };
+        let _ = writeln!(
+            out,
+            "<tr data-mount=\"{id}\" data-state=\"{state}\"><th scope=\"row\"><code>{id}</code></th><td>{kind}</td>\
+             <td class=\"state\">{badge}{required}</td><td>{since}</td><td class=\"num\">{tools}</td><td class=\"detail\">{detail}</td>\
+             <td class=\"facts-cell\">{facts}</td></tr>",
+            id = escape(id),
+            state = escape(state),
+            kind = escape(m["kind"].as_str().unwrap_or_default()),
+            badge = badge(&format!("state-{state}"), state),
+            since = time(&m["since"]),
+            tools = m["tools"].as_u64().unwrap_or_default(),
+            detail = escape(m["detail"].as_str().unwrap_or_default()),
+            facts = facts.join(" "),
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    out
+}
+
+fn graph(g: &Generation, mounts: &Json) -> String {
+    let state = |n: &seam_engine::plan::PlanNode| {
+        let id = n.id.strip_prefix("mount:")?;
+        mounts[id]["state"].as_str().map(str::to_owned)
+    };
+    let nodes = g.plan.nodes().count();
+    format!(
+        "<figure class=\"graph\"><div class=\"graph-scroll\" role=\"img\" aria-label=\"Dependency graph: {nodes} nodes; each points to what it needs\">{}</div>\
+         <figcaption>Each node points to what it needs. Mounts are coloured by state: \
+         {} {} {} {} {}</figcaption></figure>",
+        g.plan.to_svg(&state),
+        badge("state-ready", "ready"),
+        badge("state-starting", "starting"),
+        badge("state-degraded", "degraded"),
+        badge("state-failed", "failed"),
+        badge("state-retired", "retired"),
+    )
+}
+
+fn agents(g: &Generation) -> String {
+    let mut out = String::new();
+    for (name, agent) in &g.resolved.agents {
+        let catalog = g.catalog(name).unwrap_or_default();
+        let parent = agent
+            .parent
+            .as_deref()
+            .map(|p| format!(" <span class=\"muted\">(under <code>{}</code>)</span>", escape(p)))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<details class=\"agent\" data-agent=\"{name}\" data-key=\"agent-{name}\"{open}><summary><code>{name}</code>{parent} · {count} tools</summary>",
+            name = escape(name),
+            open = if name == seam_engine::resolve::DEFAULT_AGENT { " open" } else { "" },
+            count = catalog.len(),
+        );
+        if catalog.is_empty() {
+            out.push_str(&none("This agent sees no tools."));
+        } else {
+            out.push_str(
+                "<div class=\"scroll\"><table class=\"catalog\"><thead><tr><th scope=\"col\">Tool</th><th scope=\"col\">Provided by</th>\
+                 <th scope=\"col\">Timeout</th><th scope=\"col\">Max output</th></tr></thead><tbody>",
+            );
+            for entry in &catalog {
+                let source = match &entry.source {
+                    Source::Mount(id) => format!("mount <code>{}</code>", escape(id)),
+                    Source::Service(s) => format!("service <code>{}</code>", escape(s)),
+                };
+                let _ = write!(
+                    out,
+                    "<tr data-tool=\"{name}\"><th scope=\"row\"><code>{name}</code></th><td>{source}</td><td>{timeout}</td><td class=\"num\">{max}</td></tr>",
+                    name = escape(&entry.spec.name),
+                    timeout = entry.timeout.map(|t| t.to_string()).unwrap_or_else(|| "–".to_owned()),
+                    max = entry.max_output_chars.map(|m| m.to_string()).unwrap_or_else(|| "–".to_owned()),
+                );
+            }
+            out.push_str("</tbody></table></div>");
+        }
+        out.push_str("</details>");
+    }
+    out
+}
+
+fn history(outcomes: &[seam_engine::deploy::Outcome]) -> String {
+    if outcomes.is_empty() {
+        return none("No reload yet.");
+    }
+    let mut out = String::from(
+        "<div class=\"scroll\"><table class=\"history\"><thead><tr><th scope=\"col\">At</th><th scope=\"col\">Outcome</th>\
+         <th scope=\"col\">Generation</th><th scope=\"col\">Changes</th><th scope=\"col\">Diagnostics</th></tr></thead><tbody>",
+    );
+    for o in outcomes.iter().rev() {
+        let j = o.to_json();
+        let kind = o.outcome.as_str();
+        let changes = [("built", &o.built), ("retired", &o.retired), ("changed", &o.reconfigured)]
+            .iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(what, ids)| format!("{what} {}", ids.len()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let diagnostics = match o.diagnostics.len() {
+            0 => "–".to_owned(),
+            n => format!(
+                "<details data-key=\"history-{at}\"><summary>{n}</summary>{}</details>",
+                self::diagnostics(&j["diagnostics"]),
+                at = escape(j["at"].as_str().unwrap_or_default())
+            ),
+        };
+        let _ = write!(
+            out,
+            "<tr data-outcome=\"{kind}\"><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{diagnostics}</td></tr>",
+            time(&j["at"]),
+            badge(&format!("outcome-{kind}"), kind),
+            o.generation.map(|g| g.to_string()).unwrap_or_else(|| "–".to_owned()),
+            if changes.is_empty() { "–".to_owned() } else { escape(&changes) },
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    out
+}
+
+fn services(services: &Json) -> String {
+    let Some(map) = services.as_object().filter(|m| !m.is_empty()) else { return none("No service reports a view.") };
+    let mut out = String::new();
+    for (name, view) in map {
+        let _ = write!(
+            out,
+            "<details class=\"service\" data-key=\"service-{name}\"><summary><code>{name}</code></summary><pre>{}</pre></details>",
+            escape(&serde_json::to_string_pretty(view).unwrap_or_default()),
+            name = escape(name),
+        );
+    }
+    out
+}
+
+/// The sections of `now` that differ from `before`, as the `/events` payload.
+pub fn changed(before: &Fragments, now: &Fragments) -> Option<Json> {
+    let sections: serde_json::Map<String, Json> =
+        now.iter().filter(|(k, v)| before.get(*k) != Some(*v)).map(|(k, v)| ((*k).to_owned(), Json::from(v.as_str()))).collect();
+    (!sections.is_empty()).then(|| json!({ "sections": sections }))
+}

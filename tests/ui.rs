@@ -1,0 +1,168 @@
+//! The status page in a real browser: Debian's Chromium, headless, driven by
+//! playwright-core (`tests/peers/browser.mjs`), against `seam serve
+//! --transport http`. Each state is saved as a PNG under
+//! `target/tmp/ui-screenshots/` for a person to look at.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::*;
+
+fn mcp_mount(id: &str) -> String {
+    flaky_mount(id, &[], "")
+}
+
+fn compose(path: &Path, mounts: &[String], extra: &str) {
+    std::fs::write(path, format!("seam: 1\nname: ui-test\nmounts:\n{}{extra}", mounts.concat())).unwrap();
+}
+
+/// The nodes `seam graph` plans for a file.
+fn planned_nodes(file: &Path) -> u64 {
+    let out = Command::new(seam_bin()).args(["graph", &file.display().to_string(), "--format", "json"]).output().unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    plan["nodes"].as_array().unwrap().len() as u64
+}
+
+#[test]
+fn the_status_page_follows_reloads_live_in_a_real_browser() {
+    let dir = scratch("ui-live");
+    let file = dir.join("seam.yaml");
+    compose(&file, &[mcp_mount("alpha"), mcp_mount("beta")], "");
+    let seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+
+    // Served whole by the server: the rows are there without any script.
+    let (code, html) = http_get(&format!("{}/ui", seam.base));
+    assert_eq!(code, 200);
+    assert!(html.contains("data-mount=\"alpha\"") && html.contains("data-mount=\"beta\""), "{html}");
+
+    let mut browser = Browser::start();
+    assert_eq!(browser.goto(&format!("{}/ui", seam.base)), 200);
+    browser.wait("#live", Some("live"));
+    browser.wait("tr[data-mount=\"alpha\"][data-state=\"ready\"]", None);
+    browser.wait("tr[data-mount=\"beta\"][data-state=\"ready\"]", None);
+    assert_eq!(browser.text("[data-generation]"), "1");
+    assert_eq!(browser.count("[data-section=\"graph\"] svg g.node"), planned_nodes(&file), "one drawn node per planned node");
+    assert_eq!(browser.count("[data-section=\"graph\"] svg g.node.state-ready"), 2, "both mounts drawn as ready");
+    assert!(browser.text(".card-agents").contains("mcp__alpha__ping"), "the agent's catalog lists the tools");
+    browser.screenshot("1-two-mounts-ready");
+    // The keyboard's first stop is the skip link to the status.
+    let order = browser.send(json!({ "op": "focus_order", "count": 1 }))["order"].clone();
+    assert_eq!(order[0], "a:Skip to the status");
+
+    // A valid edit: one mount fewer. The page follows without being reloaded.
+    browser.send(json!({ "op": "mark" }));
+    compose(&file, &[mcp_mount("alpha")], "");
+    let gone = browser.wait_gone("tr[data-mount=\"beta\"]");
+    let risen = browser.wait("[data-generation=\"2\"]", None);
+    eprintln!("the row left after {gone} ms and the generation rose after {} ms more", risen);
+    assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true, "updated in place, not reloaded");
+    browser.wait(".card-outcome .badge", Some("applied"));
+    assert!(browser.text(".card-outcome").contains("Retired: beta"), "{}", browser.text(".card-outcome"));
+    assert_eq!(browser.count("[data-section=\"graph\"] svg g.node"), planned_nodes(&file));
+    browser.screenshot("2-one-mount-removed");
+
+    // An invalid edit: rejected, shown as `seam validate` prints it, and the live generation keeps serving.
+    std::fs::write(&file, "seam: 1\nname: ui-test\nmounts:\n  alpha:\n    kind: mcp.stdio\n    command: node\n    startup_timeout: 10\n")
+        .unwrap();
+    browser.wait(".card-outcome .diagnostic[data-code=\"DURATION_INVALID\"]", None);
+    let diagnostic = browser.text(".card-outcome .diagnostic[data-code=\"DURATION_INVALID\"]");
+    assert!(diagnostic.contains(&format!("{}:7:22: error[DURATION_INVALID]", file.display())), "{diagnostic}");
+    assert!(diagnostic.contains("startup_timeout: 10") && diagnostic.contains('^'), "the source line and the caret: {diagnostic}");
+    assert!(browser.text(".card-outcome").contains("generation 2 keeps serving"));
+    assert_eq!(browser.text("[data-generation]"), "2");
+    browser.wait("tr[data-mount=\"alpha\"][data-state=\"ready\"]", None);
+    assert_eq!(browser.count(".card-history tbody tr"), 3, "three reloads so far");
+    assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
+    browser.screenshot("3-invalid-edit-rejected");
+
+    // A catalog change with no reload: the server swaps its echo tool for two others (10 control tools stay).
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    client.call_text("mcp__alpha__set_tools", json!({ "names": ["first", "second"] }));
+    browser.wait(".card-agents details[data-agent=\"default\"] summary", Some("12 tools"));
+    browser.wait(".card-agents tr[data-tool=\"mcp__alpha__second\"]", None);
+    client.close();
+
+    // A mount's state with no reload: its server dies, the mount reconnects, the row follows.
+    let pid = seam.status()["mounts"]["alpha"]["pid"].as_u64().unwrap() as u32;
+    signal(pid, "KILL");
+    browser.wait("tr[data-mount=\"alpha\"][data-state=\"degraded\"]", None);
+    browser.screenshot("4-mount-reconnecting");
+    browser.wait("tr[data-mount=\"alpha\"][data-state=\"ready\"]", None);
+    assert!(!browser.text("tr[data-mount=\"alpha\"]").contains(&pid.to_string()), "a new process, a new pid");
+    assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
+}
+
+#[test]
+fn seam_graph_draws_the_same_svg() {
+    let file = root().join("compositions/coding.yaml");
+    let out = Command::new(seam_bin()).args(["graph", &file.display().to_string(), "--format", "svg"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert!(svg.starts_with("<svg "), "no XML declaration: it embeds as it is");
+    assert_eq!(svg.matches("<g class=\"node ").count() as u64, planned_nodes(&file));
+    assert!(svg.contains("data-node=\"mount:typescript\""), "{svg}");
+}
+
+/// With `serve.bearer_token_env`, every endpoint but `/healthz` asks for the
+/// token; a browser brings it once in the address and gets a cookie.
+#[test]
+fn the_status_page_asks_for_the_token() {
+    let dir = scratch("ui-token");
+    let file = dir.join("seam.yaml");
+    compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_env: SEAM_UI_TOKEN\n");
+    let token = "s3cret-token-for-the-ui";
+    let seam = HttpSeam::start_with_env(&file, &[], &[("SEAM_UI_TOKEN", token)], &[]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let client = reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let get = |path: &str, header: Option<(&str, String)>| {
+        runtime.block_on(async {
+            let mut request = client.get(format!("{}{path}", seam.base));
+            if let Some((name, value)) = header {
+                request = request.header(name, value);
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            (status, headers, response.text().await.unwrap())
+        })
+    };
+
+    assert_eq!(get("/healthz", None).0, 200, "health stays open");
+    for path in ["/ui", "/status", "/readyz", "/events", "/ui/page.js"] {
+        let (status, _, body) = get(path, None);
+        assert_eq!(status, 401, "{path}");
+        assert!(!body.contains("<html") && !body.contains("alpha"), "no detail leaks: {body}");
+    }
+    assert_eq!(get("/ui?token=wrong", None).0, 401);
+    assert_eq!(get("/status", Some(("authorization", "Bearer wrong".into()))).0, 401);
+    assert_eq!(get("/status", Some(("authorization", format!("Bearer {token}")))).0, 200);
+
+    let (status, headers, _) = get(&format!("/ui?token={token}"), None);
+    assert_eq!(status, 303);
+    assert_eq!(headers["location"], "/ui", "back to a clean address");
+    let cookie = headers["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(token), "the cookie is not the token: {cookie}");
+    let session = cookie.split(';').next().unwrap().to_owned();
+    let (status, _, page) = get("/ui", Some(("cookie", session.clone())));
+    assert_eq!(status, 200);
+    assert!(page.contains("data-mount=\"alpha\""));
+    assert_eq!(get("/ui", Some(("cookie", "seam_session=forged".into()))).0, 401);
+
+    // The official MCP client with the token; without it, no session.
+    let mut mcp = SdkClient::http_with_token(&format!("{}/mcp", seam.base), token);
+    assert!(mcp.tool_names().contains(&"mcp__alpha__ping".to_owned()));
+    mcp.close();
+
+    // A real browser: the token once, then the page on a clean address, live.
+    let mut browser = Browser::start();
+    browser.goto(&format!("{}/ui?token={token}", seam.base));
+    browser.wait("#live", Some("live"));
+    browser.wait("tr[data-mount=\"alpha\"]", None);
+    let href = browser.send(json!({ "op": "attr", "selector": "html", "name": "lang" }));
+    assert_eq!(href["value"], "en");
+    browser.screenshot("5-after-the-token");
+}
