@@ -250,17 +250,38 @@ fn mounts(mounts: &Json) -> String {
     out
 }
 
+/// The most nodes the page draws; past it, the page says how to draw the graph instead.
+const DRAW_UP_TO: usize = 500;
+
+/// The last generation's drawing, by plan digest: laid out once, then only
+/// recoloured as mounts change state.
+static DRAWN: std::sync::Mutex<Option<(String, std::sync::Arc<str>)>> = std::sync::Mutex::new(None);
+
 fn graph(g: &Generation, mounts: &Json) -> String {
-    let state = |n: &seam_engine::plan::PlanNode| {
-        let id = n.id.strip_prefix("mount:")?;
-        mounts[id]["state"].as_str().map(str::to_owned)
-    };
     let nodes = g.plan.nodes().count();
+    if nodes > DRAW_UP_TO {
+        return none(&format!(
+            "The graph has {nodes} nodes, more than this page draws ({DRAW_UP_TO}). `seam graph --format dot` gives it to Graphviz."
+        ));
+    }
+    let digest = g.digest.clone();
+    let drawing = {
+        let mut drawn = DRAWN.lock().expect("drawing lock");
+        match &*drawn {
+            Some((d, svg)) if *d == digest => svg.clone(),
+            _ => {
+                let svg: std::sync::Arc<str> = g.plan.to_svg().into();
+                *drawn = Some((digest, svg.clone()));
+                svg
+            }
+        }
+    };
+    let state = |node: &str| mounts[node.strip_prefix("mount:")?]["state"].as_str().map(str::to_owned);
     format!(
         "<figure class=\"graph\"><div class=\"graph-scroll\" role=\"img\" aria-label=\"Dependency graph: {nodes} nodes; each points to what it needs\">{}</div>\
          <figcaption>Each node points to what it needs. Mounts are coloured by state: \
          {} {} {} {} {}</figcaption></figure>",
-        g.plan.to_svg(&state),
+        seam_engine::plan::with_states(&drawing, &state),
         badge("state-ready", "ready"),
         badge("state-starting", "starting"),
         badge("state-degraded", "degraded"),

@@ -104,6 +104,11 @@ fn seam_graph_draws_the_same_svg() {
     assert!(svg.starts_with("<svg "), "no XML declaration: it embeds as it is");
     assert_eq!(svg.matches("<g class=\"node ").count() as u64, planned_nodes(&file));
     assert!(svg.contains("data-node=\"mount:typescript\""), "{svg}");
+    // The page colours a drawing by state without laying it out again.
+    let coloured = seam_engine::plan::with_states(&svg, &|node| (node == "mount:typescript").then(|| "failed".to_owned()));
+    assert_eq!(coloured.matches("<g class=\"node ").count(), svg.matches("<g class=\"node ").count());
+    assert!(coloured.contains("<g class=\"node kind-mount state-failed\" data-node=\"mount:typescript\">"), "{coloured}");
+    assert_eq!(coloured.matches("state-").count(), 1);
 }
 
 /// With `serve.bearer_token_env`, every endpoint but `/healthz` asks for the

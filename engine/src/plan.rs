@@ -241,12 +241,13 @@ impl Plan {
         out
     }
 
-    /// The graph laid out and drawn as SVG, in process (layout-rs). `state`
-    /// gives a node's runtime state (`ready`, `failed`…) when it has one: the
-    /// node is filled by it, and else by its kind. Each node is a
-    /// `<g class="node kind-… state-…" data-node="…">`, so a page can restyle
-    /// nodes and a test can count them. Edges point from a node to what it needs.
-    pub fn to_svg(&self, state: &dyn Fn(&PlanNode) -> Option<String>) -> String {
+    /// The graph laid out and drawn as SVG, in process (layout-rs). Each node
+    /// is a `<g class="node kind-…" data-node="…">` filled by its kind, so a
+    /// page can restyle nodes (`with_states`) and a test can count them.
+    /// Edges point from a node to what it needs. Edge crossings are minimised
+    /// up to `OPTIMIZE_UP_TO` nodes; past that the optimiser's time grows
+    /// too fast (seconds at 160 nodes) and the graph is drawn as placed.
+    pub fn to_svg(&self) -> String {
         use layout::backends::svg::SVGWriter;
         use layout::core::base::Orientation;
         use layout::core::color::Color;
@@ -258,31 +259,16 @@ impl Plan {
         let mut graph = VisualGraph::new(Orientation::TopToBottom);
         let mut handles = BTreeMap::new();
         for n in self.nodes() {
-            let state = state(n);
-            let fill = match (state.as_deref(), n.kind) {
-                (Some("ready"), _) => 0xd3f9d8,
-                (Some("starting"), _) => 0xfff3bf,
-                (Some("degraded"), _) => 0xffd8a8,
-                (Some("failed"), _) => 0xffc9c9,
-                (Some(_), _) => 0xe9ecef,
-                (None, NodeKind::Service) => 0xe7f5ff,
-                (None, NodeKind::Tool) => 0xf3f0ff,
-                (None, NodeKind::Agent) => 0xfff9db,
-                (None, NodeKind::Mount) => 0xf8f9fa,
+            let fill = match n.kind {
+                NodeKind::Service => 0xe7f5ff,
+                NodeKind::Tool => 0xf3f0ff,
+                NodeKind::Agent => 0xfff9db,
+                NodeKind::Mount => 0xf8f9fa,
             };
             let look = StyleAttr::new(Color::fast("#495057"), 1, Some(Color::new((fill << 8) | 0xff)), 6, 13);
-            let label = match &state {
-                Some(s) => format!("{}\n{s}", n.id),
-                None => n.id.clone(),
-            };
-            let class = format!(
-                "class=\"node kind-{}{}\" data-node=\"{}\"",
-                n.kind.as_str(),
-                state.as_deref().map(|s| format!(" state-{}", attribute(s))).unwrap_or_default(),
-                attribute(&n.id)
-            );
-            let size = Point::new(8.0 * n.id.chars().count() as f64 + 24.0, if state.is_some() { 44.0 } else { 30.0 });
-            let element = Element::create_with_properties(ShapeKind::new_box(&label), look, Orientation::TopToBottom, size, class);
+            let class = format!("class=\"node kind-{}\" data-node=\"{}\"", n.kind.as_str(), attribute(&n.id));
+            let size = Point::new(8.0 * n.id.chars().count() as f64 + 24.0, 30.0);
+            let element = Element::create_with_properties(ShapeKind::new_box(&n.id), look, Orientation::TopToBottom, size, class);
             handles.insert(n.id.as_str(), graph.add_node(element));
         }
         for n in self.nodes() {
@@ -292,7 +278,7 @@ impl Plan {
         }
         let mut svg = SVGWriter::new();
         if !handles.is_empty() {
-            graph.do_it(false, false, false, &mut svg);
+            graph.do_it(false, handles.len() > OPTIMIZE_UP_TO, false, &mut svg);
         }
         // Without the XML declaration, so that the drawing can sit inside a page as it is.
         let drawn = svg.finalize().trim_start_matches(|c| c != '>').trim_start_matches('>').trim_start().to_owned();
@@ -339,6 +325,31 @@ fn build_order(graph: &DiGraph<PlanNode, ()>) -> Vec<String> {
     }
     debug_assert_eq!(order.len(), graph.node_count(), "the plan graph is acyclic by construction");
     order
+}
+
+/// The most nodes whose edge crossings `to_svg` minimises.
+pub const OPTIMIZE_UP_TO: usize = 60;
+
+/// A drawing of `Plan::to_svg` with each node's runtime state added as a
+/// class (`state-ready`, `state-failed`…), for a page to colour; one pass
+/// over the drawing, no new layout.
+pub fn with_states(svg: &str, state: &dyn Fn(&str) -> Option<String>) -> String {
+    const NODE: &str = "<g class=\"node kind-";
+    let mut out = String::with_capacity(svg.len() + 256);
+    let mut rest = svg;
+    while let Some(at) = rest.find(NODE) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let tag = &tail[..tail.find('>').unwrap_or(tail.len())];
+        let id = tag.split("data-node=\"").nth(1).and_then(|v| v.split('"').next());
+        match id.and_then(state) {
+            Some(s) => out.push_str(&tag.replacen("\" data-node=", &format!(" state-{}\" data-node=", attribute(&s)), 1)),
+            None => out.push_str(tag),
+        }
+        rest = &tail[tag.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Escapes text for an XML attribute value.

@@ -16,7 +16,7 @@ pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Outcome,
         GraphFormat::Dot => plan.to_dot(),
         GraphFormat::Mermaid => plan.to_mermaid(),
         GraphFormat::Json => format!("{}\n", serde_json::to_string_pretty(&plan.to_json()).expect("serializable")),
-        GraphFormat::Svg => plan.to_svg(&|_| None),
+        GraphFormat::Svg => plan.to_svg(),
     });
     Ok(Outcome::Valid)
 }
