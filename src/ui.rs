@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use seam_engine::deploy::{Deployment, Generation, Source};
 use serde_json::{Value as Json, json};
@@ -93,7 +94,7 @@ pub fn page(deployment: &Deployment) -> String {
 <link rel="stylesheet" href="/ui/page.css">
 <script src="/ui/page.js" defer></script>
 </head>
-<body>
+<body data-outcome-at="{outcome_at}">
 <a class="skip" href="#main">Skip to the status</a>
 <header class="top">
   <h1><span class="brand">seam</span> <span class="name">{title}</span></h1>
@@ -105,6 +106,7 @@ pub fn page(deployment: &Deployment) -> String {
 <main id="main">
 "##,
         title = escape(&title),
+        outcome_at = escape(&deployment.last_outcome().map(|o| seam_engine::runtime::timestamp(o.at)).unwrap_or_default()),
         path = escape(&std::path::absolute(deployment.path()).unwrap_or_else(|_| deployment.path().to_owned()).display().to_string()),
     );
     for (id, heading) in SECTIONS {
@@ -250,12 +252,62 @@ fn mounts(mounts: &Json) -> String {
     out
 }
 
-/// The most nodes the page draws; past it, the page says how to draw the graph instead.
+/// The most nodes the page draws; past it, the page says how to draw the
+/// graph instead. Laying out 464 nodes takes about half a second.
 const DRAW_UP_TO: usize = 500;
 
-/// The last generation's drawing, by plan digest: laid out once, then only
-/// recoloured as mounts change state.
-static DRAWN: std::sync::Mutex<Option<(String, std::sync::Arc<str>)>> = std::sync::Mutex::new(None);
+/// The live generation's drawing, by plan digest: laid out once, on a thread
+/// of its own (never on a request), then only recoloured as mounts change
+/// state. `None` while it is being laid out.
+static DRAWING: std::sync::Mutex<Option<(String, Option<Arc<str>>)>> = std::sync::Mutex::new(None);
+
+/// Ticks when a drawing is ready: the page's events then send the graph.
+static DRAWN: std::sync::LazyLock<tokio::sync::watch::Sender<u64>> = std::sync::LazyLock::new(|| tokio::sync::watch::channel(0).0);
+
+pub fn subscribe_drawings() -> tokio::sync::watch::Receiver<u64> {
+    DRAWN.subscribe()
+}
+
+/// The generation's drawing if it is ready; else starts laying it out (once) and returns `None`.
+fn drawing(g: &Generation) -> Option<Arc<str>> {
+    let mut current = DRAWING.lock().expect("drawing lock");
+    if let Some((digest, svg)) = &*current
+        && *digest == g.digest
+    {
+        return svg.clone();
+    }
+    *current = Some((g.digest.clone(), None));
+    drop(current);
+    let (plan, digest) = (g.plan.clone(), g.digest.clone());
+    let spawned = std::thread::Builder::new().name("seam-graph-layout".into()).spawn(move || {
+        let svg: Arc<str> = plan.to_svg(false).into();
+        let mut current = DRAWING.lock().expect("drawing lock");
+        if current.as_ref().is_some_and(|(d, _)| *d == digest) {
+            *current = Some((digest, Some(svg)));
+            drop(current);
+            DRAWN.send_modify(|n| *n += 1);
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start laying out the graph: {e}");
+    }
+    None
+}
+
+/// Waits, at most `patience`, for the live generation's drawing, so that a
+/// page usually comes with its graph.
+pub async fn wait_for_drawing(deployment: &Deployment, patience: std::time::Duration) {
+    let Some(g) = deployment.live().filter(|g| g.plan.nodes().count() <= DRAW_UP_TO) else { return };
+    let mut drawn = DRAWN.subscribe();
+    let _ = tokio::time::timeout(patience, async {
+        while drawing(&g).is_none() {
+            if drawn.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+}
 
 fn graph(g: &Generation, mounts: &Json) -> String {
     let nodes = g.plan.nodes().count();
@@ -264,24 +316,21 @@ fn graph(g: &Generation, mounts: &Json) -> String {
             "The graph has {nodes} nodes, more than this page draws ({DRAW_UP_TO}). `seam graph --format dot` gives it to Graphviz."
         ));
     }
-    let digest = g.digest.clone();
-    let drawing = {
-        let mut drawn = DRAWN.lock().expect("drawing lock");
-        match &*drawn {
-            Some((d, svg)) if *d == digest => svg.clone(),
-            _ => {
-                let svg: std::sync::Arc<str> = g.plan.to_svg().into();
-                *drawn = Some((digest, svg.clone()));
-                svg
-            }
-        }
-    };
+    let Some(drawn) = drawing(g) else { return none("Laying out the graph…") };
     let state = |node: &str| mounts[node.strip_prefix("mount:")?]["state"].as_str().map(str::to_owned);
+    let mut listed = String::new();
+    for n in g.plan.nodes() {
+        let state = state(&n.id).map(|s| format!(" ({})", escape(&s))).unwrap_or_default();
+        let needs: Vec<String> = n.needs.iter().map(|t| format!("<code>{}</code>", escape(t))).collect();
+        let needs = if needs.is_empty() { String::new() } else { format!(": needs {}", needs.join(", ")) };
+        let _ = write!(listed, "<li><code>{}</code>{state}{needs}</li>", escape(&n.id));
+    }
     format!(
-        "<figure class=\"graph\"><div class=\"graph-scroll\" role=\"img\" aria-label=\"Dependency graph: {nodes} nodes; each points to what it needs\">{}</div>\
+        "<figure class=\"graph\"><div class=\"graph-scroll\" role=\"img\" aria-label=\"Dependency graph: {nodes} nodes; each points to what it needs. The same as a list follows.\">{}</div>\
          <figcaption>Each node points to what it needs. Mounts are coloured by state: \
-         {} {} {} {} {}</figcaption></figure>",
-        seam_engine::plan::with_states(&drawing, &state),
+         {} {} {} {} {}</figcaption></figure>\
+         <details class=\"graph-list\" data-key=\"graph-list\"><summary>The graph as a list</summary><ul>{listed}</ul></details>",
+        seam_engine::plan::with_states(&drawn, &state),
         badge("state-ready", "ready"),
         badge("state-starting", "starting"),
         badge("state-degraded", "degraded"),

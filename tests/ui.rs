@@ -95,6 +95,46 @@ fn the_status_page_follows_reloads_live_in_a_real_browser() {
     assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
 }
 
+/// Every box and every point of every edge lies inside the drawing's declared size.
+fn assert_within_bounds(svg: &str) {
+    let attr = |s: &str, name: &str| -> f64 {
+        let start = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        s[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    let head = &svg[..svg.find('>').unwrap()];
+    let (width, height) = (attr(head, "width"), attr(head, "height"));
+    for path in svg.split(" d=\"").skip(1) {
+        let numbers: Vec<f64> = path
+            .split('"')
+            .next()
+            .unwrap()
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        for p in numbers.chunks_exact(2) {
+            assert!(p[0] <= width && p[1] <= height, "({}, {}) outside {width}x{height}", p[0], p[1]);
+        }
+    }
+}
+
+/// Long edges (a chain of agents over many mounts) pass through points no box
+/// is at: the drawing is sized to hold them too.
+#[test]
+fn a_deep_graph_is_drawn_whole() {
+    let dir = scratch("ui-deep-graph");
+    let file = dir.join("deep.yaml");
+    let mounts: String = (0..8).map(|i| format!("  m{i}:\n    kind: mcp.stdio\n    command: node\n")).collect();
+    let agents: String =
+        (0..5).map(|i| format!("  a{i}:\n    parent: {}\n", if i == 0 { "default".to_owned() } else { format!("a{}", i - 1) })).collect();
+    std::fs::write(&file, format!("seam: 1\nmounts:\n{mounts}  skills:\n    kind: skills.fs\ntools:\n  skill: true\nagents:\n{agents}"))
+        .unwrap();
+    let out = Command::new(seam_bin()).args(["graph", &file.display().to_string(), "--format", "svg"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(svg.matches("<g class=\"node ").count() as u64, planned_nodes(&file));
+    assert_within_bounds(&svg);
+}
+
 #[test]
 fn seam_graph_draws_the_same_svg() {
     let file = root().join("compositions/coding.yaml");
@@ -104,10 +144,15 @@ fn seam_graph_draws_the_same_svg() {
     assert!(svg.starts_with("<svg "), "no XML declaration: it embeds as it is");
     assert_eq!(svg.matches("<g class=\"node ").count() as u64, planned_nodes(&file));
     assert!(svg.contains("data-node=\"mount:typescript\""), "{svg}");
+    assert_within_bounds(&svg);
     // The page colours a drawing by state without laying it out again.
     let coloured = seam_engine::plan::with_states(&svg, &|node| (node == "mount:typescript").then(|| "failed".to_owned()));
     assert_eq!(coloured.matches("<g class=\"node ").count(), svg.matches("<g class=\"node ").count());
-    assert!(coloured.contains("<g class=\"node kind-mount state-failed\" data-node=\"mount:typescript\">"), "{coloured}");
+    assert!(
+        coloured
+            .contains("<g class=\"node kind-mount state-failed\" data-node=\"mount:typescript\"><title>mount:typescript: failed</title>"),
+        "{coloured}"
+    );
     assert_eq!(coloured.matches("state-").count(), 1);
 }
 
@@ -144,6 +189,10 @@ fn the_status_page_asks_for_the_token() {
     assert_eq!(get("/ui?token=wrong", None).0, 401);
     assert_eq!(get("/status", Some(("authorization", "Bearer wrong".into()))).0, 401);
     assert_eq!(get("/status", Some(("authorization", format!("Bearer {token}")))).0, 200);
+    assert_eq!(get("/status", Some(("authorization", format!("bearer {token}")))).0, 200, "the scheme is case-insensitive");
+    // DNS rebinding: a page of another name that resolves here gets nothing.
+    assert_eq!(get("/ui", Some(("host", "evil.example".into()))).0, 403);
+    assert_eq!(get("/healthz", Some(("host", "evil.example".into()))).0, 200);
 
     let (status, headers, _) = get(&format!("/ui?token={token}"), None);
     assert_eq!(status, 303);
@@ -156,6 +205,23 @@ fn the_status_page_asks_for_the_token() {
     assert_eq!(status, 200);
     assert!(page.contains("data-mount=\"alpha\""));
     assert_eq!(get("/ui", Some(("cookie", "seam_session=forged".into()))).0, 401);
+    assert_eq!(get("/ui/page.js", Some(("cookie", session.clone()))).0, 200);
+    // The page's cookie opens the page, not the endpoints that run tools or the JSON status.
+    assert_eq!(get("/status", Some(("cookie", session.clone()))).0, 401);
+    let (status, _, _) = runtime.block_on(async {
+        let response = client
+            .post(format!("{}/mcp", seam.base))
+            .header("cookie", session.clone())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, (), ())
+    });
+    assert_eq!(status, 401, "no MCP session on the page's cookie");
 
     // The official MCP client with the token; without it, no session.
     let mut mcp = SdkClient::http_with_token(&format!("{}/mcp", seam.base), token);
@@ -170,4 +236,38 @@ fn the_status_page_asks_for_the_token() {
     let href = browser.send(json!({ "op": "attr", "selector": "html", "name": "lang" }));
     assert_eq!(href["value"], "en");
     browser.screenshot("5-after-the-token");
+}
+
+/// A reload that points `serve` at a token nobody can read is rejected: it
+/// would shut every client out, the page that says why included. The live
+/// token keeps working.
+#[test]
+fn a_reload_to_an_unreadable_token_is_rejected() {
+    let dir = scratch("ui-token-reload");
+    let file = dir.join("seam.yaml");
+    std::fs::write(dir.join("token"), "from-a-file\n").unwrap();
+    compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_file: ./token\n");
+    let mut seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let bearer = |t: &str| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            client.get(format!("{}/status", seam.base)).bearer_auth(t).send().await.unwrap().status().as_u16()
+        })
+    };
+    assert_eq!(bearer("from-a-file"), 200, "the file's token, its newline dropped");
+    compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_file: ./missing\n");
+    let rejected = seam.stderr.wait_for("SERVE_TOKEN_UNREADABLE");
+    assert!(rejected.contains("seam.yaml:9:22"), "located where the file is named: {rejected}");
+    assert_eq!(bearer("from-a-file"), 200, "the live token still opens");
+    // The live token file rotated in place: read again at the next request, no reload needed.
+    std::fs::write(dir.join("token"), "rotated\n").unwrap();
+    assert_eq!(bearer("rotated"), 200);
+    assert_eq!(bearer("from-a-file"), 401);
+    // Once the file exists, the same edit applies.
+    std::fs::write(dir.join("missing"), "the-new-one\n").unwrap();
+    compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_file: ./missing\n");
+    seam.stderr.wait_for("reload applied");
+    assert_eq!(bearer("the-new-one"), 200);
+    assert_eq!(bearer("rotated"), 401);
 }

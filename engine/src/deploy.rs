@@ -48,6 +48,9 @@ pub struct Options {
     /// together on a small machine makes every one of them miss its
     /// `startup_timeout`; a mount's timeout runs from its own start.
     pub max_concurrent_starts: usize,
+    /// Refuse a composition whose `serve` token cannot be read (it is served
+    /// over HTTP, where that token would shut every client out).
+    pub check_serve_token: bool,
 }
 
 pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
@@ -68,6 +71,7 @@ impl Default for Options {
             dispose_timeout: Duration::from_secs(5),
             on_activated: None,
             max_concurrent_starts: 4 * cores,
+            check_serve_token: false,
         }
     }
 }
@@ -549,6 +553,22 @@ impl Deployment {
         let Checked { resolved, tree, sources, .. } = checked;
         let resolved = resolved.expect("a plan comes from a resolved composition");
         let tree = tree.expect("a resolved composition has a tree");
+
+        // A token nobody can read would shut every client out, this page included: refused before anything is built.
+        let token = crate::model::TokenSource::of(&resolved.services).filter(|_| self.options.check_serve_token);
+        if let Some(Err(e)) = token.as_ref().map(crate::model::TokenSource::read) {
+            let pointer = token.as_ref().expect("checked").pointer();
+            let d = Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(&tree, pointer), pointer, e);
+            let mut all = diagnostics;
+            all.push(diagnostic_json(&d, &sources));
+            return rejected(all);
+        }
+        if self.options.check_serve_token
+            && token.is_none()
+            && live.as_ref().is_some_and(|g| crate::model::TokenSource::of(&g.resolved.services).is_some())
+        {
+            tracing::warn!("this reload removes `serve`'s token: every endpoint is open from now on");
+        }
 
         // Build what is added or restarted; carry the rest over.
         let rebuild = |id: &str| {

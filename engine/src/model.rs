@@ -33,6 +33,53 @@ pub struct Serve {
     pub bearer_token_file: Option<String>,
 }
 
+/// Where the `serve` token comes from, as a resolved composition has it
+/// (`services.serve.bearer_token`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSource {
+    Env(String),
+    File(std::path::PathBuf),
+}
+
+impl TokenSource {
+    /// The live composition's token source; `None` when `serve` names none.
+    pub fn of(services: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<TokenSource> {
+        let source = &services.get("serve")?["bearer_token"];
+        match (source["env"].as_str(), source["file"].as_str()) {
+            (Some(name), _) => Some(TokenSource::Env(name.to_owned())),
+            (None, Some(file)) => Some(TokenSource::File(file.into())),
+            (None, None) => None,
+        }
+    }
+
+    /// Where the composition writes it, for diagnostics.
+    pub fn pointer(&self) -> &'static str {
+        match self {
+            TokenSource::Env(_) => "/serve/bearer_token_env",
+            TokenSource::File(_) => "/serve/bearer_token_file",
+        }
+    }
+
+    /// Reads the token: surrounding whitespace dropped, empty refused. The
+    /// message names the variable or file, never the value.
+    pub fn read(&self) -> Result<String, String> {
+        let token = match self {
+            TokenSource::Env(name) => std::env::var(name).map_err(|_| format!("the token variable `{name}` is not set"))?,
+            TokenSource::File(path) => {
+                std::fs::read_to_string(path).map_err(|e| format!("the token file {} cannot be read: {e}", path.display()))?
+            }
+        };
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(match self {
+                TokenSource::Env(name) => format!("the token variable `{name}` is empty"),
+                TokenSource::File(path) => format!("the token file {} is empty", path.display()),
+            });
+        }
+        Ok(token.to_owned())
+    }
+}
+
 /// `services.workspace`: the folder file-based tools work in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -42,6 +42,7 @@ pub struct PlanNode {
 }
 
 /// The dependency graph of one composition.
+#[derive(Clone)]
 pub struct Plan {
     pub graph: DiGraph<PlanNode, ()>,
     index: BTreeMap<String, NodeIndex>,
@@ -244,10 +245,13 @@ impl Plan {
     /// The graph laid out and drawn as SVG, in process (layout-rs). Each node
     /// is a `<g class="node kind-…" data-node="…">` filled by its kind, so a
     /// page can restyle nodes (`with_states`) and a test can count them.
-    /// Edges point from a node to what it needs. Edge crossings are minimised
-    /// up to `OPTIMIZE_UP_TO` nodes; past that the optimiser's time grows
-    /// too fast (seconds at 160 nodes) and the graph is drawn as placed.
-    pub fn to_svg(&self) -> String {
+    /// Edges point from a node to what it needs. With `minimise_crossings`
+    /// layout-rs also reorders nodes to cross fewer edges: a better drawing,
+    /// but its time grows fast and unevenly with the graph (1.7 s for a
+    /// 58-node plan with a chain of six agents, minutes past 150 nodes), so
+    /// only a command a person waits for asks for it, and only for small
+    /// plans (`MINIMISE_CROSSINGS_UP_TO`).
+    pub fn to_svg(&self, minimise_crossings: bool) -> String {
         use layout::backends::svg::SVGWriter;
         use layout::core::base::Orientation;
         use layout::core::color::Color;
@@ -278,7 +282,7 @@ impl Plan {
         }
         let mut svg = SVGWriter::new();
         if !handles.is_empty() {
-            graph.do_it(false, handles.len() > OPTIMIZE_UP_TO, false, &mut svg);
+            graph.do_it(false, !minimise_crossings, false, &mut svg);
         }
         // Without the XML declaration, so that the drawing can sit inside a page as it is.
         let drawn = svg.finalize().trim_start_matches(|c| c != '>').trim_start_matches('>').trim_start().to_owned();
@@ -327,8 +331,8 @@ fn build_order(graph: &DiGraph<PlanNode, ()>) -> Vec<String> {
     order
 }
 
-/// The most nodes whose edge crossings `to_svg` minimises.
-pub const OPTIMIZE_UP_TO: usize = 60;
+/// The most nodes for which `seam graph --format svg` minimises edge crossings.
+pub const MINIMISE_CROSSINGS_UP_TO: usize = 60;
 
 /// A drawing of `Plan::to_svg` with each node's runtime state added as a
 /// class (`state-ready`, `state-failed`…), for a page to colour; one pass
@@ -342,11 +346,21 @@ pub fn with_states(svg: &str, state: &dyn Fn(&str) -> Option<String>) -> String 
         let tail = &rest[at..];
         let tag = &tail[..tail.find('>').unwrap_or(tail.len())];
         let id = tag.split("data-node=\"").nth(1).and_then(|v| v.split('"').next());
-        match id.and_then(state) {
-            Some(s) => out.push_str(&tag.replacen("\" data-node=", &format!(" state-{}\" data-node=", attribute(&s)), 1)),
+        let state = id.and_then(state);
+        match &state {
+            Some(s) => out.push_str(&tag.replacen("\" data-node=", &format!(" state-{}\" data-node=", attribute(s)), 1)),
             None => out.push_str(tag),
         }
-        rest = &tail[tag.len()..];
+        // A title names the node and its state, for a pointer's tooltip and for assistive technology.
+        let after = &tail[tag.len()..];
+        match (id, after.strip_prefix('>')) {
+            (Some(id), Some(inside)) => {
+                let state = state.map(|s| format!(": {}", attribute(&s))).unwrap_or_default();
+                let _ = write!(out, "><title>{id}{state}</title>");
+                rest = inside;
+            }
+            _ => rest = after,
+        }
     }
     out.push_str(rest);
     out
@@ -357,9 +371,11 @@ fn attribute(text: &str) -> String {
     text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// Sets an SVG's size to the extent of its boxes (plus a margin): layout-rs
-/// reserves height for every label as if its text ran downwards, which
-/// leaves the drawing mostly empty below the graph.
+/// Sets an SVG's size to the extent of what it draws (plus a margin):
+/// layout-rs reserves height for every label as if its text ran downwards,
+/// which leaves the drawing mostly empty below the graph. The extent is that
+/// of the boxes and of every point of every edge's path (a curve lies within
+/// its control points).
 fn fit_to_nodes(svg: String) -> String {
     let number = |s: &str, name: &str| -> Option<f64> {
         let start = s.find(&format!(" {name}=\""))? + name.len() + 3;
@@ -372,6 +388,14 @@ fn fit_to_nodes(svg: String) -> String {
         {
             width = width.max(x + w);
             height = height.max(y + h);
+        }
+    }
+    for path in svg.split(" d=\"").skip(1) {
+        let d = path.split('"').next().unwrap_or_default();
+        let numbers: Vec<f64> = d.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).filter_map(|n| n.parse().ok()).collect();
+        for point in numbers.chunks_exact(2) {
+            width = width.max(point[0]);
+            height = height.max(point[1]);
         }
     }
     let Some(end) = svg.find('>') else { return svg };

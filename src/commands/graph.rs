@@ -16,7 +16,7 @@ pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Outcome,
         GraphFormat::Dot => plan.to_dot(),
         GraphFormat::Mermaid => plan.to_mermaid(),
         GraphFormat::Json => format!("{}\n", serde_json::to_string_pretty(&plan.to_json()).expect("serializable")),
-        GraphFormat::Svg => plan.to_svg(),
+        GraphFormat::Svg => plan.to_svg(plan.nodes().count() <= seam_engine::plan::MINIMISE_CROSSINGS_UP_TO),
     });
     Ok(Outcome::Valid)
 }

@@ -37,8 +37,10 @@ pub struct Args {
     pub drain_timeout: Duration,
 }
 
-/// Starts the composition; `Err(outcome)` when it was rejected (its diagnostics are printed).
-pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration) -> Result<Arc<Deployment>, Outcome> {
+/// Starts the composition; `Err(outcome)` when it was rejected (its
+/// diagnostics are printed). `http`: it is served over HTTP, so a `serve`
+/// token that cannot be read rejects it.
+pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, http: bool) -> Result<Arc<Deployment>, Outcome> {
     use std::io::IsTerminal as _;
     // On a terminal, start-up shows live progress; elsewhere the per-mount lines after it are enough.
     let progress = std::io::stderr().is_terminal().then(|| {
@@ -54,7 +56,7 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration) -> Resu
             bar.set_message(format!("({} {:?})", a.id, a.state).to_lowercase());
         }) as seam_engine::deploy::OnActivated
     });
-    let options = seam_engine::deploy::Options { drain_timeout, on_activated, ..Default::default() };
+    let options = seam_engine::deploy::Options { drain_timeout, on_activated, check_serve_token: http, ..Default::default() };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
     let outcome = deployment.reload().await;
     if let Some(bar) = progress {
@@ -88,7 +90,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
     // Installed first: a signal during start-up waits for it to finish (so its children are stopped,
     // not orphaned), and a SIGHUP sent as soon as seam says it serves reloads instead of killing it.
     let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    let deployment = match start(engine, &args.file, args.drain_timeout).await {
+    let deployment = match start(engine, &args.file, args.drain_timeout, args.transport == Transport::Http).await {
         Ok(d) => d,
         Err(outcome) => return Ok(outcome),
     };
@@ -193,8 +195,9 @@ struct TokenFile {
 
 impl TokenFile {
     fn read(&self, path: &Path) -> Result<String, String> {
-        let unreadable = |e: std::io::Error| format!("the token file {} cannot be read: {e}", path.display());
-        let modified = std::fs::metadata(path).and_then(|m| m.modified()).map_err(unreadable)?;
+        let modified = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(|e| format!("the token file {} cannot be read: {e}", path.display()))?;
         let mut cached = self.cached.lock().expect("token lock");
         if let Some((p, m, token)) = &*cached
             && p == path
@@ -202,7 +205,7 @@ impl TokenFile {
         {
             return Ok(token.clone());
         }
-        let token = std::fs::read_to_string(path).map_err(unreadable)?.trim().to_owned();
+        let token = seam_engine::model::TokenSource::File(path.to_owned()).read()?;
         *cached = Some((path.to_owned(), modified, token.clone()));
         Ok(token)
     }
@@ -216,36 +219,43 @@ fn session_value(token: &str) -> String {
 
 const SESSION_COOKIE: &str = "seam_session";
 
+/// Whether two secrets are equal, in time that depends on neither (not even
+/// their lengths: what is compared is a hash of each).
 fn same(a: &str, b: &str) -> bool {
     use subtle::ConstantTimeEq as _;
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+    bool::from(blake3::hash(a.as_bytes()).as_bytes().ct_eq(blake3::hash(b.as_bytes()).as_bytes()))
+}
+
+/// The routes the page's cookie opens: reading the page and its events, nothing that runs a tool.
+fn page_route(path: &str) -> bool {
+    path == "/ui" || path.starts_with("/ui/") || path == "/events"
 }
 
 impl App {
     /// The token the live composition's `serve` section names; `None` when it names none.
     fn token(&self) -> Result<Option<String>, String> {
+        use seam_engine::model::TokenSource;
         let Some(live) = self.deployment.live() else { return Ok(None) };
-        let Some(source) = live.resolved.services.get("serve").map(|s| &s["bearer_token"]) else { return Ok(None) };
-        let token = if let Some(name) = source["env"].as_str() {
-            std::env::var(name).map_err(|_| format!("the token variable {name} is not set"))?.trim().to_owned()
-        } else if let Some(file) = source["file"].as_str() {
-            self.token_file.read(Path::new(file))?
-        } else {
-            return Ok(None);
-        };
-        if token.is_empty() {
-            return Err("the token is empty".to_owned());
+        match TokenSource::of(&live.resolved.services) {
+            None => Ok(None),
+            Some(TokenSource::File(path)) => self.token_file.read(&path).map(Some),
+            Some(env) => env.read().map(Some),
         }
-        Ok(Some(token))
     }
 }
 
-/// Every endpoint but `/healthz` asks for the token when `serve` names one:
-/// `Authorization: Bearer <token>`, or the cookie `/ui?token=<token>` sets.
-/// A token that cannot be read shuts everything (503), never opens it.
+/// Every endpoint but `/healthz` answers only a request whose Host is one of
+/// seam's own names (DNS rebinding), and, when `serve` names a token, only
+/// with it: `Authorization: Bearer <token>` anywhere, or the cookie
+/// `/ui?token=<token>` sets, on the page's own read-only routes. A token
+/// that cannot be read shuts everything (503), never opens it.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
     if request.uri().path() == "/healthz" {
         return next.run(request).await;
+    }
+    let host = request.headers().get(axum::http::header::HOST).and_then(|h| h.to_str().ok()).map(host_name);
+    if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
+        return (StatusCode::FORBIDDEN, "forbidden host\n").into_response();
     }
     let expected = match app.token() {
         Ok(None) => return next.run(request).await,
@@ -274,17 +284,27 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let bearer = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| same(t.trim(), &expected));
-    let session = session_value(&expected);
-    let cookie = headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
-        .any(|v| same(v, &session));
+        .and_then(|v| v.split_once(' '))
+        .is_some_and(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer") && same(t.trim(), &expected));
+    let cookie = request.method() == axum::http::Method::GET && page_route(request.uri().path()) && {
+        let session = session_value(&expected);
+        headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+            .any(|v| same(v, &session))
+    };
     if bearer || cookie { next.run(request).await } else { denied() }
+}
+
+/// The name in a Host header, without its port (`[::1]:8931` → `::1`).
+fn host_name(host: &str) -> &str {
+    match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    }
 }
 
 #[derive(Clone)]
@@ -295,6 +315,8 @@ struct App {
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
     stop: CancellationToken,
     token_file: Arc<TokenFile>,
+    /// The names a request's Host may give: loopback names and the address seam listens on.
+    hosts: Arc<Vec<String>>,
 }
 
 impl App {
@@ -320,9 +342,16 @@ async fn serve_http(deployment: Arc<Deployment>, args: &Args, stop: Cancellation
     // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
     let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
     hosts.push(local.ip().to_string());
-    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
     config.cancellation_token = stop.child_token();
-    let app = App { deployment: deployment.clone(), config, agents: Arc::default(), stop: stop.clone(), token_file: Arc::default() };
+    let app = App {
+        deployment: deployment.clone(),
+        config,
+        agents: Arc::default(),
+        stop: stop.clone(),
+        token_file: Arc::default(),
+        hosts: Arc::new(hosts),
+    };
     if let Err(e) = app.token() {
         return Err(format!("`serve` names a token seam cannot read: {e}"));
     }
@@ -365,6 +394,8 @@ async fn status(State(app): State<App>) -> Response {
 }
 
 async fn ui_page(State(app): State<App>) -> Response {
+    // A new generation's graph is laid out on a thread of its own; the page waits for it a little.
+    crate::ui::wait_for_drawing(&app.deployment, Duration::from_secs(2)).await;
     ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment)).into_response()
 }
 
@@ -376,15 +407,15 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
         app: App,
         catalogs: tokio::sync::watch::Receiver<u64>,
         statuses: tokio::sync::watch::Receiver<u64>,
+        drawings: tokio::sync::watch::Receiver<u64>,
         shown: crate::ui::Fragments,
-        announced: Option<std::time::SystemTime>,
     }
     let deployment = app.deployment.clone();
     let start = Stream {
         catalogs: deployment.subscribe(),
         statuses: deployment.subscribe_status(),
+        drawings: crate::ui::subscribe_drawings(),
         shown: crate::ui::Fragments::new(),
-        announced: deployment.last_outcome().map(|o| o.at),
         app,
     };
     let stream = futures::stream::unfold(start, |mut s| async move {
@@ -394,6 +425,7 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
                 tokio::select! {
                     changed = s.catalogs.changed() => changed.ok()?,
                     changed = s.statuses.changed() => changed.ok()?,
+                    changed = s.drawings.changed() => changed.ok()?,
                     _ = s.app.stop.cancelled() => return None,
                 }
             }
@@ -404,8 +436,9 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
             s.shown = now;
             // The first event brings a page rendered moments ago up to date; later ones are news.
             update["initial"] = initial.into();
-            if let Some(last) = s.app.deployment.last_outcome().filter(|o| Some(o.at) != s.announced) {
-                s.announced = Some(last.at);
+            // The page announces an outcome it has not seen (it knows the one it was rendered with).
+            if let Some(last) = s.app.deployment.last_outcome() {
+                update["outcome_at"] = seam_engine::runtime::timestamp(last.at).into();
                 update["announce"] = crate::ui::announcement(&last).into();
             }
             return Some((Ok(Event::default().event("update").data(update.to_string())), s));

@@ -99,6 +99,8 @@ pub struct LspMount {
     /// queue: dispose ends a server even while a query holds the queue.
     live: Mutex<HashMap<PathBuf, Arc<Connection>>>,
     disposed: AtomicBool,
+    /// Told when a server starts or ends: the mount's facts (its servers) changed.
+    status: seam_engine::runtime::Changes,
 }
 
 /// Builds a mount: the executable is resolved now, before any route exists, so
@@ -120,6 +122,7 @@ pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<
             servers: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
             disposed: AtomicBool::new(false),
+            status: cx.status,
         };
         Ok(Arc::new(mount) as Arc<dyn Running>)
     })
@@ -159,6 +162,7 @@ impl LspMount {
                         .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;
                     *server = Some(started.clone());
                     self.live.lock().expect("live lock").insert(workspace.to_owned(), started.clone());
+                    self.status.notify();
                     started
                 }
             };
@@ -194,6 +198,7 @@ impl LspMount {
     pub fn evict(&self, workspace: &Path) {
         self.servers.lock().expect("servers lock").remove(workspace);
         let Some(connection) = self.live.lock().expect("live lock").remove(workspace) else { return };
+        self.status.notify();
         let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
         tokio::spawn(async move { connection.shut_down(grace, kill).await });
     }
