@@ -32,6 +32,25 @@ pub struct Gateway {
     /// had changed: the notifier compares against it, so that a change between
     /// the client's listing and the notifier's first look is still announced.
     shown: Arc<std::sync::Mutex<Shown>>,
+    /// Counts this session among the open ones while the session's own
+    /// handler lives (not the notifier's copy).
+    _counted: Option<Arc<OpenSession>>,
+}
+
+/// One open session in a shared count; the count goes down when it is dropped.
+pub struct OpenSession(Arc<std::sync::atomic::AtomicUsize>);
+
+impl OpenSession {
+    pub fn new(count: Arc<std::sync::atomic::AtomicUsize>) -> OpenSession {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        OpenSession(count)
+    }
+}
+
+impl Drop for OpenSession {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 #[derive(Default)]
@@ -46,7 +65,12 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots).
     pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
-        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default(), shown: Arc::default() }
+        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default(), shown: Arc::default(), _counted: None }
+    }
+
+    /// This gateway counted among the open sessions for as long as it lives.
+    pub fn counted(self, session: OpenSession) -> Gateway {
+        Gateway { _counted: Some(Arc::new(session)), ..self }
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -174,7 +198,8 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut changes = self.deployment.subscribe();
-        let this = self.clone();
+        // The notifier's copy does not keep the session counted: it may outlive the session a little.
+        let this = Gateway { _counted: None, ..self.clone() };
         let peer = context.peer;
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.

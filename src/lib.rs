@@ -3,6 +3,7 @@
 
 mod commands;
 mod gateway;
+mod http;
 mod ui;
 mod watch;
 
@@ -97,6 +98,9 @@ pub enum Command {
         /// How long retired mounts wait for calls on the old generation before they are disposed anyway.
         #[arg(long, default_value = "30s", value_parser = parse_duration)]
         drain_timeout: std::time::Duration,
+        /// Listen beyond loopback although some agent has no token (`serve.bearer_token_env`): anyone who can reach seam can call its tools.
+        #[arg(long)]
+        insecure_no_auth: bool,
     },
     /// Make one tool call through the composition and print the MCP result.
     Call {
@@ -172,9 +176,10 @@ pub fn run(cli: Cli) -> Result<Outcome, String> {
             commands::inventory::run(&engine, &file, agent.as_deref(), format, probe)
         }
         Command::Schema => commands::schema::run(&engine),
-        Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout } => {
+        Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth } => {
             init_logging();
-            let args = commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout };
+            let args =
+                commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout, insecure_no_auth };
             commands::serve::run(engine, args)
         }
         Command::Call { file, tool, args, agent } => {

@@ -43,7 +43,8 @@ codes! {
     "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
     "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
     "SERVE_TOKEN_CONFLICT" Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";
-    "SERVE_TOKEN_UNREADABLE" Error "(start, reload) The token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
+    "SERVE_TOKEN_UNREADABLE" Error "(start, reload) A token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
+    "SERVE_TOKEN_REQUIRED" Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
     "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
     "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";
     "AGENT_NAME_INVALID" Error "An agent name is not 1–64 letters, digits, `_` or `-`.";

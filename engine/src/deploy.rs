@@ -11,7 +11,7 @@
 //! was. After the swap, retired mounts are disposed once the calls holding the
 //! old generation finish, bounded by the drain timeout.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,9 +48,12 @@ pub struct Options {
     /// together on a small machine makes every one of them miss its
     /// `startup_timeout`; a mount's timeout runs from its own start.
     pub max_concurrent_starts: usize,
-    /// Refuse a composition whose `serve` token cannot be read (it is served
-    /// over HTTP, where that token would shut every client out).
+    /// Refuse a composition whose `serve` tokens cannot be read (it is served
+    /// over HTTP, where such a token would shut its clients out).
     pub check_serve_token: bool,
+    /// Refuse a composition that leaves any agent's endpoint without a token
+    /// (seam listens beyond loopback and was not told `--insecure-no-auth`).
+    pub require_tokens: bool,
 }
 
 pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
@@ -72,6 +75,7 @@ impl Default for Options {
             on_activated: None,
             max_concurrent_starts: 4 * cores,
             check_serve_token: false,
+            require_tokens: false,
         }
     }
 }
@@ -554,20 +558,44 @@ impl Deployment {
         let resolved = resolved.expect("a plan comes from a resolved composition");
         let tree = tree.expect("a resolved composition has a tree");
 
-        // A token nobody can read would shut every client out, this page included: refused before anything is built.
-        let token = crate::model::TokenSource::of(&resolved.services).filter(|_| self.options.check_serve_token);
-        if let Some(Err(e)) = token.as_ref().map(crate::model::TokenSource::read) {
-            let pointer = token.as_ref().expect("checked").pointer();
-            let d = Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(&tree, pointer), pointer, e);
-            let mut all = diagnostics;
-            all.push(diagnostic_json(&d, &sources));
-            return rejected(all);
-        }
-        if self.options.check_serve_token
-            && token.is_none()
-            && live.as_ref().is_some_and(|g| crate::model::TokenSource::of(&g.resolved.services).is_some())
-        {
-            tracing::warn!("this reload removes `serve`'s token: every endpoint is open from now on");
+        // Served over HTTP: a token nobody can read would shut its clients out (the
+        // page that says why included), and past loopback no agent may be left open.
+        if self.options.check_serve_token {
+            let mut refused = Vec::new();
+            let mut checked = BTreeSet::new();
+            for agent in resolved.agents.keys() {
+                let Some((source, at)) = resolved.token_for(agent) else { continue };
+                if !checked.insert(at.clone()) {
+                    continue;
+                }
+                if let Err(e) = source.read() {
+                    let pointer = source.pointer(&at);
+                    refused.push(Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(&tree, &pointer), &pointer, e));
+                }
+            }
+            let open = resolved.open_agents();
+            if self.options.require_tokens && !open.is_empty() {
+                let at = if open.contains(&crate::resolve::DEFAULT_AGENT) {
+                    "/serve".to_owned()
+                } else {
+                    crate::diagnostic::pointer(["agents", open[0]])
+                };
+                let message = format!(
+                    "seam listens beyond loopback, and no token guards agent{} {}: set `serve.bearer_token_env` (or `_file`), or start with `--insecure-no-auth`",
+                    if open.len() > 1 { "s" } else { "" },
+                    open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                );
+                refused.push(Diagnostic::error("SERVE_TOKEN_REQUIRED", locate(&tree, &at), &at, message));
+            }
+            if !refused.is_empty() {
+                let mut all = diagnostics;
+                all.extend(refused.iter().map(|d| diagnostic_json(d, &sources)));
+                return rejected(all);
+            }
+            let was_guarded = live.as_ref().is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
+            if was_guarded && !open.is_empty() {
+                tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
+            }
         }
 
         // Build what is added or restarted; carry the rest over.

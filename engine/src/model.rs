@@ -19,16 +19,65 @@ pub struct Budgets {
     pub max_output_chars: Option<u64>,
 }
 
-/// `serve`: who may use `seam serve --transport http`. With a token set, every
-/// endpoint but `/healthz` requires it: MCP clients send
-/// `Authorization: Bearer <token>`; a browser opens `/ui?token=<token>` once.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `serve`: who may use `seam serve --transport http`, and how much. The
+/// token is the `default` agent's: its endpoint (`/mcp`), `/status`,
+/// `/readyz` and the status page ask for it, and every agent without a token
+/// of its own (`agents.<name>.serve`) inherits it through its parents. MCP
+/// clients send `Authorization: Bearer <token>`; a browser opens
+/// `/ui?token=<token>` once. `/healthz` stays open.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Serve {
     /// The environment variable holding the token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<EnvName>,
     /// A file holding the token (surrounding whitespace ignored), read again when it changes; relative to the file that names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_file: Option<String>,
+    /// The largest request body accepted; past it, 413.
+    #[serde(default = "Serve::default_max_request_bytes")]
+    pub max_request_bytes: crate::units::Size,
+    /// The most MCP sessions open at once, every agent's together; past it, a new session gets 503.
+    #[serde(default = "Serve::default_max_sessions")]
+    #[schemars(range(min = 1, max = 65536))]
+    pub max_sessions: u32,
+    /// A session without a request for this long is closed. Read when seam starts.
+    #[serde(default = "Serve::default_session_idle_timeout")]
+    pub session_idle_timeout: Duration,
+}
+
+impl Serve {
+    fn default_max_request_bytes() -> crate::units::Size {
+        crate::units::Size::mib(4)
+    }
+    fn default_max_sessions() -> u32 {
+        256
+    }
+    fn default_session_idle_timeout() -> Duration {
+        Duration::from_secs(300)
+    }
+}
+
+impl Default for Serve {
+    fn default() -> Self {
+        Serve {
+            bearer_token_env: None,
+            bearer_token_file: None,
+            max_request_bytes: Serve::default_max_request_bytes(),
+            max_sessions: Serve::default_max_sessions(),
+            session_idle_timeout: Serve::default_session_idle_timeout(),
+        }
+    }
+}
+
+/// `agents.<name>.serve`: the agent's own token for its endpoint (`/agents/<name>/mcp`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentServe {
+    /// The environment variable holding the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<EnvName>,
+    /// A file holding the token, read again when it changes; relative to the file that names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_file: Option<String>,
 }
@@ -42,9 +91,8 @@ pub enum TokenSource {
 }
 
 impl TokenSource {
-    /// The live composition's token source; `None` when `serve` names none.
-    pub fn of(services: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<TokenSource> {
-        let source = &services.get("serve")?["bearer_token"];
+    /// A token source as the resolved `services.serve` holds one (`{"env": …}` or `{"file": …}`).
+    pub fn from_json(source: &serde_json::Value) -> Option<TokenSource> {
         match (source["env"].as_str(), source["file"].as_str()) {
             (Some(name), _) => Some(TokenSource::Env(name.to_owned())),
             (None, Some(file)) => Some(TokenSource::File(file.into())),
@@ -52,11 +100,16 @@ impl TokenSource {
         }
     }
 
-    /// Where the composition writes it, for diagnostics.
-    pub fn pointer(&self) -> &'static str {
+    /// The `default` agent's token source (the top-level `serve`); `None` when it names none.
+    pub fn of(services: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<TokenSource> {
+        TokenSource::from_json(&services.get("serve")?["bearer_token"])
+    }
+
+    /// Where the composition writes it under `at` (`/serve`, `/agents/x/serve`), for diagnostics.
+    pub fn pointer(&self, at: &str) -> String {
         match self {
-            TokenSource::Env(_) => "/serve/bearer_token_env",
-            TokenSource::File(_) => "/serve/bearer_token_file",
+            TokenSource::Env(_) => format!("{at}/bearer_token_env"),
+            TokenSource::File(_) => format!("{at}/bearer_token_file"),
         }
     }
 
@@ -155,6 +208,9 @@ pub struct AgentDoc {
     /// Scoped mounts: visible to this agent and its descendants only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mounts: Vec<String>,
+    /// The agent's own token over HTTP; without one it inherits its parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<AgentServe>,
 }
 
 fn tools_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -175,6 +175,28 @@ impl Pattern {
 }
 
 impl Resolved {
+    /// The token that opens `agent`'s endpoint over HTTP, with where it is
+    /// written (`/serve`, `/agents/<name>/serve`): its own, else its
+    /// nearest ancestor's, else the top-level `serve` one (`default`'s).
+    pub fn token_for(&self, agent: &str) -> Option<(crate::model::TokenSource, String)> {
+        let serve = self.services.get("serve")?;
+        let mut at = Some(agent);
+        let mut seen = 0;
+        while let Some(name) = at.filter(|_| seen <= self.agents.len()) {
+            if let Some(source) = crate::model::TokenSource::from_json(&serve["agents"][name]) {
+                return Some((source, pointer(["agents", name, "serve"])));
+            }
+            at = self.agents.get(name).and_then(|a| a.parent.as_deref());
+            seen += 1;
+        }
+        crate::model::TokenSource::of(&self.services).map(|s| (s, "/serve".to_owned()))
+    }
+
+    /// Agents whose endpoint no token guards, sorted.
+    pub fn open_agents(&self) -> Vec<&str> {
+        self.agents.keys().filter(|a| self.token_for(a).is_none()).map(String::as_str).collect()
+    }
+
     /// Whether agent `agent` sees the tools of mount `id`: it is in scope and its tool is enabled.
     pub fn is_visible(&self, agent: &str, id: &str) -> bool {
         let (Some(a), Some(resolved)) = (self.agents.get(agent), self.mounts.get(id).and_then(|m| m.resolved.as_ref())) else {
@@ -229,24 +251,47 @@ pub(crate) fn resolve(
         services.insert("workspace".to_owned(), serde_json::json!({ "root": root }));
     }
     let subprocess: Subprocess = service_section("subprocess").and_then(|v| Subprocess::deserialize(v).ok()).unwrap_or_default();
-    // `serve` sits in the plan as a service: a new token source is a change a reload applies.
-    if let Some(serve) = section("serve").and_then(|v| Serve::deserialize(v).ok()) {
-        match (&serve.bearer_token_env, &serve.bearer_token_file) {
-            (Some(_), Some(_)) => out.push(Diagnostic::error(
+    // `serve` sits in the plan as a service: a new token source or limit is a change a reload applies.
+    let mut serve_tokens = Map::new();
+    let token = |at: &str, env: &Option<crate::model::EnvName>, file: &Option<String>, out: &mut Vec<Diagnostic>| match (env, file) {
+        (Some(_), Some(_)) => {
+            let pointer = format!("{at}/bearer_token_file");
+            out.push(Diagnostic::error(
                 "SERVE_TOKEN_CONFLICT",
-                locate(tree, "/serve/bearer_token_file"),
-                "/serve/bearer_token_file",
-                "`serve` names both `bearer_token_env` and `bearer_token_file`; name one",
-            )),
-            (Some(env), None) => {
-                services.insert("serve".to_owned(), serde_json::json!({ "bearer_token": { "env": env.0 } }));
-            }
-            (None, Some(file)) => {
-                let path = resolve_path(sources.path(locate(tree, "/serve/bearer_token_file").file), file);
-                services.insert("serve".to_owned(), serde_json::json!({ "bearer_token": { "file": path } }));
-            }
-            (None, None) => {}
+                locate(tree, &pointer),
+                &pointer,
+                format!("`{at}` names both `bearer_token_env` and `bearer_token_file`; name one"),
+            ));
+            None
         }
+        (Some(env), None) => Some(serde_json::json!({ "env": env.0 })),
+        (None, Some(file)) => {
+            let at = format!("{at}/bearer_token_file");
+            Some(serde_json::json!({ "file": resolve_path(sources.path(locate(tree, &at).file), file) }))
+        }
+        (None, None) => None,
+    };
+    let serve = section("serve").and_then(|v| Serve::deserialize(v).ok());
+    for (name, agent) in section("agents").and_then(Json::as_object).into_iter().flatten() {
+        let Some(own) = agent.get("serve").and_then(|v| crate::model::AgentServe::deserialize(v).ok()) else { continue };
+        if let Some(t) = token(&pointer(["agents", name.as_str(), "serve"]), &own.bearer_token_env, &own.bearer_token_file, out) {
+            serve_tokens.insert(name.clone(), t);
+        }
+    }
+    if serve.is_some() || !serve_tokens.is_empty() {
+        let serve = serve.unwrap_or_default();
+        let mut section = serde_json::json!({
+            "max_request_bytes": serve.max_request_bytes,
+            "max_sessions": serve.max_sessions,
+            "session_idle_timeout": serve.session_idle_timeout,
+        });
+        if let Some(t) = token("/serve", &serve.bearer_token_env, &serve.bearer_token_file, out) {
+            section["bearer_token"] = t;
+        }
+        if !serve_tokens.is_empty() {
+            section["agents"] = Json::Object(serve_tokens);
+        }
+        services.insert("serve".to_owned(), section);
     }
 
     // Mounts, each resolved by its kind.

@@ -29,7 +29,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
 fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), false).await {
+        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Exposure::Local).await {
             Ok(deployment) => {
                 let mut status = deployment.status();
                 if let Some(live) = deployment.live() {

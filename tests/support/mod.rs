@@ -269,8 +269,10 @@ impl HttpSeam {
             .envs(set.iter().copied())
             .arg("serve")
             .arg(file)
-            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+            .args(["--transport", "http"])
             .args(args)
+            // Loopback unless the test names its own address.
+            .args(if args.contains(&"--listen") { &[][..] } else { &["--listen", "127.0.0.1:0"][..] })
             .env("RUST_LOG", "info,rmcp=warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -280,7 +282,8 @@ impl HttpSeam {
         let mut stderr = Lines::spawn(child.stderr.take().unwrap(), "seam-http");
         let line = stderr.wait_for("serving agent `default` at ");
         let url = line.split(" at ").nth(1).unwrap().trim().to_owned();
-        let base = url.trim_end_matches("/mcp").to_owned();
+        // Listening on every address, seam is reached through loopback.
+        let base = url.trim_end_matches("/mcp").replace("0.0.0.0", "127.0.0.1");
         HttpSeam { child, base, stderr }
     }
 

@@ -1,0 +1,347 @@
+//! `seam serve --transport http`: Streamable HTTP for each agent (`/mcp`,
+//! `/agents/<name>/mcp`), `/healthz`, `/readyz`, `/status`, the status page
+//! (`/ui`, `/events`), and the gate in front of them all: Host names, the
+//! agents' tokens, the request limits of `serve`.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::header::{
+    AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE, WWW_AUTHENTICATE,
+};
+use axum::http::{Method, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use seam_engine::deploy::Deployment;
+use seam_engine::model::{Serve, TokenSource};
+use seam_engine::resolve::DEFAULT_AGENT;
+use tokio_util::sync::CancellationToken;
+
+use crate::gateway::{Gateway, OpenSession};
+
+type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
+
+/// The cookie the status page gets for the `default` agent's token.
+const SESSION_COOKIE: &str = "seam_session";
+
+#[derive(Clone)]
+struct App {
+    deployment: Arc<Deployment>,
+    config: StreamableHttpServerConfig,
+    agents: Arc<Mutex<HashMap<String, AgentService>>>,
+    /// MCP sessions open now, every agent's together.
+    sessions: Arc<AtomicUsize>,
+    /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
+    stop: CancellationToken,
+    token_files: Arc<TokenFiles>,
+    /// The names a request's Host may give: loopback names and the address seam listens on.
+    hosts: Arc<Vec<String>>,
+}
+
+/// Token files, read again when their modification time moves.
+#[derive(Default)]
+struct TokenFiles {
+    cached: Mutex<HashMap<PathBuf, (std::time::SystemTime, String)>>,
+}
+
+impl TokenFiles {
+    fn read(&self, path: &Path) -> Result<String, String> {
+        let modified = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(|e| format!("the token file {} cannot be read: {e}", path.display()))?;
+        let mut cached = self.cached.lock().expect("token lock");
+        if let Some((m, token)) = cached.get(path)
+            && *m == modified
+        {
+            return Ok(token.clone());
+        }
+        let token = TokenSource::File(path.to_owned()).read()?;
+        cached.insert(path.to_owned(), (modified, token.clone()));
+        Ok(token)
+    }
+}
+
+impl App {
+    /// The token that opens `agent`'s endpoint now (its own or inherited); `None` when none does.
+    fn token(&self, agent: &str) -> Result<Option<String>, String> {
+        let Some(live) = self.deployment.live() else { return Ok(None) };
+        match live.resolved.token_for(agent) {
+            None => Ok(None),
+            Some((TokenSource::File(path), _)) => self.token_files.read(&path).map(Some),
+            Some((env, _)) => env.read().map(Some),
+        }
+    }
+
+    /// The live composition's `serve` limits (defaults when it has no `serve`).
+    fn limits(&self) -> Serve {
+        self.deployment
+            .live()
+            .and_then(|g| g.resolved.services.get("serve").cloned())
+            .and_then(|s| serde_json::from_value::<Serve>(s).ok())
+            .unwrap_or_default()
+    }
+
+    /// The agent's MCP service, made at its first request; its sessions
+    /// close after the idle time `serve` gave when it was made.
+    fn service(&self, agent: &str) -> AgentService {
+        let mut agents = self.agents.lock().expect("agents lock");
+        agents
+            .entry(agent.to_owned())
+            .or_insert_with(|| {
+                let (deployment, agent, count) = (self.deployment.clone(), agent.to_owned(), self.sessions.clone());
+                let mut manager = LocalSessionManager::default();
+                manager.session_config.keep_alive = Some(self.limits().session_idle_timeout.to_std());
+                StreamableHttpService::new(
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted(OpenSession::new(count.clone()))),
+                    Arc::new(manager),
+                    self.config.clone(),
+                )
+            })
+            .clone()
+    }
+}
+
+/// The cookie a browser gets for the token: derived from it, so the page's
+/// cookie is not the token itself, and it changes when the token does.
+fn session_value(token: &str) -> String {
+    blake3::Hasher::new_derive_key("seam status page session 2026-12").update(token.as_bytes()).finalize().to_hex().to_string()
+}
+
+/// Whether two secrets are equal, in time that depends on neither (not even
+/// their lengths: what is compared is a hash of each).
+fn same(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq as _;
+    bool::from(blake3::hash(a.as_bytes()).as_bytes().ct_eq(blake3::hash(b.as_bytes()).as_bytes()))
+}
+
+/// The routes the page's cookie opens: reading the page and its events, nothing that runs a tool.
+fn page_route(path: &str) -> bool {
+    path == "/ui" || path.starts_with("/ui/") || path == "/events"
+}
+
+/// The agent a route serves: `/agents/<name>/mcp` its agent's; everything else `default`'s.
+fn route_agent(path: &str) -> &str {
+    path.strip_prefix("/agents/").and_then(|rest| rest.strip_suffix("/mcp")).filter(|name| !name.contains('/')).unwrap_or(DEFAULT_AGENT)
+}
+
+/// The name in a Host header, without its port (`[::1]:8931` → `::1`).
+fn host_name(host: &str) -> &str {
+    match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// In front of every route but `/healthz`:
+/// - the Host must be one of seam's own names (DNS rebinding);
+/// - when the route's agent has a token (its own, inherited, or `serve`'s for
+///   `default`, `/status`, `/readyz` and the page), the request must bring it:
+///   `Authorization: Bearer <token>`, or on the page's GET routes the cookie
+///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
+/// - a body past `max_request_bytes` is refused (413), and a new MCP session
+///   past `max_sessions` (503).
+async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
+    let path = request.uri().path().to_owned();
+    if path == "/healthz" {
+        return next.run(request).await;
+    }
+    let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
+    if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
+        return plain(StatusCode::FORBIDDEN, "forbidden host\n");
+    }
+    let agent = route_agent(&path);
+    let expected = match app.token(agent) {
+        Ok(token) => token,
+        Err(e) => {
+            tracing::error!(agent, "refusing requests: {e}");
+            return plain(StatusCode::SERVICE_UNAVAILABLE, "the access token cannot be read\n");
+        }
+    };
+    if let Some(expected) = &expected {
+        let denied = || (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
+        // A browser's way in: the token once in the address, then a cookie and a clean address.
+        if path == "/ui"
+            && let Some(given) = request
+                .uri()
+                .query()
+                .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()))
+        {
+            if !same(&given, expected) {
+                return denied();
+            }
+            let cookie = format!("{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", session_value(expected));
+            return (StatusCode::SEE_OTHER, [(LOCATION, "/ui".to_owned()), (SET_COOKIE, cookie)]).into_response();
+        }
+        let headers = request.headers();
+        let bearer = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .is_some_and(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer") && same(t.trim(), expected));
+        let cookie = request.method() == Method::GET && page_route(&path) && {
+            let session = session_value(expected);
+            headers
+                .get_all(COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(';'))
+                .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+                .any(|v| same(v, &session))
+        };
+        if !(bearer || cookie) {
+            return denied();
+        }
+    }
+    let limits = app.limits();
+    let is_mcp = path == "/mcp" || path.starts_with("/agents/");
+    if is_mcp && request.method() == Method::POST && !request.headers().contains_key("mcp-session-id") {
+        // A request without a session opens one.
+        if app.sessions.load(Ordering::SeqCst) >= limits.max_sessions as usize {
+            return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
+        }
+    }
+    let max = usize::try_from(limits.max_request_bytes.bytes()).unwrap_or(usize::MAX);
+    let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
+    }
+    // Read whole, up to the limit (JSON-RPC bodies are read whole downstream anyway).
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Serves until `stop`. `listen` is where; `hosts` gain its address.
+pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: CancellationToken) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    hosts.push(local.ip().to_string());
+    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
+    config.cancellation_token = stop.child_token();
+    let app = App {
+        deployment: deployment.clone(),
+        config,
+        agents: Arc::default(),
+        sessions: Arc::default(),
+        stop: stop.clone(),
+        token_files: Arc::default(),
+        hosts: Arc::new(hosts),
+    };
+    let default_service = app.service(DEFAULT_AGENT);
+    let router = Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/status", get(status))
+        .route("/ui", get(ui_page))
+        .route("/ui/page.css", get(|| async { ([(CONTENT_TYPE, "text/css; charset=utf-8")], crate::ui::CSS) }))
+        .route("/ui/page.js", get(|| async { ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], crate::ui::JS) }))
+        .route("/events", get(events))
+        .route("/agents/{name}/mcp", any(agent_mcp))
+        .route_service("/mcp", default_service)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), gate))
+        .with_state(app);
+    eprintln!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
+    eprintln!(
+        "seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui"
+    );
+    // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
+    use axum::serve::ListenerExt as _;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY: {e}");
+        }
+    });
+    axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await.map_err(|e| e.to_string())
+}
+
+async fn readyz(State(app): State<App>) -> Response {
+    match app.deployment.live() {
+        Some(g) if g.ready() => (StatusCode::OK, "ready\n").into_response(),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response(),
+    }
+}
+
+async fn status(State(app): State<App>) -> Response {
+    axum::Json(app.deployment.status()).into_response()
+}
+
+async fn ui_page(State(app): State<App>) -> Response {
+    // A new generation's graph is laid out on a thread of its own; the page waits for it a little.
+    crate::ui::wait_for_drawing(&app.deployment, Duration::from_secs(2)).await;
+    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment)).into_response()
+}
+
+/// The status page's live updates: at once the sections as they are, then
+/// the sections that changed, each time a reload has an outcome, a mount's
+/// state changes, a catalog may have changed or a drawing is ready. Ends
+/// when seam stops.
+async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    struct Stream {
+        app: App,
+        catalogs: tokio::sync::watch::Receiver<u64>,
+        statuses: tokio::sync::watch::Receiver<u64>,
+        drawings: tokio::sync::watch::Receiver<u64>,
+        shown: crate::ui::Fragments,
+    }
+    let deployment = app.deployment.clone();
+    let start = Stream {
+        catalogs: deployment.subscribe(),
+        statuses: deployment.subscribe_status(),
+        drawings: crate::ui::subscribe_drawings(),
+        shown: crate::ui::Fragments::new(),
+        app,
+    };
+    let stream = futures::stream::unfold(start, |mut s| async move {
+        let mut first = s.shown.is_empty();
+        loop {
+            if !first {
+                tokio::select! {
+                    changed = s.catalogs.changed() => changed.ok()?,
+                    changed = s.statuses.changed() => changed.ok()?,
+                    changed = s.drawings.changed() => changed.ok()?,
+                    _ = s.app.stop.cancelled() => return None,
+                }
+            }
+            first = false;
+            let now = crate::ui::fragments(&s.app.deployment);
+            let initial = s.shown.is_empty();
+            let Some(mut update) = crate::ui::changed(&s.shown, &now) else { continue };
+            s.shown = now;
+            // The first event brings a page rendered moments ago up to date; later ones are news.
+            update["initial"] = initial.into();
+            // The page announces an outcome it has not seen (it knows the one it was rendered with).
+            if let Some(last) = s.app.deployment.last_outcome() {
+                update["outcome_at"] = seam_engine::runtime::timestamp(last.at).into();
+                update["announce"] = crate::ui::announcement(&last).into();
+            }
+            return Some((Ok(Event::default().event("update").data(update.to_string())), s));
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, request: Request) -> Response {
+    let known = app.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&name));
+    if !known {
+        return (StatusCode::NOT_FOUND, format!("no agent `{name}`\n")).into_response();
+    }
+    app.service(&name).handle(request).await.into_response()
+}

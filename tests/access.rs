@@ -1,0 +1,212 @@
+//! Access to `seam serve --transport http`: each agent's token, serving past
+//! loopback, and the request limits of `serve`, each at its boundary. Raw
+//! HTTP/1.1 over a socket where the exact bytes matter (sizes, chunking),
+//! the official SDK client where a real client is the point.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+use support::*;
+
+fn compose(path: &Path, extra: &str) {
+    std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", flaky_mount("alpha", &[], ""))).unwrap();
+}
+
+/// The MCP `initialize` request a client opens a session with.
+fn initialize() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "access-test", "version": "1" } }
+    })
+    .to_string()
+}
+
+/// One HTTP/1.1 request on a fresh connection; the status code and the whole response.
+fn raw(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8], chunked: bool) -> (u16, String) {
+    let addr = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if chunked {
+        head.push_str("Transfer-Encoding: chunked\r\n\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        for chunk in body.chunks(100) {
+            stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).unwrap();
+            stream.write_all(chunk).unwrap();
+            stream.write_all(b"\r\n").unwrap();
+        }
+        let _ = stream.write_all(b"0\r\n\r\n");
+    } else {
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        stream.write_all(head.as_bytes()).unwrap();
+        let _ = stream.write_all(body);
+    }
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut response = Vec::new();
+    // A refused request may be answered before its body is read; what was sent by then does not matter.
+    let _ = stream.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let code = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, response)
+}
+
+const MCP_HEADERS: [(&str, &str); 2] = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+
+fn post(base: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b));
+    }
+    raw(base, "POST", path, &headers, body.as_bytes(), false)
+}
+
+fn session_id(response: &str) -> String {
+    response
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l.split_once(':').unwrap().1.trim().to_owned()))
+        .unwrap_or_else(|| panic!("no session id in {response}"))
+}
+
+/// Each agent's endpoint opens with its own token, else its parent's, else
+/// `serve`'s; one agent's token never opens another agent's endpoint.
+#[test]
+fn each_agent_opens_with_its_own_token_or_an_inherited_one() {
+    let dir = scratch("access-agents");
+    let file = dir.join("seam.yaml");
+    compose(
+        &file,
+        "serve:\n  bearer_token_env: TOKEN_DEFAULT\nagents:\n  reviewer:\n    serve: { bearer_token_env: TOKEN_REVIEWER }\n  \
+         junior:\n    parent: reviewer\n  ops: {}\n",
+    );
+    let seam = HttpSeam::start_with_env(&file, &[], &[("TOKEN_DEFAULT", "d-token"), ("TOKEN_REVIEWER", "r-token")], &[]);
+    let open = |path: &str, token: Option<&str>| post(&seam.base, path, token, &initialize()).0;
+    for (path, right, wrong) in [
+        ("/mcp", "d-token", "r-token"),
+        ("/agents/reviewer/mcp", "r-token", "d-token"),
+        ("/agents/junior/mcp", "r-token", "d-token"),
+        ("/agents/ops/mcp", "d-token", "r-token"),
+    ] {
+        assert_eq!(open(path, Some(right)), 200, "{path} with its token");
+        assert_eq!(open(path, Some(wrong)), 401, "{path} with another agent's token");
+        assert_eq!(open(path, None), 401, "{path} without a token");
+    }
+    let status = |token: &str| raw(&seam.base, "GET", "/status", &[("Authorization", &format!("Bearer {token}"))], b"", false).0;
+    assert_eq!(status("d-token"), 200, "/status is the default agent's");
+    assert_eq!(status("r-token"), 401);
+    let (code, body) = raw(&seam.base, "GET", "/readyz", &[], b"", false);
+    assert_eq!(code, 401);
+    assert!(!body.contains("ready\n"), "no detail: {body}");
+    assert_eq!(raw(&seam.base, "GET", "/healthz", &[], b"", false).0, 200);
+
+    // The official client with the reviewer's token, on the reviewer's endpoint.
+    let mut client = SdkClient::http_with_token(&format!("{}/agents/reviewer/mcp", seam.base), "r-token");
+    assert_eq!(client.call_text("mcp__alpha__ping", json!({ "message": "hi" })), "ping: hi");
+    client.close();
+}
+
+/// Past loopback, an agent no token guards refuses the start, unless
+/// `--insecure-no-auth` says so (with a warning); with tokens it starts.
+#[test]
+fn serving_past_loopback_needs_every_agent_guarded() {
+    let dir = scratch("access-network");
+    let file = dir.join("seam.yaml");
+    compose(&file, "agents:\n  ops:\n    serve: { bearer_token_env: TOKEN_OPS }\n");
+    let out = Command::new(seam_bin())
+        .args(["serve", &file.display().to_string(), "--transport", "http", "--listen", "0.0.0.0:0"])
+        .env("TOKEN_OPS", "o")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("error[SERVE_TOKEN_REQUIRED]") && stderr.contains("agent `default`"), "{stderr}");
+    assert!(!stderr.contains("`ops`"), "ops has its token: {stderr}");
+
+    let mut insecure = HttpSeam::start_with_env(&file, &["--listen", "0.0.0.0:0", "--insecure-no-auth"], &[("TOKEN_OPS", "o")], &[]);
+    insecure.stderr.wait_for("--insecure-no-auth: listening on 0.0.0.0:0");
+    drop(insecure);
+
+    compose(&file, "serve:\n  bearer_token_env: TOKEN_DEFAULT\n");
+    let guarded = HttpSeam::start_with_env(&file, &["--listen", "0.0.0.0:0"], &[("TOKEN_DEFAULT", "d")], &[]);
+    assert_eq!(post(&guarded.base, "/mcp", Some("d"), &initialize()).0, 200);
+}
+
+/// `max_request_bytes`: a body of exactly the limit is read, one byte more is
+/// refused with 413, declared or chunked.
+#[test]
+fn request_bodies_are_held_to_max_request_bytes() {
+    let dir = scratch("access-body");
+    let file = dir.join("seam.yaml");
+    compose(&file, "serve:\n  max_request_bytes: 1KiB\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let base = &seam.base;
+    let padded = |n: usize| {
+        let mut body = initialize();
+        body.push_str(&" ".repeat(n - body.len()));
+        body
+    };
+    for chunked in [false, true] {
+        let (at_limit, response) = raw(base, "POST", "/mcp", &MCP_HEADERS, padded(1024).as_bytes(), chunked);
+        assert_eq!(at_limit, 200, "chunked: {chunked}: {response}");
+        let (past, _) = raw(base, "POST", "/mcp", &MCP_HEADERS, padded(1025).as_bytes(), chunked);
+        assert_eq!(past, 413, "chunked: {chunked}");
+    }
+}
+
+/// `max_sessions`: as many sessions as the limit open, one more gets 503;
+/// requests on open sessions go on.
+#[test]
+fn sessions_are_held_to_max_sessions() {
+    let dir = scratch("access-sessions");
+    let file = dir.join("seam.yaml");
+    compose(&file, "serve:\n  max_sessions: 2\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let first = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(first.0, 200, "{}", first.1);
+    let second = post(&seam.base, "/agents/default/mcp", None, &initialize());
+    assert_eq!(second.0, 200, "every agent's sessions count together: {}", second.1);
+    let (third, body) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(third, 503, "{body}");
+    // The sessions already open still answer.
+    let id = session_id(&first.1);
+    let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+    headers.push(("mcp-session-id", &id));
+    headers.push(("mcp-protocol-version", "2025-11-25"));
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, initialized.as_bytes(), false).0, 202);
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false);
+    assert_eq!(code, 200);
+    assert!(response.contains("mcp__alpha__ping"), "{response}");
+}
+
+/// `session_idle_timeout`: a session used within it stays; one left idle past it is closed.
+#[test]
+fn idle_sessions_are_closed_after_session_idle_timeout() {
+    let dir = scratch("access-idle");
+    let file = dir.join("seam.yaml");
+    compose(&file, "serve:\n  session_idle_timeout: 2s\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200);
+    let id = session_id(&opened);
+    let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+    headers.push(("mcp-session-id", &id));
+    headers.push(("mcp-protocol-version", "2025-11-25"));
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, initialized.as_bytes(), false).0, 202);
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false).0, 200, "used within the timeout");
+    // The thing under test is time passing with nothing sent: wait well past the timeout.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false);
+    assert_eq!(code, 404, "the idle session is gone: {response}");
+}
