@@ -266,6 +266,7 @@ impl HttpSeam {
             command.env_remove(name);
         }
         let mut child = command
+            .env("RUST_LOG", "info,rmcp=warn")
             .envs(set.iter().copied())
             .arg("serve")
             .arg(file)
@@ -273,7 +274,6 @@ impl HttpSeam {
             .args(args)
             // Loopback unless the test names its own address.
             .args(if args.contains(&"--listen") { &[][..] } else { &["--listen", "127.0.0.1:0"][..] })
-            .env("RUST_LOG", "info,rmcp=warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -159,7 +159,8 @@ impl PreparedSearch for DeepseekCall {
                 .header("anthropic-version", &s.api_version)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body.to_string());
-            map_messages(&json_response(request, &endpoint).await?)
+            let answer = json_response(request, &endpoint).await.map_err(|e| e.redacting(&self.key))?;
+            map_messages(&answer).map_err(|e| e.redacting(&self.key))
         })
     }
 }

@@ -32,6 +32,22 @@ impl WebError {
         self
     }
 
+    /// The error with every occurrence of `secret` in its text replaced: an
+    /// upstream that echoes the request (its key among it) in an error body
+    /// must not put the key into a tool result or a log line.
+    pub fn redacting(mut self, secret: &str) -> WebError {
+        if secret.is_empty() {
+            return self;
+        }
+        self.message = self.message.replace(secret, "[redacted]");
+        for value in self.detail.values_mut() {
+            if let Json::String(s) = value {
+                *s = s.replace(secret, "[redacted]");
+            }
+        }
+        self
+    }
+
     fn to_json(&self) -> Json {
         let mut out = Map::new();
         out.insert("code".into(), Json::from(self.code));
