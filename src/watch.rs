@@ -7,6 +7,8 @@
 //! lose. An event about one of the files, or about a `..`-prefixed entry beside
 //! it (the kubelet's), requests a reload after the debounce; the reload re-reads
 //! everything, so a half-written file is rejected and the completed write applied.
+//! A file that is a symlink is also watched where it leads, so that a write to
+//! its target is seen.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -32,7 +34,9 @@ pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: Cancella
     let mut watched_dirs: BTreeSet<PathBuf> = BTreeSet::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rewatch = |debouncer: &mut notify_debouncer_full::Debouncer<_, _>, files: &mut BTreeSet<PathBuf>| {
-        *files = deployment.files().iter().map(|f| absolute(f)).collect();
+        // Each file as named, and where its symlinks lead: a write to the target
+        // (a dotfile linked into place, a ConfigMap's current folder) is an edit too.
+        *files = deployment.files().iter().flat_map(|f| [Some(absolute(f)), std::fs::canonicalize(f).ok()]).flatten().collect();
         for dir in files.iter().filter_map(|f| f.parent()) {
             if watched_dirs.insert(dir.to_owned())
                 && let Err(e) = debouncer.watch(dir, RecursiveMode::NonRecursive)
@@ -43,6 +47,7 @@ pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: Cancella
         }
     };
     rewatch(&mut debouncer, &mut files);
+    tracing::info!(files = ?files, "watching the composition for changes");
     loop {
         let events = tokio::select! {
             _ = stop.cancelled() => return Ok(()),

@@ -6,7 +6,8 @@
 //! own `env_passthrough`), then the mount's explicit `env` is applied; the
 //! `runner` argv prefix (a sandbox) goes in front of the command; the child leads
 //! its own process group, so a kill reaches whatever it started (`npx` → `node`),
-//! and it is killed if its handle is dropped.
+//! and it is killed if its handle is dropped, and (Linux's parent-death
+//! signal) when seam itself dies, even by SIGKILL, which drops nothing.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -68,6 +69,22 @@ impl SubprocessService {
         command.envs(self.environment(spawn, extra_passthrough, |name| std::env::var(name).ok()));
         if let Some(cwd) = cwd {
             command.current_dir(cwd);
+        }
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls are made
+        // (prctl, getppid, _exit). The signal fires when the spawning thread
+        // exits: spawns run on the runtime's worker threads, which live as
+        // long as seam does. A child whose parent is already gone exits at once.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
         }
         let mut wrapped = CommandWrap::from(command);
         wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);

@@ -21,6 +21,18 @@ if (env.FLAKY_CRASH_AFTER_MS) {
   setTimeout(() => { log('crashing (FLAKY_CRASH_AFTER_MS)'); process.exit(1); }, Number(env.FLAKY_CRASH_AFTER_MS));
 }
 
+// Floods for the chaos tests: FLAKY_FLOOD_STDERR_MB megabytes of stderr at start, and
+// FLAKY_FLOOD_STDOUT_MB megabytes of one garbage line on stdout before the first message.
+if (env.FLAKY_FLOOD_STDERR_MB) {
+  const mb = 'x'.repeat(1023) + '\n';
+  for (let i = 0; i < Number(env.FLAKY_FLOOD_STDERR_MB) * 1024; i++) process.stderr.write(mb);
+}
+if (env.FLAKY_FLOOD_STDOUT_MB) {
+  const chunk = 'y'.repeat(1024 * 1024);
+  for (let i = 0; i < Number(env.FLAKY_FLOOD_STDOUT_MB); i++) process.stdout.write(chunk);
+  process.stdout.write('\n');
+}
+
 // Raw names, deliberately not validated (dots, spaces, very long names all allowed).
 let names = (env.FLAKY_TOOLS ?? 'ping').split(',').filter((n) => n !== '');
 

@@ -61,6 +61,8 @@ function waitListChanged(list, timeoutMs) {
   });
 }
 
+let hammer = null;
+
 async function listAll() {
   const tools = [];
   const seen = new Set();
@@ -88,6 +90,32 @@ async function handle(cmd) {
     case 'call': {
       const opts = cmd.timeout_ms !== undefined ? { timeout: cmd.timeout_ms } : undefined;
       return { ok: true, result: await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts) };
+    }
+    case 'hammer_start': {
+      // Calls the tool over and over, one at a time, until hammer_stop.
+      if (hammer) return { ok: false, error: 'already hammering', code: null };
+      hammer = { stop: false, ok: 0, failed: 0, failures: [] };
+      const h = hammer;
+      h.done = (async () => {
+        while (!h.stop) {
+          try {
+            const r = await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} });
+            if (r.isError) { h.failed += 1; if (h.failures.length < 5) h.failures.push(JSON.stringify(r.content)); } else h.ok += 1;
+          } catch (e) {
+            h.failed += 1;
+            if (h.failures.length < 5) h.failures.push(e?.message ?? String(e));
+          }
+        }
+      })();
+      return { ok: true };
+    }
+    case 'hammer_stop': {
+      if (!hammer) return { ok: false, error: 'not hammering', code: null };
+      hammer.stop = true;
+      await hammer.done;
+      const { ok, failed, failures } = hammer;
+      hammer = null;
+      return { ok: true, calls: ok, failed, failures };
     }
     case 'wait_list_changed':
       return waitListChanged(lists.tools, cmd.timeout_ms ?? 5000);
