@@ -40,6 +40,19 @@ fn children(pid: u32) -> Vec<u32> {
     out
 }
 
+/// Every process below `pid`: children, their children, and so on.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for child in children(p) {
+            out.push(child);
+            frontier.push(child);
+        }
+    }
+    out
+}
+
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
@@ -361,16 +374,8 @@ fn faults_in_servers_and_in_seam_are_survived() {
     caller.close();
 
     // seam killed outright: its children die with it; started again, it starts clean from the file.
-    let before: Vec<u32> = children(pid);
-    assert_eq!(before.len(), 3, "{before:?}");
-    signal(pid, "KILL");
-    let _ = seam.child.wait();
-    let deadline = Instant::now() + PATIENCE;
-    while before.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let orphans: Vec<&u32> = before.iter().filter(|p| alive(**p)).collect();
-    assert!(orphans.is_empty(), "children outlived seam: {orphans:?}");
+    assert_eq!(children(pid).len(), 3, "{:?}", children(pid));
+    kill_seam_and_expect_no_orphans(&mut seam);
     let again = HttpSeam::start(&file, &[]);
     let status = again.status();
     assert_eq!(status["generation"], 1);
@@ -378,6 +383,81 @@ fn faults_in_servers_and_in_seam_are_survived() {
         assert_eq!(status["mounts"][id]["state"], "ready");
     }
     report("faults", "seam restarted after kill -9", "clean: generation 1, all mounts ready, no orphans");
+}
+
+/// `kill -9` of seam: every process below it (children and theirs, such as
+/// tsserver under typescript-language-server) is gone soon after.
+fn kill_seam_and_expect_no_orphans(seam: &mut HttpSeam) -> usize {
+    let pid = seam.child.id();
+    let before = descendants(pid);
+    signal(pid, "KILL");
+    let _ = seam.child.wait();
+    let deadline = Instant::now() + PATIENCE;
+    while before.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let orphans: Vec<&u32> = before.iter().filter(|p| alive(**p)).collect();
+    assert!(orphans.is_empty(), "processes outlived seam: {orphans:?} of {before:?}");
+    before.len()
+}
+
+/// `kill -9` of a real language server (typescript-language-server, with its
+/// tsserver children) while a client keeps asking `lsp` questions: the
+/// question in flight is replayed on a new server, so no question fails (a
+/// typed `LSP_UNAVAILABLE` would be allowed if a replay died too), the killed server's whole tree is gone, and after seam
+/// itself is killed no process of the tree is left.
+#[test]
+fn a_language_server_killed_during_questions_is_replaced() {
+    let dir = scratch("chaos-lsp");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("tsconfig.json"), r#"{ "compilerOptions": { "strict": true }, "include": ["src"] }"#).unwrap();
+    std::fs::write(dir.join("src/greet.ts"), "export function shout(text: string): string {\n  return text.toUpperCase();\n}\n").unwrap();
+    std::fs::write(dir.join("src/main.ts"), "import { shout } from \"./greet\";\nconsole.log(shout(\"hi\"));\n").unwrap();
+    let file = dir.join("seam.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "seam: 1\nservices:\n  workspace: {{ root: . }}\nmounts:\n  typescript:\n    kind: lsp.stdio\n    command: {}\n    args: [--stdio]\n    extensions: {{ .ts: typescript }}\n    initialization_options: {{ tsserver: {{ useSyntaxServer: never }} }}\ntools:\n  lsp: true\n",
+            json!(peer_bin("typescript-language-server"))
+        ),
+    )
+    .unwrap();
+    let mut seam = HttpSeam::start(&file, &[]);
+    let question = json!({ "operation": "goToDefinition", "file_path": "src/main.ts", "line": 2, "character": 13 });
+    let answer = "src/greet.ts:1:17  export function shout(text: string): string {";
+    let mut asker = SdkClient::http(&format!("{}/mcp", seam.base));
+    let first = asker.call("lsp", question.clone());
+    assert_eq!(first["content"][0]["text"], answer, "{first}");
+    asker.send(json!({ "op": "hammer_start", "name": "lsp", "args": question }));
+    let mut probe = SdkClient::http(&format!("{}/mcp", seam.base));
+    let server_pid = |seam: &HttpSeam| seam.status()["mounts"]["typescript"]["servers"][0]["pid"].as_u64().map(|p| p as u32);
+    let kills = if full() { 10 } else { 2 };
+    let mut killed = Vec::new();
+    for _ in 0..kills {
+        let victim = server_pid(&seam).expect("a server runs");
+        let tree: Vec<u32> = std::iter::once(victim).chain(descendants(victim)).collect();
+        signal(victim, "KILL");
+        killed.extend(tree);
+        // Back once questions are answered by a new server (nothing announces it but /status).
+        wait_until("a new language server", || server_pid(&seam).is_some_and(|p| p != victim && alive(p)));
+        // And answering, before the next kill: two kills within one question are two failures in a row.
+        let answered = probe.call("lsp", question.clone());
+        assert_eq!(answered["content"][0]["text"], answer, "{answered}");
+    }
+    let stopped = asker.send(json!({ "op": "hammer_stop" }));
+    report("lsp", "questions during kills (ok / failed)", format!("{} / {}", stopped["calls"], stopped["failed"]));
+    for failure in stopped["failures"].as_array().unwrap() {
+        let f = failure.as_str().unwrap();
+        assert!(f.contains("LSP_UNAVAILABLE"), "a typed error: {f}");
+    }
+    assert!(stopped["calls"].as_u64().unwrap() > 0, "questions were answered between kills: {stopped}");
+    let last = asker.call("lsp", question);
+    assert_eq!(last["content"][0]["text"], answer, "it answers again: {last}");
+    asker.close();
+    probe.close();
+    wait_dead(&killed);
+    let tree = kill_seam_and_expect_no_orphans(&mut seam);
+    report("lsp", "seam killed: processes below it, all gone", tree);
 }
 
 /// Calls as fast as 4 clients make them (the issue asks for 1 call/ms) for a
