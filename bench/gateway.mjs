@@ -30,6 +30,7 @@ const { Client } = await import(new URL('client/index.js', sdk));
 const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
 const { SSEClientTransport } = await import(new URL('client/sse.js', sdk));
+const { mcpHubHome, mcpHubCommand, mcpHubReady, checkLoopbackOnly } = await import('./mcp-hub.mjs');
 
 // --- Arguments ----------------------------------------------------------------
 // undici's fetch adds one abort listener per request to the SDK transport's shared
@@ -51,7 +52,6 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 
 const EVERYTHING = path.join(root, '.cache/peers/node_modules/.bin/mcp-server-everything');
 const SUPERGATEWAY = path.join(root, '.cache/bench/npm/node_modules/.bin/supergateway');
-const MCP_HUB = path.join(root, '.cache/bench/npm/node_modules/mcp-hub/dist/cli.js');
 const PYTHON = path.join(root, '.cache/bench/venv/bin/python');
 const FASTMCP_PROXY = path.join(here, 'fastmcp_proxy.py');
 
@@ -247,39 +247,13 @@ const TARGETS = [
   {
     name: 'mcp-hub 4.2.1', key: 'mcp-hub', transport: 'SSE (old)', tool: 'ev__echo',
     async setup() {
-      const home = path.join(OUT, 'mcp-hub-home');
-      fs.rmSync(home, { recursive: true, force: true });
-      const xdg = {
-        HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local/share'),
-        XDG_STATE_HOME: path.join(home, '.local/state'), XDG_CACHE_HOME: path.join(home, '.cache'),
-      };
-      // mcp-hub fetches its marketplace catalog unless $XDG_DATA_HOME/mcp-hub/cache/registry.json
-      // holds a non-empty `registry.servers` with `lastFetchedAt` younger than its 1 h TTL.
-      const cacheDir = path.join(xdg.XDG_DATA_HOME, 'mcp-hub/cache');
-      fs.mkdirSync(cacheDir, { recursive: true });
-      for (const d of Object.values(xdg)) fs.mkdirSync(d, { recursive: true });
-      fs.writeFileSync(path.join(cacheDir, 'registry.json'), JSON.stringify({
-        registry: {
-          version: 'bench-offline', generatedAt: Date.now(), totalServers: 1,
-          servers: [{ id: 'bench-placeholder', name: 'bench placeholder', description: 'offline placeholder', tags: [], category: 'other', url: 'http://127.0.0.1/', stars: 0, lastCommit: 0 }],
-        },
-        lastFetchedAt: Date.now(),
-        serverDocumentation: {},
-      }));
+      const env = mcpHubHome(path.join(OUT, 'mcp-hub-home'));
       const config = path.join(OUT, 'mcp-hub.json');
       fs.writeFileSync(config, JSON.stringify({ mcpServers: { ev: { command: EVERYTHING, args: ['stdio'] } } }, null, 2));
       const port = await freePort();
       const straceLog = path.join(OUT, 'mcp-hub.strace');
-      const p = start('mcp-hub', 'strace', [
-        '-f', '--seccomp-bpf', '-e', 'trace=connect', '-o', straceLog,
-        process.execPath, MCP_HUB, '--port', String(port), '--config', config,
-      ], { env: xdg, cwd: home });
-      await until('mcp-hub ready with ev connected', async () => {
-        const r = await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => null);
-        if (!r?.ok) return false;
-        const h = await r.json();
-        return h.state === 'ready' && h.servers?.some((s) => s.name === 'ev' && s.status === 'connected');
-      }, 60000);
+      const p = start('mcp-hub', ...mcpHubCommand({ port, config, straceLog }), { env, cwd: env.HOME });
+      await until('mcp-hub ready with ev connected', () => mcpHubReady(port, ['ev']), 60000);
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       return {
         pid: () => servingPid(p.child.pid, true),
@@ -311,21 +285,6 @@ const TARGETS = [
 ];
 
 // Fails on any connect() to an inet address outside 127.0.0.0/8 and ::1.
-function checkLoopbackOnly(straceLog) {
-  const text = fs.readFileSync(straceLog, 'utf8');
-  const bad = [];
-  let inet = 0;
-  for (const line of text.split('\n')) {
-    if (!line.includes('connect(')) continue;
-    const v4 = line.match(/sa_family=AF_INET,.*inet_addr\("([^"]+)"\)/);
-    const v6 = line.match(/sa_family=AF_INET6,.*inet_pton\(AF_INET6, "([^"]+)"/);
-    if (v4) { inet++; if (!v4[1].startsWith('127.')) bad.push(line); }
-    if (v6) { inet++; if (v6[1] !== '::1' && !/^::ffff:127\./.test(v6[1])) bad.push(line); }
-  }
-  if (bad.length) throw new Error(`non-loopback connect() in ${straceLog}:\n${bad.join('\n')}`);
-  return `strace: ${inet} inet connect() calls, all loopback`;
-}
-
 // --- Measurement --------------------------------------------------------------
 const ARGS = { message: 'hi' };
 

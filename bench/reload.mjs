@@ -16,11 +16,17 @@
 //      --debounce 20ms (a second seam run).
 //  (c) VmRSS of the seam process alone with the mounts, and of
 //      `seam serve compositions/base.yaml --transport http` right after it serves.
+//  (d) the same as (a) through mcp-hub 4.2.1 --watch, the peer with a config
+//      reload: the same 100 servers in its JSON config, the same env edit,
+//      write → `notifications/tools/list_changed` at an SSE client, and 8 SSE
+//      clients calling m1__t1 throughout (offline and loopback-only, see
+//      bench/mcp-hub.mjs). --no-mcp-hub leaves it out.
 // Each file edit is written to a temporary file beside the composition and
 // renamed over it (an editor's atomic save), so no reload ever reads half a file.
 // Prints Markdown tables; writes DIR/reload.json and DIR/reload.md.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,7 +35,9 @@ const root = path.resolve(here, '..');
 const sdk = new URL('../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
+const { SSEClientTransport } = await import(new URL('client/sse.js', sdk));
 const { ToolListChangedNotificationSchema } = await import(new URL('types.js', sdk));
+const { mcpHubHome, mcpHubCommand, mcpHubReady, checkLoopbackOnly } = await import('./mcp-hub.mjs');
 
 // undici's fetch adds one abort listener per request to the SDK transport's shared
 // AbortSignal and drops it only when the request is garbage-collected, so a long
@@ -40,6 +48,7 @@ process.on('warning', (w) => { if (w.name !== 'MaxListenersExceededWarning') con
 const argv = process.argv.slice(2);
 const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
 const QUICK = argv.includes('--quick');
+const WITH_HUB = !argv.includes('--no-mcp-hub');
 const SEAM = path.resolve(opt('--seam') ?? path.join(root, 'target/bench-build/release/seam'));
 const OUT = path.resolve(opt('--out') ?? path.join(root, 'target/bench-data/reload'));
 const MOUNTS = Number(process.env.BENCH_MOUNTS ?? 100);
@@ -76,10 +85,23 @@ function composition({ editedTools = `t${EDITED}`, mountDeny = false, topLevelOf
   return out.join('\n') + '\n';
 }
 
-function writeAtomic(text) {
-  const tmp = path.join(OUT, '.reload.yaml.tmp');
+// The same servers as mcp-hub's config (mcp-hub names their tools `m<i>__t<i>`).
+const HUB_FILE = path.join(OUT, 'mcp-hub.json');
+function hubConfig({ editedTools = `t${EDITED}` } = {}) {
+  const mcpServers = {};
+  for (let i = 0; i < MOUNTS; i++) {
+    mcpServers[`m${i}`] = {
+      command: process.execPath, args: [FLAKY],
+      env: { FLAKY_TOOLS: i === EDITED ? editedTools : `t${i}`, FLAKY_PID_FILE: path.join(PIDS, `m${i}.pids`) },
+    };
+  }
+  return JSON.stringify({ mcpServers }, null, 2) + '\n';
+}
+
+function writeAtomic(text, file = FILE) {
+  const tmp = path.join(OUT, `.${path.basename(file)}.tmp`);
   fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, FILE);
+  fs.renameSync(tmp, file);
 }
 
 function pidCounts() {
@@ -152,12 +174,12 @@ function problems(text) {
   return text.split('\n').filter((l) => /\b(ERROR|WARN)\b/.test(l));
 }
 
-async function connect(url, label) {
+async function connect(url, label, Transport = StreamableHTTPClientTransport) {
   const client = new Client({ name: `seam-bench-reload-${label}`, version: '0.1.0' });
   const state = { received: 0, at: [] };
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { state.received++; state.at.push(performance.now()); });
   client.onerror = () => {};
-  await client.connect(new StreamableHTTPClientTransport(url));
+  await client.connect(new Transport(url));
   return { client, state };
 }
 
@@ -185,11 +207,11 @@ function waitNotification(state, from, timeoutMs) {
 }
 
 // One timed edit: write, wait for list_changed, settle, then check what the client sees.
-async function timedEdit(watcher, text, check) {
+async function timedEdit(watcher, text, check, file = FILE) {
   const before = pidCounts();
   const from = watcher.state.received;
   const t0 = performance.now();
-  writeAtomic(text);
+  writeAtomic(text, file);
   const at = await waitNotification(watcher.state, from, LIST_CHANGED_TIMEOUT_MS);
   await sleep(SETTLE_MS);
   const notifications = watcher.state.received - from;
@@ -200,13 +222,12 @@ async function timedEdit(watcher, text, check) {
 }
 
 // Callers: each its own client connection, calling without pause until stopped.
-function startCallers(url, n) {
-  const tool = `mcp__m${CALLED}__t${CALLED}`;
+function startCallers(url, n, { tool = `mcp__m${CALLED}__t${CALLED}`, Transport } = {}) {
   const res = { ok: 0, failed: 0, errors: [], lat: [] };
   let stop = false;
   const clients = [];
   const done = (async () => {
-    for (let i = 0; i < n; i++) clients.push((await connect(url, `caller-${i}`)).client);
+    for (let i = 0; i < n; i++) clients.push((await connect(url, `caller-${i}`, Transport)).client);
     await Promise.all(clients.map(async (c, i) => {
       let k = 0;
       while (!stop) {
@@ -333,8 +354,87 @@ try {
   await stopSeam(seam);
   report.problems20 = problems(seam.stderr());
   seam = null;
+
+  if (WITH_HUB) report.hub = await runMcpHub();
 } finally {
   if (seam) await stopSeam(seam);
+}
+
+// (d): mcp-hub --watch, the same servers and the same edit as (a).
+async function runMcpHub() {
+  const env = mcpHubHome(path.join(OUT, 'mcp-hub-home'));
+  writeAtomic(hubConfig(), HUB_FILE);
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => { const p = srv.address().port; srv.close(() => resolve(p)); });
+  });
+  const straceLog = path.join(OUT, 'mcp-hub.strace');
+  const [command, args] = mcpHubCommand({ port, config: HUB_FILE, straceLog, watch: true });
+  const errPath = path.join(OUT, 'mcp-hub.stderr.log');
+  const errFd = fs.openSync(errPath, 'w');
+  const t0 = performance.now();
+  const child = spawn(command, args, { cwd: env.HOME, env: { ...process.env, ...env }, stdio: ['ignore', errFd, errFd], detached: true });
+  fs.closeSync(errFd);
+  child.exited = new Promise((r) => child.once('exit', (code, sig) => r({ code, sig })));
+  const hub = { child };
+  const out = {};
+  try {
+    const names = Array.from({ length: MOUNTS }, (_, i) => `m${i}`);
+    const deadline = performance.now() + 300000;
+    while (!(await mcpHubReady(port, names))) {
+      if (child.exitCode !== null) throw new Error(`mcp-hub exited ${child.exitCode}; see ${errPath}`);
+      if (performance.now() > deadline) throw new Error(`mcp-hub not ready with ${MOUNTS} servers within 300 s; see ${errPath}`);
+      await sleep(100);
+    }
+    out.startup = { readyMs: performance.now() - t0, processes: totalOf(pidCounts()) };
+    const url = new URL(`http://127.0.0.1:${port}/mcp`);
+    const watcher = await connect(url, 'hub-watcher', SSEClientTransport);
+    const tools = await listAll(watcher.client);
+    out.startup.tools = tools.length;
+    out.startup.rssKb = rssKb(servingPid(child.pid));
+    const called = `m${CALLED}__t${CALLED}`;
+    if (!tools.includes(called)) throw new Error(`mcp-hub lists no ${called} among ${tools.length} tools`);
+    log(`mcp-hub: ready after ${out.startup.readyMs.toFixed(0)} ms, ${tools.length} tools, RSS ${(out.startup.rssKb / 1024).toFixed(1)} MB`);
+    await sleep(1000);
+    const callers = startCallers(url, CALLERS, { tool: called, Transport: SSEClientTransport });
+    while (!callers.ready()) await sleep(50);
+    await sleep(500);
+    const before = callers.res.ok;
+    const rows = [];
+    const extra = `m${EDITED}__t${EDITED}x`;
+    for (let k = 0; k < RELOADS; k++) {
+      const withExtra = k % 2 === 0;
+      const text = hubConfig({ editedTools: withExtra ? `t${EDITED},t${EDITED}x` : `t${EDITED}` });
+      rows.push(await timedEdit(watcher, text, (names) => names.includes(extra) === withExtra, HUB_FILE));
+      if ((k + 1) % 10 === 0) log(`(d) mcp-hub ${k + 1}/${RELOADS}: last ${rows.at(-1).ms?.toFixed(1)} ms, callers ok ${callers.res.ok} failed ${callers.res.failed}`);
+    }
+    await sleep(500);
+    await callers.stop();
+    Object.assign(out, summarize(rows));
+    out.calls = { ok: callers.res.ok, duringEdits: callers.res.ok - before, failed: callers.res.failed, errors: callers.res.errors, latMs: stats(callers.res.lat) };
+    out.rssKb = rssKb(servingPid(child.pid));
+    await sleep(1000);
+    out.liveProcesses = livePids();
+    await watcher.client.close().catch(() => {});
+  } finally {
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    const r = await Promise.race([child.exited, sleep(10000).then(() => 'timeout')]);
+    if (r === 'timeout') { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } await child.exited; }
+  }
+  out.loopback = checkLoopbackOnly(straceLog);
+  log(`(d) mcp-hub: p50 ${out.ms.p50?.toFixed(1)} ms, calls failed ${out.calls.failed}; ${out.loopback}`);
+  return out;
+}
+
+// mcp-hub runs under strace: the serving node process is strace's child.
+function servingPid(pid) {
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) return Number(d);
+    } catch { /* gone */ }
+  }
+  return pid;
 }
 
 // --- Report -----------------------------------------------------------------------------
@@ -344,16 +444,24 @@ const L = [];
 L.push(`seam serve over Streamable HTTP, ${MOUNTS} mcp.stdio mounts of tests/peers/flaky-mcp-server.mjs (each \`startup_timeout: ${STARTUP_TIMEOUT}\`); start to serving line ${f1(report.startup.servingMs)} ms; ${report.startup.tools} tools; ${report.startup.processes} processes.`);
 L.push('Edits are written to a temporary file and renamed over the composition; times are from just before that write to `notifications/tools/list_changed` arriving at an SDK client.');
 L.push('');
-L.push(`### (a) env edit of mount m${EDITED} (FLAKY_TOOLS alternating t${EDITED} / t${EDITED},t${EDITED}x), ${RELOADS} edits, ${CALLERS} clients calling mcp__m${CALLED}__t${CALLED} throughout`);
+L.push(`### (a) env edit of mount m${EDITED} (FLAKY_TOOLS alternating t${EDITED} / t${EDITED},t${EDITED}x), ${RELOADS} edits, ${CALLERS} clients calling mcp__m${CALLED}__t${CALLED} throughout; (d) the same through mcp-hub`);
 L.push('');
-L.push('| edits | write→list_changed p50 ms | p95 ms | max ms | timeouts | processes started (total; per edit) | list_changed per edit | change not visible after | calls ok | calls failed | caller latency p50 / p99 / max ms |');
+L.push('| edits, gateway | write→list_changed p50 ms | p95 ms | max ms | timeouts | processes started (total; per edit) | list_changed per edit | change not visible after | calls ok | calls failed | caller latency p50 / p99 / max ms |');
 L.push('| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | --- |');
 {
   const a = report.a;
   L.push(`| ${RELOADS} | ${f1(a.ms.p50)} | ${f1(a.ms.p95)} | ${f1(a.ms.max)} | ${a.timeouts} | ${a.startedTotal}; {${a.startedPerEdit.join(',')}}${a.startedOther.some((s) => !s.startsWith(`m${EDITED}+`)) ? ` (${a.startedOther.join(' ')})` : ''} | {${a.notificationsPerEdit.join(',')}} | ${a.invisible} | ${a.calls.ok} | ${a.calls.failed} | ${f1(a.calls.latMs.p50)} / ${f1(a.calls.latMs.p99)} / ${f1(a.calls.latMs.max)} |`);
 }
+if (report.hub) {
+  const h = report.hub;
+  L.push(`| ${RELOADS}, mcp-hub 4.2.1 --watch (d) | ${f1(h.ms.p50)} | ${f1(h.ms.p95)} | ${f1(h.ms.max)} | ${h.timeouts} | ${h.startedTotal}; {${h.startedPerEdit.join(',')}}${h.startedOther.some((x) => !x.startsWith(`m${EDITED}+`)) ? ` (${h.startedOther.join(' ')})` : ''} | {${h.notificationsPerEdit.join(',')}} | ${h.invisible} | ${h.calls.ok} | ${h.calls.failed} | ${f1(h.calls.latMs.p50)} / ${f1(h.calls.latMs.p99)} / ${f1(h.calls.latMs.max)} |`);
+}
 L.push('');
-L.push(`Live flaky processes after (a): ${report.a.liveProcesses} (expected ${MOUNTS}).`);
+L.push(`Live flaky processes after (a): ${report.a.liveProcesses} (expected ${MOUNTS})${report.hub ? `; after (d): ${report.hub.liveProcesses}` : ''}.`);
+if (report.hub) {
+  L.push(`mcp-hub: ready with ${MOUNTS} servers after ${f1(report.hub.startup.readyMs)} ms (seam: serving line after ${f1(report.startup.servingMs)} ms); ${report.hub.loopback}.`);
+  if (report.hub.calls.errors.length) L.push(`First mcp-hub caller errors: ${report.hub.calls.errors.slice(0, 5).join(' | ')}`);
+}
 if (report.a.calls.errors.length) L.push(`First caller errors: ${report.a.calls.errors.slice(0, 5).join(' | ')}`);
 L.push('');
 L.push(`### (b) edits that start no process (tool filter toggles on mount m${FILTERED}), ${TOGGLES} edits each, no callers`);
@@ -375,6 +483,10 @@ L.push(`| compositions/base.yaml (no MCP mounts) | 500 ms after the serving line
 L.push(`| ${MOUNTS} mcp.stdio mounts | after start, tools listed | ${mb(report.startup.rssKb)} |`);
 L.push(`| ${MOUNTS} mcp.stdio mounts | after (a): ${RELOADS} reloads, ${CALLERS} callers | ${mb(report.a.rssKb)} |`);
 L.push(`| ${MOUNTS} mcp.stdio mounts | after (b) at 100ms too | ${mb(report.rssAfterKb)} |`);
+if (report.hub) {
+  L.push(`| mcp-hub 4.2.1, the same ${MOUNTS} servers | after start, tools listed | ${mb(report.hub.startup.rssKb)} |`);
+  L.push(`| mcp-hub 4.2.1, the same ${MOUNTS} servers | after (d) | ${mb(report.hub.rssKb)} |`);
+}
 L.push('');
 L.push(`RSS MB during (a), after N edits: ${report.a.rssSeriesKb.map(([n, kb]) => `${n}: ${mb(kb)}`).join(', ')}`);
 L.push('');
