@@ -13,6 +13,7 @@ use std::sync::Arc;
 use imbl::OrdMap;
 
 use crate::skill::{self, Summary};
+use crate::trust::Guard;
 
 pub const RANK_PROJECT_SEAM: u32 = 100;
 pub const RANK_PROJECT_AGENTS: u32 = 200;
@@ -90,12 +91,14 @@ pub struct Candidate {
     pub line: Arc<str>,
     /// A hash of its summary; the catalog digest sums its winners' hashes.
     pub hash: u128,
+    /// Set when its root was read under `read_only_roots`: loading judges the root again.
+    pub guard: Option<Arc<Guard>>,
 }
 
 impl Candidate {
-    pub fn new(summary: Summary, dir: PathBuf, file: PathBuf, rank: u32) -> Candidate {
+    pub fn new(summary: Summary, dir: PathBuf, file: PathBuf, rank: u32, guard: Option<Arc<Guard>>) -> Candidate {
         let (name, line, hash) = (summary.name.as_str().into(), summary.catalog_text().into(), summary.hash());
-        Candidate { summary, dir, file, rank, name, line, hash }
+        Candidate { summary, dir, file, rank, name, line, hash, guard }
     }
 }
 
@@ -261,7 +264,7 @@ impl Dirty {
 /// Reads a root: everything when `dirty` is `All` or there is no previous scan,
 /// else only the named folders. An `Err` is an incomplete read (the root
 /// exists but cannot be listed); a missing root is a complete, empty one.
-pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty) -> Result<Scan, String> {
+pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty, guard: Option<&Arc<Guard>>) -> Result<Scan, String> {
     match (previous, dirty) {
         (Some(previous), Dirty::Clean) => Ok(Scan { files_read: 0, ..previous.clone() }),
         (Some(previous), Dirty::Folders(folders)) if previous.exists => {
@@ -269,7 +272,7 @@ pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty) -> Result<Scan,
             // Hidden folders are not skill folders, as in a whole listing.
             for folder in folders.iter().filter(|f| !f.starts_with('.')) {
                 let old = previous.entries.get(folder);
-                match read_folder(root, folder, old)? {
+                match read_folder(root, folder, old, guard)? {
                     Some((entry, read)) => {
                         next.files_read += usize::from(read);
                         next.entries.insert(folder.clone(), entry);
@@ -281,11 +284,11 @@ pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty) -> Result<Scan,
             }
             Ok(next)
         }
-        _ => scan_all(root, previous),
+        _ => scan_all(root, previous, guard),
     }
 }
 
-fn scan_all(root: &Root, previous: Option<&Scan>) -> Result<Scan, String> {
+fn scan_all(root: &Root, previous: Option<&Scan>, guard: Option<&Arc<Guard>>) -> Result<Scan, String> {
     let listing = match std::fs::read_dir(&root.path) {
         Ok(listing) => listing,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan::default()),
@@ -300,7 +303,7 @@ fn scan_all(root: &Root, previous: Option<&Scan>) -> Result<Scan, String> {
             continue;
         }
         let old = previous.and_then(|p| p.entries.get(&folder));
-        if let Some((entry, read)) = read_folder(root, &folder, old)? {
+        if let Some((entry, read)) = read_folder(root, &folder, old, guard)? {
             next.files_read += usize::from(read);
             next.entries.insert(folder, entry);
         }
@@ -310,7 +313,7 @@ fn scan_all(root: &Root, previous: Option<&Scan>) -> Result<Scan, String> {
 
 /// One skill folder: `None` when it holds no `SKILL.md` (not a skill); the
 /// flag says whether the file was read (not reused).
-fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<(Entry, bool)>, String> {
+fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Arc<Guard>>) -> Result<Option<(Entry, bool)>, String> {
     let dir = root.path.join(folder);
     let file = dir.join("SKILL.md");
     let meta = match std::fs::metadata(&file) {
@@ -331,7 +334,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>) -> Result<Option<
         Err(Unread::Now(e)) => return Err(format!("cannot read {}: {e}", file.display())),
         Err(Unread::Lasting(e)) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
         Ok(head) => match skill::parse(&head, folder) {
-            Ok(parsed) => Found::Skill(Arc::new(Candidate::new(parsed.summary, dir, file, root.rank))),
+            Ok(parsed) => Found::Skill(Arc::new(Candidate::new(parsed.summary, dir, file, root.rank, guard.cloned()))),
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
         },
     };

@@ -279,7 +279,8 @@ impl SkillsMount {
             state.dirty = Dirty::All;
             return Err(e);
         }
-        let scan = match discover::scan(root, previous.as_deref(), &dirty) {
+        let guard = self.config.read_only_roots.then(|| Arc::new(trust::Guard { root: root.clone(), workspace: self.workspace.clone() }));
+        let scan = match discover::scan(root, previous.as_deref(), &dirty, guard.as_ref()) {
             Ok(scan) => Arc::new(scan),
             Err(e) => {
                 let mut inner = self.inner.lock().expect("skills lock");

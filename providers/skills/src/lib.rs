@@ -140,7 +140,7 @@ fn environment(config: &FsSkills, workspace: Option<&std::path::Path>) -> Enviro
             });
         }
         if !refused {
-            match discover::scan(&root, None, &discover::Dirty::All) {
+            match discover::scan(&root, None, &discover::Dirty::All, None) {
                 Ok(scan) => {
                     found["skills"] = json!(scan.skills().count());
                     for invalid in scan.invalid() {

@@ -112,8 +112,17 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
     registry::catalog(workspace, chain).await
 }
 
-/// Reads the winning candidate's file again and parses it whole.
+/// Reads the winning candidate's file again and parses it whole; under
+/// `read_only_roots` its root is judged again first.
 async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
+    if let Some(guard) = candidate.guard.clone() {
+        let refused = tokio::task::spawn_blocking(move || guard.refusal().map(|why| (guard.root.path.clone(), why)))
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some((root, why)) = refused {
+            return Err(format!("the skill root {} is refused by `read_only_roots`: {why}", root.display()));
+        }
+    }
     let file = candidate.file.clone();
     let folder = candidate.summary.name.clone();
     let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file)).await.map_err(|e| e.to_string())??;
@@ -257,5 +266,34 @@ mod tests {
         assert!(empty.ends_with("<available_skills>\n</available_skills>\nNo skills are available now."), "{empty}");
         let unavailable = describe(&Catalog { unavailable: Some("cannot list /x".into()), ..Catalog::default() }, 100);
         assert!(unavailable.contains("could not be read yet (cannot list /x)") && !unavailable.contains("available_skills"));
+    }
+
+    /// Under `read_only_roots` a skill carries its root's guard, and a load
+    /// judges the root again: a root made world-writable after the catalog was
+    /// built is refused at load, before the next observation would drop it.
+    #[tokio::test]
+    async fn a_load_refuses_a_root_that_became_unsafe_under_read_only_roots() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("seam-skills-guard-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (root_path, workspace) = (dir.join("root"), dir.join("ws"));
+        std::fs::create_dir_all(root_path.join("s")).unwrap();
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(root_path.join("s/SKILL.md"), "---\nname: s\ndescription: d\n---\nbody\n").unwrap();
+        let root = discover::Root { path: root_path.clone(), rank: 300, origin: "custom", project: None };
+        let guard = Arc::new(crate::trust::Guard { root: root.clone(), workspace: Some(workspace) });
+        let candidate = |guard: Option<&Arc<crate::trust::Guard>>| {
+            let scan = discover::scan(&root, None, &discover::Dirty::All, guard).unwrap();
+            scan.skill("s").expect("a skill").clone()
+        };
+        let (guarded, unguarded) = (candidate(Some(&guard)), candidate(None));
+        assert_eq!(load(&guarded).await.unwrap().body, "body\n", "a safe root loads");
+        std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = load(&guarded).await.unwrap_err();
+        assert!(refused.contains("refused by `read_only_roots`") && refused.contains("world-writable"), "{refused}");
+        assert_eq!(load(&unguarded).await.unwrap().body, "body\n", "without the option it is only warned about");
+        std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(load(&guarded).await.is_ok(), "made safe again, it loads again");
     }
 }

@@ -6,7 +6,7 @@
 //! composition, so only its mode is checked.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::discover::Root;
 
@@ -59,5 +59,22 @@ impl RootTrust {
             ),
             (false, false) => None,
         }
+    }
+}
+
+/// What a skill read under `read_only_roots: true` carries so that loading it
+/// judges its root again: a root that became world-writable (or was moved
+/// into the workspace) after the catalog was built is refused at load, not
+/// only at the next observation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Guard {
+    pub root: Root,
+    pub workspace: Option<PathBuf>,
+}
+
+impl Guard {
+    /// Why the root is refused now, if it is.
+    pub fn refusal(&self) -> Option<String> {
+        of(&self.root, self.workspace.as_deref()).refusal()
     }
 }
