@@ -571,6 +571,7 @@ pub fn root_json(root: &Root, trust: &RootTrust) -> Json {
         "owner_uid": trust.owner_uid,
         "mode": trust.mode.map(|m| format!("{:04o}", m & 0o7777)),
         "world_writable": trust.world_writable,
+        "replaceable_via": trust.replaceable_via,
         "in_workspace": trust.in_workspace,
         "warning": trust.warning(),
     })

@@ -16,6 +16,10 @@ pub struct RootTrust {
     pub owner_uid: Option<u32>,
     pub mode: Option<u32>,
     pub world_writable: bool,
+    /// A folder above the root that anyone may write and that lacks the sticky
+    /// bit: anyone can rename the root away and put their own in its place.
+    /// (`/tmp`, world-writable but sticky, protects what others own in it.)
+    pub replaceable_via: Option<PathBuf>,
     pub in_workspace: bool,
     /// The path exists in some form but cannot be looked at (a symlink loop, no permission).
     pub error: Option<String>,
@@ -38,12 +42,28 @@ pub fn of(root: &Root, workspace: Option<&Path>) -> RootTrust {
         owner_uid: Some(meta.uid()),
         mode: Some(meta.mode()),
         world_writable: meta.mode() & 0o002 != 0,
+        replaceable_via: replaceable_via(&root.path),
         in_workspace,
         error: None,
     }
 }
 
+/// The nearest folder above `path` (symlinks resolved) that anyone may write
+/// without the sticky bit.
+fn replaceable_via(path: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    real.ancestors()
+        .skip(1)
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0))
+        .map(Path::to_owned)
+}
+
 impl RootTrust {
+    /// Anyone on this machine can change what the root holds: it, or a folder above it, is world-writable.
+    pub fn anyone_can_write(&self) -> bool {
+        self.world_writable || self.replaceable_via.is_some()
+    }
+
     /// Why `read_only_roots: true` refuses the root, if it does.
     pub fn refusal(&self) -> Option<String> {
         self.warning()
@@ -53,6 +73,10 @@ impl RootTrust {
     pub fn warning(&self) -> Option<String> {
         match (self.world_writable, self.in_workspace) {
             (true, _) => Some("the skill root is world-writable: anyone on this machine can write instructions the model follows".into()),
+            (false, _) if self.replaceable_via.is_some() => Some(format!(
+                "{} above the skill root is world-writable without the sticky bit: anyone on this machine can replace the root with their own instructions",
+                self.replaceable_via.as_deref().unwrap_or(Path::new("?")).display()
+            )),
             (false, true) => Some(
                 "the skill root is inside the workspace, which the served tools can write: a tool call can write instructions the model follows"
                     .into(),

@@ -378,6 +378,25 @@ fn writable_roots_are_flagged_and_refused_under_read_only_roots() {
     assert_eq!(read, [outside.as_path(), bundled.as_path()]);
     // Without the option they are read (and only warned about).
     assert_eq!(mount("m2", c, &workspace).observe(&workspace).roots.len(), 4);
+
+    // A root under a folder anyone may write (and that lacks the sticky bit) can be
+    // replaced by anyone: flagged too, though the root's own mode is 0755.
+    let shared = dir.join("shared");
+    let under = shared.join("team/skills");
+    skill(&under, "s", "d", "", "");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let root = |c: &FsSkills| seam_skills::discover::roots(c, &workspace, None).remove(0);
+    let under_root = root(&custom_only(&[&under], None));
+    let t = seam_skills::trust::of(&under_root, Some(&workspace));
+    assert!(!t.world_writable && t.replaceable_via.as_deref() == Some(shared.as_path()), "{t:?}");
+    assert!(t.warning().unwrap().contains("without the sticky bit"), "{:?}", t.warning());
+    assert!(
+        mount("m3", FsSkills { read_only_roots: true, ..custom_only(&[&under], None) }, &workspace).observe(&workspace).roots.is_empty()
+    );
+    // The sticky bit (as on /tmp) keeps others from renaming what is not theirs.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let t = seam_skills::trust::of(&under_root, Some(&workspace));
+    assert_eq!((t.warning(), t.replaceable_via), (None, None));
 }
 
 /// Real edits on disk: a burst of 100 writes to one skill file ends in a
