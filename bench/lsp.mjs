@@ -1,7 +1,8 @@
 // The lsp benchmark: the same goToDefinition question (a function used across
 // files of a small TypeScript project) asked of typescript-language-server
 //   (a) by a minimal direct LSP client of our own (this file): didOpen → definition → didClose, as seam does;
-//   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool.
+//   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool;
+//   (c) the same through `seam serve` over stdio (the SDK client spawning seam, as an agent host does).
 // Cold: from starting the server (or seam) to the first answer. Warm: p50/p99 of the next RUNS answers.
 //
 //   node bench/lsp.mjs --seam PATH --out DIR [--runs N]
@@ -16,6 +17,7 @@ const bin = path.resolve('.cache/peers/node_modules/.bin');
 const sdk = new URL('../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
+const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 
 // The project (the same as tests/lsp.rs).
 const project = path.join(out, 'project');
@@ -78,9 +80,27 @@ async function direct() {
   return { cold, warm };
 }
 
-async function throughSeam() {
+function writeComposition() {
   const composition = path.join(project, 'seam.yaml');
   fs.writeFileSync(composition, `seam: 1\nservices:\n  workspace: { root: . }\nmounts:\n  typescript:\n    kind: lsp.stdio\n    command: ${JSON.stringify(path.join(bin, 'typescript-language-server'))}\n    args: [--stdio]\n    extensions: { .ts: typescript }\n    initialization_options: { tsserver: { useSyntaxServer: never } }\ntools:\n  lsp: true\n`);
+  return composition;
+}
+
+// Cold first answer and warm answers through a connected MCP client.
+async function askThrough(client, started) {
+  const ask = async () => {
+    const r = await client.callTool({ name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
+    if (!r.content[0].text.startsWith(expected)) throw new Error(`seam: ${r.content[0].text}`);
+  };
+  await ask();
+  const cold = ms(process.hrtime.bigint() - started);
+  const warm = [];
+  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
+  return { cold, warm };
+}
+
+async function throughSeamHttp() {
+  const composition = writeComposition();
   const started = process.hrtime.bigint();
   const seam = spawn(args.seam, ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise((resolve, reject) => {
@@ -90,24 +110,27 @@ async function throughSeam() {
   });
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  const ask = async () => {
-    const r = await client.callTool({ name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
-    if (!r.content[0].text.startsWith(expected)) throw new Error(`seam: ${r.content[0].text}`);
-  };
-  await ask();
-  const cold = ms(process.hrtime.bigint() - started);
-  const warm = [];
-  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
+  const result = await askThrough(client, started);
   await client.close();
   seam.kill('SIGTERM');
-  return { cold, warm };
+  return result;
+}
+
+async function throughSeamStdio() {
+  const composition = writeComposition();
+  const started = process.hrtime.bigint();
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StdioClientTransport({ command: path.resolve(args.seam), args: ['serve', composition, '--no-watch'], cwd: project, stderr: 'ignore' }));
+  const result = await askThrough(client, started);
+  await client.close();
+  return result;
 }
 
 const rows = [];
-for (const [name, run] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeam]]) {
+for (const [name, run] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeamHttp], ['seam serve (MCP over stdio)', throughSeamStdio]]) {
   const { cold, warm } = await run();
   rows.push({ name, cold, p50: pct(warm, 50), p99: pct(warm, 99), mean: warm.reduce((a, b) => a + b, 0) / warm.length });
 }
 console.log(`| path | cold first answer (ms) | warm p50 (ms) | warm p99 (ms) | warm mean (ms) |\n| --- | --- | --- | --- | --- |`);
 for (const r of rows) console.log(`| ${r.name} | ${r.cold.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.mean.toFixed(2)} |`);
-console.log(`\nwarm overhead ratio (p50 seam / p50 direct): ${(rows[1].p50 / rows[0].p50).toFixed(2)}x; p99: ${(rows[1].p99 / rows[0].p99).toFixed(2)}x`);
+for (const r of rows.slice(1)) console.log(`\nwarm overhead ratio, ${r.name} (p50 seam / p50 direct): ${(r.p50 / rows[0].p50).toFixed(2)}x; p99: ${(r.p99 / rows[0].p99).toFixed(2)}x`);
