@@ -58,6 +58,8 @@ pub fn fragments(deployment: &Deployment) -> Fragments {
     out.insert("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
     out.insert("history", history(&deployment.outcomes()));
     out.insert("services", services(&status["services"]));
+    // Not a card: the composition's name in the header, swapped in like a section.
+    out.insert("name", escape(&name(deployment)));
     out
 }
 
@@ -77,10 +79,15 @@ pub fn announcement(outcome: &seam_engine::deploy::Outcome) -> String {
     }
 }
 
+/// The composition's `name`, or "seam" when it has none.
+fn name(deployment: &Deployment) -> String {
+    deployment.live().and_then(|g| g.resolved.name.clone()).unwrap_or_else(|| "seam".to_owned())
+}
+
 /// The whole page, every section rendered now.
 pub fn page(deployment: &Deployment) -> String {
     let fragments = fragments(deployment);
-    let title = deployment.live().and_then(|g| g.resolved.name.clone()).unwrap_or_else(|| "seam".to_owned());
+    let title = name(deployment);
     let mut out = String::new();
     let _ = write!(
         out,
@@ -97,7 +104,7 @@ pub fn page(deployment: &Deployment) -> String {
 <body data-outcome-at="{outcome_at}">
 <a class="skip" href="#main">Skip to the status</a>
 <header class="top">
-  <h1><span class="brand">seam</span> <span class="name">{title}</span></h1>
+  <h1><span class="brand">seam</span> <span class="name" data-section="name">{title}</span></h1>
   <p class="path"><code>{path}</code></p>
   <p class="pill" id="live" role="status">static page</p>
 </header>

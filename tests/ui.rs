@@ -93,6 +93,13 @@ fn the_status_page_follows_reloads_live_in_a_real_browser() {
     browser.wait("tr[data-mount=\"alpha\"][data-state=\"ready\"]", None);
     assert!(!browser.text("tr[data-mount=\"alpha\"]").contains(&pid.to_string()), "a new process, a new pid");
     assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
+
+    // A rename alone changes no node, and still applies: the header and the tab's title follow.
+    std::fs::write(&file, format!("seam: 1\nname: renamed\nmounts:\n{}", mcp_mount("alpha"))).unwrap();
+    browser.wait("[data-section=\"name\"]", Some("renamed"));
+    assert_eq!(browser.text("title"), "renamed · seam");
+    assert_eq!(browser.text("[data-generation]"), "3");
+    assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
 }
 
 /// Every box and every point of every edge lies inside the drawing's declared size.

@@ -549,8 +549,11 @@ impl Deployment {
         let Some(plan) = checked.plan() else { return rejected(diagnostics) };
         let diff = Diff::between(live.as_ref().map(|g| &g.plan), &plan);
         let digest = plan.digest();
+        // The name is not in the plan's digest (it changes no node); a rename alone still applies, so
+        // that /status and the status page show it.
         if let Some(g) = &live
             && g.digest == digest
+            && g.resolved.name == checked.resolved.as_ref().and_then(|r| r.name.clone())
         {
             return Outcome::new(OutcomeKind::Unchanged, Some(g.number), diagnostics);
         }

@@ -34,8 +34,9 @@
         const target = again && (focused.summary ? again.querySelector('summary') : again);
         if (target) target.focus({ preventScroll: true });
       }
-      if (!news) continue;
+      if (name === 'name') document.title = `${body.textContent} · seam`;
       const card = body.closest('.card');
+      if (!news || !card) continue;
       card.classList.remove('flash');
       void card.offsetWidth;
       card.classList.add('flash');
