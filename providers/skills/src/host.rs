@@ -572,6 +572,7 @@ pub fn root_json(root: &Root, trust: &RootTrust) -> Json {
         "mode": trust.mode.map(|m| format!("{:04o}", m & 0o7777)),
         "world_writable": trust.world_writable,
         "replaceable_via": trust.replaceable_via,
+        "foreign_owner": trust.foreign_owner.as_ref().map(|(path, uid)| json!({ "path": path, "uid": uid })),
         "in_workspace": trust.in_workspace,
         "warning": trust.warning(),
     })

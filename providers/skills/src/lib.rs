@@ -134,7 +134,7 @@ fn environment(config: &FsSkills, workspace: Option<&std::path::Path>) -> Enviro
             let (severity, what) = if refused { (Warning, "refused") } else { (Warning, "warning") };
             env.findings.push(Finding {
                 severity,
-                code: if trust.anyone_can_write() { "SKILL_ROOT_WORLD_WRITABLE" } else { "SKILL_ROOT_IN_WORKSPACE" },
+                code: if trust.others_can_write() { "SKILL_ROOT_WORLD_WRITABLE" } else { "SKILL_ROOT_IN_WORKSPACE" },
                 pointer: pointer.clone(),
                 message: format!("{} ({what}): {warning}", root.path.display()),
             });
@@ -220,7 +220,7 @@ impl Surface for SkillsSurface {
             doc(
                 "SKILL_ROOT_WORLD_WRITABLE",
                 Warning,
-                "(`--environment`) A skill root anyone on the machine can write, or replace through a world-writable folder above it without the sticky bit: a prompt-authority root.",
+                "(`--environment`) A skill root someone else on the machine can write or replace: world-writable, under a world-writable folder without the sticky bit, or owned (it or a folder above it) by a user other than root and seam's own: a prompt-authority root.",
             ),
             doc(
                 "SKILL_ROOT_IN_WORKSPACE",

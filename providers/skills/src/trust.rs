@@ -2,8 +2,12 @@
 //! one writes instructions the model follows. A root is flagged when anyone
 //! on the machine can write it (world-writable), or when it lies inside the
 //! workspace, which the served tools (an MCP filesystem server, say) can
-//! write. The bundled root is the operator's own, declared trusted in the
-//! composition, so only its mode is checked.
+//! write. Anyone may also replace a root through a folder above it that is
+//! world-writable without the sticky bit, and another user who owns the root
+//! or a folder above it may write or replace it: both are flagged too, for the
+//! path as written and as resolved. The bundled root is the operator's own,
+//! declared trusted in the composition, so it is never flagged for lying in
+//! the workspace; its mode, owner and ancestors are judged like any other's.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -20,6 +24,9 @@ pub struct RootTrust {
     /// bit: anyone can rename the root away and put their own in its place.
     /// (`/tmp`, world-writable but sticky, protects what others own in it.)
     pub replaceable_via: Option<PathBuf>,
+    /// The root, or a folder above it, owned by a user other than root and
+    /// the one seam runs as: that user can write or replace it.
+    pub foreign_owner: Option<(PathBuf, u32)>,
     pub in_workspace: bool,
     /// The path exists in some form but cannot be looked at (a symlink loop, no permission).
     pub error: Option<String>,
@@ -43,25 +50,54 @@ pub fn of(root: &Root, workspace: Option<&Path>) -> RootTrust {
         mode: Some(meta.mode()),
         world_writable: meta.mode() & 0o002 != 0,
         replaceable_via: replaceable_via(&root.path),
+        foreign_owner: foreign_owner(&root.path),
         in_workspace,
         error: None,
     }
 }
 
-/// The nearest folder above `path` (symlinks resolved) that anyone may write
-/// without the sticky bit.
+/// The folders that decide who can change what `path` holds: itself and
+/// every folder above it, both as written and with symlinks resolved (a link
+/// in a folder others can write can be pointed elsewhere).
+fn chain(path: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let written = std::path::absolute(path).ok();
+    let real = std::fs::canonicalize(path).ok();
+    for start in [written, real].into_iter().flatten() {
+        for a in start.ancestors() {
+            if !out.iter().any(|o| o == a) {
+                out.push(a.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The nearest folder above `path` that anyone may write without the sticky bit.
 fn replaceable_via(path: &Path) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(path).ok()?;
-    real.ancestors()
-        .skip(1)
+    // The root's own mode is `world_writable`; only the folders above it count here.
+    let itself = [std::path::absolute(path).ok(), std::fs::canonicalize(path).ok()];
+    chain(path)
+        .into_iter()
+        .filter(|a| !itself.iter().flatten().any(|i| i == a))
         .find(|a| std::fs::metadata(a).is_ok_and(|m| m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0))
-        .map(Path::to_owned)
+}
+
+/// The first of `path` and the folders above it owned by neither root nor the user seam runs as.
+fn foreign_owner(path: &Path) -> Option<(PathBuf, u32)> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    chain(path).into_iter().find_map(|a| {
+        let uid = std::fs::metadata(&a).ok()?.uid();
+        (uid != 0 && uid != me).then_some((a, uid))
+    })
 }
 
 impl RootTrust {
-    /// Anyone on this machine can change what the root holds: it, or a folder above it, is world-writable.
-    pub fn anyone_can_write(&self) -> bool {
-        self.world_writable || self.replaceable_via.is_some()
+    /// Someone else on this machine can change what the root holds: it is
+    /// world-writable, replaceable through a folder above it, or another user's.
+    pub fn others_can_write(&self) -> bool {
+        self.world_writable || self.replaceable_via.is_some() || self.foreign_owner.is_some()
     }
 
     /// Why `read_only_roots: true` refuses the root, if it does.
@@ -77,6 +113,13 @@ impl RootTrust {
                 "{} above the skill root is world-writable without the sticky bit: anyone on this machine can replace the root with their own instructions",
                 self.replaceable_via.as_deref().unwrap_or(Path::new("?")).display()
             )),
+            (false, _) if self.foreign_owner.is_some() => {
+                let (path, uid) = self.foreign_owner.as_ref().expect("checked");
+                Some(format!(
+                    "{} (at or above the skill root) belongs to uid {uid}, another user: they can write or replace the instructions the model follows",
+                    path.display()
+                ))
+            }
             (false, true) => Some(
                 "the skill root is inside the workspace, which the served tools can write: a tool call can write instructions the model follows"
                     .into(),

@@ -353,7 +353,7 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
 /// the operator's own: only its mode counts.
 #[test]
 fn writable_roots_are_flagged_and_refused_under_read_only_roots() {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = scratch("trust");
     let workspace = dir.join("ws");
     let (inside, outside, open, bundled) = (workspace.join("skills"), dir.join("outside"), dir.join("open"), workspace.join("bundled"));
@@ -397,6 +397,38 @@ fn writable_roots_are_flagged_and_refused_under_read_only_roots() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let t = seam_skills::trust::of(&under_root, Some(&workspace));
     assert_eq!((t.warning(), t.replaceable_via), (None, None));
+
+    // Sticky protects only what the reader owns: a folder in it that another user
+    // owns is theirs to change, and so is a root that another user owns.
+    // (Giving a folder away takes root: as another user this part says so and is skipped.)
+    let team = shared.join("team");
+    match std::os::unix::fs::chown(&team, Some(4242), None) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => eprintln!("not root: the ownership checks are skipped ({e})"),
+        r => {
+            r.unwrap();
+            let t = seam_skills::trust::of(&under_root, Some(&workspace));
+            assert_eq!(t.foreign_owner, Some((team.clone(), 4242)), "{t:?}");
+            assert!(t.warning().unwrap().contains("belongs to uid 4242"), "{:?}", t.warning());
+            let me = std::fs::metadata(&dir).unwrap().uid();
+            std::os::unix::fs::chown(&team, Some(me), None).unwrap();
+            std::os::unix::fs::chown(&under, Some(4242), None).unwrap();
+            assert_eq!(seam_skills::trust::of(&under_root, Some(&workspace)).foreign_owner, Some((under.clone(), 4242)));
+            std::os::unix::fs::chown(&under, Some(me), None).unwrap();
+        }
+    }
+
+    // A link to a safe folder, kept in a folder anyone may write, can be pointed elsewhere.
+    let safe = dir.join("safe");
+    skill(&safe, "s", "d", "", "");
+    let drop_box = dir.join("dropbox");
+    std::fs::create_dir_all(&drop_box).unwrap();
+    std::fs::set_permissions(&drop_box, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::symlink(&safe, drop_box.join("skills")).unwrap();
+    let linked = root(&custom_only(&[&drop_box.join("skills")], None));
+    let t = seam_skills::trust::of(&linked, Some(&workspace));
+    assert_eq!(t.replaceable_via.as_deref(), Some(drop_box.as_path()), "judged as written too: {t:?}");
+    let t = seam_skills::trust::of(&root(&custom_only(&[&safe], None)), Some(&workspace));
+    assert_eq!(t.warning(), None, "the folder itself is safe: {t:?}");
 }
 
 /// Real edits on disk: a burst of 100 writes to one skill file ends in a
