@@ -112,7 +112,10 @@ async function throughSeamHttp() {
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const result = await askThrough(client, started);
   await client.close();
+  // Gone before the next row starts, so its shutdown does not share the cores with that row.
+  const exited = new Promise((resolve) => seam.once('exit', resolve));
   seam.kill('SIGTERM');
+  await exited;
   return result;
 }
 

@@ -37,9 +37,14 @@ if hf.exists():
 
 # --- gateway -------------------------------------------------------------------
 gw = data / "gateway" / "gateway.json"
+problems = []  # peers that failed or figures that are missing: printed under the table
+if not hf.exists():
+    problems.append(f"no {hf}: the validate rows are missing")
 if gw.exists():
-    res = {r["key"]: r for r in json.loads(gw.read_text())["results"]}
-    clients = json.loads(gw.read_text())["clients"]
+    gateway = json.loads(gw.read_text())
+    res = {r["key"]: r for r in gateway["results"]}
+    clients = gateway["clients"]
+    problems += [f"gateway: {f['name']} FAILED: {f['error'].splitlines()[0]}" for f in gateway.get("failures", [])]
     seam = res.get("seam-http")
     peer_keys = {"supergateway": "supergateway", "mcp-hub": "mcp-hub", "fastmcp": "fastmcp proxy", "everything-http": "server-everything's own HTTP"}
     if seam:
@@ -51,15 +56,22 @@ if gw.exists():
         add("gateway (HTTP)", f"p50 µs, {clients} clients", seam["many"]["p50"], peers(lambda r: r["many"]["p50"]), unit="µs")
         add("gateway (HTTP)", f"p99 µs, {clients} clients", seam["many"]["p99"], peers(lambda r: r["many"]["p99"]), unit="µs")
         add("gateway (HTTP)", f"calls/s, {clients} clients (higher is better)", seam["many"]["callsPerSec"], peers(lambda r: r["many"]["callsPerSec"]), higher=True)
-        add("gateway (HTTP)", "RSS MB", seam["rssKb"] / 1024, peers(lambda r: r["rssKb"] / 1024 if r.get("rssKb") else None))
+        # The gateways' own processes; server-everything's own HTTP is a whole server, not a gateway, so it is left out here.
+        gateways = {k: v for k, v in peers(lambda r: r["rssKb"] / 1024 if r.get("rssKb") else None).items() if k != peer_keys["everything-http"]}
+        add("gateway (HTTP)", "RSS MB of the gateway process", seam["rssKb"] / 1024, gateways)
     if "seam-stdio" in res and "direct" in res:
         add("gateway (stdio)", "p50 µs, 1 client, vs the server alone", res["seam-stdio"]["one"]["p50"], {"no gateway": res["direct"]["one"]["p50"]}, unit="µs")
+
+else:
+    problems.append(f"no {gw}: the gateway rows are missing")
 
 # --- reload ----------------------------------------------------------------------
 rl = data / "reload" / "reload.json"
 if rl.exists():
     r = json.loads(rl.read_text())
     a, hub = r.get("a"), r.get("hub")
+    if r.get("hubError"):
+        problems.append(f"reload: mcp-hub FAILED: {r['hubError'].splitlines()[0]}")
     n, callers = r["mounts"], r["callers"]
     if a and hub:
         add("reload", f"env edit of 1 of {n} servers: write → list_changed p50 ms", a["ms"]["p50"], {"mcp-hub --watch": hub["ms"]["p50"]}, unit="ms")
@@ -78,6 +90,7 @@ def fmt(v):
 print("| benchmark | measure | seam | peers | best peer | seam ahead of every peer |")
 print("| --- | --- | ---: | --- | ---: | --- |")
 missed = 0
+verdicts = []
 for bench, measure, seam, peers, higher, _ in rows:
     best_name, best = (max if higher else min)(peers.items(), key=lambda kv: kv[1])
     if higher:
@@ -95,7 +108,12 @@ for bench, measure, seam, peers, higher, _ in rows:
         ratio = (best / seam if seam else float("inf")) if higher else (seam / best if best else float("inf"))
         verdict = f"**no** ({best_name} {ratio:.2f}×)" if ratio != float("inf") else f"**no** ({best_name})"
         missed += 1
+    verdicts.append((bench, measure, "tied" if tie else "ahead" if ahead else "behind"))
     others = ", ".join(f"{k} {fmt(v)}" for k, v in peers.items())
     print(f"| {bench} | {measure} | {fmt(seam)} | {others} | {fmt(best)} | {verdict} |")
 print()
-print(f"{len(rows)} rows; seam behind a peer on {missed}.")
+ahead = sum(1 for *_, v in verdicts if v == "ahead")
+tied = sum(1 for *_, v in verdicts if v == "tied")
+print(f"{len(rows)} rows: seam ahead of every peer on {ahead}, tied on {tied}, behind a peer on {missed}.")
+for p in problems:
+    print(f"- {p}")

@@ -355,7 +355,10 @@ try {
   report.problems20 = problems(seam.stderr());
   seam = null;
 
-  if (WITH_HUB) report.hub = await runMcpHub();
+  // A peer that fails is reported, not allowed to lose seam's own figures.
+  if (WITH_HUB) {
+    try { report.hub = await runMcpHub(); } catch (e) { log(`(d) mcp-hub FAILED: ${e.stack ?? e}`); report.hubError = String(e.message ?? e); }
+  }
 } finally {
   if (seam) await stopSeam(seam);
 }
@@ -452,6 +455,7 @@ L.push('| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | --
   const a = report.a;
   L.push(`| ${RELOADS} | ${f1(a.ms.p50)} | ${f1(a.ms.p95)} | ${f1(a.ms.max)} | ${a.timeouts} | ${a.startedTotal}; {${a.startedPerEdit.join(',')}}${a.startedOther.some((s) => !s.startsWith(`m${EDITED}+`)) ? ` (${a.startedOther.join(' ')})` : ''} | {${a.notificationsPerEdit.join(',')}} | ${a.invisible} | ${a.calls.ok} | ${a.calls.failed} | ${f1(a.calls.latMs.p50)} / ${f1(a.calls.latMs.p99)} / ${f1(a.calls.latMs.max)} |`);
 }
+if (report.hubError) L.push(`| ${RELOADS}, mcp-hub 4.2.1 --watch (d) | FAILED: ${report.hubError.split('\n')[0]} | | | | | | | | | |`);
 if (report.hub) {
   const h = report.hub;
   L.push(`| ${RELOADS}, mcp-hub 4.2.1 --watch (d) | ${f1(h.ms.p50)} | ${f1(h.ms.p95)} | ${f1(h.ms.max)} | ${h.timeouts} | ${h.startedTotal}; {${h.startedPerEdit.join(',')}}${h.startedOther.some((x) => !x.startsWith(`m${EDITED}+`)) ? ` (${h.startedOther.join(' ')})` : ''} | {${h.notificationsPerEdit.join(',')}} | ${h.invisible} | ${h.calls.ok} | ${h.calls.failed} | ${f1(h.calls.latMs.p50)} / ${f1(h.calls.latMs.p99)} / ${f1(h.calls.latMs.max)} |`);

@@ -433,7 +433,7 @@ fn a_language_server_killed_during_questions_is_replaced() {
     let mut asker = SdkClient::http(&format!("{}/mcp", seam.base));
     let first = asker.call("lsp", question.clone());
     assert_eq!(first["content"][0]["text"], answer, "{first}");
-    asker.send(json!({ "op": "hammer_start", "name": "lsp", "args": question }));
+    asker.send(json!({ "op": "hammer_start", "name": "lsp", "args": question, "expect": answer }));
     let mut probe = SdkClient::http(&format!("{}/mcp", seam.base));
     let server_pid = |seam: &HttpSeam| seam.status()["mounts"]["typescript"]["servers"][0]["pid"].as_u64().map(|p| p as u32);
     let kills = if full() { 10 } else { 2 };
@@ -453,7 +453,7 @@ fn a_language_server_killed_during_questions_is_replaced() {
     report("lsp", "questions during kills (ok / failed)", format!("{} / {}", stopped["calls"], stopped["failed"]));
     for failure in stopped["failures"].as_array().unwrap() {
         let f = failure.as_str().unwrap();
-        assert!(f.contains("LSP_UNAVAILABLE"), "a typed error: {f}");
+        assert!(f.contains("LSP_UNAVAILABLE"), "a typed error, not a wrong answer: {f}");
     }
     assert!(stopped["calls"].as_u64().unwrap() > 0, "questions were answered between kills: {stopped}");
     let last = asker.call("lsp", question);
@@ -462,6 +462,7 @@ fn a_language_server_killed_during_questions_is_replaced() {
     probe.close();
     wait_dead(&killed);
     let tree = kill_seam_and_expect_no_orphans(&mut seam);
+    assert!(tree >= 2, "the language server and its tsserver were below seam: {tree}");
     report("lsp", "seam killed: processes below it, all gone", tree);
 }
 

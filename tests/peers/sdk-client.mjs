@@ -100,7 +100,9 @@ async function handle(cmd) {
         while (!h.stop) {
           try {
             const r = await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} });
-            if (r.isError) { h.failed += 1; if (h.failures.length < 5) h.failures.push(JSON.stringify(r.content)); } else h.ok += 1;
+            // With `expect`, an answer must start with it: a wrong answer is a failure too.
+            const wrong = cmd.expect !== undefined && !String(r.content?.[0]?.text ?? '').startsWith(cmd.expect);
+            if (r.isError || wrong) { h.failed += 1; if (h.failures.length < 5) h.failures.push(JSON.stringify(r.content)); } else h.ok += 1;
           } catch (e) {
             h.failed += 1;
             if (h.failures.length < 5) h.failures.push(e?.message ?? String(e));
