@@ -326,6 +326,12 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Ar
         }
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
+    // Under `read_only_roots`, a folder or file linking out of the root is judged where it leads
+    // (never reused: the place a link leads to can change without the file changing).
+    if let Some(why) = guard.and_then(|g| g.link_refusal(&dir, &file)) {
+        let invalid = Invalid { file, line: 1, reason: format!("refused by `read_only_roots`: {why}") };
+        return Ok(Some((Entry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
+    }
     let stamp = Stamp::of(&meta);
     if let Some(old) = old.filter(|o| o.stamp == Some(stamp)) {
         return Ok(Some((old.clone(), false)));

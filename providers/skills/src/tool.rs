@@ -116,11 +116,12 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
 /// `read_only_roots` its root is judged again first.
 async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
     if let Some(guard) = candidate.guard.clone() {
-        let refused = tokio::task::spawn_blocking(move || guard.refusal().map(|why| (guard.root.path.clone(), why)))
+        let (dir, file) = (candidate.dir.clone(), candidate.file.clone());
+        let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why)))
             .await
             .map_err(|e| e.to_string())?;
         if let Some((root, why)) = refused {
-            return Err(format!("the skill root {} is refused by `read_only_roots`: {why}", root.display()));
+            return Err(format!("a skill of the root {} is refused by `read_only_roots`: {why}", root.display()));
         }
     }
     let file = candidate.file.clone();
@@ -295,5 +296,24 @@ mod tests {
         assert_eq!(load(&unguarded).await.unwrap().body, "body\n", "without the option it is only warned about");
         std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(load(&guarded).await.is_ok(), "made safe again, it loads again");
+
+        // A skill whose SKILL.md links out of the root is judged where the link leads:
+        // refused at scan when that place is unsafe, and at load when it became unsafe later.
+        let elsewhere = dir.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("SKILL.md"), "---\nname: l\ndescription: d\n---\nlinked\n").unwrap();
+        std::fs::create_dir_all(root_path.join("l")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("SKILL.md"), root_path.join("l/SKILL.md")).unwrap();
+        let scan = discover::scan(&root, None, &discover::Dirty::All, Some(&guard)).unwrap();
+        let linked = scan.skill("l").expect("a safe link is a skill").clone();
+        assert_eq!(load(&linked).await.unwrap().body, "linked\n");
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = load(&linked).await.unwrap_err();
+        assert!(refused.contains("links to") && refused.contains("world-writable"), "{refused}");
+        let scan = discover::scan(&root, None, &discover::Dirty::All, Some(&guard)).unwrap();
+        assert!(scan.skill("l").is_none(), "refused at scan too");
+        assert!(scan.invalid().any(|i| i.reason.contains("refused by `read_only_roots`")), "and said why");
+        let unguarded = discover::scan(&root, None, &discover::Dirty::All, None).unwrap();
+        assert!(unguarded.skill("l").is_some(), "without the option it is read");
     }
 }

@@ -144,4 +144,26 @@ impl Guard {
     pub fn refusal(&self) -> Option<String> {
         of(&self.root, self.workspace.as_deref()).refusal()
     }
+
+    /// Why a skill of this root is refused now: its root, or where its folder
+    /// or its `SKILL.md` links to (judged as a root of its own would be).
+    pub fn refusal_of(&self, dir: &Path, file: &Path) -> Option<String> {
+        self.refusal().or_else(|| self.link_refusal(dir, file))
+    }
+
+    /// Why the places the skill's folder or file link to are refused, if they are.
+    pub fn link_refusal(&self, dir: &Path, file: &Path) -> Option<String> {
+        for link in [dir, file] {
+            if !std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+                continue;
+            }
+            let Ok(target) = std::fs::canonicalize(link) else { continue };
+            let folder = if target.is_dir() { target } else { target.parent().map(Path::to_owned).unwrap_or(target) };
+            let place = Root { path: folder.clone(), rank: self.root.rank, origin: self.root.origin, project: None };
+            if let Some(why) = of(&place, self.workspace.as_deref()).refusal() {
+                return Some(format!("{} links to {}: {why}", link.display(), folder.display()));
+            }
+        }
+        None
+    }
 }
