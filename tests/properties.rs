@@ -2,73 +2,14 @@
 //! `scripts/fuzz`), which CI runs: `${…}` interpolation, the LSP framer, MCP
 //! tool-name qualification and the private-network guard, each over generated
 //! input, with the same properties. (`tests/robust.rs` does the loader.)
-//! Inputs a fuzzer once found are kept here as fixed cases.
+//! Inputs a fuzzer once found are kept here as fixed cases. The properties
+//! themselves are in `properties/holds.rs`, shared with the fuzz targets.
 
-use std::collections::HashMap;
+#[path = "properties/holds.rs"]
+mod holds;
 
+use holds::{framing_holds, guard_holds, interpolation_holds, names_hold};
 use proptest::prelude::*;
-use seam_web::guard::{Policy, blocked_range, check_url};
-
-fn env() -> HashMap<String, String> {
-    [("SET".to_owned(), "value".to_owned()), ("EMPTY".to_owned(), String::new())].into()
-}
-
-fn interpolation_holds(text: &str) {
-    let env = env();
-    let out = seam_engine::load::interpolate(text, &env);
-    if !text.contains('$') {
-        assert_eq!(out, Ok(None), "{text:?}");
-    }
-    let doubled = text.replace('$', "$$");
-    let back = seam_engine::load::interpolate(&doubled, &env).map(|o| o.unwrap_or(doubled.clone()));
-    assert_eq!(back, Ok(text.to_owned()), "`$$` is one `$`: {doubled:?}");
-}
-
-const LIMIT: u64 = 64 * 1024;
-
-fn framing_holds(bytes: &[u8]) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    runtime.block_on(async {
-        let mut reader = tokio::io::BufReader::new(bytes);
-        for _ in 0..16 {
-            match seam_lsp::framing::read_message(&mut reader, LIMIT).await {
-                Ok(Some(body)) => assert!(body.len() as u64 <= LIMIT),
-                Ok(None) | Err(_) => break,
-            }
-        }
-        if bytes.len() as u64 <= LIMIT {
-            let mut framed = Vec::new();
-            seam_lsp::framing::write_message(&mut framed, bytes).await.unwrap();
-            let mut reader = tokio::io::BufReader::new(&framed[..]);
-            assert_eq!(seam_lsp::framing::read_message(&mut reader, LIMIT).await.unwrap().as_deref(), Some(bytes));
-        }
-    });
-}
-
-fn names_hold(s1: &str, r1: &str, s2: &str, r2: &str) {
-    for (server, raw) in [(s1, r1), (s2, r2)] {
-        let name = seam_mcp::runtime::tool_name(server, raw);
-        if seam_mcp::namespace_problem(server).is_none() {
-            assert!(name.len() <= seam_mcp::runtime::MAX_TOOL_NAME, "{name}");
-            assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{name}");
-        }
-    }
-    if seam_mcp::namespace_problem(s1).is_none() && seam_mcp::namespace_problem(s2).is_none() && (s1, r1) != (s2, r2) {
-        assert_ne!(seam_mcp::runtime::tool_name(s1, r1), seam_mcp::runtime::tool_name(s2, r2), "{s1}/{r1} and {s2}/{r2}");
-    }
-}
-
-fn guard_holds(raw: &str) {
-    let Ok(url) = check_url(raw, 2048, &Policy::default()) else { return };
-    assert!(matches!(url.scheme(), "http" | "https"), "{url}");
-    assert!(url.username().is_empty() && url.password().is_none(), "{url}");
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => assert!(blocked_range(ip.into()).is_none(), "{url}"),
-        Some(url::Host::Ipv6(ip)) => assert!(blocked_range(ip.into()).is_none(), "{url}"),
-        Some(url::Host::Domain(_)) => {}
-        None => panic!("no host: {url}"),
-    }
-}
 
 /// Text made of the pieces interpolation reads, and anything else.
 fn template() -> impl Strategy<Value = String> {

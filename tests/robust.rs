@@ -2,23 +2,13 @@
 //! panics. (cargo-fuzz targets come with the hardening issue; this is the
 //! stable-toolchain equivalent that CI runs.)
 
-use std::collections::HashMap;
-use std::path::Path;
-
 use proptest::prelude::*;
 
+#[path = "properties/holds.rs"]
+mod holds;
+
 fn check(bytes: Vec<u8>) {
-    let engine = seam::engine();
-    let env: HashMap<String, String> = [("SET".to_owned(), "value".to_owned())].into();
-    let checked = engine.check_bytes(Path::new("/nonexistent/fuzz.yaml"), bytes, &env);
-    for d in &checked.diagnostics {
-        assert!(d.span.line >= 1 && d.span.column >= 1, "{d:?}");
-        // Rendering quotes the source line; it must not panic either.
-        let _ = seam_engine::render::human(d, &checked.sources);
-    }
-    if checked.errors() == 0 {
-        let _ = checked.plan().expect("a valid composition has a plan").to_json();
-    }
+    holds::composition_holds(&seam::engine(), bytes);
 }
 
 /// Words of the format, so generated trees reach deep into validation.
