@@ -30,21 +30,7 @@ const SECTIONS: [(&str, &str); 7] = [
 /// Each section's inner HTML, by section id.
 pub type Fragments = BTreeMap<&'static str, String>;
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use seam_engine::render::escape_markup as escape;
 
 /// Every section as it is now.
 pub fn fragments(deployment: &Deployment) -> Fragments {

@@ -119,3 +119,21 @@ pub fn summary(files: usize, errors: usize, warnings: usize) -> String {
         format!("{}, {} in {}\n", plural(errors, "error"), plural(warnings, "warning"), plural(files, "composition"))
     }
 }
+
+/// Escapes text for XML or HTML content and attribute values (the five
+/// predefined entities; `&apos;` is one in HTML5 too). Used by the status page
+/// and by the framing of a loaded skill.
+pub fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}

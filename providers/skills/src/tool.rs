@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use seam_engine::render::escape_markup;
 use seam_engine::runtime::{BoxFuture, ToolOutput};
 use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, ToolCall};
 use serde_json::{Map, Value as Json, json};
@@ -76,31 +77,15 @@ pub fn describe(catalog: &Catalog, max: usize) -> String {
     out
 }
 
-/// Escapes text for an XML attribute value.
-fn attribute(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 /// The canonical rendering both paths use: the framing escaped, the body verbatim.
 pub fn render(name: &str, base: &std::path::Path, body: &str) -> String {
     let base = base.display().to_string();
     format!(
         "<skill_content name=\"{}\" base=\"{}\">\nThis skill's resources (scripts, references, assets) are files under {}; \
          read one only when the instructions below call for it.\n\n{body}\n</skill_content>",
-        attribute(name),
-        attribute(&base),
-        attribute(&base),
+        escape_markup(name),
+        escape_markup(&base),
+        escape_markup(&base),
     )
 }
 
