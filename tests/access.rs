@@ -7,7 +7,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::json;
@@ -15,6 +15,13 @@ use support::*;
 
 fn compose(path: &Path, extra: &str) {
     std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", flaky_mount("alpha", &[], ""))).unwrap();
+}
+
+/// A fresh scratch folder holding `seam.yaml` as `compose` writes it; its path.
+fn composition(name: &str, extra: &str) -> PathBuf {
+    let file = scratch(name).join("seam.yaml");
+    compose(&file, extra);
+    file
 }
 
 /// The MCP `initialize` request a client opens a session with.
@@ -79,10 +86,8 @@ fn session_id(response: &str) -> String {
 /// `serve`'s; one agent's token never opens another agent's endpoint.
 #[test]
 fn each_agent_opens_with_its_own_token_or_an_inherited_one() {
-    let dir = scratch("access-agents");
-    let file = dir.join("seam.yaml");
-    compose(
-        &file,
+    let file = composition(
+        "access-agents",
         "serve:\n  bearer_token_env: TOKEN_DEFAULT\nagents:\n  reviewer:\n    serve: { bearer_token_env: TOKEN_REVIEWER }\n  \
          junior:\n    parent: reviewer\n  ops: {}\n",
     );
@@ -116,9 +121,7 @@ fn each_agent_opens_with_its_own_token_or_an_inherited_one() {
 /// `--insecure-no-auth` says so (with a warning); with tokens it starts.
 #[test]
 fn serving_past_loopback_needs_every_agent_guarded() {
-    let dir = scratch("access-network");
-    let file = dir.join("seam.yaml");
-    compose(&file, "agents:\n  ops:\n    serve: { bearer_token_env: TOKEN_OPS }\n");
+    let file = composition("access-network", "agents:\n  ops:\n    serve: { bearer_token_env: TOKEN_OPS }\n");
     let out = Command::new(seam_bin())
         .args(["serve", &file.display().to_string(), "--transport", "http", "--listen", "0.0.0.0:0"])
         .env("TOKEN_OPS", "o")
@@ -143,9 +146,7 @@ fn serving_past_loopback_needs_every_agent_guarded() {
 /// refused with 413, declared or chunked.
 #[test]
 fn request_bodies_are_held_to_max_request_bytes() {
-    let dir = scratch("access-body");
-    let file = dir.join("seam.yaml");
-    compose(&file, "serve:\n  max_request_bytes: 1KiB\n");
+    let file = composition("access-body", "serve:\n  max_request_bytes: 1KiB\n");
     let seam = HttpSeam::start(&file, &[]);
     let base = &seam.base;
     let padded = |n: usize| {
@@ -165,9 +166,7 @@ fn request_bodies_are_held_to_max_request_bytes() {
 /// requests on open sessions go on.
 #[test]
 fn sessions_are_held_to_max_sessions() {
-    let dir = scratch("access-sessions");
-    let file = dir.join("seam.yaml");
-    compose(&file, "serve:\n  max_sessions: 2\n");
+    let file = composition("access-sessions", "serve:\n  max_sessions: 2\n");
     let seam = HttpSeam::start(&file, &[]);
     let first = post(&seam.base, "/mcp", None, &initialize());
     assert_eq!(first.0, 200, "{}", first.1);
@@ -191,9 +190,7 @@ fn sessions_are_held_to_max_sessions() {
 /// `session_idle_timeout`: a session used within it stays; one left idle past it is closed.
 #[test]
 fn idle_sessions_are_closed_after_session_idle_timeout() {
-    let dir = scratch("access-idle");
-    let file = dir.join("seam.yaml");
-    compose(&file, "serve:\n  session_idle_timeout: 2s\n");
+    let file = composition("access-idle", "serve:\n  session_idle_timeout: 2s\n");
     let seam = HttpSeam::start(&file, &[]);
     let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
     assert_eq!(code, 200);

@@ -1,7 +1,11 @@
 //! End-to-end tests of the `seam` binary: exit codes, output formats, graph and diff.
 
+mod support;
+
 use std::path::{Path, PathBuf};
+
 use std::process::{Command, Output};
+use support::files_under;
 
 use serde_json::Value;
 
@@ -43,7 +47,7 @@ fn shipped_compositions_are_valid() {
 
 #[test]
 fn every_shipped_composition_has_the_schema_modeline() {
-    let compositions = walk(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/compositions")));
+    let compositions = files_under(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/compositions")));
     // Skills shipped beside the compositions are Markdown, not compositions.
     for entry in compositions.into_iter().filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml")) {
         let text = std::fs::read_to_string(&entry).unwrap();
@@ -51,15 +55,6 @@ fn every_shipped_composition_has_the_schema_modeline() {
         let target = text.lines().next().unwrap().split("$schema=").nth(1).unwrap();
         assert!(entry.parent().unwrap().join(target).is_file(), "{}: modeline points at a missing schema", entry.display());
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
 }
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
@@ -22,7 +21,7 @@ fn secret(name: &str) -> String {
 /// The environment variables the shipped compositions name as secrets (`*_env` fields).
 fn secret_variables() -> Vec<String> {
     let mut names = Vec::new();
-    for file in walk(&root().join("compositions")) {
+    for file in files_under(&root().join("compositions")) {
         if file.extension().is_none_or(|e| e != "yaml") {
             continue;
         }
@@ -38,15 +37,6 @@ fn secret_variables() -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
-    }
-    out
 }
 
 fn assert_clean(what: &str, text: &str, secrets: &[(String, String)]) {

@@ -36,6 +36,16 @@ pub fn flaky_server() -> String {
 }
 
 /// A fresh folder for one test's files.
+/// Every file below `dir`, in any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { out.extend(files_under(&path)) } else { out.push(path) }
+    }
+    out
+}
+
 pub fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve").join(name);
     let _ = std::fs::remove_dir_all(&dir);
