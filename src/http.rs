@@ -23,7 +23,7 @@ use axum::routing::{any, get};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use seam_engine::deploy::Deployment;
-use seam_engine::model::{Serve, TokenSource};
+use seam_engine::model::{ServeLimits, TokenSource};
 use seam_engine::resolve::DEFAULT_AGENT;
 use tokio_util::sync::CancellationToken;
 
@@ -83,12 +83,8 @@ impl App {
     }
 
     /// The live composition's `serve` limits (defaults when it has no `serve`).
-    fn limits(&self) -> Serve {
-        self.deployment
-            .live()
-            .and_then(|g| g.resolved.services.get("serve").cloned())
-            .and_then(|s| serde_json::from_value::<Serve>(s).ok())
-            .unwrap_or_default()
+    fn limits(&self) -> ServeLimits {
+        self.deployment.live().map(|g| g.serve().clone()).unwrap_or_default()
     }
 
     /// The agent's MCP service, made at its first request; its sessions

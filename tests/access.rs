@@ -160,6 +160,13 @@ fn request_bodies_are_held_to_max_request_bytes() {
         let (past, _) = raw(base, "POST", "/mcp", &MCP_HEADERS, padded(1025).as_bytes(), chunked);
         assert_eq!(past, 413, "chunked: {chunked}");
     }
+    drop(seam);
+
+    // The limits hold beside a token too (the resolved `serve` holds both).
+    let file = composition("access-body-token", "serve:\n  bearer_token_env: TOKEN_DEFAULT\n  max_request_bytes: 1KiB\n");
+    let seam = HttpSeam::start_with_env(&file, &[], &[("TOKEN_DEFAULT", "d")], &[]);
+    assert_eq!(post(&seam.base, "/mcp", Some("d"), &padded(1024)).0, 200);
+    assert_eq!(post(&seam.base, "/mcp", Some("d"), &padded(1025)).0, 413);
 }
 
 /// `max_sessions`: as many sessions as the limit open, one more gets 503;

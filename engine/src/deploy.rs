@@ -98,6 +98,8 @@ pub struct Generation {
     pub resolved: Resolved,
     pub plan: Plan,
     pub mounts: IndexMap<String, Arc<Slot>>,
+    /// `serve`'s limits (defaults without a `serve` section), read once per generation: every HTTP request checks them.
+    serve: crate::model::ServeLimits,
     /// Per agent, the fixed tools it sees (`web_search`…), settled once per generation.
     fixed: BTreeMap<String, Vec<FixedEntry>>,
     /// Mounts told of calls that may have written files (`Running::saw_write`).
@@ -200,6 +202,11 @@ pub struct View {
 }
 
 impl Generation {
+    /// `serve`'s limits for this generation.
+    pub fn serve(&self) -> &crate::model::ServeLimits {
+        &self.serve
+    }
+
     /// The agent's tools, sorted by name; `None` for an agent the composition
     /// does not have. A live tool is shown with its definition for the
     /// generation (`view` gives the one it lists now).
@@ -738,6 +745,7 @@ impl Deployment {
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
         let fixed = fixed_tools(&resolved, &mounts);
         let write_watchers = mounts.values().filter(|s| s.running.watches_writes()).map(|s| s.running.clone()).collect();
+        let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
         let next = Arc::new(Generation {
             number,
             digest,
@@ -745,6 +753,7 @@ impl Deployment {
             resolved,
             plan,
             mounts,
+            serve,
             fixed,
             write_watchers,
             in_flight: AtomicUsize::new(0),

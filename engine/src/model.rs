@@ -70,6 +70,26 @@ impl Default for Serve {
     }
 }
 
+/// `serve`'s limits as a resolved composition holds them (`services.serve`,
+/// beside the token sources resolve put there), read once per generation.
+/// Not `Serve` itself: that one refuses the resolved layout's other keys.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ServeLimits {
+    #[serde(default = "Serve::default_max_request_bytes")]
+    pub max_request_bytes: crate::units::Size,
+    #[serde(default = "Serve::default_max_sessions")]
+    pub max_sessions: u32,
+    #[serde(default = "Serve::default_session_idle_timeout")]
+    pub session_idle_timeout: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        let Serve { max_request_bytes, max_sessions, session_idle_timeout, .. } = Serve::default();
+        ServeLimits { max_request_bytes, max_sessions, session_idle_timeout }
+    }
+}
+
 /// `agents.<name>.serve`: the agent's own token for its endpoint (`/agents/<name>/mcp`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
