@@ -270,7 +270,7 @@ impl Plan {
                 NodeKind::Mount => 0xf8f9fa,
             };
             let look = StyleAttr::new(Color::fast("#495057"), 1, Some(Color::new((fill << 8) | 0xff)), 6, 13);
-            let class = format!("class=\"node kind-{}\" data-node=\"{}\"", n.kind.as_str(), attribute(&n.id));
+            let class = format!("class=\"node kind-{}\" data-node=\"{}\"", n.kind.as_str(), crate::render::escape_markup(&n.id));
             let size = Point::new(8.0 * n.id.chars().count() as f64 + 24.0, 30.0);
             let element = Element::create_with_properties(ShapeKind::new_box(&n.id), look, Orientation::TopToBottom, size, class);
             handles.insert(n.id.as_str(), graph.add_node(element));
@@ -348,14 +348,14 @@ pub fn with_states(svg: &str, state: &dyn Fn(&str) -> Option<String>) -> String 
         let id = tag.split("data-node=\"").nth(1).and_then(|v| v.split('"').next());
         let state = id.and_then(state);
         match &state {
-            Some(s) => out.push_str(&tag.replacen("\" data-node=", &format!(" state-{}\" data-node=", attribute(s)), 1)),
+            Some(s) => out.push_str(&tag.replacen("\" data-node=", &format!(" state-{}\" data-node=", crate::render::escape_markup(s)), 1)),
             None => out.push_str(tag),
         }
         // A title names the node and its state, for a pointer's tooltip and for assistive technology.
         let after = &tail[tag.len()..];
         match (id, after.strip_prefix('>')) {
             (Some(id), Some(inside)) => {
-                let state = state.map(|s| format!(": {}", attribute(&s))).unwrap_or_default();
+                let state = state.map(|s| format!(": {}", crate::render::escape_markup(&s))).unwrap_or_default();
                 let _ = write!(out, "><title>{id}{state}</title>");
                 rest = inside;
             }
@@ -364,11 +364,6 @@ pub fn with_states(svg: &str, state: &dyn Fn(&str) -> Option<String>) -> String 
     }
     out.push_str(rest);
     out
-}
-
-/// Escapes text for an XML attribute value.
-fn attribute(text: &str) -> String {
-    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Sets an SVG's size to the extent of what it draws (plus a margin):
