@@ -278,3 +278,30 @@ fn a_reload_to_an_unreadable_token_is_rejected() {
     assert_eq!(bearer("the-new-one"), 200);
     assert_eq!(bearer("rotated"), 401);
 }
+
+/// The page draws a graph of up to 500 nodes (`DRAW_UP_TO`); one node more,
+/// and it says how to draw it instead. Each `web.fetch.http` mount is one
+/// node, the `default` agent one more.
+#[test]
+fn the_page_draws_up_to_500_nodes_and_says_so_past_it() {
+    let fetchers = |n: usize| -> String {
+        let mounts: String = (0..n).map(|i| format!("  f{i}:\n    kind: web.fetch.http\n")).collect();
+        format!("seam: 1\nmounts:\n{mounts}")
+    };
+    let dir = scratch("ui-draw-limit");
+    let file = dir.join("seam.yaml");
+    std::fs::write(&file, fetchers(499)).unwrap();
+    assert_eq!(planned_nodes(&file), 500);
+    let seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let page = || http_get(&format!("{}/ui", seam.base)).1;
+    // Laid out on a thread of its own; the page has it once it is ready.
+    wait_until("the 500-node graph drawn", || page().contains("<svg"));
+    assert!(!page().contains("more than this page draws"));
+
+    std::fs::write(&file, fetchers(500)).unwrap();
+    assert_eq!(planned_nodes(&file), 501);
+    wait_until("the 501-node generation", || seam.status()["generation"] == 2);
+    let past = page();
+    assert!(past.contains("The graph has 501 nodes, more than this page draws (500)"), "{past}");
+    assert!(!past.contains("<svg"), "not drawn");
+}
