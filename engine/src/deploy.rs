@@ -166,7 +166,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                 let Some(definition) = tool.definition(settings) else { continue };
                 let providers = mounts
                     .iter()
-                    .filter(|(id, slot)| agent.scope.contains(*id) && tool.exposes().contains(&slot.registry))
+                    .filter(|(id, slot)| agent.scope.contains(id) && tool.exposes().contains(&slot.registry))
                     .map(|(id, slot)| Provider { layer: agent.layer(id), ..provider(resolved, slot) })
                     .collect();
                 let entry = CatalogEntry {

@@ -136,7 +136,8 @@ pub fn pointer_segments(pointer: &str) -> Vec<String> {
     if pointer.is_empty() {
         return Vec::new();
     }
-    pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect()
+    let unescape = |s: &str| if s.contains('~') { s.replace("~1", "/").replace("~0", "~") } else { s.to_owned() };
+    pointer.split('/').skip(1).map(unescape).collect()
 }
 
 impl fmt::Display for Diagnostic {

@@ -43,6 +43,7 @@ pub struct Checked {
     pub sources: Sources,
     pub diagnostics: Vec<Diagnostic>,
     pub resolved: Option<Resolved>,
+    /// The spanned tree, for locating pointers: its strings moved into `document`.
     tree: Option<yaml::Node>,
     /// The merged document as JSON, what the schema and the semantic checks read.
     pub document: Option<serde_json::Value>,
@@ -82,11 +83,12 @@ impl Engine {
     }
 
     fn check_loaded(&self, loaded: load::Loaded) -> Checked {
-        let load::Loaded { root, sources, mut diagnostics } = loaded;
+        let load::Loaded { mut root, sources, mut diagnostics } = loaded;
         let mut resolved = None;
         let mut document = None;
-        if let Some(tree) = &root {
-            let doc = tree.to_json();
+        if let Some(tree) = &mut root {
+            let doc = tree.take_json();
+            let tree = &*tree;
             let kinds: Vec<_> = self.surfaces.iter().flat_map(|s| s.kinds().iter().copied()).collect();
             self.schemas.validate(&doc, tree, &kinds, &mut diagnostics);
             if doc.is_object() {

@@ -154,7 +154,7 @@ impl Plan {
                     .or_insert_with(|| (NodeKind::Tool, json!({ "tools": format!("{prefix}*") }), [format!("mount:{id}")].into()));
                 needs.insert(tool_id);
             }
-            let dynamic: Vec<Json> = agent.tools.rules().map(|r| json!({ "pattern": r.pattern, "value": r.value })).collect();
+            let dynamic: Vec<Json> = agent.tools.rules().map(|r| json!({ "pattern": r.pattern, "value": r.value() })).collect();
             // Scope is a set: the order mounts are written in is not part of the agent.
             let scope: BTreeSet<&String> = agent.scope.iter().collect();
             // Budgets are in every agent: MCP tools inherit them at call time.

@@ -2,7 +2,9 @@
 //! mount resolved by its kind. Built from a schema-checked document; collects
 //! every semantic diagnostic instead of stopping at the first.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
@@ -41,12 +43,32 @@ pub struct Mount {
 pub struct Agent {
     pub parent: Option<String>,
     /// Mounts this agent can see, in file order.
-    pub scope: IndexSet<String>,
+    pub scope: Scope,
     /// The scope layer of each scoped mount it sees: the depth, counted from
     /// the root agent as 1, of the nearest agent on its chain that lists the
     /// mount. The composition's global mounts are layer 0.
     pub layers: BTreeMap<String, u32>,
     pub tools: ToolTable,
+}
+
+/// The mounts one agent can see: a mask over the composition's mount ids,
+/// which every agent shares, so an agent costs a bit per mount instead of a
+/// copy of every id.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    ids: Arc<IndexSet<String, foldhash::fast::FixedState>>,
+    visible: Vec<bool>,
+}
+
+impl Scope {
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.get_index_of(id).is_some_and(|i| self.visible[i])
+    }
+
+    /// The visible mount ids, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &String> {
+        self.ids.iter().zip(&self.visible).filter(|(_, v)| **v).map(|(id, _)| id)
+    }
 }
 
 impl Agent {
@@ -80,7 +102,7 @@ impl ToolTable {
         let mut budgets = defaults.clone();
         let mut visible = true;
         for rule in self.rules().filter(|r| r.server.is_match(server) && r.tool.is_match(tool)) {
-            visible = rule.value != Json::Bool(false);
+            visible = rule.shows;
             if let Some(over) = &rule.budgets {
                 budgets.timeout = over.timeout.or(budgets.timeout);
                 budgets.max_output_chars = over.max_output_chars.or(budgets.max_output_chars);
@@ -98,7 +120,7 @@ impl ToolTable {
         let mut enable_literal: HashMap<&str, usize> = HashMap::new();
         let mut enable_globs: Vec<(usize, &DynamicRule)> = Vec::new();
         for (position, rule) in self.rules().enumerate() {
-            let enables = rule.value != Json::Bool(false);
+            let enables = rule.shows;
             match (&rule.server, rule.whole_server) {
                 (Pattern::Literal(server), true) => {
                     whole_literal.insert(server.as_str(), (position, !enables));
@@ -118,8 +140,7 @@ impl ToolTable {
         let mut hidden = BTreeSet::new();
         for server in servers {
             let by_name = whole_literal.get(server).copied();
-            let by_glob =
-                whole_globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, r.value == Json::Bool(false)));
+            let by_glob = whole_globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, !r.shows));
             let last = match (by_name, by_glob) {
                 (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
                 (a, b) => a.or(b),
@@ -138,14 +159,24 @@ impl ToolTable {
 #[derive(Clone, Debug)]
 pub struct DynamicRule {
     pub pattern: String,
-    /// `true`, `false`, or a budgets map.
-    pub value: Json,
+    /// `false` hides what the rule matches; `true` and a budgets map show it.
+    pub shows: bool,
     server: Pattern,
     tool: Pattern,
-    /// The budgets a map value sets.
+    /// The budgets a map value sets (a map that failed the schema sets none).
     budgets: Option<Budgets>,
     /// The rule names every tool of the servers it matches (`mcp__x__*`).
     whole_server: bool,
+}
+
+impl DynamicRule {
+    /// The rule's value as the plan records it: `false`, `true`, or the budgets it sets.
+    pub fn value(&self) -> Json {
+        match &self.budgets {
+            Some(budgets) => serde_json::to_value(budgets).expect("serializable"),
+            None => Json::Bool(self.shows),
+        }
+    }
 }
 
 /// A glob, kept as a plain string when it has no metacharacters: most `tools`
@@ -536,7 +567,7 @@ fn resolve_agents(
     }
 
     // Scoped mounts: a mount any agent lists is visible only in that agent's subtree.
-    let mut scoped: BTreeSet<&str> = BTreeSet::new();
+    let mut scoped: HashSet<&str> = HashSet::default();
     for (name, a) in &docs {
         for (i, m) in a.mounts.iter().enumerate() {
             if mounts.contains_key(m) {
@@ -558,7 +589,7 @@ fn resolve_agents(
     }
 
     // Check every `tools` map's keys once, where it is written.
-    let mcp_ids: Vec<(&'static str, BTreeSet<&str>)> = prefixes
+    let mcp_ids: Vec<(&'static str, HashSet<&str>)> = prefixes
         .iter()
         .map(|(p, s)| {
             (
@@ -631,6 +662,7 @@ fn resolve_agents(
         listed: BTreeMap<String, u32>,
         depth: u32,
     }
+    let mount_ids: Arc<IndexSet<String, foldhash::fast::FixedState>> = Arc::new(mounts.keys().cloned().collect());
     let mut states: HashMap<String, State> = HashMap::new();
     let mut agents = BTreeMap::new();
     // Parents first: from each agent, walk up to the first ancestor already built, then build down.
@@ -697,15 +729,17 @@ fn resolve_agents(
         }
         let depth = state.depth;
         state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().map(|m| (m.clone(), depth))));
-        let scope: IndexSet<String> =
-            mounts.keys().filter(|id| !scoped.contains(id.as_str()) || state.listed.contains_key(*id)).cloned().collect();
-        let layers = state.listed.iter().filter(|(id, _)| scope.contains(*id)).map(|(id, d)| (id.clone(), *d)).collect();
+        let scope = Scope {
+            ids: mount_ids.clone(),
+            visible: mount_ids.iter().map(|id| !scoped.contains(id.as_str()) || state.listed.contains_key(id)).collect(),
+        };
+        let layers = state.listed.iter().filter(|(id, _)| scope.contains(id)).map(|(id, d)| (id.clone(), *d)).collect();
         let mut table = ToolTable {
             fixed: state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(),
             dynamic: state.dynamic.clone(),
             hidden_servers: BTreeSet::new(),
         };
-        table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(*id)));
+        table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
         agents.insert(name.clone(), Agent { parent, scope, layers, tools: table });
         states.insert(name.clone(), state);
     }
@@ -713,12 +747,13 @@ fn resolve_agents(
 }
 
 /// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
-fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
+fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, HashSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
     let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
         return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
     };
     let rest = &key[prefix.len()..];
-    let (server, tool) = match rest.find("__") {
+    // A byte search: `str::find` with a pattern sets up a two-way searcher per key.
+    let (server, tool) = match rest.as_bytes().windows(2).position(|w| w == b"__") {
         Some(i) => (&rest[..i], &rest[i + 2..]),
         None if rest.ends_with('*') => (rest, "*"),
         None => return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
@@ -743,7 +778,7 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, BTreeSet<&st
     let tool_matcher = Pattern::new(tool).map_err(invalid)?;
     Ok(DynamicRule {
         pattern: key.to_owned(),
-        value: value.clone(),
+        shows: *value != Json::Bool(false),
         server: server_matcher,
         tool: tool_matcher,
         budgets,

@@ -151,14 +151,19 @@ impl Schemas {
     /// Validates the whole document; mounts with a known kind are validated by that kind's schema.
     pub fn validate(&self, doc: &Json, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
         let mapper = Mapper { tree, schema: &self.checked, schemas: self };
-        for error in self.root.iter_errors(doc) {
-            mapper.map(&error, "", None, out);
+        // `is_valid` stops at the first failure and builds no errors: the common,
+        // valid case pays only for it; errors are collected only when there are some.
+        if !self.root.is_valid(doc) {
+            for error in self.root.iter_errors(doc) {
+                mapper.map(&error, "", None, out);
+            }
         }
         let Some(mounts) = doc.get("mounts").and_then(Json::as_object) else { return };
         for (id, mount) in mounts {
             let base = crate::diagnostic::pointer(["mounts", id.as_str()]);
             let Some(kind) = mount.get("kind").and_then(Json::as_str) else { continue };
             match self.kinds.get(kind) {
+                Some(validator) if validator.is_valid(mount) => {}
                 Some(validator) => {
                     for error in validator.iter_errors(mount) {
                         mapper.map(&error, &base, Some(kind), out);

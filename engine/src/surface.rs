@@ -404,8 +404,10 @@ impl MountCx<'_> {
 
     /// Whether the string at `relative` came out of `${…}` interpolation.
     pub fn is_interpolated(&self, relative: &str) -> bool {
-        let segments = pointer_segments(&format!("{}{relative}", self.pointer));
-        let (node, _, depth) = self.root.lookup(&segments);
+        // Looked up from the mount's own node: the path from the root is the same every time.
+        let Some(mount) = self.root.get("mounts").and_then(|m| m.get(self.id)) else { return false };
+        let segments = pointer_segments(relative);
+        let (node, _, depth) = mount.lookup(&segments);
         depth == segments.len() && node.interpolated
     }
 

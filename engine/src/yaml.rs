@@ -38,8 +38,12 @@ pub enum Value {
     Str(String),
     Seq(Vec<Node>),
     /// Boxed, so that scalar nodes, the vast majority, stay small.
-    Map(Box<IndexMap<String, Entry>>),
+    Map(Box<Mapping>),
 }
+
+/// A mapping's entries in file order. Keyed with foldhash: keys are the
+/// composition's own, and most maps are small, where SipHash's setup dominates.
+pub type Mapping = IndexMap<String, Entry, foldhash::fast::FixedState>;
 
 /// A mapping entry: the key's place and the value.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +57,7 @@ impl Node {
         Node { value, span, reset: false, interpolated: false, plain: false }
     }
 
-    pub fn as_map(&self) -> Option<&IndexMap<String, Entry>> {
+    pub fn as_map(&self) -> Option<&Mapping> {
         match &self.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -86,19 +90,22 @@ impl Node {
         count
     }
 
-    /// Converts to JSON for schema validation and typed deserialization.
-    pub fn to_json(&self) -> serde_json::Value {
+    /// The document as JSON, for the schema check and typed deserialization.
+    /// Strings move into the JSON rather than being copied: afterwards the tree
+    /// keeps every key, span and flag (all that locating a pointer needs), but
+    /// its string values are empty.
+    pub fn take_json(&mut self) -> serde_json::Value {
         use serde_json::Value as J;
-        match &self.value {
+        match &mut self.value {
             Value::Null => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
             // JSON Schema counts 4096.0 as an integer; so do the typed configs.
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => J::from(*f as i64),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number),
-            Value::Str(s) => J::String(s.clone()),
-            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
-            Value::Map(m) => J::Object(m.iter().map(|(k, e)| (k.clone(), e.node.to_json())).collect()),
+            Value::Str(s) => J::String(std::mem::take(s)),
+            Value::Seq(items) => J::Array(items.iter_mut().map(Node::take_json).collect()),
+            Value::Map(m) => J::Object(m.iter_mut().map(|(k, e)| (k.clone(), e.node.take_json())).collect()),
         }
     }
 
@@ -137,7 +144,19 @@ pub fn parse_interpolated(text: &str, file: FileId, env: &dyn Env) -> Result<(No
 
 enum Open {
     Seq { items: Vec<Node>, span: Span, anchor: usize, reset: bool },
-    Map { entries: IndexMap<String, Entry>, pending_key: Option<(String, Span)>, span: Span, anchor: usize, reset: bool },
+    Map { entries: Entries, pending_key: Option<(String, Span)>, span: Span, anchor: usize, reset: bool },
+}
+
+/// Most maps hold fewer entries than this: they are built as a list searched
+/// in place and indexed once, at their exact size, when they close.
+const SMALL_MAP: usize = 16;
+
+/// A map's entries while it is open. Small: a list (a duplicate is found by
+/// comparing keys; no hashing, no table regrown entry by entry), its buffer
+/// reused from map to map. Large: the index itself.
+enum Entries {
+    Small(Vec<(String, Entry)>),
+    Large(Mapping),
 }
 
 struct Builder<'e> {
@@ -145,6 +164,8 @@ struct Builder<'e> {
     env: Option<&'e dyn Env>,
     env_diagnostics: Vec<Diagnostic>,
     stack: Vec<Open>,
+    /// Emptied buffers of closed small maps, for the next ones.
+    spare: Vec<Vec<(String, Entry)>>,
     anchors: std::collections::HashMap<usize, Node>,
     alias_nodes: usize,
     root: Option<Node>,
@@ -158,6 +179,7 @@ impl<'e> Builder<'e> {
             env,
             env_diagnostics: Vec::new(),
             stack: Vec::new(),
+            spare: Vec::new(),
             anchors: std::collections::HashMap::new(),
             alias_nodes: 0,
             root: None,
@@ -223,7 +245,8 @@ impl<'e> Builder<'e> {
                 Event::MappingStart(anchor, tag) => {
                     self.reject_key_collection(span)?;
                     let reset = self.collection_tag(tag.as_deref(), span)?;
-                    self.open(Open::Map { entries: IndexMap::new(), pending_key: None, span, anchor, reset }, span)?;
+                    let entries = Entries::Small(self.spare.pop().unwrap_or_default());
+                    self.open(Open::Map { entries, pending_key: None, span, anchor, reset }, span)?;
                 }
                 Event::SequenceEnd => {
                     let Some(Open::Seq { items, span, anchor, reset }) = self.stack.pop() else {
@@ -236,6 +259,15 @@ impl<'e> Builder<'e> {
                 Event::MappingEnd => {
                     let Some(Open::Map { entries, span, anchor, reset, .. }) = self.stack.pop() else {
                         unreachable!("parser balances mappings")
+                    };
+                    let entries = match entries {
+                        Entries::Small(mut list) => {
+                            let mut map = Mapping::with_capacity_and_hasher(list.len(), Default::default());
+                            map.extend(list.drain(..));
+                            self.spare.push(list);
+                            map
+                        }
+                        Entries::Large(map) => map,
                     };
                     let mut node = Node::new(Value::Map(Box::new(entries)), span);
                     node.reset = reset;
@@ -313,12 +345,32 @@ impl<'e> Builder<'e> {
             Some(Open::Seq { items, .. }) => items.push(node),
             Some(Open::Map { entries, pending_key, .. }) => {
                 let (key, key_span) = pending_key.take().expect("a value follows its key");
-                // Found on insert, so each key is hashed once; the error still points at the second key.
-                let (index, first) = entries.insert_full(key, Entry { key_span, node });
-                if let Some(first) = first {
-                    let key = entries.get_index(index).expect("just inserted").0.clone();
-                    let message =
-                        format!("duplicate key `{key}` (first at line {}, column {})", first.key_span.line, first.key_span.column);
+                let entry = Entry { key_span, node };
+                // Each key is compared or hashed once; a duplicate is reported at the second key.
+                let duplicate = match entries {
+                    Entries::Small(list) => match list.iter().find(|(k, _)| *k == key) {
+                        Some((_, first)) => Some((key, first.key_span)),
+                        None => {
+                            list.push((key, entry));
+                            if list.len() == SMALL_MAP {
+                                let mut map = Mapping::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
+                                map.extend(list.drain(..));
+                                let Entries::Small(list) = std::mem::replace(entries, Entries::Large(map)) else { unreachable!() };
+                                self.spare.push(list);
+                            }
+                            None
+                        }
+                    },
+                    Entries::Large(map) => match map.entry(key) {
+                        indexmap::map::Entry::Occupied(first) => Some((first.key().clone(), first.get().key_span)),
+                        indexmap::map::Entry::Vacant(slot) => {
+                            slot.insert(entry);
+                            None
+                        }
+                    },
+                };
+                if let Some((key, first)) = duplicate {
+                    let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
                     let pointer = format!("{}/{}", self.pointer(), crate::diagnostic::escape_pointer_segment(&key));
                     return Err(Diagnostic::error("YAML_DUPLICATE_KEY", key_span, pointer, message));
                 }
@@ -452,7 +504,7 @@ mod tests {
     use super::*;
 
     fn value(text: &str) -> serde_json::Value {
-        parse(text, FileId(0)).unwrap().to_json()
+        parse(text, FileId(0)).unwrap().take_json()
     }
 
     fn error(text: &str) -> (String, u32, u32) {
@@ -483,6 +535,24 @@ mod tests {
         assert_eq!(error("? [a]\n: 1\n"), ("YAML_COMPLEX_KEY".into(), 1, 3));
         assert_eq!(error("a: 1\n---\nb: 2\n"), ("YAML_MULTIPLE_DOCUMENTS".into(), 2, 1));
         assert_eq!(error("a: [1, 2\n").0, "YAML_SYNTAX");
+    }
+
+    /// Maps switch from a searched list to an index at `SMALL_MAP` entries: a
+    /// duplicate is found, and file order kept, on both sides of the switch.
+    #[test]
+    fn duplicate_keys_and_order_around_the_small_map_size() {
+        for size in [SMALL_MAP - 1, SMALL_MAP, SMALL_MAP + 1, 3 * SMALL_MAP] {
+            let keys: Vec<String> = (0..size).map(|i| format!("k{}", size - i)).collect();
+            let text: String = keys.iter().map(|k| format!("  {k}: 1\n")).collect();
+            let root = parse(&format!("m:\n{text}"), FileId(0)).unwrap();
+            let parsed: Vec<&String> = root.get("m").unwrap().as_map().unwrap().keys().collect();
+            assert_eq!(parsed, keys.iter().collect::<Vec<_>>(), "order of a map of {size}");
+            // One more entry, repeating the first key or the last one.
+            for (dup, line) in [(&keys[0], size + 2), (&keys[size - 1], size + 2)] {
+                let d = parse(&format!("m:\n{text}  {dup}: 2\n"), FileId(0)).unwrap_err();
+                assert_eq!((d.code, d.span.line, d.pointer.as_str()), ("YAML_DUPLICATE_KEY", line as u32, format!("/m/{dup}").as_str()));
+            }
+        }
     }
 
     #[test]
