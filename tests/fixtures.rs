@@ -94,7 +94,7 @@ fn check(path: &Path, environment: bool) -> Result<(), String> {
         }
     }
     if !header.json.is_empty() {
-        let root = seam_engine::load::load_file(path, &header.env).unwrap().root.expect("the fixture parses").take_json();
+        let root = seam_engine::load::load_file(path, &header.env).unwrap().root.expect("the fixture parses").to_json();
         for (pointer, want) in &header.json {
             let found = root.pointer(pointer);
             let ok = match want.as_str() {

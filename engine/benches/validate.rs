@@ -124,25 +124,16 @@ mod large {
         bencher.with_inputs(|| text.clone().into_bytes()).bench_local_values(|bytes| load::load_bytes(path, bytes, &env()));
     }
 
-    /// The spanned tree to a `serde_json::Value` (what the schema check and resolve read).
-    #[divan::bench]
-    fn to_json(bencher: Bencher) {
-        let Some((_, text)) = text() else { return };
-        let tree = yaml::parse(text, FileId(0)).expect("valid YAML");
-        bencher.with_inputs(|| tree.clone()).bench_local_refs(|tree| tree.take_json());
-    }
-
-    /// The JSON Schema check alone, on a tree and document already built.
+    /// The JSON Schema check alone, on a tree already built.
     #[divan::bench]
     fn schema(bencher: Bencher) {
         let Some((_, text)) = text() else { return };
-        let mut tree = yaml::parse(text, FileId(0)).expect("valid YAML");
-        let doc = tree.take_json();
+        let tree = yaml::parse(text, FileId(0)).expect("valid YAML");
         let schemas = &*SCHEMAS;
         let kinds = &*KINDS;
         bencher.bench_local(|| {
             let mut out: Vec<Diagnostic> = Vec::new();
-            schemas.validate(black_box(&doc), &tree, kinds, &mut out);
+            schemas.validate(black_box(&tree), kinds, &mut out);
             out
         });
     }

@@ -5,6 +5,7 @@
 //! ids) → `plan` (the dependency graph) → `diff`. The engine knows no surface by
 //! name: surfaces come in through [`surface::Surface`].
 
+pub mod as_json;
 pub mod codes;
 pub mod deploy;
 pub mod diagnostic;
@@ -43,10 +44,7 @@ pub struct Checked {
     pub sources: Sources,
     pub diagnostics: Vec<Diagnostic>,
     pub resolved: Option<Resolved>,
-    /// The spanned tree, for locating pointers: its strings moved into `document`.
     tree: Option<yaml::Node>,
-    /// The merged document as JSON, what the schema and the semantic checks read.
-    pub document: Option<serde_json::Value>,
 }
 
 impl Engine {
@@ -83,22 +81,18 @@ impl Engine {
     }
 
     fn check_loaded(&self, loaded: load::Loaded) -> Checked {
-        let load::Loaded { mut root, sources, mut diagnostics } = loaded;
+        let load::Loaded { root, sources, mut diagnostics } = loaded;
         let mut resolved = None;
-        let mut document = None;
-        if let Some(tree) = &mut root {
-            let doc = tree.take_json();
-            let tree = &*tree;
+        if let Some(tree) = &root {
             let kinds: Vec<_> = self.surfaces.iter().flat_map(|s| s.kinds().iter().copied()).collect();
-            self.schemas.validate(&doc, tree, &kinds, &mut diagnostics);
-            if doc.is_object() {
-                resolved = Some(resolve::resolve(&doc, tree, &sources, &self.surfaces, &mut diagnostics));
+            self.schemas.validate(tree, &kinds, &mut diagnostics);
+            if tree.as_map().is_some() {
+                resolved = Some(resolve::resolve(tree, &sources, &self.surfaces, &mut diagnostics));
             }
-            document = Some(doc);
         }
         suppress_follow_on(&mut diagnostics);
         diagnostic::sort_diagnostics(&mut diagnostics);
-        Checked { sources, diagnostics, resolved, tree: root, document }
+        Checked { sources, diagnostics, resolved, tree: root }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::diagnostic::{Diagnostic, Sources, pointer};
 use crate::model::{Budgets, Serve, Subprocess, Workspace};
 use crate::schema::did_you_mean;
 use crate::surface::{Exposure, MountCx, MountKind, ResolvedMount, Surface, SurfaceCx, locate, resolve_path};
-use crate::yaml::Node;
+use crate::yaml::{Mapping, Node, Value};
 
 /// The root agent; every other agent descends from it.
 pub const DEFAULT_AGENT: &str = "default";
@@ -264,18 +264,12 @@ fn valid_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-pub(crate) fn resolve(
-    doc: &Json,
-    tree: &Node,
-    sources: &Sources,
-    surfaces: &[&'static dyn Surface],
-    out: &mut Vec<Diagnostic>,
-) -> Resolved {
-    let section = |key: &str| doc.get(key).filter(|v| !v.is_null());
+pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn Surface], out: &mut Vec<Diagnostic>) -> Resolved {
+    let section = |key: &str| tree.get(key).filter(|v| v.value != Value::Null);
     let budgets = section("budgets").and_then(|v| Budgets::deserialize(v).ok()).unwrap_or_default();
 
     let mut services = BTreeMap::new();
-    let service_section = |name: &str| doc.get("services").and_then(|s| s.get(name));
+    let service_section = |name: &str| tree.get("services").and_then(|s| s.get(name));
     if let Some(ws) = service_section("workspace").and_then(|v| Workspace::deserialize(v).ok()) {
         let at = "/services/workspace/root";
         let root = resolve_path(sources.path(locate(tree, at).file), &ws.root);
@@ -303,8 +297,8 @@ pub(crate) fn resolve(
         (None, None) => None,
     };
     let serve = section("serve").and_then(|v| Serve::deserialize(v).ok());
-    for (name, agent) in section("agents").and_then(Json::as_object).into_iter().flatten() {
-        let Some(own) = agent.get("serve").and_then(|v| crate::model::AgentServe::deserialize(v).ok()) else { continue };
+    for (name, entry) in section("agents").and_then(Node::as_map).into_iter().flatten() {
+        let Some(own) = entry.node.get("serve").and_then(|v| crate::model::AgentServe::deserialize(v).ok()) else { continue };
         if let Some(t) = token(&pointer(["agents", name.as_str(), "serve"]), &own.bearer_token_env, &own.bearer_token_file, out) {
             serve_tokens.insert(name.clone(), t);
         }
@@ -336,7 +330,8 @@ pub(crate) fn resolve(
         .filter(|d| d.is_error())
         .filter_map(|d| crate::diagnostic::pointer_segments(&d.pointer).get(..2).filter(|s| s[0] == "mounts").map(|s| s[1].clone()))
         .collect();
-    for (id, config) in section("mounts").and_then(Json::as_object).into_iter().flatten() {
+    for (id, entry) in section("mounts").and_then(Node::as_map).into_iter().flatten() {
+        let config = &entry.node;
         let mount_pointer = pointer(["mounts", id.as_str()]);
         if !valid_id(id) {
             out.push(Diagnostic::error(
@@ -346,8 +341,8 @@ pub(crate) fn resolve(
                 format!("mount id `{id}` must start with a letter or digit and use only letters, digits, `_`, `-` and `.` (64 at most)"),
             ));
         }
-        let Some((kind, surface)) = config.get("kind").and_then(Json::as_str).and_then(|k| kinds.get(k)).copied() else {
-            unknown.insert(id.clone(), config.get("kind").and_then(Json::as_str).unwrap_or_default().to_owned());
+        let Some((kind, surface)) = config.get("kind").and_then(Node::as_str).and_then(|k| kinds.get(k)).copied() else {
+            unknown.insert(id.clone(), config.get("kind").and_then(Node::as_str).unwrap_or_default().to_owned());
             continue;
         };
         let schema_clean = !mounts_with_errors.contains(id.as_str());
@@ -376,10 +371,10 @@ pub(crate) fn resolve(
         surfaces.iter().flat_map(|s| s.tools().iter().map(|t| (t.name(), *t))).collect();
     let prefixes: Vec<(&'static str, &'static dyn Surface)> =
         surfaces.iter().filter_map(|s| s.dynamic_tool_prefix().map(|p| (p, *s))).collect();
-    let agents = resolve_agents(doc, tree, &budgets, &mounts, &unknown, &fixed_tools, &prefixes, out);
+    let agents = resolve_agents(tree, &budgets, &mounts, &unknown, &fixed_tools, &prefixes, out);
 
     let mut resolved = Resolved {
-        name: doc.get("name").and_then(Json::as_str).map(str::to_owned),
+        name: tree.get("name").and_then(Node::as_str).map(str::to_owned),
         budgets,
         services,
         mounts,
@@ -445,7 +440,6 @@ fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources
 
 #[allow(clippy::too_many_arguments)]
 fn resolve_agents(
-    doc: &Json,
     tree: &Node,
     budgets: &Budgets,
     mounts: &IndexMap<String, Mount>,
@@ -460,8 +454,9 @@ fn resolve_agents(
         mounts: Vec<String>,
     }
     let mut docs: BTreeMap<String, AgentRefs> = BTreeMap::new();
-    let mut agent_tools: HashMap<&str, &Map<String, Json>> = HashMap::new();
-    for (name, value) in doc.get("agents").and_then(Json::as_object).into_iter().flatten() {
+    let mut agent_tools: HashMap<&str, &Mapping> = HashMap::new();
+    for (name, entry) in tree.get("agents").and_then(Node::as_map).into_iter().flatten() {
+        let value = &entry.node;
         let at = pointer(["agents", name.as_str()]);
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
         if !valid {
@@ -476,22 +471,15 @@ fn resolve_agents(
         // agent with a schema error still exists (so references to it keep their
         // meaning), and its `tools` map is used in place, not copied.
         let a = AgentRefs {
-            parent: value.get("parent").and_then(Json::as_str).map(str::to_owned),
-            mounts: value
-                .get("mounts")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-                .map(str::to_owned)
-                .collect(),
+            parent: value.get("parent").and_then(Node::as_str).map(str::to_owned),
+            mounts: value.get("mounts").and_then(Node::as_seq).into_iter().flatten().filter_map(Node::as_str).map(str::to_owned).collect(),
         };
-        if let Some(t) = value.get("tools").and_then(Json::as_object) {
+        if let Some(t) = value.get("tools").and_then(Node::as_map) {
             agent_tools.insert(name.as_str(), t);
         }
         docs.insert(name.clone(), a);
     }
-    let top_tools: Option<&Map<String, Json>> = doc.get("tools").and_then(Json::as_object);
+    let top_tools: Option<&Mapping> = tree.get("tools").and_then(Node::as_map);
 
     // Parents: unknown or cyclic parents are errors; such an agent hangs off `default`.
     let mut parents: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -605,7 +593,7 @@ fn resolve_agents(
         })
         .collect();
     // The top-level `tools` (the default agent's first layer) has no agent name: `None`.
-    let mut tables: Vec<(Option<&str>, String, &Map<String, Json>)> = Vec::new();
+    let mut tables: Vec<(Option<&str>, String, &Mapping)> = Vec::new();
     if let Some(t) = top_tools {
         tables.push((None, "/tools".to_owned(), t));
     }
@@ -616,12 +604,12 @@ fn resolve_agents(
     }
     let mut rules_of: HashMap<Option<&str>, Arc<Vec<DynamicRule>>> = HashMap::new();
     for (owner, at, table) in &tables {
-        let mut rules = Vec::new();
+        let mut rules = Vec::with_capacity(table.len());
         for (key, value) in table.iter() {
             if fixed_tools.contains_key(key.as_str()) {
                 continue;
             }
-            match dynamic_rule(key, value, &mcp_ids) {
+            match dynamic_rule(key, &value.node, &mcp_ids) {
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
@@ -663,6 +651,7 @@ fn resolve_agents(
         depth: u32,
     }
     let mount_ids: Arc<IndexSet<String, foldhash::fast::FixedState>> = Arc::new(mounts.keys().cloned().collect());
+    let is_scoped: Vec<bool> = mount_ids.iter().map(|id| scoped.contains(id.as_str())).collect();
     let mut states: HashMap<String, State> = HashMap::new();
     let mut agents = BTreeMap::new();
     // Parents first: from each agent, walk up to the first ancestor already built, then build down.
@@ -703,7 +692,7 @@ fn resolve_agents(
             }
         };
         let own = docs.get(name);
-        let mut entries: Vec<&Map<String, Json>> = Vec::new();
+        let mut entries: Vec<&Mapping> = Vec::new();
         if name == DEFAULT_AGENT {
             entries.extend(top_tools);
             state.dynamic.extend(rules_of.get(&None).cloned());
@@ -712,14 +701,14 @@ fn resolve_agents(
         state.dynamic.extend(rules_of.get(&Some(name.as_str())).cloned());
         for table in entries {
             for (tool, (settings, enabled)) in state.fixed.iter_mut() {
-                match table.get(*tool) {
-                    Some(Json::Bool(on)) => *enabled = *on,
+                match table.get(*tool).map(|e| &e.node.value) {
+                    Some(Value::Bool(on)) => *enabled = *on,
                     // A map enables the tool and overrides the settings it names; `false` keeps them for a later `true`.
-                    Some(Json::Object(over)) => {
+                    Some(Value::Map(over)) => {
                         *enabled = true;
                         if let Json::Object(o) = settings {
-                            for (k, v) in over {
-                                o.insert(k.clone(), v.clone());
+                            for (k, e) in over.iter() {
+                                o.insert(k.clone(), e.node.to_json());
                             }
                         }
                     }
@@ -731,7 +720,7 @@ fn resolve_agents(
         state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().map(|m| (m.clone(), depth))));
         let scope = Scope {
             ids: mount_ids.clone(),
-            visible: mount_ids.iter().map(|id| !scoped.contains(id.as_str()) || state.listed.contains_key(id)).collect(),
+            visible: mount_ids.iter().zip(&is_scoped).map(|(id, scoped)| !scoped || state.listed.contains_key(id)).collect(),
         };
         let layers = state.listed.iter().filter(|(id, _)| scope.contains(id)).map(|(id, d)| (id.clone(), *d)).collect();
         let mut table = ToolTable {
@@ -747,7 +736,7 @@ fn resolve_agents(
 }
 
 /// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
-fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, HashSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
+fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
     let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
         return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
     };
@@ -774,11 +763,11 @@ fn dynamic_rule(key: &str, value: &Json, prefixes: &[(&'static str, HashSet<&str
             },
         ));
     }
-    let budgets = value.is_object().then(|| Budgets::deserialize(value).ok()).flatten();
+    let budgets = value.as_map().and_then(|_| Budgets::deserialize(value).ok());
     let tool_matcher = Pattern::new(tool).map_err(invalid)?;
     Ok(DynamicRule {
         pattern: key.to_owned(),
-        shows: *value != Json::Bool(false),
+        shows: value.value != Value::Bool(false),
         server: server_matcher,
         tool: tool_matcher,
         budgets,

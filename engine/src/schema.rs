@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value as Json, json};
 
+use crate::as_json::Tree;
 use crate::diagnostic::{Diagnostic, pointer_segments};
 use crate::model::{AgentDoc, Budgets, Serve, Subprocess, Workspace};
 use crate::surface::{MountKind, Surface, locate};
@@ -24,8 +25,8 @@ pub struct Schemas {
     pub published: Json,
     /// The schema seam validates with; error schema paths point into it.
     checked: Json,
-    root: jsonschema::Validator,
-    kinds: HashMap<&'static str, jsonschema::Validator>,
+    root: jsonschema::Validator<Tree>,
+    kinds: HashMap<&'static str, jsonschema::Validator<Tree>>,
     /// Every kind's property names, for "did you mean" and "belongs to another kind".
     kind_properties: Vec<(&'static str, Vec<String>)>,
 }
@@ -125,7 +126,7 @@ impl Schemas {
         let loose = root(json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string" } } }), &checked_defs);
 
         let compile = |schema: &Json| {
-            jsonschema::options()
+            jsonschema::options_for::<Tree>()
                 .should_validate_formats(true)
                 .with_format("duration", |s: &str| Duration::parse(s).is_some_and(|d| (1..=MAX_TIMER.as_millis()).contains(&d.as_millis())))
                 .with_format("size", |s: &str| Size::parse(s).is_some_and(|z| (1..=MAX_SIZE.bytes()).contains(&z.bytes())))
@@ -149,19 +150,21 @@ impl Schemas {
     }
 
     /// Validates the whole document; mounts with a known kind are validated by that kind's schema.
-    pub fn validate(&self, doc: &Json, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
+    /// Checks the spanned tree itself (read as JSON in place, see [`crate::as_json`]).
+    pub fn validate(&self, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
         let mapper = Mapper { tree, schema: &self.checked, schemas: self };
         // `is_valid` stops at the first failure and builds no errors: the common,
         // valid case pays only for it; errors are collected only when there are some.
-        if !self.root.is_valid(doc) {
-            for error in self.root.iter_errors(doc) {
+        if !self.root.is_valid(tree) {
+            for error in self.root.iter_errors(tree) {
                 mapper.map(&error, "", None, out);
             }
         }
-        let Some(mounts) = doc.get("mounts").and_then(Json::as_object) else { return };
-        for (id, mount) in mounts {
+        let Some(mounts) = tree.get("mounts").and_then(Node::as_map) else { return };
+        for (id, entry) in mounts {
+            let mount = &entry.node;
             let base = crate::diagnostic::pointer(["mounts", id.as_str()]);
-            let Some(kind) = mount.get("kind").and_then(Json::as_str) else { continue };
+            let Some(kind) = mount.get("kind").and_then(Node::as_str) else { continue };
             match self.kinds.get(kind) {
                 Some(validator) if validator.is_valid(mount) => {}
                 Some(validator) => {

@@ -362,7 +362,8 @@ pub struct MountCx<'a> {
     pub id: &'a str,
     /// `/mounts/<id>`.
     pub pointer: String,
-    pub config: &'a Json,
+    /// The mount as written, read as JSON in place ([`crate::as_json`]).
+    pub config: &'a Node,
     pub(crate) root: &'a Node,
     pub(crate) sources: &'a crate::diagnostic::Sources,
     pub(crate) diagnostics: &'a mut Vec<Diagnostic>,
@@ -404,10 +405,8 @@ impl MountCx<'_> {
 
     /// Whether the string at `relative` came out of `${…}` interpolation.
     pub fn is_interpolated(&self, relative: &str) -> bool {
-        // Looked up from the mount's own node: the path from the root is the same every time.
-        let Some(mount) = self.root.get("mounts").and_then(|m| m.get(self.id)) else { return false };
         let segments = pointer_segments(relative);
-        let (node, _, depth) = mount.lookup(&segments);
+        let (node, _, depth) = self.config.lookup(&segments);
         depth == segments.len() && node.interpolated
     }
 
@@ -461,7 +460,7 @@ pub(crate) fn locate_key(root: &Node, pointer: &str) -> Span {
 /// What a surface's whole-composition check sees.
 pub struct SurfaceCx<'a> {
     /// `services.<service>` as written, if present.
-    pub section: Option<&'a Json>,
+    pub section: Option<&'a Node>,
     pub section_pointer: String,
     pub(crate) resolved: &'a crate::resolve::Resolved,
     pub(crate) root: &'a Node,

@@ -64,6 +64,13 @@ impl Node {
         }
     }
 
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(s) => Some(s),
@@ -88,25 +95,6 @@ impl Node {
             }
         }
         count
-    }
-
-    /// The document as JSON, for the schema check and typed deserialization.
-    /// Strings move into the JSON rather than being copied: afterwards the tree
-    /// keeps every key, span and flag (all that locating a pointer needs), but
-    /// its string values are empty.
-    pub fn take_json(&mut self) -> serde_json::Value {
-        use serde_json::Value as J;
-        match &mut self.value {
-            Value::Null => J::Null,
-            Value::Bool(b) => J::Bool(*b),
-            Value::Int(i) => J::from(*i),
-            // JSON Schema counts 4096.0 as an integer; so do the typed configs.
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => J::from(*f as i64),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number),
-            Value::Str(s) => J::String(std::mem::take(s)),
-            Value::Seq(items) => J::Array(items.iter_mut().map(Node::take_json).collect()),
-            Value::Map(m) => J::Object(m.iter_mut().map(|(k, e)| (k.clone(), e.node.take_json())).collect()),
-        }
     }
 
     /// The node at a JSON pointer, and the span of the key that holds it (if it is a map value).
@@ -504,7 +492,7 @@ mod tests {
     use super::*;
 
     fn value(text: &str) -> serde_json::Value {
-        parse(text, FileId(0)).unwrap().take_json()
+        parse(text, FileId(0)).unwrap().to_json()
     }
 
     fn error(text: &str) -> (String, u32, u32) {

@@ -109,7 +109,8 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
     let mut claims = Vec::new();
     // In the order written, so a duplicate is reported where it is written second.
-    let written: Vec<&String> = cx.config.get("extensions").and_then(Json::as_object).map(|o| o.keys().collect()).unwrap_or_default();
+    let written: Vec<&String> =
+        cx.config.get("extensions").and_then(seam_engine::yaml::Node::as_map).map(|o| o.keys().collect()).unwrap_or_default();
     for ext in written {
         let Some(language) = config.extensions.get(ext) else { continue };
         let key = ext.to_lowercase();

@@ -257,7 +257,7 @@ impl Surface for WebSurface {
         Some(g.subschema_for::<WebService>())
     }
     fn check(&self, cx: &mut SurfaceCx<'_>) -> Option<Json> {
-        let service: WebService = cx.section.and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default();
+        let service: WebService = cx.section.and_then(|s| WebService::deserialize(s).ok()).unwrap_or_default();
         for (field, registry, pin) in [("search", SEARCH, &service.search), ("fetch", FETCH, &service.fetch)] {
             let Some(id) = pin else { continue };
             let at = format!("{}/{field}", cx.section_pointer);
