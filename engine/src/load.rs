@@ -214,7 +214,10 @@ fn remove_nulls(mut node: Node) -> Node {
     while let Some(n) = stack.pop() {
         match &mut n.value {
             Value::Map(m) => {
-                m.retain(|_, e| e.node.value != Value::Null);
+                // Nulls are rare: a map without one is left as it is (retain would still walk and shift it).
+                if m.values().any(|e| e.node.value == Value::Null) {
+                    m.retain(|_, e| e.node.value != Value::Null);
+                }
                 stack.extend(m.values_mut().map(|e| &mut e.node));
             }
             Value::Seq(items) => stack.extend(items.iter_mut()),
