@@ -467,5 +467,72 @@ mod tests {
         assert!(Config::deserialize(&wrong).unwrap_err().to_string().contains("70000"));
     }
 
+    /// The validator reading the tree in place and the validator reading a JSON
+    /// copy of it give the same verdict, keyword by keyword.
+    #[test]
+    fn the_schema_reads_the_tree_as_it_reads_a_json_copy() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "propertyNames": { "pattern": "^[a-z_]+$" },
+            "properties": {
+                "seam": { "const": 1 },
+                "port": { "type": "integer", "minimum": 1, "maximum": 65535 },
+                "ratio": { "type": "number", "exclusiveMaximum": 10 },
+                "mode": { "enum": ["first", "last"] },
+                "flag": { "type": "boolean" },
+                "name": { "type": "string", "minLength": 2, "maxLength": 5 },
+                "list": { "type": "array", "items": { "type": "string" }, "maxItems": 2, "uniqueItems": true },
+                "either": { "anyOf": [{ "type": "boolean" }, { "type": "object", "required": ["a"] }] },
+                "nothing": { "type": "null" },
+                "pinned": { "const": { "a": [1, 2] } }
+            }
+        });
+        let on_tree = jsonschema::options_for::<super::Tree>().build(&schema).unwrap();
+        let on_json = jsonschema::validator_for(&schema).unwrap();
+        let documents = [
+            "seam: 1\nport: 8080\nratio: 2.5\nmode: first\nflag: true\nname: abc\nlist: [a, b]\neither: {a: 1}\nnothing: ~\npinned: {a: [1, 2.0]}\n",
+            "seam: 1.0\nport: 4096.0\n",
+            "seam: 2\n",
+            "port: 0\n",
+            "port: 70000\n",
+            "port: 1.5\n",
+            "port: '80'\n",
+            "ratio: 10\n",
+            "ratio: .inf\n",
+            "mode: middle\n",
+            "flag: yes\n",
+            "name: a\n",
+            "name: abcdef\n",
+            "name: 12\n",
+            "list: [a, a]\n",
+            "list: [a, b, c]\n",
+            "list: [1]\n",
+            "either: {}\n",
+            "either: true\n",
+            "either: maybe\n",
+            "nothing: 0\n",
+            "pinned: {a: [2, 1]}\n",
+            "Bad: 1\n",
+            "other: 1\n",
+            "[1, 2]\n",
+        ];
+        for text in documents {
+            let tree = crate::yaml::parse(text, FileId(0)).unwrap();
+            let copy = tree.to_json();
+            assert_eq!(on_tree.is_valid(&tree), on_json.is_valid(&copy), "is_valid of {text:?}");
+            let paths = |errors: Vec<(String, String)>| {
+                let mut errors = errors;
+                errors.sort();
+                errors
+            };
+            let from_tree =
+                paths(on_tree.iter_errors(&tree).map(|e| (e.instance_path().to_string(), e.schema_path().to_string())).collect());
+            let from_copy =
+                paths(on_json.iter_errors(&copy).map(|e| (e.instance_path().to_string(), e.schema_path().to_string())).collect());
+            assert_eq!(from_tree, from_copy, "errors of {text:?}");
+        }
+    }
+
     use serde::Deserialize;
 }
