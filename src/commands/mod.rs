@@ -33,6 +33,15 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())
 }
 
+/// The runtime of a deployment that serves one client (over stdio): one
+/// thread. Each call is a chain of hand-offs between tasks (client pipe,
+/// gateway, the mount's pipe and back); on one thread a hand-off is a queue
+/// push, where across workers it is a futex wake and a context switch. CPU-heavy
+/// work (HTML conversion, skill scans) already runs on the blocking pool.
+pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
+}
+
 pub fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());

@@ -88,7 +88,10 @@ pub fn print_mounts(g: &Generation) {
 }
 
 pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
-    let runtime = super::runtime()?;
+    let runtime = match args.transport {
+        Transport::Stdio => super::single_client_runtime()?,
+        Transport::Http => super::runtime()?,
+    };
     runtime.block_on(serve(engine, args))
 }
 
