@@ -84,7 +84,7 @@ impl<'de> de::Deserializer<'de> for &'de Node {
                 let value = visitor.visit_seq(&mut seq)?;
                 match seq.0.len() {
                     0 => Ok(value),
-                    left => Err(de::Error::invalid_length(items.len() - left, &"fewer elements")),
+                    _ => Err(de::Error::invalid_length(items.len(), &"fewer elements")),
                 }
             }
             Value::Map(map) => {
@@ -92,7 +92,7 @@ impl<'de> de::Deserializer<'de> for &'de Node {
                 let value = visitor.visit_map(&mut entries)?;
                 match entries.iter.len() {
                     0 => Ok(value),
-                    left => Err(de::Error::invalid_length(map.len() - left, &"fewer entries")),
+                    _ => Err(de::Error::invalid_length(map.len(), &"fewer entries")),
                 }
             }
             _ => match scalar(self).expect("not a collection") {
@@ -305,8 +305,13 @@ impl JsonNumber for Number {
         })
     }
 
+    /// As JSON Schema counts: a float without a fraction is an integer (the
+    /// small ones are `Int` already; this holds for `1e16` too).
     fn is_integer(&self) -> bool {
-        matches!(self, Number::Int(_))
+        match *self {
+            Number::Int(_) => true,
+            Number::Float(f) => f.fract() == 0.0,
+        }
     }
 
     fn is_written_as_integer(&self) -> bool {
@@ -371,14 +376,16 @@ impl<'a> JsonNode<'a, Tree> for &'a Node {
         }
     }
 
-    /// `const` and `enum` over scalars compare without building a JSON value.
+    /// `const` and `enum` over scalars compare without building a JSON value;
+    /// numbers compare as jsonschema compares them (exactly, not through `f64`).
     fn equals_value(&self, expected: &JsonValue) -> bool {
         match (scalar(self), expected) {
             (Some(Scalar::Null), JsonValue::Null) => true,
             (Some(Scalar::Bool(a)), JsonValue::Bool(b)) => a == *b,
             (Some(Scalar::Str(a)), JsonValue::String(b)) => a == b,
-            (Some(Scalar::Int(a)), JsonValue::Number(b)) => b.as_i64() == Some(a) || b.as_f64() == Some(a as f64),
-            (Some(Scalar::Float(a)), JsonValue::Number(b)) => b.as_f64() == Some(a),
+            (Some(Scalar::NonFinite(f)), JsonValue::String(b)) => f.to_string() == *b,
+            (Some(Scalar::Int(a)), JsonValue::Number(b)) => jsonschema::json::cmp::equal_numbers(&Number::Int(a), b),
+            (Some(Scalar::Float(a)), JsonValue::Number(b)) => jsonschema::json::cmp::equal_numbers(&Number::Float(a), b),
             (None, JsonValue::Array(_) | JsonValue::Object(_)) => jsonschema::json::cmp::equal(&self.to_json(), expected),
             _ => false,
         }
@@ -467,8 +474,34 @@ mod tests {
         assert!(Config::deserialize(&wrong).unwrap_err().to_string().contains("70000"));
     }
 
-    /// The validator reading the tree in place and the validator reading a JSON
-    /// copy of it give the same verdict, keyword by keyword.
+    /// The JSON copy validation used to read, written out independently of
+    /// `scalar()` (as `yaml.rs` had it), so that the tests below compare the
+    /// in-place reading against the rules, not against itself.
+    fn reference_json(node: &crate::yaml::Node) -> serde_json::Value {
+        use crate::yaml::Value;
+        use serde_json::Value as J;
+        match &node.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => J::from(*f as i64),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(reference_json).collect()),
+            Value::Map(m) => J::Object(m.iter().map(|(k, e)| (k.clone(), reference_json(&e.node))).collect()),
+        }
+    }
+
+    #[test]
+    fn to_json_follows_the_reference() {
+        let text = "a: [1, -2, 4096.0, 1.0e16, -1.0e16, 1.5, .inf, -.inf, .nan, ~, true, 'x', 9007199254740993]\nb: { c: [d, {e: f}] }\n";
+        let node = crate::yaml::parse(text, FileId(0)).unwrap();
+        assert_eq!(node.to_json(), reference_json(&node));
+    }
+
+    /// The validator reading the tree in place and the validator reading the
+    /// reference JSON copy give the same verdict and the same errors, over every
+    /// keyword seam's schema uses and the numbers at the edges.
     #[test]
     fn the_schema_reads_the_tree_as_it_reads_a_json_copy() {
         let schema = json!({
@@ -485,7 +518,9 @@ mod tests {
                 "list": { "type": "array", "items": { "type": "string" }, "maxItems": 2, "uniqueItems": true },
                 "either": { "anyOf": [{ "type": "boolean" }, { "type": "object", "required": ["a"] }] },
                 "nothing": { "type": "null" },
-                "pinned": { "const": { "a": [1, 2] } }
+                "pinned": { "const": { "a": [1, 2] } },
+                "whole": { "type": "integer" },
+                "mixed": { "enum": [9007199254740992_u64, 10000000000000001_u64, "inf", "x"] }
             }
         });
         let on_tree = jsonschema::options_for::<super::Tree>().build(&schema).unwrap();
@@ -516,10 +551,21 @@ mod tests {
             "Bad: 1\n",
             "other: 1\n",
             "[1, 2]\n",
+            "whole: 1.0e16\n",
+            "whole: -1.0e16\n",
+            "whole: 1.5e16\n",
+            "whole: 2.5\n",
+            "mixed: .inf\n",
+            "mixed: -.inf\n",
+            "mixed: 9007199254740992\n",
+            "mixed: 9007199254740993\n",
+            "mixed: 1.0e16\n",
+            "mixed: 10000000000000001\n",
+            "mixed: x\n",
         ];
         for text in documents {
             let tree = crate::yaml::parse(text, FileId(0)).unwrap();
-            let copy = tree.to_json();
+            let copy = reference_json(&tree);
             assert_eq!(on_tree.is_valid(&tree), on_json.is_valid(&copy), "is_valid of {text:?}");
             let paths = |errors: Vec<(String, String)>| {
                 let mut errors = errors;

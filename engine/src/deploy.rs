@@ -541,7 +541,10 @@ impl Deployment {
     async fn reload_locked(&self) -> Outcome {
         let live = self.live();
         let rejected = |diagnostics: Vec<Json>| Outcome::new(OutcomeKind::Rejected, live.as_ref().map(|g| g.number), diagnostics);
-        let checked = match self.engine.check_file(&self.path, &*self.env) {
+        // Checked on the blocking pool: a large composition takes milliseconds of CPU, and over
+        // stdio the runtime has one thread, which must keep serving calls meanwhile.
+        let (engine, path, env) = (self.engine.clone(), self.path.clone(), self.env.clone());
+        let checked = match tokio::task::spawn_blocking(move || engine.check_file(&path, &*env)).await.expect("the check does not panic") {
             Ok(c) => c,
             Err(e) => {
                 return rejected(vec![json!({

@@ -56,7 +56,7 @@ pub struct Agent {
 /// copy of every id.
 #[derive(Clone, Debug)]
 pub struct Scope {
-    ids: Arc<IndexSet<String, foldhash::fast::FixedState>>,
+    ids: Arc<IndexSet<String, foldhash::fast::RandomState>>,
     visible: Vec<bool>,
 }
 
@@ -650,7 +650,7 @@ fn resolve_agents(
         listed: BTreeMap<String, u32>,
         depth: u32,
     }
-    let mount_ids: Arc<IndexSet<String, foldhash::fast::FixedState>> = Arc::new(mounts.keys().cloned().collect());
+    let mount_ids: Arc<IndexSet<String, foldhash::fast::RandomState>> = Arc::new(mounts.keys().cloned().collect());
     let is_scoped: Vec<bool> = mount_ids.iter().map(|id| scoped.contains(id.as_str())).collect();
     let mut states: HashMap<String, State> = HashMap::new();
     let mut agents = BTreeMap::new();

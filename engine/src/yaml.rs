@@ -41,9 +41,10 @@ pub enum Value {
     Map(Box<Mapping>),
 }
 
-/// A mapping's entries in file order. Keyed with foldhash: keys are the
-/// composition's own, and most maps are small, where SipHash's setup dominates.
-pub type Mapping = IndexMap<String, Entry, foldhash::fast::FixedState>;
+/// A mapping's entries in file order. Keyed with foldhash, which is much
+/// cheaper than SipHash on short keys; randomly seeded, so that keys crafted to
+/// collide cannot make a large map quadratic.
+pub type Mapping = IndexMap<String, Entry, foldhash::fast::RandomState>;
 
 /// A mapping entry: the key's place and the value.
 #[derive(Clone, Debug, PartialEq)]

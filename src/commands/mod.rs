@@ -36,8 +36,10 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// The runtime of a deployment that serves one client (over stdio): one
 /// thread. Each call is a chain of hand-offs between tasks (client pipe,
 /// gateway, the mount's pipe and back); on one thread a hand-off is a queue
-/// push, where across workers it is a futex wake and a context switch. CPU-heavy
-/// work (HTML conversion, skill scans) already runs on the blocking pool.
+/// push, where across workers it is a futex wake and a context switch. What
+/// could hold the thread runs elsewhere: HTML conversion, skill scans and a
+/// reload's check on the blocking pool; the files the LSP tool reads are opened
+/// non-blocking and capped.
 pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
 }

@@ -102,7 +102,6 @@ const O_NONBLOCK: i32 = 0x0004;
 /// real path, a regular file (opened non-blocking, so a FIFO cannot hang the
 /// queue), at most `max_bytes`, valid UTF-8.
 pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) -> Result<(PathBuf, String), LspError> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     let joined = workspace.join(file_path);
     let real = std::fs::canonicalize(&joined).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
     if !real.starts_with(workspace) {
@@ -111,29 +110,34 @@ pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) ->
             format!("`{file_path}` resolves to {}, outside the workspace {}", real.display(), workspace.display()),
         ));
     }
+    let text = read_regular_file(&real, max_bytes, file_path)?;
+    Ok((real, text))
+}
+
+/// Reads a regular file of at most `max_bytes` as UTF-8, opened non-blocking so
+/// that a FIFO cannot hang the one thread a stdio `serve` runs on. `shown` is
+/// how messages name it.
+fn read_regular_file(path: &Path, max_bytes: u64, shown: &str) -> Result<String, LspError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(O_NONBLOCK)
-        .open(&real)
-        .map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
-    let meta = file.metadata().map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+        .open(path)
+        .map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
+    let meta = file.metadata().map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
     if !meta.is_file() {
-        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{file_path}` is not a regular file")));
+        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{shown}` is not a regular file")));
     }
     if meta.len() > max_bytes {
-        return Err(LspError::new(
-            "LSP_FILE_TOO_LARGE",
-            format!("`{file_path}` is {} bytes; max_document_bytes is {max_bytes}", meta.len()),
-        ));
+        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{shown}` is {} bytes; max_document_bytes is {max_bytes}", meta.len())));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // One byte past the cap tells a file that grew since the check.
-    (&mut file).take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    (&mut file).take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{file_path}` is over max_document_bytes {max_bytes}")));
+        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{shown}` is over max_document_bytes {max_bytes}")));
     }
-    let text = String::from_utf8(bytes).map_err(|e| LspError::new("LSP_INVALID_UTF8", format!("`{file_path}` is not UTF-8: {e}")))?;
-    Ok((real, text))
+    String::from_utf8(bytes).map_err(|e| LspError::new("LSP_INVALID_UTF8", format!("`{shown}` is not UTF-8: {e}")))
 }
 
 /// 1-based line and UTF-16 character → LSP's 0-based line and UTF-16 character,
@@ -215,7 +219,7 @@ async fn answer(
         Operation::Hover => hover_text(answer)?,
         Operation::FindReferences => {
             let locations: Option<Vec<Location>> = serde_json::from_value(answer).map_err(malformed)?;
-            locations_text(&workspace, locations.unwrap_or_default(), &settings, "references")
+            locations_text(&workspace, locations.unwrap_or_default(), &settings, max_bytes, "references")
         }
         Operation::GoToDefinition | Operation::GoToImplementation => {
             let response: Option<GotoDefinitionResponse> = serde_json::from_value(answer).map_err(malformed)?;
@@ -228,7 +232,7 @@ async fn answer(
                 }
             };
             let what = if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" };
-            locations_text(&workspace, locations, &settings, what)
+            locations_text(&workspace, locations, &settings, max_bytes, what)
         }
     };
     Ok(ToolOutput { content: vec![json!({ "type": "text", "text": cap_chars(text, settings.max_result_chars) })], ..Default::default() })
@@ -254,7 +258,8 @@ fn hover_text(answer: Json) -> Result<String, LspError> {
 }
 
 /// One line per location, `path:line:character  source`, with the footer when capped.
-fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSettings, what: &str) -> String {
+/// Source lines are read from files of at most `max_bytes` (the mount's `max_document_bytes`).
+fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSettings, max_bytes: u64, what: &str) -> String {
     let mut seen = Vec::new();
     for l in locations {
         if !seen.contains(&l) {
@@ -271,7 +276,9 @@ fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSett
         let path = url::Url::parse(l.uri.as_str()).ok().and_then(|u| u.to_file_path().ok());
         let (shown, source) = match &path {
             Some(p) => {
-                let text = files.entry(p.clone()).or_insert_with(|| std::fs::read_to_string(p).ok());
+                // The source line comes from the same kind of read as a question's file: a
+                // regular file within `max_document_bytes`, or no line.
+                let text = files.entry(p.clone()).or_insert_with(|| read_regular_file(p, max_bytes, &p.display().to_string()).ok());
                 let source = text.as_deref().and_then(|t| t.split('\n').nth(l.range.start.line as usize)).map(|s| s.trim().to_owned());
                 let shown = p.strip_prefix(workspace).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
                 (shown, source)
@@ -338,16 +345,38 @@ mod tests {
             |max: u32| LspSettings { timeout: seam_engine::units::Duration::from_secs(1), max_locations: max, max_result_chars: 1000 };
         let three = vec![at(0), at(1), at(2), at(1)];
         assert_eq!(
-            locations_text(&dir, three.clone(), &settings(3), "references"),
+            locations_text(&dir, three.clone(), &settings(3), 1000, "references"),
             "a.ts:1:3  one\na.ts:2:3  two\na.ts:3:3  three",
             "at the limit (a duplicate dropped)"
         );
         assert_eq!(
-            locations_text(&dir, three, &settings(2), "references"),
+            locations_text(&dir, three, &settings(2), 1000, "references"),
             "a.ts:1:3  one\na.ts:2:3  two\n… 1 more locations omitted (limit 2).",
             "one past it"
         );
-        assert_eq!(locations_text(&dir, Vec::new(), &settings(2), "references"), "No references found.");
+        assert_eq!(locations_text(&dir, Vec::new(), &settings(2), 1000, "references"), "No references found.");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A location's source line is read like a question's file: within
+    /// `max_document_bytes` (the file is 18 bytes), and never from a FIFO, which
+    /// would hang the one thread a stdio `serve` runs on.
+    #[test]
+    fn source_lines_come_only_from_regular_files_within_the_cap() {
+        let dir = std::env::temp_dir().join(format!("seam-lsp-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.ts"), "one\n  two  \nthree\n").unwrap();
+        let fifo = dir.join("pipe.ts");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let location = |file: &str| Location {
+            uri: crate::client::file_uri(&dir.join(file)).parse().unwrap(),
+            range: lsp_types::Range::new(lsp_types::Position::new(1, 2), lsp_types::Position::new(1, 3)),
+        };
+        let settings = LspSettings { timeout: seam_engine::units::Duration::from_secs(1), max_locations: 5, max_result_chars: 1000 };
+        assert_eq!(locations_text(&dir, vec![location("a.ts")], &settings, 18, "references"), "a.ts:2:3  two", "at the cap");
+        assert_eq!(locations_text(&dir, vec![location("a.ts")], &settings, 17, "references"), "a.ts:2:3", "one byte under it");
+        assert_eq!(locations_text(&dir, vec![location("pipe.ts")], &settings, 1000, "references"), "pipe.ts:2:3", "a FIFO");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
