@@ -115,6 +115,11 @@ impl ToolTable {
     /// of a server's tools hides them when it is `false`, unless a later rule
     /// enables some of them again (`mcp__*: false` then `mcp__ev__echo: true`).
     fn hide_servers<'a>(&mut self, servers: impl Iterator<Item = &'a str>) {
+        // Only a rule over every tool of a server can hide it whole; most tables have none.
+        if !self.rules().any(|rule| rule.whole_server && !rule.shows) {
+            self.hidden_servers = BTreeSet::new();
+            return;
+        }
         let mut whole_literal: HashMap<&str, (usize, bool)> = HashMap::new();
         let mut whole_globs: Vec<(usize, &DynamicRule)> = Vec::new();
         let mut enable_literal: HashMap<&str, usize> = HashMap::new();
