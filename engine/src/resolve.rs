@@ -101,7 +101,7 @@ impl ToolTable {
     pub fn dynamic_settings(&self, server: &str, tool: &str, defaults: &Budgets) -> Option<Budgets> {
         let mut budgets = defaults.clone();
         let mut visible = true;
-        for rule in self.rules().filter(|r| r.server.is_match(server) && r.tool.is_match(tool)) {
+        for rule in self.rules().filter(|r| r.server_matches(server) && r.tool_matches(tool)) {
             visible = rule.shows;
             if let Some(over) = &rule.budgets {
                 budgets.timeout = over.timeout.or(budgets.timeout);
@@ -126,33 +126,33 @@ impl ToolTable {
         let mut enable_globs: Vec<(usize, &DynamicRule)> = Vec::new();
         for (position, rule) in self.rules().enumerate() {
             let enables = rule.shows;
-            match (&rule.server, rule.whole_server) {
-                (Pattern::Literal(server), true) => {
-                    whole_literal.insert(server.as_str(), (position, !enables));
+            match (rule.server.literal(&rule.pattern), rule.whole_server) {
+                (Some(server), true) => {
+                    whole_literal.insert(server, (position, !enables));
                 }
-                (Pattern::Glob(_), true) => whole_globs.push((position, rule)),
+                (None, true) => whole_globs.push((position, rule)),
                 _ => {}
             }
             if enables {
-                match &rule.server {
-                    Pattern::Literal(server) => {
-                        enable_literal.insert(server.as_str(), position);
+                match rule.server.literal(&rule.pattern) {
+                    Some(server) => {
+                        enable_literal.insert(server, position);
                     }
-                    Pattern::Glob(_) => enable_globs.push((position, rule)),
+                    None => enable_globs.push((position, rule)),
                 }
             }
         }
         let mut hidden = BTreeSet::new();
         for server in servers {
             let by_name = whole_literal.get(server).copied();
-            let by_glob = whole_globs.iter().rev().find(|(_, r)| r.server.is_match(server)).map(|(p, r)| (*p, !r.shows));
+            let by_glob = whole_globs.iter().rev().find(|(_, r)| r.server_matches(server)).map(|(p, r)| (*p, !r.shows));
             let last = match (by_name, by_glob) {
                 (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
                 (a, b) => a.or(b),
             };
             let Some((position, true)) = last else { continue };
             let enabled_later = enable_literal.get(server).is_some_and(|p| *p > position)
-                || enable_globs.iter().any(|(p, r)| *p > position && r.server.is_match(server));
+                || enable_globs.iter().any(|(p, r)| *p > position && r.server_matches(server));
             if !enabled_later {
                 hidden.insert(server.to_owned());
             }
@@ -184,11 +184,12 @@ impl DynamicRule {
     }
 }
 
-/// A glob, kept as a plain string when it has no metacharacters: most `tools`
-/// keys name one server, and compiling thousands of globs would dominate validation.
+/// A glob, kept as plain text when it has no metacharacters: most `tools` keys
+/// name one server, and compiling thousands of globs would dominate validation.
+/// The text is a range of the rule's `pattern`, not a copy of it.
 #[derive(Clone, Debug)]
 enum Pattern {
-    Literal(String),
+    Literal(std::ops::Range<usize>),
     Glob(GlobMatcher),
 }
 
@@ -198,15 +199,35 @@ pub fn is_glob(text: &str) -> bool {
 }
 
 impl Pattern {
-    fn new(text: &str) -> Result<Pattern, globset::Error> {
-        if is_glob(text) { Ok(Pattern::Glob(Glob::new(text)?.compile_matcher())) } else { Ok(Pattern::Literal(text.to_owned())) }
+    /// The pattern written at `at` in `key`.
+    fn new(key: &str, at: std::ops::Range<usize>) -> Result<Pattern, globset::Error> {
+        let text = &key[at.clone()];
+        if is_glob(text) { Ok(Pattern::Glob(Glob::new(text)?.compile_matcher())) } else { Ok(Pattern::Literal(at)) }
     }
 
-    fn is_match(&self, s: &str) -> bool {
+    /// The literal text, read from the key it was written in.
+    fn literal<'k>(&self, key: &'k str) -> Option<&'k str> {
         match self {
-            Pattern::Literal(l) => l == s,
+            Pattern::Literal(at) => Some(&key[at.clone()]),
+            Pattern::Glob(_) => None,
+        }
+    }
+
+    fn is_match(&self, key: &str, s: &str) -> bool {
+        match self {
+            Pattern::Literal(at) => &key[at.clone()] == s,
             Pattern::Glob(g) => g.is_match(s),
         }
+    }
+}
+
+impl DynamicRule {
+    fn server_matches(&self, server: &str) -> bool {
+        self.server.is_match(&self.pattern, server)
+    }
+
+    fn tool_matches(&self, tool: &str) -> bool {
+        self.tool.is_match(&self.pattern, tool)
     }
 }
 
@@ -747,15 +768,18 @@ fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str
     };
     let rest = &key[prefix.len()..];
     // A byte search: `str::find` with a pattern sets up a two-way searcher per key.
-    let (server, tool) = match rest.as_bytes().windows(2).position(|w| w == b"__") {
-        Some(i) => (&rest[..i], &rest[i + 2..]),
-        None if rest.ends_with('*') => (rest, "*"),
+    let start = prefix.len();
+    // The server and tool parts as ranges of the key; `mcp__x*` alone means every tool.
+    let (server_at, tool_at) = match rest.as_bytes().windows(2).position(|w| w == b"__") {
+        Some(i) => (start..start + i, Some(start + i + 2..key.len())),
+        None if rest.ends_with('*') => (start..key.len(), None),
         None => return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
     };
+    let server = &key[server_at.clone()];
     let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
-    let server_matcher = Pattern::new(server).map_err(invalid)?;
+    let server_matcher = Pattern::new(key, server_at).map_err(invalid)?;
     let matches_a_mount = match &server_matcher {
-        Pattern::Literal(l) => ids.contains(l.as_str()),
+        Pattern::Literal(_) => ids.contains(server),
         Pattern::Glob(g) => ids.iter().any(|id| g.is_match(id)),
     };
     if !matches_a_mount {
@@ -769,13 +793,17 @@ fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str
         ));
     }
     let budgets = value.as_map().and_then(|_| Budgets::deserialize(value).ok());
-    let tool_matcher = Pattern::new(tool).map_err(invalid)?;
+    let whole_server = tool_at.as_ref().is_none_or(|at| &key[at.clone()] == "*");
+    let tool_matcher = match tool_at {
+        Some(at) => Pattern::new(key, at).map_err(invalid)?,
+        None => Pattern::Glob(Glob::new("*").expect("`*` is a glob").compile_matcher()),
+    };
     Ok(DynamicRule {
         pattern: key.to_owned(),
         shows: value.value != Value::Bool(false),
         server: server_matcher,
         tool: tool_matcher,
         budgets,
-        whole_server: tool == "*",
+        whole_server,
     })
 }
