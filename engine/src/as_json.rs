@@ -170,7 +170,7 @@ impl<'de> SeqAccess<'de> for Items<'de> {
 }
 
 struct Entries<'de> {
-    iter: indexmap::map::Iter<'de, String, Entry>,
+    iter: crate::yaml::Iter<'de>,
     value: Option<&'de Node>,
 }
 
@@ -400,7 +400,7 @@ impl<'a> JsonNode<'a, Tree> for &'a Node {
     }
 }
 
-type Members<'a> = std::iter::Map<indexmap::map::Iter<'a, String, Entry>, fn((&'a String, &'a Entry)) -> (&'a str, &'a Node)>;
+type Members<'a> = std::iter::Map<crate::yaml::Iter<'a>, fn((&'a String, &'a Entry)) -> (&'a str, &'a Node)>;
 
 impl<'a> Object<'a, Tree> for &'a Mapping {
     type Node = &'a Node;

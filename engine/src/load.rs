@@ -234,7 +234,7 @@ pub fn merge(base: Node, over: Node) -> Node {
     }
     match (base.value, over.value) {
         (Value::Map(mut b), Value::Map(o)) => {
-            for (key, entry) in *o {
+            for (key, entry) in o {
                 if entry.node.value == Value::Null {
                     b.shift_remove(&key);
                     continue;

@@ -727,7 +727,7 @@ fn resolve_agents(
         state.dynamic.extend(rules_of.get(&Some(name.as_str())).cloned());
         for table in entries {
             for (tool, (settings, enabled)) in state.fixed.iter_mut() {
-                match table.get(*tool).map(|e| &e.node.value) {
+                match table.get(tool).map(|e| &e.node.value) {
                     Some(Value::Bool(on)) => *enabled = *on,
                     // A map enables the tool and overrides the settings it names; `false` keeps them for a later `true`.
                     Some(Value::Map(over)) => {

@@ -37,14 +37,173 @@ pub enum Value {
     Float(f64),
     Str(String),
     Seq(Vec<Node>),
-    /// Boxed, so that scalar nodes, the vast majority, stay small.
-    Map(Box<Mapping>),
+    Map(Mapping),
 }
 
-/// A mapping's entries in file order. Keyed with foldhash, which is much
-/// cheaper than SipHash on short keys; randomly seeded, so that keys crafted to
-/// collide cannot make a large map quadratic.
-pub type Mapping = IndexMap<String, Entry, foldhash::fast::RandomState>;
+/// The index of a large mapping. Keyed with foldhash, which is much cheaper
+/// than SipHash on short keys; randomly seeded, so that keys crafted to collide
+/// cannot make a large map quadratic.
+type Index = IndexMap<String, Entry, foldhash::fast::RandomState>;
+
+/// A mapping's entries in file order. Most maps of a composition are small
+/// (`{ timeout: 10s }`): those are a list searched in place, one allocation and
+/// no hashing. From [`SMALL_MAP`] entries on, an index finds the keys.
+#[derive(Clone, Debug)]
+pub enum Mapping {
+    Small(Vec<(String, Entry)>),
+    Large(Box<Index>),
+}
+
+impl Default for Mapping {
+    fn default() -> Self {
+        Mapping::Small(Vec::new())
+    }
+}
+
+impl PartialEq for Mapping {
+    fn eq(&self, other: &Mapping) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+/// The entries of a [`Mapping`], in file order.
+pub enum Iter<'a> {
+    Small(std::slice::Iter<'a, (String, Entry)>),
+    Large(indexmap::map::Iter<'a, String, Entry>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a String, &'a Entry);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Iter::Small(entries) => entries.next().map(|(k, e)| (k, e)),
+            Iter::Large(entries) => entries.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Iter::Small(entries) => entries.size_hint(),
+            Iter::Large(entries) => entries.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Mapping {
+    type Item = (&'a String, &'a Entry);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl IntoIterator for Mapping {
+    type Item = (String, Entry);
+    type IntoIter = Box<dyn Iterator<Item = (String, Entry)>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            Mapping::Small(entries) => Box::new(entries.into_iter()),
+            Mapping::Large(index) => Box::new(index.into_iter()),
+        }
+    }
+}
+
+impl Mapping {
+    /// A closed map built as a list: kept as a list while small.
+    fn from_list(list: Vec<(String, Entry)>) -> Mapping {
+        if list.len() < SMALL_MAP { Mapping::Small(list) } else { Mapping::Large(Box::new(list.into_iter().collect())) }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Mapping::Small(entries) => entries.len(),
+            Mapping::Large(index) => index.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        match self {
+            Mapping::Small(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, e)| e),
+            Mapping::Large(index) => index.get(key),
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
+        match self {
+            Mapping::Small(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, e)| e),
+            Mapping::Large(index) => index.get_mut(key),
+        }
+    }
+
+    pub fn first(&self) -> Option<(&String, &Entry)> {
+        self.iter().next()
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        match self {
+            Mapping::Small(entries) => Iter::Small(entries.iter()),
+            Mapping::Large(index) => Iter::Large(index.iter()),
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.iter().map(|(_, e)| e)
+    }
+
+    pub fn values_mut(&mut self) -> Box<dyn Iterator<Item = &mut Entry> + '_> {
+        match self {
+            Mapping::Small(entries) => Box::new(entries.iter_mut().map(|(_, e)| e)),
+            Mapping::Large(index) => Box::new(index.values_mut()),
+        }
+    }
+
+    /// Sets `key`: in its place when it is there, else at the end.
+    pub fn insert(&mut self, key: String, entry: Entry) {
+        if let Some(e) = self.get_mut(&key) {
+            *e = entry;
+            return;
+        }
+        match self {
+            Mapping::Small(entries) if entries.len() + 1 < SMALL_MAP => entries.push((key, entry)),
+            Mapping::Small(entries) => {
+                let mut index: Index = std::mem::take(entries).into_iter().collect();
+                index.insert(key, entry);
+                *self = Mapping::Large(Box::new(index));
+            }
+            Mapping::Large(index) => {
+                index.insert(key, entry);
+            }
+        }
+    }
+
+    /// Removes `key`, keeping the order of the others.
+    pub fn shift_remove(&mut self, key: &str) -> Option<Entry> {
+        match self {
+            Mapping::Small(entries) => entries.iter().position(|(k, _)| k == key).map(|i| entries.remove(i).1),
+            Mapping::Large(index) => index.shift_remove(key),
+        }
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Entry) -> bool) {
+        match self {
+            Mapping::Small(entries) => entries.retain_mut(|(k, e)| keep(k, e)),
+            Mapping::Large(index) => index.retain(|k, e| keep(k, e)),
+        }
+    }
+}
 
 /// A mapping entry: the key's place and the value.
 #[derive(Clone, Debug, PartialEq)]
@@ -145,7 +304,7 @@ const SMALL_MAP: usize = 16;
 /// reused from map to map. Large: the index itself.
 enum Entries {
     Small(Vec<(String, Entry)>),
-    Large(Mapping),
+    Large(Index),
 }
 
 struct Builder<'e> {
@@ -251,14 +410,16 @@ impl<'e> Builder<'e> {
                     };
                     let entries = match entries {
                         Entries::Small(mut list) => {
-                            let mut map = Mapping::with_capacity_and_hasher(list.len(), Default::default());
-                            map.extend(list.drain(..));
+                            // At its exact size, in one allocation; the buffer serves the next map.
+                            let mut exact = Vec::with_capacity(list.len());
+                            exact.append(&mut list);
+                            let map = Mapping::from_list(exact);
                             self.spare.push(list);
                             map
                         }
-                        Entries::Large(map) => map,
+                        Entries::Large(index) => Mapping::Large(Box::new(index)),
                     };
-                    let mut node = Node::new(Value::Map(Box::new(entries)), span);
+                    let mut node = Node::new(Value::Map(entries), span);
                     node.reset = reset;
                     self.complete(node, anchor)?;
                 }
@@ -342,7 +503,7 @@ impl<'e> Builder<'e> {
                         None => {
                             list.push((key, entry));
                             if list.len() == SMALL_MAP {
-                                let mut map = Mapping::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
+                                let mut map = Index::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
                                 map.extend(list.drain(..));
                                 let Entries::Small(list) = std::mem::replace(entries, Entries::Large(map)) else { unreachable!() };
                                 self.spare.push(list);
@@ -542,6 +703,34 @@ mod tests {
                 assert_eq!((d.code, d.span.line, d.pointer.as_str()), ("YAML_DUPLICATE_KEY", line as u32, format!("/m/{dup}").as_str()));
             }
         }
+    }
+
+    /// `insert` (the `extends` merge) keeps file order, replaces in place, and
+    /// moves a list to an index at `SMALL_MAP` entries; removal keeps the order.
+    #[test]
+    fn a_mapping_keeps_order_through_insert_and_removal_across_the_switch() {
+        let entry = |n: i64| Entry {
+            key_span: Span { file: FileId(0), line: 1, column: 1 },
+            node: Node::new(Value::Int(n), Span { file: FileId(0), line: 1, column: 1 }),
+        };
+        let mut map = Mapping::default();
+        for i in 0..SMALL_MAP as i64 - 1 {
+            map.insert(format!("k{i}"), entry(i));
+        }
+        assert!(matches!(map, Mapping::Small(_)), "{} entries are a list", SMALL_MAP - 1);
+        map.insert("k3".into(), entry(33));
+        assert!(matches!(map, Mapping::Small(_)), "replacing adds nothing");
+        map.insert("last".into(), entry(99));
+        assert!(matches!(map, Mapping::Large(_)), "{SMALL_MAP} entries are indexed");
+        let keys: Vec<String> = map.keys().cloned().collect();
+        let mut want: Vec<String> = (0..SMALL_MAP - 1).map(|i| format!("k{i}")).collect();
+        want.push("last".into());
+        assert_eq!(keys, want);
+        assert_eq!(map.get("k3").map(|e| &e.node.value), Some(&Value::Int(33)));
+        assert!(map.shift_remove("k0").is_some());
+        map.retain(|k, _| k != "k1");
+        assert_eq!(map.keys().take(2).collect::<Vec<_>>(), ["k2", "k3"]);
+        assert_eq!(map.len(), SMALL_MAP - 2);
     }
 
     #[test]
