@@ -3,10 +3,9 @@
 //! every semantic diagnostic instead of stopping at the first.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use foldhash::{HashMap, HashMapExt, HashSet};
 use std::sync::Arc;
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use globset::{Glob, GlobMatcher};
 use indexmap::{IndexMap, IndexSet};
 use serde::Deserialize;
@@ -182,6 +181,14 @@ impl DynamicRule {
             None => Json::Bool(self.shows),
         }
     }
+
+    fn server_matches(&self, server: &str) -> bool {
+        self.server.is_match(&self.pattern, server)
+    }
+
+    fn tool_matches(&self, tool: &str) -> bool {
+        self.tool.is_match(&self.pattern, tool)
+    }
 }
 
 /// A glob, kept as plain text when it has no metacharacters: most `tools` keys
@@ -218,16 +225,6 @@ impl Pattern {
             Pattern::Literal(at) => &key[at.clone()] == s,
             Pattern::Glob(g) => g.is_match(s),
         }
-    }
-}
-
-impl DynamicRule {
-    fn server_matches(&self, server: &str) -> bool {
-        self.server.is_match(&self.pattern, server)
-    }
-
-    fn tool_matches(&self, tool: &str) -> bool {
-        self.tool.is_match(&self.pattern, tool)
     }
 }
 
@@ -767,9 +764,9 @@ fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str
         return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
     };
     let rest = &key[prefix.len()..];
-    // A byte search: `str::find` with a pattern sets up a two-way searcher per key.
     let start = prefix.len();
     // The server and tool parts as ranges of the key; `mcp__x*` alone means every tool.
+    // A byte search: `str::find` with a pattern sets up a two-way searcher per key.
     let (server_at, tool_at) = match rest.as_bytes().windows(2).position(|w| w == b"__") {
         Some(i) => (start..start + i, Some(start + i + 2..key.len())),
         None if rest.ends_with('*') => (start..key.len(), None),

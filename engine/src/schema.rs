@@ -156,24 +156,18 @@ impl Schemas {
         // `is_valid` stops at the first failure and builds no errors: the common,
         // valid case pays only for it; errors are collected only when there are some.
         if !self.root.is_valid(tree) {
-            for error in self.root.iter_errors(tree) {
-                mapper.map(&error, "", None, out);
-            }
+            mapper.report(&self.root, tree, "", None, out);
         }
         let Some(mounts) = tree.get("mounts").and_then(Node::as_map) else { return };
         for (id, entry) in mounts {
             let mount = &entry.node;
-            let base = crate::diagnostic::pointer(["mounts", id.as_str()]);
             let Some(kind) = mount.get("kind").and_then(Node::as_str) else { continue };
+            let base = || crate::diagnostic::pointer(["mounts", id.as_str()]);
             match self.kinds.get(kind) {
                 Some(validator) if validator.is_valid(mount) => {}
-                Some(validator) => {
-                    for error in validator.iter_errors(mount) {
-                        mapper.map(&error, &base, Some(kind), out);
-                    }
-                }
+                Some(validator) => mapper.report(validator, mount, &base(), Some(kind), out),
                 None => {
-                    let pointer = format!("{base}/kind");
+                    let pointer = format!("{}/kind", base());
                     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
                     let mut d =
                         Diagnostic::error("MOUNT_UNKNOWN_KIND", locate(tree, &pointer), pointer, format!("unknown mount kind `{kind}`"));
@@ -265,6 +259,13 @@ fn short(v: &Json) -> String {
 }
 
 impl Mapper<'_> {
+    /// Every error of `validator` on `node` (at `base`), as diagnostics.
+    fn report(&self, validator: &jsonschema::Validator<Tree>, node: &Node, base: &str, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
+        for error in validator.iter_errors(node) {
+            self.map(&error, base, kind, out);
+        }
+    }
+
     fn map(&self, error: &jsonschema::ValidationError<'_>, base: &str, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
         use jsonschema::error::ValidationErrorKind as K;
         let pointer = format!("{base}{}", error.instance_path().as_str());

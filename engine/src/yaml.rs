@@ -113,12 +113,24 @@ impl IntoIterator for Mapping {
     }
 }
 
-impl Mapping {
-    /// A closed map built as a list: kept as a list while small.
-    fn from_list(list: Vec<(String, Entry)>) -> Mapping {
-        if list.len() < SMALL_MAP { Mapping::Small(list) } else { Mapping::Large(Box::new(list.into_iter().collect())) }
-    }
+/// The entries of a [`Mapping`], in file order, to change in place.
+pub enum ValuesMut<'a> {
+    Small(std::slice::IterMut<'a, (String, Entry)>),
+    Large(indexmap::map::ValuesMut<'a, String, Entry>),
+}
 
+impl<'a> Iterator for ValuesMut<'a> {
+    type Item = &'a mut Entry;
+
+    fn next(&mut self) -> Option<&'a mut Entry> {
+        match self {
+            ValuesMut::Small(entries) => entries.next().map(|(_, e)| e),
+            ValuesMut::Large(entries) => entries.next(),
+        }
+    }
+}
+
+impl Mapping {
     pub fn len(&self) -> usize {
         match self {
             Mapping::Small(entries) => entries.len(),
@@ -163,29 +175,47 @@ impl Mapping {
         self.iter().map(|(_, e)| e)
     }
 
-    pub fn values_mut(&mut self) -> Box<dyn Iterator<Item = &mut Entry> + '_> {
+    pub fn values_mut(&mut self) -> ValuesMut<'_> {
         match self {
-            Mapping::Small(entries) => Box::new(entries.iter_mut().map(|(_, e)| e)),
-            Mapping::Large(index) => Box::new(index.values_mut()),
+            Mapping::Small(entries) => ValuesMut::Small(entries.iter_mut()),
+            Mapping::Large(index) => ValuesMut::Large(index.values_mut()),
+        }
+    }
+
+    /// Appends `key` unless it is there: then hands back the key and where
+    /// the first one was written. The one place a list becomes an index (at
+    /// [`SMALL_MAP`] entries); each key is compared or hashed once.
+    pub fn add(&mut self, key: String, entry: Entry) -> Result<(), (String, Span)> {
+        match self {
+            Mapping::Small(entries) => {
+                if let Some((_, first)) = entries.iter().find(|(k, _)| *k == key) {
+                    return Err((key, first.key_span));
+                }
+                if entries.len() + 1 < SMALL_MAP {
+                    entries.push((key, entry));
+                } else {
+                    let mut index = Index::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
+                    index.extend(entries.drain(..));
+                    index.insert(key, entry);
+                    *self = Mapping::Large(Box::new(index));
+                }
+                Ok(())
+            }
+            Mapping::Large(index) => match index.entry(key) {
+                indexmap::map::Entry::Occupied(first) => Err((first.key().clone(), first.get().key_span)),
+                indexmap::map::Entry::Vacant(slot) => {
+                    slot.insert(entry);
+                    Ok(())
+                }
+            },
         }
     }
 
     /// Sets `key`: in its place when it is there, else at the end.
     pub fn insert(&mut self, key: String, entry: Entry) {
-        if let Some(e) = self.get_mut(&key) {
-            *e = entry;
-            return;
-        }
-        match self {
-            Mapping::Small(entries) if entries.len() + 1 < SMALL_MAP => entries.push((key, entry)),
-            Mapping::Small(entries) => {
-                let mut index: Index = std::mem::take(entries).into_iter().collect();
-                index.insert(key, entry);
-                *self = Mapping::Large(Box::new(index));
-            }
-            Mapping::Large(index) => {
-                index.insert(key, entry);
-            }
+        match self.get_mut(&key) {
+            Some(e) => *e = entry,
+            None => self.add(key, entry).expect("the key is not there"),
         }
     }
 
@@ -291,21 +321,24 @@ pub fn parse_interpolated(text: &str, file: FileId, env: &dyn Env) -> Result<(No
 }
 
 enum Open {
-    Seq { items: Vec<Node>, span: Span, anchor: usize, reset: bool },
-    Map { entries: Entries, pending_key: Option<(String, Span)>, span: Span, anchor: usize, reset: bool },
+    Seq {
+        items: Vec<Node>,
+        span: Span,
+        anchor: usize,
+        reset: bool,
+    },
+    /// A small map's list is a reused buffer while open; it closes at its exact size.
+    Map {
+        entries: Mapping,
+        pending_key: Option<(String, Span)>,
+        span: Span,
+        anchor: usize,
+        reset: bool,
+    },
 }
 
-/// Most maps hold fewer entries than this: they are built as a list searched
-/// in place and indexed once, at their exact size, when they close.
+/// Most maps hold fewer entries than this: they stay a list searched in place.
 const SMALL_MAP: usize = 16;
-
-/// A map's entries while it is open. Small: a list (a duplicate is found by
-/// comparing keys; no hashing, no table regrown entry by entry), its buffer
-/// reused from map to map. Large: the index itself.
-enum Entries {
-    Small(Vec<(String, Entry)>),
-    Large(Index),
-}
 
 struct Builder<'e> {
     file: FileId,
@@ -393,7 +426,7 @@ impl<'e> Builder<'e> {
                 Event::MappingStart(anchor, tag) => {
                     self.reject_key_collection(span)?;
                     let reset = self.collection_tag(tag.as_deref(), span)?;
-                    let entries = Entries::Small(self.spare.pop().unwrap_or_default());
+                    let entries = Mapping::Small(self.spare.pop().unwrap_or_default());
                     self.open(Open::Map { entries, pending_key: None, span, anchor, reset }, span)?;
                 }
                 Event::SequenceEnd => {
@@ -409,15 +442,14 @@ impl<'e> Builder<'e> {
                         unreachable!("parser balances mappings")
                     };
                     let entries = match entries {
-                        Entries::Small(mut list) => {
+                        Mapping::Small(mut list) => {
                             // At its exact size, in one allocation; the buffer serves the next map.
                             let mut exact = Vec::with_capacity(list.len());
                             exact.append(&mut list);
-                            let map = Mapping::from_list(exact);
                             self.spare.push(list);
-                            map
+                            Mapping::Small(exact)
                         }
-                        Entries::Large(index) => Mapping::Large(Box::new(index)),
+                        large => large,
                     };
                     let mut node = Node::new(Value::Map(entries), span);
                     node.reset = reset;
@@ -495,31 +527,7 @@ impl<'e> Builder<'e> {
             Some(Open::Seq { items, .. }) => items.push(node),
             Some(Open::Map { entries, pending_key, .. }) => {
                 let (key, key_span) = pending_key.take().expect("a value follows its key");
-                let entry = Entry { key_span, node };
-                // Each key is compared or hashed once; a duplicate is reported at the second key.
-                let duplicate = match entries {
-                    Entries::Small(list) => match list.iter().find(|(k, _)| *k == key) {
-                        Some((_, first)) => Some((key, first.key_span)),
-                        None => {
-                            list.push((key, entry));
-                            if list.len() == SMALL_MAP {
-                                let mut map = Index::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
-                                map.extend(list.drain(..));
-                                let Entries::Small(list) = std::mem::replace(entries, Entries::Large(map)) else { unreachable!() };
-                                self.spare.push(list);
-                            }
-                            None
-                        }
-                    },
-                    Entries::Large(map) => match map.entry(key) {
-                        indexmap::map::Entry::Occupied(first) => Some((first.key().clone(), first.get().key_span)),
-                        indexmap::map::Entry::Vacant(slot) => {
-                            slot.insert(entry);
-                            None
-                        }
-                    },
-                };
-                if let Some((key, first)) = duplicate {
+                if let Err((key, first)) = entries.add(key, Entry { key_span, node }) {
                     let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
                     let pointer = format!("{}/{}", self.pointer(), crate::diagnostic::escape_pointer_segment(&key));
                     return Err(Diagnostic::error("YAML_DUPLICATE_KEY", key_span, pointer, message));
