@@ -73,7 +73,6 @@ fn name(deployment: &Deployment) -> String {
 /// The whole page, every section rendered now.
 pub fn page(deployment: &Deployment) -> String {
     let fragments = fragments(deployment);
-    let title = name(deployment);
     let mut out = String::new();
     let _ = write!(
         out,
@@ -98,7 +97,8 @@ pub fn page(deployment: &Deployment) -> String {
 <p class="visually-hidden" id="announce" aria-live="polite"></p>
 <main id="main">
 "##,
-        title = escape(&title),
+        // Escaped already, and from the same generation as every section.
+        title = fragments["name"],
         outcome_at = escape(&deployment.last_outcome().map(|o| seam_engine::runtime::timestamp(o.at)).unwrap_or_default()),
         path = escape(&std::path::absolute(deployment.path()).unwrap_or_else(|_| deployment.path().to_owned()).display().to_string()),
     );

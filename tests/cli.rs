@@ -2,12 +2,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-
+use std::path::Path;
 use std::process::{Command, Output};
-use support::files_under;
 
 use serde_json::Value;
+use support::{files_under, scratch};
 
 fn seam(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_seam")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("seam runs")
@@ -19,14 +18,6 @@ fn stdout(o: &Output) -> String {
 
 fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
-}
-
-/// A fresh folder for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

@@ -37,9 +37,10 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// thread. Each call is a chain of hand-offs between tasks (client pipe,
 /// gateway, the mount's pipe and back); on one thread a hand-off is a queue
 /// push, where across workers it is a futex wake and a context switch. What
-/// could hold the thread runs elsewhere: HTML conversion, skill scans and a
-/// reload's check on the blocking pool; the files the LSP tool reads are opened
-/// non-blocking and capped.
+/// could hold the thread runs on the blocking pool: HTML conversion, skill
+/// scans, a reload's check, and the `lsp` tool's reading of the files its
+/// locations name. Left inline: the one file a question is about (capped at
+/// `max_document_bytes`, opened non-blocking).
 pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
 }

@@ -35,7 +35,6 @@ pub fn flaky_server() -> String {
     root().join("tests/peers/flaky-mcp-server.mjs").display().to_string()
 }
 
-/// A fresh folder for one test's files.
 /// Every file below `dir`, in any depth.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -46,6 +45,7 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A fresh folder for one test's files.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve").join(name);
     let _ = std::fs::remove_dir_all(&dir);

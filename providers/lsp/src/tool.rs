@@ -215,11 +215,11 @@ async fn answer(
             return Err(timed_out());
         }
     };
-    let text = match a.operation {
-        Operation::Hover => hover_text(answer)?,
+    let (locations, what) = match a.operation {
+        Operation::Hover => return Ok(text_output(hover_text(answer)?, &settings)),
         Operation::FindReferences => {
             let locations: Option<Vec<Location>> = serde_json::from_value(answer).map_err(malformed)?;
-            locations_text(&workspace, locations.unwrap_or_default(), &settings, max_bytes, "references")
+            (locations.unwrap_or_default(), "references")
         }
         Operation::GoToDefinition | Operation::GoToImplementation => {
             let response: Option<GotoDefinitionResponse> = serde_json::from_value(answer).map_err(malformed)?;
@@ -231,11 +231,21 @@ async fn answer(
                     links.into_iter().map(|l| Location { uri: l.target_uri, range: l.target_selection_range }).collect()
                 }
             };
-            let what = if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" };
-            locations_text(&workspace, locations, &settings, max_bytes, what)
+            (locations, if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" })
         }
     };
-    Ok(ToolOutput { content: vec![json!({ "type": "text", "text": cap_chars(text, settings.max_result_chars) })], ..Default::default() })
+    // Off the runtime thread (a stdio `serve` has only one): a file is read per location, up to `max_locations`.
+    let format = {
+        let settings = settings.clone();
+        move || locations_text(&workspace, locations, &settings, max_bytes, what)
+    };
+    let text = tokio::task::spawn_blocking(format).await.expect("formatting does not panic");
+    Ok(text_output(text, &settings))
+}
+
+/// The tool's answer: `text` within `max_result_chars`.
+fn text_output(text: String, settings: &LspSettings) -> ToolOutput {
+    ToolOutput { content: vec![json!({ "type": "text", "text": cap_chars(text, settings.max_result_chars) })], ..Default::default() }
 }
 
 fn malformed(e: serde_json::Error) -> LspError {

@@ -300,5 +300,6 @@ mod tests {
         assert!(scan.invalid().any(|i| i.reason.contains("refused by `read_only_roots`")), "and said why");
         let unguarded = discover::scan(&root, None, &discover::Dirty::All, None).unwrap();
         assert!(unguarded.skill("l").is_some(), "without the option it is read");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

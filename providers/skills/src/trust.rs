@@ -109,17 +109,14 @@ impl RootTrust {
     pub fn warning(&self) -> Option<String> {
         match (self.world_writable, self.in_workspace) {
             (true, _) => Some("the skill root is world-writable: anyone on this machine can write instructions the model follows".into()),
-            (false, _) if self.replaceable_via.is_some() => Some(format!(
+            (false, _) if let Some(folder) = &self.replaceable_via => Some(format!(
                 "{} above the skill root is world-writable without the sticky bit: anyone on this machine can replace the root with their own instructions",
-                self.replaceable_via.as_deref().unwrap_or(Path::new("?")).display()
+                folder.display()
             )),
-            (false, _) if self.foreign_owner.is_some() => {
-                let (path, uid) = self.foreign_owner.as_ref().expect("checked");
-                Some(format!(
-                    "{} (at or above the skill root) belongs to uid {uid}, another user: they can write or replace the instructions the model follows",
-                    path.display()
-                ))
-            }
+            (false, _) if let Some((path, uid)) = &self.foreign_owner => Some(format!(
+                "{} (at or above the skill root) belongs to uid {uid}, another user: they can write or replace the instructions the model follows",
+                path.display()
+            )),
             (false, true) => Some(
                 "the skill root is inside the workspace, which the served tools can write: a tool call can write instructions the model follows"
                     .into(),
@@ -153,12 +150,13 @@ impl Guard {
 
     /// Why the places the skill's folder or file link to are refused, if they are.
     pub fn link_refusal(&self, dir: &Path, file: &Path) -> Option<String> {
-        for link in [dir, file] {
+        for (link, is_dir) in [(dir, true), (file, false)] {
             if !std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
                 continue;
             }
             let Ok(target) = std::fs::canonicalize(link) else { continue };
-            let folder = if target.is_dir() { target } else { target.parent().map(Path::to_owned).unwrap_or(target) };
+            // A folder is judged itself; a file, by the folder it is in.
+            let folder = if is_dir { target } else { target.parent().map(Path::to_owned).unwrap_or(target) };
             let place = Root { path: folder.clone(), rank: self.root.rank, origin: self.root.origin, project: None };
             if let Some(why) = of(&place, self.workspace.as_deref()).refusal() {
                 return Some(format!("{} links to {}: {why}", link.display(), folder.display()));
