@@ -7,6 +7,7 @@ target/bench-data/reload/reload.json (scripts/bench-reload), and prints one
 Markdown table: per row seam's figure, each peer's, and whether seam is ahead
 of every peer. Lower is better unless the row says "higher is better".
 """
+import collections
 import json
 import statistics
 import sys
@@ -89,8 +90,7 @@ def fmt(v):
 
 print("| benchmark | measure | seam | peers | best peer | seam ahead of every peer |")
 print("| --- | --- | ---: | --- | ---: | --- |")
-missed = 0
-verdicts = []
+tally = collections.Counter()
 for bench, measure, seam, peers, higher, _ in rows:
     best_name, best = (max if higher else min)(peers.items(), key=lambda kv: kv[1])
     if higher:
@@ -107,13 +107,10 @@ for bench, measure, seam, peers, higher, _ in rows:
     else:
         ratio = (best / seam if seam else float("inf")) if higher else (seam / best if best else float("inf"))
         verdict = f"**no** ({best_name} {ratio:.2f}×)" if ratio != float("inf") else f"**no** ({best_name})"
-        missed += 1
-    verdicts.append((bench, measure, "tied" if tie else "ahead" if ahead else "behind"))
+    tally["tied" if tie else "ahead" if ahead else "behind"] += 1
     others = ", ".join(f"{k} {fmt(v)}" for k, v in peers.items())
     print(f"| {bench} | {measure} | {fmt(seam)} | {others} | {fmt(best)} | {verdict} |")
 print()
-ahead = sum(1 for *_, v in verdicts if v == "ahead")
-tied = sum(1 for *_, v in verdicts if v == "tied")
-print(f"{len(rows)} rows: seam ahead of every peer on {ahead}, tied on {tied}, behind a peer on {missed}.")
+print(f"{len(rows)} rows: seam ahead of every peer on {tally['ahead']}, tied on {tally['tied']}, behind a peer on {tally['behind']}.")
 for p in problems:
     print(f"- {p}")
