@@ -8,15 +8,18 @@
 //! `SEAM_BENCH_LARGE`) and runs this next to the peers. Without the file the
 //! large-file benchmarks are skipped with a note.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use divan::{Bencher, black_box};
 use seam_engine::diagnostic::{Diagnostic, FileId};
 use seam_engine::schema::Schemas;
-use seam_engine::surface::{MountKind, Surface};
+use seam_engine::surface::MountKind;
 use seam_engine::{Engine, load, yaml};
+
+mod common;
+
+use common::{env, large_path, repo, surfaces};
 
 fn main() {
     if large().is_none() {
@@ -28,37 +31,13 @@ fn main() {
     divan::main();
 }
 
-fn surfaces() -> Vec<&'static dyn Surface> {
-    vec![&seam_web::SURFACE, &seam_lsp::SURFACE, &seam_mcp::SURFACE, &seam_skills::SURFACE]
-}
-
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine::new(surfaces()));
 static SCHEMAS: LazyLock<Schemas> = LazyLock::new(|| Schemas::build(&surfaces()));
 static KINDS: LazyLock<Vec<&'static dyn MountKind>> = LazyLock::new(|| surfaces().iter().flat_map(|s| s.kinds().iter().copied()).collect());
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_owned()
-}
-
-fn large_path() -> PathBuf {
-    std::env::var_os("SEAM_BENCH_LARGE").map(PathBuf::from).unwrap_or_else(|| repo().join("target/bench-data/large.yaml"))
-}
-
-/// An empty environment: the shipped compositions' `${VAR:-default}` take their defaults.
-fn env() -> HashMap<String, String> {
-    HashMap::new()
-}
-
 /// The large composition: its path and text, read once.
 fn large() -> Option<&'static (PathBuf, String)> {
-    static LARGE: LazyLock<Option<(PathBuf, String)>> = LazyLock::new(|| {
-        let path = large_path();
-        let text = std::fs::read_to_string(&path).ok()?;
-        // Checked once: a benchmark of an invalid file would measure the error path.
-        let checked = ENGINE.check_bytes(&path, text.clone().into_bytes(), &env());
-        assert!(checked.diagnostics.is_empty(), "{} is not clean: {} diagnostics", path.display(), checked.diagnostics.len());
-        Some((path, text))
-    });
+    static LARGE: LazyLock<Option<(PathBuf, String)>> = LazyLock::new(|| common::read_large(&ENGINE));
     LARGE.as_ref()
 }
 
@@ -100,14 +79,7 @@ mod large {
     #[divan::bench]
     fn bare_yaml_parse(bencher: Bencher) {
         let Some((_, text)) = text() else { return };
-        bencher.counter(divan::counter::BytesCount::of_str(text)).bench(|| {
-            let mut events = 0usize;
-            for event in saphyr_parser::Parser::new_from_str(black_box(text)) {
-                let _ = black_box(event.expect("valid YAML"));
-                events += 1;
-            }
-            events
-        });
+        bencher.counter(divan::counter::BytesCount::of_str(text)).bench(|| common::bare_parse(text));
     }
 
     /// The engine's spanned parse only: events to the spanned tree.
@@ -150,7 +122,8 @@ mod large {
     }
 
     /// The whole validate with its result dropped inside the timing (divan otherwise
-    /// drops outputs outside it; the CLI pays for the drop).
+    /// drops outputs outside it): what freeing the result would cost. `seam
+    /// validate` does not pay it; it leaves its trees to the OS.
     #[divan::bench]
     fn full_check_and_drop(bencher: Bencher) {
         let Some((path, text)) = text() else { return };

@@ -15,34 +15,25 @@
 //! generating the large file (`scripts/bench-validate` does both);
 //! `SEAM_BENCH_LARGE` names another file, `SEAM_BENCH_PAIRS` the pairs (default 300).
 
-use std::collections::HashMap;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use seam_engine::Engine;
 
+mod common;
+
 fn main() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_owned();
-    let path = std::env::var_os("SEAM_BENCH_LARGE").map(PathBuf::from).unwrap_or_else(|| repo.join("target/bench-data/large.yaml"));
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("note: {} is missing: run scripts/gen-large-composition.py (or scripts/bench-validate)", path.display());
+    let engine = Engine::new(common::surfaces());
+    let Some((path, text)) = common::read_large(&engine) else {
+        eprintln!("note: {} is missing: run scripts/gen-large-composition.py (or scripts/bench-validate)", common::large_path().display());
         return;
     };
     let pairs: usize = std::env::var("SEAM_BENCH_PAIRS").ok().and_then(|n| n.parse().ok()).unwrap_or(300);
-    let engine = Engine::new(vec![&seam_web::SURFACE, &seam_lsp::SURFACE, &seam_mcp::SURFACE, &seam_skills::SURFACE]);
-    let env: HashMap<String, String> = HashMap::new();
-    let checked = engine.check_bytes(&path, text.clone().into_bytes(), &env);
-    assert!(checked.diagnostics.is_empty(), "{} is not clean: {} diagnostics", path.display(), checked.diagnostics.len());
+    let env = common::env();
 
     let bare = || {
         let started = Instant::now();
-        let mut events = 0usize;
-        for event in saphyr_parser::Parser::new_from_str(black_box(&text)) {
-            let _ = black_box(event.expect("valid YAML"));
-            events += 1;
-        }
-        black_box(events);
+        black_box(common::bare_parse(&text));
         started.elapsed()
     };
     // Kept, not dropped, inside the timing; dropped after it.
