@@ -1,7 +1,7 @@
 // Gateway overhead: one `tools/call` round trip to server-everything's `echo`
 // ({message:"hi"}) through each gateway, side by side, in ONE run.
 //
-//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--nodelay-shim SO]
+//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--relay BIN] [--nodelay-shim SO]
 //
 // For each target: warm up, then BENCH_CALLS calls sequentially with 1 client,
 // then BENCH_CALLS calls in total spread over BENCH_CLIENTS (16) concurrent
@@ -54,6 +54,7 @@ const EVERYTHING = path.join(root, '.cache/peers/node_modules/.bin/mcp-server-ev
 const SUPERGATEWAY = path.join(root, '.cache/bench/npm/node_modules/.bin/supergateway');
 const PYTHON = path.join(root, '.cache/bench/venv/bin/python');
 const FASTMCP_PROXY = path.join(here, 'fastmcp_proxy.py');
+const RELAY = opt('--relay') && path.resolve(opt('--relay'));
 
 fs.mkdirSync(OUT, { recursive: true });
 const log = (...a) => console.error('[gateway]', ...a);
@@ -73,6 +74,15 @@ function rssKb(pid) {
   try {
     const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
     return m ? Number(m[1]) : null;
+  } catch { return null; }
+}
+
+// CPU time (user + system) of one process so far, in ms; null when it cannot be read.
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+function cpuMs(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
   } catch { return null; }
 }
 
@@ -182,6 +192,15 @@ const TARGETS = [
     async setup() {
       fs.writeFileSync(path.join(OUT, 'direct.stderr.log'), '');
       return { makeTransport: stdioTransport(EVERYTHING, ['stdio'], 'direct'), stop: async () => {} };
+    },
+  },
+  {
+    // Diagnostic: bench/relay.c copies bytes between the client and server-everything
+    // with one poll() loop: the cost of any stdio hop on this machine. Only with --relay PATH.
+    name: 'relay floor (C poll loop, diagnostic)', key: 'relay', transport: 'stdio', tool: 'echo', stdio: true, optional: true,
+    async setup() {
+      fs.writeFileSync(path.join(OUT, 'relay.stderr.log'), '');
+      return { makeTransport: stdioTransport(RELAY, [EVERYTHING, 'stdio'], 'relay'), stop: async () => {} };
     },
   },
   {
@@ -326,9 +345,12 @@ async function runTarget(t) {
     await loop(first.client, t.tool, WARMUP, [], []);
     {
       const lat = []; const errors = [];
+      const cpu0 = cpuMs(pidOf(first));
       const t0 = performance.now();
       await loop(first.client, t.tool, CALLS, lat, errors);
       res.one = summary(lat, performance.now() - t0, errors);
+      const cpu1 = cpuMs(pidOf(first));
+      res.cpuUsPerCall = cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / CALLS;
     }
     res.rssAfterOneKb = rssKb(pidOf(first));
 
@@ -369,7 +391,7 @@ const results = [];
 const failures = [];
 for (const t of TARGETS) {
   if (ONLY && !ONLY.includes(t.key)) continue;
-  if (t.optional && !(t.key === 'seam-http-nodelay' && NODELAY_SHIM)) continue;
+  if (t.optional && !((t.key === 'seam-http-nodelay' && NODELAY_SHIM) || (t.key === 'relay' && RELAY))) continue;
   log(`${t.key}: ${CALLS} calls after ${WARMUP} warm-up, 1 client then ${CLIENTS} clients`);
   try {
     const r = await runTarget(t);
@@ -403,11 +425,13 @@ if (results.some((r) => r.key === 'seam-http-nodelay')) {
 }
 lines.push('RSS: VmRSS of the gateway process only (children excluded), read after the run: for HTTP targets the one server process after both phases (16 sessions open); for stdio targets the process that served the 1-client phase, read at the end of the 16-client phase.');
 lines.push('');
-lines.push('| target | transport | RSS MB after 1-client phase | RSS MB at end | child processes at end | mean RSS MB of the 16 stdio processes | errors (1 / 16) | note |');
-lines.push('| --- | --- | ---: | ---: | ---: | ---: | --- | --- |');
+lines.push('CPU: user + system time of that process during the 1-client phase, per call (for direct, the server\'s own; ±10 ms of clock ticks over the phase).');
+lines.push('');
+lines.push('| target | transport | CPU µs per call (1 client) | RSS MB after 1-client phase | RSS MB at end | child processes at end | mean RSS MB of the 16 stdio processes | errors (1 / 16) | note |');
+lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
 for (const r of results) {
   const err = `${r.one.errors} / ${r.many.errors}${r.one.firstErrors.concat(r.many.firstErrors).length ? ` (${[...new Set(r.one.firstErrors.concat(r.many.firstErrors))].join('; ')})` : ''}`;
-  lines.push(`| ${r.name} | ${r.transport} | ${mb(r.rssAfterOneKb)} | ${mb(r.rssKb)} | ${r.children ?? '–'} | ${r.processes ? mb(r.rssEachMeanKb) : '–'} | ${err} | ${r.check ?? ''} |`);
+  lines.push(`| ${r.name} | ${r.transport} | ${f0(r.cpuUsPerCall)} | ${mb(r.rssAfterOneKb)} | ${mb(r.rssKb)} | ${r.children ?? '–'} | ${r.processes ? mb(r.rssEachMeanKb) : '–'} | ${err} | ${r.check ?? ''} |`);
 }
 const table = lines.join('\n');
 console.log(table);

@@ -12,10 +12,14 @@ use rmcp::model::{
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
-use rmcp::{ErrorData as McpError, ServerHandler};
+use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment, View};
-use seam_engine::runtime::ToolSpec;
+use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
+use seam_mcp::lane::{Divert, LineWriter, Peek, line_of};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value as Json};
+use tokio_util::sync::CancellationToken;
 
 /// How often a session's notifier checks whether its session has ended.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -105,6 +109,16 @@ impl Gateway {
         roots
     }
 
+    /// One tool call of this session's agent; the session's roots are asked only if the tool needs them.
+    async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
+        let gateway = self.clone();
+        let roots = Roots::new(move || {
+            let (gateway, peer) = (gateway.clone(), peer.clone());
+            Box::pin(async move { gateway.roots(&peer).await })
+        });
+        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel }).await
+    }
+
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
     async fn view(&self, peer: &rmcp::Peer<RoleServer>) -> View {
         let Some(live) = self.deployment.live() else { return View::default() };
@@ -179,13 +193,7 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.unwrap_or_default();
-        let (gateway, peer) = (self.clone(), context.peer.clone());
-        let roots = Roots::new(move || {
-            let (gateway, peer) = (gateway.clone(), peer.clone());
-            Box::pin(async move { gateway.roots(&peer).await })
-        });
-        let call = CallContext { roots, cancel: context.ct.clone() };
-        let output = self.deployment.call(&self.agent, &request.name, arguments, call).await;
+        let output = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone()).await;
         let result: CallToolResult = serde_json::from_value(output.into_json())
             .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
         Ok(CallToolResponse::Complete(result))
@@ -239,4 +247,103 @@ impl ServerHandler for Gateway {
             }
         });
     }
+}
+
+/// `seam serve` over stdio: `tools/call` requests taken off the client's stream
+/// (`seam_mcp::lane`) and answered here, on the session's gateway, once the
+/// session is initialized; rmcp serves everything else, and whatever seam cannot
+/// read as a call (rmcp then answers it as it would).
+pub struct StdioCalls {
+    gateway: Gateway,
+    writer: LineWriter,
+    /// The session's peer, for its roots; set when rmcp has finished the handshake.
+    peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
+    /// The client said `notifications/initialized`.
+    initialized: bool,
+    /// Calls running, by their request id as JSON text; the client may cancel them.
+    running: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
+}
+
+impl StdioCalls {
+    pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
+        StdioCalls { gateway, writer, peer, initialized: false, running: Arc::default() }
+    }
+
+    /// `notifications/cancelled` of a call running here. (rmcp is told too, and finds nothing of its own.)
+    fn cancel(&self, line: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Cancelled<'a> {
+            #[serde(borrow)]
+            params: CancelledParams<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct CancelledParams<'a> {
+            #[serde(borrow)]
+            request_id: &'a RawValue,
+        }
+        let Ok(cancelled) = serde_json::from_slice::<Cancelled>(line) else { return };
+        if let Some(token) = self.running.lock().expect("running lock").get(&id_key(cancelled.params.request_id)) {
+            token.cancel();
+        }
+    }
+}
+
+/// A request id as a key: the same id however it was spaced.
+fn id_key(id: &RawValue) -> String {
+    serde_json::from_str::<Json>(id.get()).map(|v| v.to_string()).unwrap_or_else(|_| id.get().to_owned())
+}
+
+impl Divert for StdioCalls {
+    fn take(&mut self, line: &[u8]) -> bool {
+        let Some(peek) = Peek::of(line) else { return false };
+        match peek.method.as_deref() {
+            Some("tools/call") if self.initialized => {}
+            Some("notifications/initialized") => {
+                self.initialized = true;
+                return false;
+            }
+            Some("notifications/cancelled") => {
+                self.cancel(line);
+                return false;
+            }
+            _ => return false,
+        }
+        let (Some(id), Some(peer)) = (peek.id, self.peer.get()) else { return false };
+        #[derive(serde::Deserialize)]
+        struct Call {
+            params: Params,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            name: String,
+            #[serde(default)]
+            arguments: Option<Map<String, Json>>,
+        }
+        let Ok(Call { params }) = serde_json::from_slice::<Call>(line) else { return false };
+        let (id, key, token) = (id.to_owned(), id_key(id), CancellationToken::new());
+        self.running.lock().expect("running lock").insert(key.clone(), token.clone());
+        let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
+        tokio::spawn(async move {
+            // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `token`.
+            let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
+            running.lock().expect("running lock").remove(&key);
+            // A request the client cancelled is not answered (as rmcp does).
+            if token.is_cancelled() {
+                return;
+            }
+            let answer = Answer { jsonrpc: "2.0", id: &id, result: output.into_json() };
+            if let Err(e) = writer.write_line(&line_of(&answer)).await {
+                tracing::debug!("the answer to a call could not be written: {e}");
+            }
+        });
+        true
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Answer<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: Json,
 }

@@ -23,7 +23,8 @@ fn report(test: &str, measure: &str, value: impl std::fmt::Display) {
 }
 
 /// The flaky server's tools beside its echo tools (`FLAKY_TOOLS`).
-const CONTROL: [&str; 10] = ["set_tools", "crash", "hang", "sleep", "pid", "image", "structured", "fail", "bad_structured", "headers"];
+const CONTROL: [&str; 11] =
+    ["set_tools", "crash", "hang", "sleep", "pid", "image", "structured", "fail", "bad_structured", "headers", "rpc_error"];
 
 /// Processes whose parent is `pid`.
 fn children(pid: u32) -> Vec<u32> {

@@ -95,7 +95,7 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     let file = dir.join("c.yaml");
     let pid_file = |id: &str| dir.join(format!("{id}.pids")).display().to_string();
     let mount = |id: &str, tools: &str| flaky_mount(id, &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file(id))], "");
-    let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, bad_structured, headers, fail] }\n";
+    let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, bad_structured, headers, fail, rpc_error] }\n";
     let with_filter = |m: String| format!("{m}{allow}");
     compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta"))], "");
     let mut client = SdkClient::stdio(&file, &[]);
@@ -634,4 +634,47 @@ fn a_mount_tool_filter_edit_applies_without_restarting_the_server() {
     assert_ne!(client.call_text("mcp__a__pid", json!({})), pid);
     client.close();
     assert!(seam.terminate().success());
+}
+
+/// Over stdio, seam answers `tools/call` itself on both streams (`seam_mcp::lane`): what rmcp did there must still hold.
+#[test]
+fn over_stdio_a_cancelled_call_reaches_the_server_and_errors_and_blocks_pass_through() {
+    let dir = scratch("lane");
+    let file = dir.join("c.yaml");
+    let cancelled = dir.join("cancelled.log");
+    let _ = std::fs::remove_file(&cancelled);
+    compose(&file, &[flaky_mount("a", &[("FLAKY_CANCEL_LOG", cancelled.to_str().unwrap())], "")], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+
+    // The SDK client gives up after 300 ms and sends `notifications/cancelled`; seam passes it on to the server.
+    let given_up = client.send(json!({ "op": "call", "name": "mcp__a__hang", "args": {}, "timeout_ms": 300 }));
+    assert_eq!(given_up["ok"], false, "{given_up}");
+    wait_until("the server to be told the call was cancelled", || {
+        std::fs::read_to_string(&cancelled).is_ok_and(|log| log.contains("hang cancelled"))
+    });
+
+    let broke = client.call("mcp__a__rpc_error", json!({}));
+    assert_eq!(broke["isError"], true, "{broke}");
+    let text = broke["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("MCP_CALL_FAILED: ") && text.contains("it broke on purpose"), "{broke}");
+
+    let image = client.call("mcp__a__image", json!({}));
+    assert_eq!(image["content"][1]["type"], "image", "{image}");
+    assert_eq!(image["content"][1]["mimeType"], "image/png", "{image}");
+    assert!(image["content"][1]["data"].as_str().is_some_and(|d| d.starts_with("iVBORw0KGgo")), "{image}");
+
+    let invalid = client.call("mcp__a__bad_structured", json!({}));
+    assert!(invalid["content"][0]["text"].as_str().unwrap().starts_with("MCP_OUTPUT_INVALID: "), "{invalid}");
+
+    // Calls in flight together are each answered to their own request, the quick ones first.
+    let calls = json!([
+        { "name": "mcp__a__sleep", "args": { "ms": 200 } },
+        { "name": "mcp__a__ping", "args": { "message": "m1" } },
+        { "name": "mcp__a__sleep", "args": { "ms": 100 } },
+        { "name": "mcp__a__ping", "args": { "message": "m2" } },
+    ]);
+    let answer = client.send(json!({ "op": "call_all", "calls": calls }));
+    let texts: Vec<&str> = answer["results"].as_array().unwrap().iter().map(|r| r["content"][0]["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["slept", "ping: m1", "slept", "ping: m2"], "{answer}");
+    client.close();
 }

@@ -169,13 +169,21 @@ impl Signals {
 }
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
+    use seam_mcp::lane::{LineTransport, LineWriter};
     eprintln!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent);
-    let service = match socket_stdio() {
-        Some(io) => gateway.serve(io).await,
-        None => gateway.serve(rmcp::transport::stdio_pipes()).await,
-    }
-    .map_err(|e| format!("MCP handshake: {e}"))?;
+    let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
+        Some((stdin, stdout)) => (Box::new(stdin), LineWriter::new(stdout)),
+        None => {
+            let (stdin, stdout) = rmcp::transport::stdio_pipes();
+            (Box::new(stdin), LineWriter::new(stdout))
+        }
+    };
+    let peer = Arc::default();
+    let calls = crate::gateway::StdioCalls::new(gateway.clone(), writer.clone(), Arc::clone(&peer));
+    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls);
+    let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
+    let _ = peer.set(service.peer().clone());
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}

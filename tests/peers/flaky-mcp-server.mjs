@@ -57,6 +57,7 @@ const CONTROL = [
     outputSchema: obj({ n: { type: 'number' } }, ['n']),
   },
   { name: 'headers', description: 'Answer the HTTP request headers (HTTP mode)', inputSchema: obj({}) },
+  { name: 'rpc_error', description: 'Answer a JSON-RPC error instead of a result', inputSchema: obj({}) },
 ];
 
 function allTools() {
@@ -94,8 +95,12 @@ if (env.FLAKY_HANG_STARTUP === '1') {
     return { tools: tools.slice(offset, end), ...(end < tools.length ? { nextCursor: String(end) } : {}) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const { name, arguments: args = {} } = req.params;
+    // FLAKY_CANCEL_LOG=FILE: one line per call the client cancelled (`notifications/cancelled`).
+    if (env.FLAKY_CANCEL_LOG) {
+      extra.signal.addEventListener('abort', () => fs.appendFileSync(env.FLAKY_CANCEL_LOG, `${name} cancelled\n`));
+    }
     switch (name) {
       case 'set_tools':
         names = (args.names ?? []).map(String);
@@ -121,6 +126,8 @@ if (env.FLAKY_HANG_STARTUP === '1') {
         return { content: [{ type: 'text', text: '{"n":"x"}' }], structuredContent: { n: 'x' } };
       case 'headers':
         return text(JSON.stringify(headers ?? {}));
+      case 'rpc_error':
+        throw new McpError(ErrorCode.InternalError, 'it broke on purpose');
     }
     if (names.includes(name)) return text(`${name}: ${args.message ?? ''}`);
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);

@@ -91,6 +91,9 @@ async function handle(cmd) {
       const opts = cmd.timeout_ms !== undefined ? { timeout: cmd.timeout_ms } : undefined;
       return { ok: true, result: await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts) };
     }
+    case 'call_all':
+      // Every call in flight at once; the results in the order of the calls.
+      return { ok: true, results: await Promise.all(cmd.calls.map((c) => client.callTool({ name: c.name, arguments: c.args ?? {} }))) };
     case 'hammer_start': {
       // Calls the tool over and over, one at a time, until hammer_stop.
       if (hammer) return { ok: false, error: 'already hammering', code: null };

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+pub mod lane;
 pub mod runtime;
 
 use schemars::JsonSchema;

@@ -34,7 +34,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX};
+use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX, lane};
 
 /// The longest tool name clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -100,7 +100,8 @@ struct Mount {
     listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
     status: StatusCell,
     catalog: Mutex<Arc<Catalog>>,
-    peer: Mutex<Option<Peer<RoleClient>>>,
+    /// How calls reach the server while it is connected and synced.
+    link: Mutex<Option<Link>>,
     pid: Mutex<Option<u32>>,
     stop: CancellationToken,
     /// A call or sync hit a transport error: the connection is treated as closed.
@@ -140,8 +141,17 @@ impl Failed {
 /// One live connection.
 struct Connection {
     service: rmcp::service::RunningService<RoleClient, Handler>,
+    /// Over stdio, tool calls go beside rmcp on the same stream.
+    calls: Option<Arc<lane::Calls>>,
     child: Option<Child>,
     stderr: Arc<Mutex<String>>,
+}
+
+/// A connected server: rmcp's peer, and over stdio seam's own call lane.
+#[derive(Clone)]
+struct Link {
+    peer: Peer<RoleClient>,
+    calls: Option<Arc<lane::Calls>>,
 }
 
 struct Filter {
@@ -172,7 +182,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             status: StatusCell::notifying(State::Starting, cx.status.clone()),
             cx,
             catalog: Mutex::new(Arc::default()),
-            peer: Mutex::new(None),
+            link: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
@@ -218,7 +228,7 @@ impl Mount {
             if let Some(c) = &mut connection {
                 match self.sync(&c.service.peer().clone()).await {
                     Ok(()) => {
-                        *self.peer.lock().expect("peer lock") = Some(c.service.peer().clone());
+                        *self.link.lock().expect("link lock") = Some(Link { peer: c.service.peer().clone(), calls: c.calls.clone() });
                         self.status.set(State::Ready, None);
                         self.cx.changes.notify();
                         up_since = Some(Instant::now());
@@ -230,7 +240,7 @@ impl Mount {
                 let _ = tx.send(());
             }
             let mut proven = true;
-            if let Some(Connection { service, child, stderr }) = connection {
+            if let Some(Connection { service, child, stderr, .. }) = connection {
                 let peer = service.peer().clone();
                 let mut cancel = Some(service.cancellation_token());
                 let mut serving = std::pin::pin!(service.waiting());
@@ -264,7 +274,7 @@ impl Mount {
                         }
                     }
                 }
-                *self.peer.lock().expect("peer lock") = None;
+                *self.link.lock().expect("link lock") = None;
                 if let Some(cancel) = cancel.take() {
                     cancel.cancel();
                 }
@@ -360,9 +370,12 @@ impl Mount {
                         }
                     });
                 }
-                let io = (child.stdout.take().expect("piped stdout"), child.stdin.take().expect("piped stdin"));
-                let why = match tokio::time::timeout(startup.to_std(), handler.serve(io)).await {
-                    Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
+                let writer = lane::LineWriter::new(child.stdin.take().expect("piped stdin"));
+                let calls = lane::Calls::new(writer.clone());
+                let stdout = child.stdout.take().expect("piped stdout");
+                let transport = lane::LineTransport::<RoleClient, _>::new(stdout, writer, calls.divert());
+                let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
+                    Ok(Ok(service)) => return Ok(Connection { service, calls: Some(calls), child: Some(child), stderr }),
                     Ok(Err(e)) => format!("handshake failed: {e}"),
                     Err(_) => timed_out(),
                 };
@@ -392,7 +405,7 @@ impl Mount {
                 let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, child: None, stderr }),
+                    Ok(Ok(service)) => Ok(Connection { service, calls: None, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
                     Err(_) => Err(Failed::proven(timed_out())),
                 }
@@ -490,60 +503,39 @@ impl Mount {
         let Some(imported) = catalog.by_name.get(&tool) else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
-        let peer = self.peer.lock().expect("peer lock").clone();
-        let Some(peer) = peer else {
+        let link = self.link.lock().expect("link lock").clone();
+        let Some(link) = link else {
             let status = self.status.get();
             let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
             return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unavailable: {why}", self.id));
         };
-        let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
-        // Dropping the request (timeout, cancellation) sends `notifications/cancelled` to the server.
-        let result = tokio::select! {
-            r = tokio::time::timeout(self.common.call_timeout.to_std(), peer.call_tool_once(params)) => r,
+        // Dropping the call (timeout, cancellation) sends `notifications/cancelled` to the server, on either path.
+        let call = async {
+            match &link.calls {
+                Some(calls) => self.lane_answer(calls.call_tool(&imported.raw, &arguments).await, &tool),
+                None => {
+                    let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
+                    match link.peer.call_tool_once(params).await {
+                        Ok(response) => answer_of(response, &tool),
+                        Err(e) => Err(self.failure(e, &tool)),
+                    }
+                }
+            }
+        };
+        let answered = tokio::select! {
+            r = tokio::time::timeout(self.common.call_timeout.to_std(), call) => r,
             _ = cancel.cancelled() => return ToolOutput::error("TOOL_CANCELLED", format!("the call to `{tool}` was cancelled")),
         };
-        let result = match result {
+        let output = match answered {
             Err(_) => {
                 return ToolOutput::error(
                     "TOOL_TIMEOUT",
                     format!("MCP server `{}` did not answer `{tool}` within call_timeout {}", self.id, self.common.call_timeout),
                 );
             }
-            Ok(Err(ServiceError::McpError(e))) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
-            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
-                self.broken.notify_waiters();
-                return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {e}", self.id));
-            }
-            Ok(Err(e)) => return ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
-            Ok(Ok(CallToolResponse::Complete(result))) => result,
-            // seam is a synchronous gateway: a call must complete within the request.
-            Ok(Ok(CallToolResponse::Task(_))) => {
-                return ToolOutput::error(
-                    "MCP_TASK_REQUIRED",
-                    format!("`{tool}` answered with a task; seam does not run task-based tool calls"),
-                );
-            }
-            // `InputRequired`, or a kind of answer newer than this build.
-            Ok(Ok(_)) => {
-                return ToolOutput::error(
-                    "MCP_INPUT_REQUIRED",
-                    format!("`{tool}` asked the client for more input; seam does not relay input requests"),
-                );
-            }
+            Ok(Err(failed)) => return failed,
+            Ok(Ok(output)) => output,
         };
-        let is_error = result.is_error.unwrap_or(false);
-        let (content, structured_content) = match serde_json::to_value(result) {
-            Ok(Json::Object(mut o)) => (
-                match o.remove("content") {
-                    Some(Json::Array(blocks)) => blocks,
-                    _ => Vec::new(),
-                },
-                o.remove("structuredContent"),
-            ),
-            _ => (Vec::new(), None),
-        };
-        let output = ToolOutput { content, structured_content, is_error };
         if let (Some(schema), false) = (&imported.output, output.is_error) {
             let problem = match &output.structured_content {
                 None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
@@ -555,6 +547,94 @@ impl Mount {
         }
         output
     }
+
+    /// An rmcp call that got no result.
+    fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
+        match e {
+            ServiceError::McpError(e) => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
+            e => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
+        }
+    }
+
+    fn unreachable(&self, why: impl std::fmt::Display, tool: &str) -> ToolOutput {
+        // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
+        self.broken.notify_waiters();
+        ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
+    }
+
+    /// The child's answer on the stdio lane, read as JSON in place. A plain
+    /// complete result (`content` or `structuredContent`, `resultType` absent or
+    /// `complete`) is taken as it is, its blocks intact; anything else is read by
+    /// rmcp's types and judged as rmcp's own call would be.
+    fn lane_answer(&self, answer: Result<lane::Answer, lane::CallFailure>, tool: &str) -> Result<ToolOutput, ToolOutput> {
+        let answer = answer.map_err(|lane::CallFailure::Closed(why)| self.unreachable(why, tool))?;
+        let failed = |why: String| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {why}"));
+        let reply = answer.reply().map_err(|e| failed(format!("the answer is not a JSON-RPC response: {e}")))?;
+        if let Some(e) = reply.error {
+            return Err(failed(e.message));
+        }
+        let Some(result) = reply.result else { return Err(failed("the answer has neither a result nor an error".into())) };
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Plain {
+            result_type: Option<String>,
+            content: Option<Vec<Json>>,
+            structured_content: Option<Json>,
+            is_error: Option<bool>,
+        }
+        let plain: Plain = serde_json::from_str(result.get()).map_err(|e| failed(format!("the result is not a tool result: {e}")))?;
+        let complete = matches!(plain.result_type.as_deref(), None | Some("complete"));
+        if complete && (plain.content.is_some() || plain.structured_content.is_some()) {
+            let content = plain.content.unwrap_or_default();
+            if let Some(bad) = content.iter().find(|b| !b.get("type").is_some_and(Json::is_string)) {
+                return Err(failed(format!("a content block has no type: {bad}")));
+            }
+            return Ok(ToolOutput { content, structured_content: plain.structured_content, is_error: plain.is_error.unwrap_or(false) });
+        }
+        let response = match serde_json::from_str::<ServerResult>(result.get()) {
+            Ok(ServerResult::CallToolResult(r)) => CallToolResponse::Complete(r),
+            Ok(ServerResult::CreateTaskResult(t)) => CallToolResponse::Task(t),
+            Ok(ServerResult::InputRequiredResult(i)) => CallToolResponse::InputRequired(i),
+            Ok(ServerResult::EmptyResult(_)) => CallToolResponse::Complete(Default::default()),
+            Ok(_) | Err(_) => return Err(failed("unexpected answer to tools/call".into())),
+        };
+        answer_of(response, tool)
+    }
+}
+
+/// What a call's typed answer means: `Ok` a result (its output schema still to
+/// check), `Err` the error result to give as it is.
+fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolOutput> {
+    let result = match response {
+        CallToolResponse::Complete(result) => result,
+        // seam is a synchronous gateway: a call must complete within the request.
+        CallToolResponse::Task(_) => {
+            return Err(ToolOutput::error(
+                "MCP_TASK_REQUIRED",
+                format!("`{tool}` answered with a task; seam does not run task-based tool calls"),
+            ));
+        }
+        // `InputRequired`, or a kind of answer newer than this build.
+        _ => {
+            return Err(ToolOutput::error(
+                "MCP_INPUT_REQUIRED",
+                format!("`{tool}` asked the client for more input; seam does not relay input requests"),
+            ));
+        }
+    };
+    let is_error = result.is_error.unwrap_or(false);
+    let (content, structured_content) = match serde_json::to_value(result) {
+        Ok(Json::Object(mut o)) => (
+            match o.remove("content") {
+                Some(Json::Array(blocks)) => blocks,
+                _ => Vec::new(),
+            },
+            o.remove("structuredContent"),
+        ),
+        _ => (Vec::new(), None),
+    };
+    Ok(ToolOutput { content, structured_content, is_error })
 }
 
 /// What the engine holds: calls need an owned reference to the mount.
