@@ -666,6 +666,10 @@ fn over_stdio_a_cancelled_call_reaches_the_server_and_errors_and_blocks_pass_thr
     let invalid = client.call("mcp__a__bad_structured", json!({}));
     assert!(invalid["content"][0]["text"].as_str().unwrap().starts_with("MCP_OUTPUT_INVALID: "), "{invalid}");
 
+    // 4 MiB each way: more than a socket or a pipe holds, so every write on the way waits for its reader.
+    let big = "x".repeat(4 << 20);
+    assert!(client.call_text("mcp__a__ping", json!({ "message": big })) == format!("ping: {big}"), "the 4 MiB echo came back whole");
+
     // Calls in flight together are each answered to their own request, the quick ones first.
     let calls = json!([
         { "name": "mcp__a__sleep", "args": { "ms": 200 } },

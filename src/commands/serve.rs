@@ -192,15 +192,17 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
     Ok(())
 }
 
-/// stdin and stdout as non-blocking sockets, when they are sockets: Node's
-/// `child_process` (so the official SDK's stdio transport) hands a child the ends
-/// of socket pairs, not pipes. Tokio's own stdin/stdout run every read and write
-/// on the blocking thread pool, a thread hand-off per message; rmcp's
-/// `stdio_pipes` avoids that for FIFOs only.
-fn socket_stdio() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
+/// stdin and stdout when they are sockets: Node's `child_process` (so the
+/// official SDK's stdio transport) hands a child the ends of socket pairs, not
+/// pipes. Tokio's own stdin/stdout run every read and write on the blocking
+/// thread pool, a thread hand-off per message; rmcp's `stdio_pipes` avoids that
+/// for FIFOs only. stdin is registered for reading alone, and stdout is written
+/// without a standing registration (`OnDemandWrite`): each is one wake-up less
+/// per call than a socket registered both ways.
+fn socket_stdio() -> Option<(tokio::net::unix::pipe::Receiver, seam_mcp::lane::OnDemandWrite)> {
     use std::os::fd::AsFd as _;
     use std::os::unix::fs::FileTypeExt as _;
-    let open = |fd: std::os::fd::BorrowedFd<'_>| -> Option<tokio::net::UnixStream> {
+    let open = |fd: std::os::fd::BorrowedFd<'_>| -> Option<std::os::fd::OwnedFd> {
         let owned = fd.try_clone_to_owned().ok()?;
         let file = std::fs::File::from(owned);
         if !file.metadata().ok()?.file_type().is_socket() {
@@ -208,7 +210,9 @@ fn socket_stdio() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
         }
         let stream = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
         stream.set_nonblocking(true).ok()?;
-        tokio::net::UnixStream::from_std(stream).ok()
+        Some(stream.into())
     };
-    Some((open(std::io::stdin().as_fd())?, open(std::io::stdout().as_fd())?))
+    let (stdin, stdout) = (open(std::io::stdin().as_fd())?, open(std::io::stdout().as_fd())?);
+    let stdin = tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(stdin).ok()?;
+    Some((stdin, seam_mcp::lane::OnDemandWrite::new(stdout)))
 }

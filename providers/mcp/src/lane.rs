@@ -68,6 +68,63 @@ impl LineWriter {
     }
 }
 
+/// A non-blocking descriptor written without a standing readiness registration.
+/// A registered socket wakes its writer each time the reader drains it (an
+/// edge of `EPOLLOUT`): on the path of every answer to the client, that is one
+/// wake-up of seam per call for nothing. Here a write goes straight to the
+/// descriptor, and only a write that would block registers for writability,
+/// until it goes through.
+pub struct OnDemandWrite {
+    file: std::fs::File,
+    blocked: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+}
+
+impl OnDemandWrite {
+    /// `fd` must be in non-blocking mode.
+    pub fn new(fd: std::os::fd::OwnedFd) -> OnDemandWrite {
+        OnDemandWrite { file: std::fs::File::from(fd), blocked: None }
+    }
+}
+
+impl AsyncWrite for OnDemandWrite {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+        use std::io::Write as _;
+        use std::task::Poll;
+        loop {
+            match (&self.file).write(buf) {
+                Ok(n) => {
+                    self.blocked = None;
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+            if self.blocked.is_none() {
+                let fd = std::os::fd::AsFd::as_fd(&self.file).try_clone_to_owned()?;
+                // Registering reports the state it finds: no wake-up between the failed write and here is lost.
+                // SAFETY: the registration owns `fd`, an open descriptor, for as long as it lives.
+                let registered = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) };
+                self.blocked = Some(registered?);
+            }
+            let blocked = self.blocked.as_ref().expect("registered above");
+            match blocked.poll_write_ready(cx) {
+                Poll::Ready(Ok(mut ready)) => ready.clear_ready(),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
 /// One JSON value as a line: its text and `\n`.
 pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
     let mut line = serde_json::to_vec(message).expect("a message of JSON values serializes");
