@@ -220,7 +220,88 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let Ok(bytes) = axum::body::to_bytes(body, max).await else {
         return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
     };
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let post = parts.method == Method::POST && is_mcp;
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    if post { answer_as_json(response).await } else { response }
+}
+
+/// How long a POST's answer may take before its SSE stream is passed on as it is.
+const JSON_PATIENCE: Duration = Duration::from_secs(10);
+
+/// A POST whose SSE stream opens with its answer is answered `application/json`
+/// instead (Streamable HTTP lets a server choose either for each request). rmcp
+/// streams every answer while sessions are on; a client reading one JSON body
+/// does much less work than one opening an SSE stream per call, and on two cores
+/// the clients' work bounds the calls per second. An answer that brings a
+/// server request or a notification first (a call asking the client's roots),
+/// or that takes longer than [`JSON_PATIENCE`], is streamed as rmcp wrote it.
+async fn answer_as_json(response: Response) -> Response {
+    use futures::StreamExt as _;
+    let sse = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !sse || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut read: Vec<u8> = Vec::new();
+    let deadline = tokio::time::Instant::now() + JSON_PATIENCE;
+    let mut seen = 0;
+    loop {
+        // Each whole event read so far: priming events and comments carry no data and are passed over.
+        while let Some((end, next)) = event_end(&read[seen..]).map(|(e, n)| (seen + e, seen + n)) {
+            let data = sse_data(&read[seen..end]);
+            if !data.is_empty() {
+                if is_answer(&data) {
+                    parts.headers.insert(CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+                    parts.headers.remove(CACHE_CONTROL);
+                    return Response::from_parts(parts, Body::from(data));
+                }
+                return restream(parts, read, stream);
+            }
+            seen = next;
+        }
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(Ok(chunk))) => read.extend_from_slice(&chunk),
+            _ => return restream(parts, read, stream),
+        }
+    }
+}
+
+/// The SSE stream as rmcp wrote it: what was read, then the rest.
+fn restream(parts: axum::http::response::Parts, read: Vec<u8>, rest: axum::body::BodyDataStream) -> Response {
+    use futures::StreamExt as _;
+    let head = futures::stream::once(async move { Ok::<_, axum::Error>(axum::body::Bytes::from(read)) });
+    Response::from_parts(parts, Body::from_stream(head.chain(rest)))
+}
+
+/// Where the first whole SSE event of `bytes` ends (a blank line, LF or CRLF), and where the next begins.
+fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
+    let lf = memchr::memmem::find(bytes, b"\n\n").map(|i| (i, i + 2));
+    let crlf = memchr::memmem::find(bytes, b"\n\r\n").map(|i| (i, i + 3));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The data of one SSE event: its `data:` lines joined by newlines.
+fn sse_data(event: &[u8]) -> Vec<u8> {
+    let mut data = Vec::new();
+    for line in event.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(value) = line.strip_prefix(b"data:") {
+            if !data.is_empty() {
+                data.push(b'\n');
+            }
+            data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
+        }
+    }
+    data
+}
+
+/// A JSON-RPC response or error (not a request or notification of the server's).
+fn is_answer(data: &[u8]) -> bool {
+    seam_mcp::lane::Peek::of(data).is_some_and(|p| p.method.is_none())
 }
 
 /// Serves until `stop`. `listen` is where; `hosts` gain its address.

@@ -682,3 +682,88 @@ fn over_stdio_a_cancelled_call_reaches_the_server_and_errors_and_blocks_pass_thr
     assert_eq!(texts, ["slept", "ping: m1", "slept", "ping: m2"], "{answer}");
     client.close();
 }
+
+/// Over HTTP, a POST whose answer comes first is answered `application/json`;
+/// one whose stream brings a server request first (the client's roots) stays SSE.
+#[test]
+fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_first() {
+    let dir = scratch("json-answers");
+    let file = dir.join("c.yaml");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/a.ts"), "let a = 1;\n").unwrap();
+    let fake_lsp = format!(
+        "  fake:\n    kind: lsp.stdio\n    command: node\n    args: [{}]\n    extensions: {{ .ts: typescript }}\n",
+        json!(root().join("tests/peers/fake-lsp-server.mjs"))
+    );
+    compose(&file, &[flaky_mount("a", &[], ""), fake_lsp], "services:\n  workspace: { root: . }\ntools:\n  lsp: true\n");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let post = |session: Option<String>, body: Value| {
+            let mut request = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(body.to_string());
+            if let Some(s) = session {
+                request = request.header("mcp-session-id", s);
+            }
+            request.send()
+        };
+        let capabilities = json!({ "roots": { "listChanged": true } });
+        let init = post(None, json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": { "name": "raw", "version": "1" } } }))
+        .await
+        .unwrap();
+        assert_eq!(init.headers()["content-type"], "application/json");
+        let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let answer: Value = init.json().await.unwrap();
+        assert_eq!(answer["id"], 1, "{answer}");
+        assert!(answer["result"]["serverInfo"]["name"].as_str().unwrap().starts_with("seam"), "{answer}");
+        let initialized = post(Some(session.clone()), json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await.unwrap();
+        assert_eq!(initialized.status(), 202);
+
+        let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp__a__ping", "arguments": { "message": "hi" } } });
+        let called = post(Some(session.clone()), call).await.unwrap();
+        assert_eq!(called.headers()["content-type"], "application/json");
+        let answer: Value = called.json().await.unwrap();
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], "ping: hi", "{answer}");
+
+        let list = post(Some(session.clone()), json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" })).await.unwrap();
+        assert_eq!(list.headers()["content-type"], "application/json", "a listing that asks nothing is JSON too");
+        drop(list);
+
+        // The `lsp` tool asks the client's roots before it answers: that answer streams.
+        let hover = json!({ "operation": "hover", "file_path": "src/a.ts", "line": 1, "character": 5 });
+        let call = json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "lsp", "arguments": hover } });
+        let mut streamed = post(Some(session.clone()), call).await.unwrap();
+        assert_eq!(streamed.headers()["content-type"], "text/event-stream");
+        let mut text = String::new();
+        let mut next_event = async || -> Value {
+            loop {
+                if let Some(end) = text.find("\n\n") {
+                    let event: String = text.drain(..end + 2).collect();
+                    let data: String = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
+                    if !data.is_empty() {
+                        return serde_json::from_str(&data).unwrap();
+                    }
+                    continue;
+                }
+                let chunk = streamed.chunk().await.unwrap().expect("the stream goes on until the answer");
+                text.push_str(std::str::from_utf8(&chunk).unwrap());
+            }
+        };
+        let asked = next_event().await;
+        assert_eq!(asked["method"], "roots/list", "{asked}");
+        let roots = json!({ "roots": [{ "uri": url::Url::from_directory_path(std::fs::canonicalize(&dir).unwrap()).unwrap().to_string() }] });
+        let told = post(Some(session.clone()), json!({ "jsonrpc": "2.0", "id": asked["id"], "result": roots })).await.unwrap();
+        assert_eq!(told.status(), 202);
+        let answer = next_event().await;
+        assert_eq!(answer["id"], 4, "{answer}");
+        assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("fake hover"), "{answer}");
+    });
+}

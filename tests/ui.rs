@@ -78,10 +78,10 @@ fn the_status_page_follows_reloads_live_in_a_real_browser() {
     assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true);
     browser.screenshot("3-invalid-edit-rejected");
 
-    // A catalog change with no reload: the server swaps its echo tool for two others (10 control tools stay).
+    // A catalog change with no reload: the server swaps its echo tool for two others (11 control tools stay).
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     client.call_text("mcp__alpha__set_tools", json!({ "names": ["first", "second"] }));
-    browser.wait(".card-agents details[data-agent=\"default\"] summary", Some("12 tools"));
+    browser.wait(".card-agents details[data-agent=\"default\"] summary", Some("13 tools"));
     browser.wait(".card-agents tr[data-tool=\"mcp__alpha__second\"]", None);
     client.close();
 
