@@ -108,7 +108,7 @@ async function throughSeamHttp() {
   const seam = spawn(args.seam, ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise((resolve, reject) => {
     let err = '';
-    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)/.exec(err); if (m) resolve(m[1]); });
+    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)\n/.exec(err); if (m) resolve(m[1]); });
     seam.on('exit', () => reject(new Error(err)));
   });
   const client = new Client({ name: 'bench', version: '1' });

@@ -73,8 +73,12 @@ pub async fn read_message<R: AsyncBufRead + Unpin>(reader: &mut R, max_message: 
 }
 
 pub async fn write_message<W: AsyncWrite + Unpin>(writer: &mut W, body: &[u8]) -> std::io::Result<()> {
-    writer.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
-    writer.write_all(body).await?;
+    // One write for header and body: a header written alone wakes the server for a message it cannot read yet.
+    let header = format!("Content-Length: {}\r\n\r\n", body.len());
+    let mut message = Vec::with_capacity(header.len() + body.len());
+    message.extend_from_slice(header.as_bytes());
+    message.extend_from_slice(body);
+    writer.write_all(&message).await?;
     writer.flush().await
 }
 

@@ -234,12 +234,16 @@ async fn answer(
             (locations, if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" })
         }
     };
-    // Off the runtime thread (a stdio `serve` has only one): a file is read per location, up to `max_locations`.
-    let format = {
+    // A file is read per location, up to `max_locations`: several go off the runtime thread (a stdio
+    // `serve` has only one). One is read here, like the question's own file: handing one capped read
+    // to the blocking pool costs two thread wake-ups, more than the read (BENCHMARKS.md Part 4).
+    let text = if locations.len() <= 1 {
+        locations_text(&workspace, locations, &settings, max_bytes, what)
+    } else {
         let settings = settings.clone();
-        move || locations_text(&workspace, locations, &settings, max_bytes, what)
+        let format = move || locations_text(&workspace, locations, &settings, max_bytes, what);
+        tokio::task::spawn_blocking(format).await.expect("formatting does not panic")
     };
-    let text = tokio::task::spawn_blocking(format).await.expect("formatting does not panic");
     Ok(text_output(text, &settings))
 }
 
