@@ -3,7 +3,10 @@
 //   (a) by a minimal direct LSP client of our own (this file): didOpen → definition → didClose, as seam does;
 //   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool;
 //   (c) the same through `seam serve` over stdio (the SDK client spawning seam, as an agent host does).
-// Cold: from starting the server (or seam) to the first answer. Warm: p50/p99 of the next RUNS answers.
+// Cold: from starting the server (or seam) to the first answer, one path at a time. Warm: p50/p99 of
+// RUNS more answers per path, asked in rounds of one question per path (the order rotating each
+// round), so that every path sees the same machine: this 2-core VM drifts by tens of percent
+// between minutes, which a path-after-path run would put into the ratio.
 //
 //   node bench/lsp.mjs --seam PATH --out DIR [--runs N]
 import { spawn } from 'node:child_process';
@@ -74,13 +77,12 @@ async function direct() {
   };
   await ask();
   const cold = ms(process.hrtime.bigint() - started);
-  const warm = [];
-  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
-  // The next row starts only once this server is gone.
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill();
-  await exited;
-  return { cold, warm };
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill();
+    await exited;
+  };
+  return { cold, ask, stop };
 }
 
 function writeComposition() {
@@ -89,17 +91,14 @@ function writeComposition() {
   return composition;
 }
 
-// Cold first answer and warm answers through a connected MCP client.
+// The cold first answer through a connected MCP client, and how to ask again.
 async function askThrough(client, started) {
   const ask = async () => {
     const r = await client.callTool({ name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
     if (!r.content[0].text.startsWith(expected)) throw new Error(`seam: ${r.content[0].text}`);
   };
   await ask();
-  const cold = ms(process.hrtime.bigint() - started);
-  const warm = [];
-  for (let i = 0; i < RUNS; i++) { const t = process.hrtime.bigint(); await ask(); warm.push(ms(process.hrtime.bigint() - t)); }
-  return { cold, warm };
+  return { cold: ms(process.hrtime.bigint() - started), ask };
 }
 
 async function throughSeamHttp() {
@@ -113,13 +112,14 @@ async function throughSeamHttp() {
   });
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  const result = await askThrough(client, started);
-  await client.close();
-  // Gone before the next row starts, so its shutdown does not share the cores with that row.
-  const exited = new Promise((resolve) => seam.once('exit', resolve));
-  seam.kill('SIGTERM');
-  await exited;
-  return result;
+  const { cold, ask } = await askThrough(client, started);
+  const stop = async () => {
+    await client.close();
+    const exited = new Promise((resolve) => seam.once('exit', resolve));
+    seam.kill('SIGTERM');
+    await exited;
+  };
+  return { cold, ask, stop };
 }
 
 async function throughSeamStdio() {
@@ -127,16 +127,24 @@ async function throughSeamStdio() {
   const started = process.hrtime.bigint();
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(new StdioClientTransport({ command: path.resolve(args.seam), args: ['serve', composition, '--no-watch'], cwd: project, stderr: 'ignore' }));
-  const result = await askThrough(client, started);
-  await client.close();
-  return result;
+  const { cold, ask } = await askThrough(client, started);
+  return { cold, ask, stop: () => client.close() };
 }
 
-const rows = [];
-for (const [name, run] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeamHttp], ['seam serve (MCP over stdio)', throughSeamStdio]]) {
-  const { cold, warm } = await run();
-  rows.push({ name, cold, p50: pct(warm, 50), p99: pct(warm, 99), mean: warm.reduce((a, b) => a + b, 0) / warm.length });
+const paths = [];
+for (const [name, start] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeamHttp], ['seam serve (MCP over stdio)', throughSeamStdio]]) {
+  paths.push({ name, ...(await start()), warm: [] });
 }
+for (let i = 0; i < RUNS; i++) {
+  for (let k = 0; k < paths.length; k++) {
+    const p = paths[(i + k) % paths.length];
+    const t = process.hrtime.bigint();
+    await p.ask();
+    p.warm.push(ms(process.hrtime.bigint() - t));
+  }
+}
+for (const p of paths) await p.stop();
+const rows = paths.map(({ name, cold, warm }) => ({ name, cold, p50: pct(warm, 50), p99: pct(warm, 99), mean: warm.reduce((a, b) => a + b, 0) / warm.length }));
 console.log(`| path | cold first answer (ms) | warm p50 (ms) | warm p99 (ms) | warm mean (ms) |\n| --- | --- | --- | --- | --- |`);
 for (const r of rows) console.log(`| ${r.name} | ${r.cold.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.mean.toFixed(2)} |`);
 for (const r of rows.slice(1)) console.log(`\nwarm overhead ratio, ${r.name} (p50 seam / p50 direct): ${(r.p50 / rows[0].p50).toFixed(2)}x; p99: ${(r.p99 / rows[0].p99).toFixed(2)}x`);
