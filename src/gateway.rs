@@ -262,11 +262,13 @@ pub struct StdioCalls {
     initialized: bool,
     /// Calls running, by their request id as JSON text; the client may cancel them.
     running: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
+    /// Rung when a call has been answered and left `running`.
+    answered: Arc<tokio::sync::Notify>,
 }
 
 impl StdioCalls {
     pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
-        StdioCalls { gateway, writer, peer, initialized: false, running: Arc::default() }
+        StdioCalls { gateway, writer, peer, initialized: false, running: Arc::default(), answered: Arc::default() }
     }
 
     /// `notifications/cancelled` of a call running here. (rmcp is told too, and finds nothing of its own.)
@@ -283,15 +285,18 @@ impl StdioCalls {
             request_id: &'a RawValue,
         }
         let Ok(cancelled) = serde_json::from_slice::<Cancelled>(line) else { return };
-        if let Some(token) = self.running.lock().expect("running lock").get(&id_key(cancelled.params.request_id)) {
+        if let Some(token) = self.running.lock().expect("running lock").get(cancelled.params.request_id.get()) {
             token.cancel();
         }
     }
 }
 
-/// A request id as a key: the same id however it was spaced.
-fn id_key(id: &RawValue) -> String {
-    serde_json::from_str::<Json>(id.get()).map(|v| v.to_string()).unwrap_or_else(|_| id.get().to_owned())
+/// A request id seam answers itself: a string or an integer, as rmcp reads them.
+/// (Anything else is left to rmcp, which answers it `Invalid Request`.)
+fn plain_id(id: &RawValue) -> bool {
+    let text = id.get();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    text.starts_with('"') || (!digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl Divert for StdioCalls {
@@ -309,7 +314,7 @@ impl Divert for StdioCalls {
             }
             _ => return false,
         }
-        let (Some(id), Some(peer)) = (peek.id, self.peer.get()) else { return false };
+        let (Some(id), Some(peer)) = (peek.id.filter(|id| plain_id(id)), self.peer.get()) else { return false };
         #[derive(serde::Deserialize)]
         struct Call {
             params: Params,
@@ -321,23 +326,41 @@ impl Divert for StdioCalls {
             arguments: Option<Map<String, Json>>,
         }
         let Ok(Call { params }) = serde_json::from_slice::<Call>(line) else { return false };
-        let (id, key, token) = (id.to_owned(), id_key(id), CancellationToken::new());
-        self.running.lock().expect("running lock").insert(key.clone(), token.clone());
+        let (id, token) = (id.to_owned(), CancellationToken::new());
+        self.running.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
         let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
+        let answered = self.answered.clone();
         tokio::spawn(async move {
             // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `token`.
             let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
-            running.lock().expect("running lock").remove(&key);
             // A request the client cancelled is not answered (as rmcp does).
-            if token.is_cancelled() {
-                return;
+            if !token.is_cancelled() {
+                let answer = Answer { jsonrpc: "2.0", id: &id, result: output.into_json() };
+                if let Err(e) = writer.write_line(&line_of(&answer)).await {
+                    tracing::warn!("the answer to a call could not be written: {e}");
+                }
             }
-            let answer = Answer { jsonrpc: "2.0", id: &id, result: output.into_json() };
-            if let Err(e) = writer.write_line(&line_of(&answer)).await {
-                tracing::debug!("the answer to a call could not be written: {e}");
-            }
+            // Out of `running` only once answered: closing the stream waits for that.
+            running.lock().expect("running lock").remove(id.get());
+            answered.notify_waiters();
         });
         true
+    }
+
+    /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
+    fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
+        let (running, answered) = (self.running.clone(), self.answered.clone());
+        Some(Box::pin(async move {
+            loop {
+                let notified = answered.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if running.lock().expect("running lock").is_empty() {
+                    return;
+                }
+                notified.await;
+            }
+        }))
     }
 }
 

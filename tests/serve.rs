@@ -767,3 +767,36 @@ fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_fir
         assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("fake hover"), "{answer}");
     });
 }
+
+/// A client that sends its calls and closes its input still gets their answers (rmcp's own rule, kept by seam's call lane).
+#[test]
+fn over_stdio_calls_sent_before_the_input_closes_are_answered() {
+    use std::io::{Read as _, Write as _};
+    let dir = scratch("stdin-closed");
+    let file = dir.join("c.yaml");
+    compose(&file, &[flaky_mount("a", &[], "")], "");
+    let mut seam = Command::new(seam_bin())
+        .args(["serve", file.to_str().unwrap(), "--no-watch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp__a__sleep", "arguments": { "ms": 300 } } }),
+    ];
+    let mut stdin = seam.stdin.take().unwrap();
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let mut out = String::new();
+    seam.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    seam.wait().unwrap();
+    let answers: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let call = answers.iter().find(|a| a["id"] == 2).unwrap_or_else(|| panic!("no answer to the call in {out}"));
+    assert_eq!(call["result"]["content"][0]["text"], "slept", "{call}");
+}

@@ -39,8 +39,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// push, where across workers it is a futex wake and a context switch. What
 /// could hold the thread runs on the blocking pool: HTML conversion, skill
 /// scans, a reload's check, and the `lsp` tool's reading of the files its
-/// locations name. Left inline: the one file a question is about (capped at
-/// `max_document_bytes`, opened non-blocking).
+/// locations name when there are several. Left inline: the one file a question
+/// is about and the file of a single location (capped at `max_document_bytes`,
+/// opened non-blocking).
 pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
 }

@@ -50,14 +50,19 @@ impl LineWriter {
         LineWriter(Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))))
     }
 
-    /// Writes `line`, which ends with `\n`.
+    /// Writes `line`, which ends with `\n`. The write runs as a task of its own: a caller
+    /// that stops waiting (a timeout, a cancellation) cannot leave half a line on the stream.
     pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
-        let mut write = self.0.lock().await;
-        let Some(w) = write.as_mut() else {
-            return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the stream is closed"));
-        };
-        w.write_all(line).await?;
-        w.flush().await
+        let (writer, line) = (self.0.clone(), line.to_vec());
+        let write = tokio::spawn(async move {
+            let mut write = writer.lock().await;
+            let Some(w) = write.as_mut() else {
+                return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the stream is closed"));
+            };
+            w.write_all(&line).await?;
+            w.flush().await
+        });
+        write.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
     /// Closes the writing half (a child reads end of input).
@@ -93,7 +98,10 @@ impl AsyncWrite for OnDemandWrite {
         loop {
             match (&self.file).write(buf) {
                 Ok(n) => {
-                    self.blocked = None;
+                    // Registered until a write goes through whole: a slow reader is not re-registered per chunk.
+                    if n == buf.len() {
+                        self.blocked = None;
+                    }
                     return Poll::Ready(Ok(n));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -136,9 +144,16 @@ pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
 pub trait Divert: Send + 'static {
     /// `true` when the line (without its `\n`) was taken.
     fn take(&mut self, line: &[u8]) -> bool;
-    /// The stream ended: nothing more will be read.
+    /// The stream ended, or seam closed it: nothing more will be read.
     fn closed(&mut self) {}
+    /// Before the writing half closes: the work this divert still has to answer, to be awaited (bounded).
+    fn drain(&mut self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
+        None
+    }
 }
+
+/// How long closing waits for a divert's calls in flight to be answered.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Diverts nothing.
 pub struct NoDivert;
@@ -157,7 +172,7 @@ enum LineRead {
 }
 
 /// The transport: rmcp sends and receives through it; a [`Divert`] sees every line first.
-pub struct LineTransport<Role, D> {
+pub struct LineTransport<Role, D: Divert> {
     read: BufReader<Pin<Box<dyn AsyncRead + Send>>>,
     line: Vec<u8>,
     /// Inside a line that was too long, until its end.
@@ -221,7 +236,10 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             }
         }
     }
+}
 
+impl<Role, D: Divert> LineTransport<Role, D> {
+    /// Once, however the stream ends (its end read, a close, a drop): the divert is told.
     fn end(&mut self) {
         if !self.ended {
             self.ended = true;
@@ -283,8 +301,18 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        if let Some(drained) = self.divert.drain() {
+            let _ = tokio::time::timeout(DRAIN, drained).await;
+        }
+        self.end();
         self.writer.close().await;
         Ok(())
+    }
+}
+
+impl<Role, D: Divert> Drop for LineTransport<Role, D> {
+    fn drop(&mut self) {
+        self.end();
     }
 }
 
@@ -542,5 +570,18 @@ mod tests {
         assert!(transport.receive().await.is_none());
         assert!(matches!(waiting.await.unwrap(), Err(CallFailure::Closed(_))));
         assert!(matches!(calls.call_tool("late", &Map::new()).await, Err(CallFailure::Closed(_))), "no call starts on a closed stream");
+    }
+
+    #[tokio::test]
+    async fn a_transport_seam_drops_fails_the_calls_waiting_on_it() {
+        let (transport, calls, _server, mut from_client) = client_side(MAX_LINE);
+        let waiting = tokio::spawn({
+            let calls = calls.clone();
+            async move { calls.call_tool("slow", &Map::new()).await.map(|_| ()) }
+        });
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
+        // rmcp drops the transport when seam ends the connection (a retired mount), not at the end of its input.
+        drop(transport);
+        assert!(matches!(waiting.await.unwrap(), Err(CallFailure::Closed(_))));
     }
 }

@@ -587,8 +587,11 @@ impl Mount {
         let complete = matches!(plain.result_type.as_deref(), None | Some("complete"));
         if complete && (plain.content.is_some() || plain.structured_content.is_some()) {
             let content = plain.content.unwrap_or_default();
-            if let Some(bad) = content.iter().find(|b| !b.get("type").is_some_and(Json::is_string)) {
-                return Err(failed(format!("a content block has no type: {bad}")));
+            // Each block must read as MCP content (as rmcp's typed result required); it is passed on as written.
+            for block in &content {
+                if let Err(e) = <rmcp::model::ContentBlock as serde::Deserialize>::deserialize(block) {
+                    return Err(failed(format!("a content block is not MCP content ({e}): {block}")));
+                }
             }
             return Ok(ToolOutput { content, structured_content: plain.structured_content, is_error: plain.is_error.unwrap_or(false) });
         }
