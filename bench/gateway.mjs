@@ -1,7 +1,7 @@
 // Gateway overhead: one `tools/call` round trip to server-everything's `echo`
 // ({message:"hi"}) through each gateway, side by side, in ONE run.
 //
-//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--relay BIN] [--nodelay-shim SO]
+//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--relay BIN] [--nodelay-shim SO] [--interleave]
 //
 // For each target: warm up, then BENCH_CALLS calls sequentially with 1 client,
 // then BENCH_CALLS calls in total spread over BENCH_CLIENTS (16) concurrent
@@ -384,6 +384,38 @@ async function runTarget(t) {
     await env.stop();
   }
   return res;
+}
+
+// --- Interleaved: one client per target, calls alternating ----------------------
+// With --interleave, the targets chosen (--only) each get one client, warmed up, and then
+// BENCH_CALLS rounds of one call per target (the order rotating each round): drift of this
+// 2-core VM between minutes falls on every target alike, which comparing p50s measured one
+// target after another cannot promise. Prints p50/p99 per target and each one's p50 minus
+// the first target's.
+if (argv.includes('--interleave')) {
+  const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && (!t.optional || (t.key === 'relay' && RELAY) || (t.key === 'seam-http-nodelay' && NODELAY_SHIM)));
+  const live = [];
+  for (const t of chosen) {
+    const env = await t.setup();
+    const conn = await until(`${t.key}: client`, () => connectClient(env.makeTransport, t.key), 60000);
+    await loop(conn.client, t.tool, WARMUP, [], []);
+    live.push({ t, env, conn, lat: [], errors: [] });
+  }
+  for (let i = 0; i < CALLS; i++) {
+    for (let k = 0; k < live.length; k++) {
+      const x = live[(i + k) % live.length];
+      try { x.lat.push(await callOnce(x.conn.client, x.t.tool)); } catch (e) { x.errors.push(e.message); }
+    }
+  }
+  for (const x of live) { await x.conn.client.close().catch(() => {}); await x.env.stop(); }
+  for (const { child } of started) await stopGroup(child);
+  const p50s = live.map((x) => percentile(Float64Array.from(x.lat).sort(), 0.5));
+  const out = [`Interleaved: ${CALLS} rounds of one echo call per target after ${WARMUP} warm-up calls each, 1 client per target.`, '',
+    '| target | transport | p50 µs | p99 µs | p50 − first row µs | errors |', '| --- | --- | ---: | ---: | ---: | ---: |'];
+  live.forEach((x, i) => out.push(`| ${x.t.name} | ${x.t.transport} | ${p50s[i].toFixed(0)} | ${percentile(Float64Array.from(x.lat).sort(), 0.99).toFixed(0)} | ${i === 0 ? '–' : (p50s[i] - p50s[0]).toFixed(0)} | ${x.errors.length} |`));
+  console.log(out.join('\n'));
+  fs.writeFileSync(path.join(OUT, 'interleaved.md'), out.join('\n') + '\n');
+  process.exit(live.some((x) => x.errors.length) ? 1 : 0);
 }
 
 // --- Main -----------------------------------------------------------------------
