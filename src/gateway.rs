@@ -272,20 +272,15 @@ impl StdioCalls {
     }
 
     /// `notifications/cancelled` of a call running here. (rmcp is told too, and finds nothing of its own.)
-    fn cancel(&self, line: &[u8]) {
-        #[derive(serde::Deserialize)]
-        struct Cancelled<'a> {
-            #[serde(borrow)]
-            params: CancelledParams<'a>,
-        }
+    fn cancel(&self, params: &RawValue) {
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
-        struct CancelledParams<'a> {
+        struct Cancelled<'a> {
             #[serde(borrow)]
             request_id: &'a RawValue,
         }
-        let Ok(cancelled) = serde_json::from_slice::<Cancelled>(line) else { return };
-        if let Some(token) = self.running.lock().expect("running lock").get(cancelled.params.request_id.get()) {
+        let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
+        if let Some(token) = self.running.lock().expect("running lock").get(cancelled.request_id.get()) {
             token.cancel();
         }
     }
@@ -309,23 +304,21 @@ impl Divert for StdioCalls {
                 return false;
             }
             Some("notifications/cancelled") => {
-                self.cancel(line);
+                if let Some(params) = peek.params {
+                    self.cancel(params);
+                }
                 return false;
             }
             _ => return false,
         }
-        let (Some(id), Some(peer)) = (peek.id.filter(|id| plain_id(id)), self.peer.get()) else { return false };
-        #[derive(serde::Deserialize)]
-        struct Call {
-            params: Params,
-        }
+        let (Some(id), Some(params), Some(peer)) = (peek.id.filter(|id| plain_id(id)), peek.params, self.peer.get()) else { return false };
         #[derive(serde::Deserialize)]
         struct Params {
             name: String,
             #[serde(default)]
             arguments: Option<Map<String, Json>>,
         }
-        let Ok(Call { params }) = serde_json::from_slice::<Call>(line) else { return false };
+        let Ok(params) = serde_json::from_str::<Params>(params.get()) else { return false };
         let (id, token) = (id.to_owned(), CancellationToken::new());
         self.running.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
         let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
@@ -336,7 +329,7 @@ impl Divert for StdioCalls {
             // A request the client cancelled is not answered (as rmcp does).
             if !token.is_cancelled() {
                 let answer = Answer { jsonrpc: "2.0", id: &id, result: output.into_json() };
-                if let Err(e) = writer.write_line(&line_of(&answer)).await {
+                if let Err(e) = writer.write_line(line_of(&answer)).await {
                     tracing::warn!("the answer to a call could not be written: {e}");
                 }
             }

@@ -422,3 +422,18 @@ async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, reque
     }
     app.service(&name).handle(request).await.into_response()
 }
+
+#[cfg(test)]
+mod sse_tests {
+    use super::{event_end, sse_data};
+
+    #[test]
+    fn an_event_ends_at_a_blank_line_with_lf_or_crlf_and_its_data_lines_join() {
+        assert_eq!(event_end(b"data: a\n\ndata: b\n\n"), Some((7, 9)));
+        assert_eq!(event_end(b"data: a\r\n\r\nrest"), Some((8, 11)));
+        assert_eq!(event_end(b"data: a\n"), None, "no blank line yet: the event is not whole");
+        assert_eq!(sse_data(b"id: 0\nretry: 3000\ndata:"), b"", "a priming event has no data");
+        assert_eq!(sse_data(b": keep-alive"), b"", "a comment has no data");
+        assert_eq!(sse_data(b"event: message\r\ndata: {\"a\":\r\ndata:1}"), b"{\"a\":\n1}");
+    }
+}

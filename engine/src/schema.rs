@@ -153,19 +153,14 @@ impl Schemas {
     /// Checks the spanned tree itself (read as JSON in place, see [`crate::as_json`]).
     pub fn validate(&self, tree: &Node, kinds: &[&'static dyn MountKind], out: &mut Vec<Diagnostic>) {
         let mapper = Mapper { tree, schema: &self.checked, schemas: self };
-        // `is_valid` stops at the first failure and builds no errors: the common,
-        // valid case pays only for it; errors are collected only when there are some.
-        if !self.root.is_valid(tree) {
-            mapper.report(&self.root, tree, "", None, out);
-        }
+        mapper.report(&self.root, tree, String::new, None, out);
         let Some(mounts) = tree.get("mounts").and_then(Node::as_map) else { return };
         for (id, entry) in mounts {
             let mount = &entry.node;
             let Some(kind) = mount.get("kind").and_then(Node::as_str) else { continue };
             let base = || crate::diagnostic::pointer(["mounts", id.as_str()]);
             match self.kinds.get(kind) {
-                Some(validator) if validator.is_valid(mount) => {}
-                Some(validator) => mapper.report(validator, mount, &base(), Some(kind), out),
+                Some(validator) => mapper.report(validator, mount, base, Some(kind), out),
                 None => {
                     let pointer = format!("{}/kind", base());
                     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
@@ -259,10 +254,23 @@ fn short(v: &Json) -> String {
 }
 
 impl Mapper<'_> {
-    /// Every error of `validator` on `node` (at `base`), as diagnostics.
-    fn report(&self, validator: &jsonschema::Validator<Tree>, node: &Node, base: &str, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
+    /// Every error of `validator` on `node` (at the pointer `base` gives), as
+    /// diagnostics. `is_valid` stops at the first failure and builds no errors:
+    /// the common, valid case pays only for it, and builds no pointer either.
+    fn report(
+        &self,
+        validator: &jsonschema::Validator<Tree>,
+        node: &Node,
+        base: impl FnOnce() -> String,
+        kind: Option<&str>,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        if validator.is_valid(node) {
+            return;
+        }
+        let base = base();
         for error in validator.iter_errors(node) {
-            self.map(&error, base, kind, out);
+            self.map(&error, &base, kind, out);
         }
     }
 
