@@ -294,6 +294,25 @@ fn the_servers_requests_get_the_mounts_configuration_and_edits_are_refused() {
     assert_eq!(answers["other"]["code"], -32601, "an unknown request is answered, not left hanging");
 }
 
+/// Questions on one document wait in its workspace's queue from `didOpen` to `didClose`: asked all at
+/// once, none opens the document while another holds it open (the fake server answers any lifecycle
+/// violation with an error), and each finds every earlier question's document closed.
+#[test]
+fn questions_at_once_on_one_document_each_open_and_close_it_in_turn() {
+    let (file, _) = fake("lsp-lifecycle", "FAKE_LSP: lifecycle", "", "true");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let question = json!({ "name": "lsp", "args": { "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 } });
+    let answers = client.send(json!({ "op": "call_all", "calls": vec![question.clone(); 20] }));
+    let mut texts: Vec<String> = answers["results"].as_array().unwrap().iter().map(|r| text(r).to_owned()).collect();
+    texts.sort_by_key(|t| t.split(' ').nth(1).and_then(|n| n.parse::<u32>().ok()));
+    let expected: Vec<String> = (0..20).map(|n| format!("opened {n} closed {n}")).collect();
+    assert_eq!(texts, expected);
+    let last = client.send(json!({ "op": "call_all", "calls": [question] }));
+    assert_eq!(text(&last["results"][0]), "opened 20 closed 20", "the last question's didClose was sent too");
+    client.close();
+}
+
 #[test]
 fn a_question_waiting_on_a_retired_mount_ends_with_lsp_disposed() {
     let (file, _) = fake("lsp-disposed", "FAKE_LSP: hang", "    shutdown_timeout: 200ms\n", "true");

@@ -8,6 +8,9 @@
 //   big-header    answers hover with a header block over 64 KiB
 //   no-hover      offers no hoverProvider
 //   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown one)
+//   lifecycle     answers hover with how many documents were opened and closed before it
+// In every mode the document lifecycle is checked: a document opened twice, closed while not open, or
+// asked about while not open is a protocol error, and every question after it is answered with that error.
 import fs from 'node:fs';
 
 const mode = process.env.FAKE_LSP || 'ok';
@@ -15,6 +18,10 @@ let buffer = Buffer.alloc(0);
 // The client's answers to our own requests, by id (reported back in `hover` under FAKE_LSP=ask).
 const answers = {};
 let heldHover = null;
+const openDocuments = new Set();
+let opened = 0;
+let closed = 0;
+let violation = null;
 function replyHeld() {
   if (heldHover === null || !['cfg', 'edit', 'other'].every((k) => k in answers)) return;
   send({ jsonrpc: '2.0', id: heldHover, result: { contents: JSON.stringify(answers) } });
@@ -47,8 +54,18 @@ function handle(m) {
     return;
   }
   if (m.method === 'textDocument/didOpen') {
-    process.stderr.write(`opened ${m.params.textDocument.uri}\n`);
+    const uri = m.params.textDocument.uri;
+    if (openDocuments.has(uri)) violation ??= `didOpen of ${uri}, which is open`;
+    openDocuments.add(uri);
+    opened += 1;
+    process.stderr.write(`opened ${uri}\n`);
     if (mode === 'crash-on-open' && crashes()) process.exit(3);
+    return;
+  }
+  if (m.method === 'textDocument/didClose') {
+    const uri = m.params.textDocument.uri;
+    if (!openDocuments.delete(uri)) violation ??= `didClose of ${uri}, which is not open`;
+    closed += 1;
     return;
   }
   if (m.method === 'shutdown') return send({ jsonrpc: '2.0', id: m.id, result: null });
@@ -61,10 +78,13 @@ function handle(m) {
   if (mode === 'hang') return;
   const { line, character } = m.params.position || {};
   const uri = m.params.textDocument?.uri;
+  if (uri !== undefined && !openDocuments.has(uri)) violation ??= `${m.method} on ${uri}, which is not open`;
+  if (violation) return send({ jsonrpc: '2.0', id: m.id, error: { code: -32600, message: violation } });
   switch (m.method) {
     case 'textDocument/hover':
       if (mode === 'big-message') return send({ jsonrpc: '2.0', id: m.id, result: { contents: 'x'.repeat(4096) } });
       if (mode === 'big-header') return send({ jsonrpc: '2.0', id: m.id, result: null }, `X-Filler: ${'a'.repeat(70000)}\r\n`);
+      if (mode === 'lifecycle') return send({ jsonrpc: '2.0', id: m.id, result: { contents: `opened ${opened - 1} closed ${closed}` } });
       if (mode === 'ask') {
         // Answered once the client has answered all three of our requests (they may cross this one on the wire).
         heldHover = m.id;

@@ -55,7 +55,7 @@ pub fn framing_holds(bytes: &[u8]) {
         }
         if bytes.len() as u64 <= FRAME_LIMIT {
             let mut framed = Vec::new();
-            seam_lsp::framing::write_message(&mut framed, bytes).await.unwrap();
+            seam_lsp::framing::frame(&mut framed, bytes);
             let mut reader = tokio::io::BufReader::new(&framed[..]);
             assert_eq!(seam_lsp::framing::read_message(&mut reader, FRAME_LIMIT).await.unwrap().as_deref(), Some(bytes));
         }

@@ -10,13 +10,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use seam_engine::subprocess::{Child, SubprocessService};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 use tokio::io::BufReader;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::StdioServer;
-use crate::framing::{read_message, write_message};
+use crate::framing::{frame, read_message, write_frames};
 
 /// How a request failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,7 +65,43 @@ impl Tail {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Json, Failure>>>>>;
+/// A server's answer: its `result` as it was sent (`null` when it sent none), parsed by whoever asked.
+pub type Answer = Box<RawValue>;
+
+type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Answer, Failure>>>>>;
+
+/// A request or notification as it goes out, built from borrowed parts (no `Json` tree, no copy of a document).
+#[derive(Serialize)]
+struct Outgoing<'a, P: Serialize> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<i64>,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// A message as it comes in: its parts stay raw JSON until something needs them.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct RpcError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
 
 pub struct Connection {
     writer: Arc<tokio::sync::Mutex<tokio::process::ChildStdin>>,
@@ -74,6 +112,8 @@ pub struct Connection {
     closed_why: Arc<Mutex<Option<String>>>,
     pub stderr: Arc<Mutex<Tail>>,
     child: tokio::sync::Mutex<Child>,
+    /// Set once `shutdown` is on its way: after it, nothing but `exit` is sent (a late `didClose` is dropped).
+    ending: std::sync::atomic::AtomicBool,
     pub pid: u32,
     pub capabilities: Json,
     pub workspace: PathBuf,
@@ -132,6 +172,7 @@ impl Connection {
             closed_why,
             stderr: tail,
             child: tokio::sync::Mutex::new(child),
+            ending: std::sync::atomic::AtomicBool::new(false),
             pid,
             capabilities: Json::Null,
             workspace: workspace.to_owned(),
@@ -173,15 +214,16 @@ impl Connection {
                 "window": { "workDoneProgress": false }
             }
         });
-        let result = self.request("initialize", params).await.map_err(|e| format!("`initialize` failed: {e}"))?;
+        let result = self.request("initialize", &params).await.map_err(|e| format!("`initialize` failed: {e}"))?;
+        let result: Json = serde_json::from_str(result.get()).map_err(|e| format!("`initialize` answered malformed JSON: {e}"))?;
         let capabilities = result.get("capabilities").cloned().ok_or("`initialize` answered without `capabilities`")?;
         // UTF-16 is what seam speaks and what LSP requires every server to support; a server that picks another is refused.
         if let Some(encoding) = capabilities.get("positionEncoding").and_then(Json::as_str).filter(|e| *e != "utf-16") {
             return Err(format!("the server insists on `{encoding}` positions; seam asks for and converts only utf-16"));
         }
-        self.notify("initialized", json!({})).await.map_err(|e| e.to_string())?;
+        self.notify("initialized", &json!({})).await.map_err(|e| e.to_string())?;
         if let Some(settings) = &config.configuration {
-            self.notify("workspace/didChangeConfiguration", json!({ "settings": settings })).await.map_err(|e| e.to_string())?;
+            self.notify("workspace/didChangeConfiguration", &json!({ "settings": settings })).await.map_err(|e| e.to_string())?;
         }
         Ok(capabilities)
     }
@@ -200,7 +242,13 @@ impl Connection {
         if tail.is_empty() { why } else { format!("{why}; its stderr ends: {tail}") }
     }
 
-    pub async fn request(&self, method: &str, params: Json) -> Result<Json, Failure> {
+    pub async fn request<P: Serialize>(&self, method: &str, params: &P) -> Result<Answer, Failure> {
+        self.request_after(Vec::new(), method, params).await
+    }
+
+    /// Sends `frames` (notifications framed by [`Connection::notification`]) and then the request, in one
+    /// write, and waits for the request's answer.
+    pub async fn request_after<P: Serialize>(&self, mut frames: Vec<u8>, method: &str, params: &P) -> Result<Answer, Failure> {
         if self.is_closed() {
             return Err(Failure::Transport(self.closed_reason()));
         }
@@ -215,30 +263,45 @@ impl Connection {
             }
         }
         let _forget = Forget(&self.pending, id);
-        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.send(&message).await?;
+        let body = serde_json::to_vec(&Outgoing { jsonrpc: "2.0", id: Some(id), method, params }).expect("serializable");
+        frame(&mut frames, &body);
+        self.send(&frames).await?;
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(Failure::Transport(self.closed_reason()))),
             _ = self.closed.cancelled() => Err(Failure::Transport(self.closed_reason())),
         }
     }
 
-    pub async fn notify(&self, method: &str, params: Json) -> Result<(), Failure> {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params })).await
+    /// Appends a framed notification to `frames`, to be sent with what follows it.
+    pub fn notification<P: Serialize>(frames: &mut Vec<u8>, method: &str, params: &P) {
+        let body = serde_json::to_vec(&Outgoing { jsonrpc: "2.0", id: None, method, params }).expect("serializable");
+        frame(frames, &body);
     }
 
-    async fn send(&self, message: &Json) -> Result<(), Failure> {
-        let body = serde_json::to_vec(message).expect("serializable");
+    /// Sends a notification; once `shutdown` is on its way, only `exit` still goes out.
+    pub async fn notify<P: Serialize>(&self, method: &str, params: &P) -> Result<(), Failure> {
+        let mut frames = Vec::new();
+        Connection::notification(&mut frames, method, params);
         let mut writer = self.writer.lock().await;
-        write_message(&mut *writer, &body).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
+        // Read under the writer's lock, which `shutdown` is sent under: no notification follows it.
+        if self.ending.load(Ordering::SeqCst) && method != "exit" {
+            return Ok(());
+        }
+        write_frames(&mut *writer, &frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
+    }
+
+    async fn send(&self, frames: &[u8]) -> Result<(), Failure> {
+        let mut writer = self.writer.lock().await;
+        write_frames(&mut *writer, frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
     }
 
     /// `shutdown` → `exit`, then SIGTERM once `shutdown_timeout` passes and SIGKILL after `kill_grace`.
     pub async fn shut_down(&self, shutdown_timeout: Duration, kill_grace: Duration) {
         if !self.is_closed() {
+            self.ending.store(true, Ordering::SeqCst);
             let polite = async {
-                if self.request("shutdown", Json::Null).await.is_ok() {
-                    let _ = self.notify("exit", Json::Null).await;
+                if self.request("shutdown", &Json::Null).await.is_ok() {
+                    let _ = self.notify("exit", &Json::Null).await;
                 }
                 self.child.lock().await.wait().await
             };
@@ -313,34 +376,40 @@ async fn read_loop(
             Ok(None) => break "the server exited".to_owned(),
             Err(e) => break e.to_string(),
         };
-        let Ok(message) = serde_json::from_slice::<Json>(&body) else {
-            break "the server sent a message that is not JSON".to_owned();
+        let message = match serde_json::from_slice::<Incoming>(&body) {
+            Ok(message) => message,
+            Err(e) => break format!("the server sent a message that is not JSON-RPC: {e}"),
         };
-        let method = message.get("method").and_then(Json::as_str);
-        match (method, message.get("id")) {
+        match (message.method, message.id) {
             // A request from the server.
             (Some(method), Some(id)) => {
-                let reply = match replies.answer(method, &message["params"]) {
+                let method: String = serde_json::from_str(method.get()).unwrap_or_default();
+                let params = message.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or(Json::Null);
+                let id: Json = serde_json::from_str(id.get()).expect("an id is JSON");
+                let reply = match replies.answer(&method, &params) {
                     Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
                     Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
                 };
-                let body = serde_json::to_vec(&reply).expect("serializable");
+                let mut frames = Vec::new();
+                frame(&mut frames, &serde_json::to_vec(&reply).expect("serializable"));
                 let mut writer = replies.writer.lock().await;
-                if write_message(&mut *writer, &body).await.is_err() {
+                if write_frames(&mut *writer, &frames).await.is_err() {
                     break "writing to the server failed".to_owned();
                 }
             }
             // Notifications (`window/*`, `$/…`, diagnostics, telemetry) are consumed.
             (Some(_), None) => {}
             (None, Some(id)) => {
-                let Some(id) = id.as_i64() else { continue };
+                let Ok(id) = serde_json::from_str::<i64>(id.get()) else { continue };
                 let Some(tx) = pending.lock().expect("pending lock").remove(&id) else { continue };
-                let answer = match message.get("error") {
-                    Some(e) => Err(Failure::Rpc {
-                        code: e["code"].as_i64().unwrap_or_default(),
-                        message: e["message"].as_str().unwrap_or_default().to_owned(),
-                    }),
-                    None => Ok(message.get("result").cloned().unwrap_or(Json::Null)),
+                let answer = match message.error {
+                    Some(e) => {
+                        let e: RpcError = serde_json::from_str(e.get()).unwrap_or_default();
+                        Err(Failure::Rpc { code: e.code, message: e.message })
+                    }
+                    None => {
+                        Ok(message.result.map_or_else(|| RawValue::from_string("null".into()).expect("null is JSON"), ToOwned::to_owned))
+                    }
                 };
                 let _ = tx.send(answer);
             }

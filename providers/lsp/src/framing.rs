@@ -72,13 +72,16 @@ pub async fn read_message<R: AsyncBufRead + Unpin>(reader: &mut R, max_message: 
     Ok(Some(body))
 }
 
-pub async fn write_message<W: AsyncWrite + Unpin>(writer: &mut W, body: &[u8]) -> std::io::Result<()> {
-    // One write for header and body: a header written alone wakes the server for a message it cannot read yet.
-    let header = format!("Content-Length: {}\r\n\r\n", body.len());
-    let mut message = Vec::with_capacity(header.len() + body.len());
-    message.extend_from_slice(header.as_bytes());
-    message.extend_from_slice(body);
-    writer.write_all(&message).await?;
+/// Appends one message to `out`, framed: a buffer of several is written at once.
+pub fn frame(out: &mut Vec<u8>, body: &[u8]) {
+    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(body);
+}
+
+/// Writes framed messages in one write: a header written alone, or a notification written apart from
+/// the request that follows it, wakes the server for a message it cannot act on yet.
+pub async fn write_frames<W: AsyncWrite + Unpin>(writer: &mut W, frames: &[u8]) -> std::io::Result<()> {
+    writer.write_all(frames).await?;
     writer.flush().await
 }
 

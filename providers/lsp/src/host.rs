@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, ToolOutput};
 use seam_engine::subprocess::SubprocessService;
+use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
+use tokio::sync::OwnedMutexGuard;
 
 use crate::StdioServer;
-use crate::client::{Connection, Failure, file_uri};
+use crate::client::{Answer, Connection, Failure, file_uri};
 
 /// A typed failure of the LSP surface.
 #[derive(Clone, Debug, PartialEq)]
@@ -136,17 +138,15 @@ impl LspMount {
     /// Runs a query in the workspace's queue. `read` runs inside the queue (the
     /// file is read where the server will see it). A transport failure replaces
     /// the process once and replays the query (it only reads); a second one is an error.
-    pub async fn query(
-        &self,
-        workspace: &Path,
-        read: impl FnOnce() -> Result<Query, LspError>,
-    ) -> Result<(Json, Arc<Connection>), LspError> {
+    /// The queue is released once `didClose` is written, which is after the answer is returned.
+    pub async fn query(&self, workspace: &Path, read: impl FnOnce() -> Result<Query, LspError>) -> Result<Answer, LspError> {
         if self.disposed.load(Ordering::SeqCst) {
             return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
         }
         let slot = self.slot(workspace);
-        let mut server = slot.lock().await;
+        let mut server = slot.lock_owned().await;
         let query = read()?;
+        let uri = file_uri(&query.path);
         let mut replaced = false;
         loop {
             // Checked before a (re)start: a retired mount starts nothing.
@@ -173,8 +173,11 @@ impl LspMount {
                     format!("the language server of mount `{}` does not offer {}", self.id, query.operation.capability()),
                 ));
             }
-            match ask(&connection, &query).await {
-                Ok(answer) => return Ok((answer, connection)),
+            match ask(&connection, &query, &uri).await {
+                Ok(answer) => {
+                    self.close_later(server, connection, uri);
+                    return Ok(answer);
+                }
                 Err(Failure::Transport(why)) if !replaced => {
                     tracing::warn!(mount = %self.id, "language server failed during a query ({why}); replacing it and replaying the query");
                     replaced = true;
@@ -188,10 +191,28 @@ impl LspMount {
                     return Err(LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}` failed twice: {why}", self.id)));
                 }
                 Err(Failure::Rpc { code, message }) => {
+                    self.close_later(server, connection, uri);
                     return Err(LspError::new("LSP_MALFORMED_RESPONSE", format!("the server answered error {code}: {message}")));
                 }
             }
         }
+    }
+
+    /// Writes `didClose` for the question just answered, still inside the workspace's queue (`queue` is
+    /// held until it is written), but after the runtime has run what the answer made ready: the answer's
+    /// own write to the MCP client goes first, and the server's work on `didClose` no longer delays it.
+    /// A failed write means the server is gone: it is replaced on the next query.
+    fn close_later(&self, mut queue: OwnedMutexGuard<Option<Arc<Connection>>>, connection: Arc<Connection>, uri: String) {
+        let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            let closed = connection.notify("textDocument/didClose", &DocumentParams { text_document: Document { uri: &uri } }).await;
+            if closed.is_err() {
+                *queue = None;
+                drop(queue);
+                connection.shut_down(grace, kill).await;
+            }
+        });
     }
 
     /// Ends the server of a workspace whose query timed out: a hung server is not kept.
@@ -204,21 +225,46 @@ impl LspMount {
     }
 }
 
-/// `didOpen` → the question → `didClose`.
-async fn ask(connection: &Connection, q: &Query) -> Result<Json, Failure> {
-    let uri = file_uri(&q.path);
-    connection
-        .notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": q.language, "version": 1, "text": q.text } }))
-        .await?;
-    let mut params = json!({ "textDocument": { "uri": uri }, "position": { "line": q.line, "character": q.character } });
-    if q.operation == Operation::FindReferences {
-        params["context"] = json!({ "includeDeclaration": true });
-    }
-    let answer = connection.request(q.operation.method(), params).await;
-    let closed = connection.notify("textDocument/didClose", json!({ "textDocument": { "uri": uri } })).await;
-    let answer = answer?;
-    closed?;
-    Ok(answer)
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentParams<D: Serialize> {
+    text_document: D,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    uri: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenDocument<'a> {
+    uri: &'a str,
+    language_id: &'a str,
+    version: i32,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Question<'a> {
+    text_document: Document<'a>,
+    position: lsp_types::Position,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<lsp_types::ReferenceContext>,
+}
+
+/// `didOpen` and the question, in one write (the server reads both at once); `didClose` follows the answer.
+async fn ask(connection: &Connection, q: &Query, uri: &str) -> Result<Answer, Failure> {
+    let mut frames = Vec::with_capacity(q.text.len() + 512);
+    let open = OpenDocument { uri, language_id: &q.language, version: 1, text: &q.text };
+    Connection::notification(&mut frames, "textDocument/didOpen", &DocumentParams { text_document: open });
+    let question = Question {
+        text_document: Document { uri },
+        position: lsp_types::Position::new(q.line, q.character),
+        context: (q.operation == Operation::FindReferences).then_some(lsp_types::ReferenceContext { include_declaration: true }),
+    };
+    connection.request_after(frames, q.operation.method(), &question).await
 }
 
 impl Running for LspMount {

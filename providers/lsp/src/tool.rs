@@ -6,9 +6,10 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
-use lsp_types::{GotoDefinitionResponse, Hover, HoverContents, Location, MarkedString};
+use lsp_types::{Hover, HoverContents, Location, MarkedString, Range, Uri};
 use seam_engine::runtime::{AsAny, ToolOutput, cap_with_footer, until_cancelled};
 use seam_engine::surface::{Provider, Roots, ToolCall};
+use serde::Deserialize;
 use serde_json::{Map, Value as Json, json};
 
 use crate::host::{LspError, LspMount, Operation, Query};
@@ -208,31 +209,22 @@ async fn answer(
         let (line, character) = to_lsp_position(&text, a.line, a.character)?;
         Ok(Query { operation: a.operation, path, language, text, line, character })
     };
-    let (answer, _) = match tokio::time::timeout_at(deadline, mount.query(&workspace, read)).await {
+    let answer = match tokio::time::timeout_at(deadline, mount.query(&workspace, read)).await {
         Ok(result) => result?,
         Err(_) => {
             mount.evict(&workspace);
             return Err(timed_out());
         }
     };
+    let answer = answer.get();
     let (locations, what) = match a.operation {
         Operation::Hover => return Ok(text_output(hover_text(answer)?, &settings)),
         Operation::FindReferences => {
-            let locations: Option<Vec<Location>> = serde_json::from_value(answer).map_err(malformed)?;
+            let locations: Option<Vec<Location>> = serde_json::from_str(answer).map_err(malformed)?;
             (locations.unwrap_or_default(), "references")
         }
-        Operation::GoToDefinition | Operation::GoToImplementation => {
-            let response: Option<GotoDefinitionResponse> = serde_json::from_value(answer).map_err(malformed)?;
-            let locations = match response {
-                None => Vec::new(),
-                Some(GotoDefinitionResponse::Scalar(l)) => vec![l],
-                Some(GotoDefinitionResponse::Array(ls)) => ls,
-                Some(GotoDefinitionResponse::Link(links)) => {
-                    links.into_iter().map(|l| Location { uri: l.target_uri, range: l.target_selection_range }).collect()
-                }
-            };
-            (locations, if a.operation == Operation::GoToDefinition { "definition" } else { "implementation" })
-        }
+        Operation::GoToDefinition => (goto_locations(answer)?, "definition"),
+        Operation::GoToImplementation => (goto_locations(answer)?, "implementation"),
     };
     // A file is read per location, up to `max_locations`: several go off the runtime thread (a stdio
     // `serve` has only one). One is read here, like the question's own file: handing one capped read
@@ -256,8 +248,41 @@ fn malformed(e: serde_json::Error) -> LspError {
     LspError::new("LSP_MALFORMED_RESPONSE", format!("the server's answer does not have the shape LSP gives it: {e}"))
 }
 
-fn hover_text(answer: Json) -> Result<String, LspError> {
-    let hover: Option<Hover> = serde_json::from_value(answer).map_err(malformed)?;
+/// A definition or implementation answer, `Location | Location[] | LocationLink[] | null`, read in one
+/// pass by its first character (lsp-types' untagged enum tries each shape in turn, formatting an error
+/// for every miss); a link becomes the location of its target's name.
+fn goto_locations(answer: &str) -> Result<Vec<Location>, LspError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct LocationOrLink {
+        uri: Option<Uri>,
+        range: Option<Range>,
+        target_uri: Option<Uri>,
+        target_selection_range: Option<Range>,
+    }
+    let found: Vec<LocationOrLink> = match answer.trim_start().as_bytes().first() {
+        Some(b'[') => serde_json::from_str(answer).map_err(malformed)?,
+        Some(b'{') => vec![serde_json::from_str(answer).map_err(malformed)?],
+        _ => {
+            serde_json::from_str::<()>(answer).map_err(malformed)?;
+            Vec::new()
+        }
+    };
+    found
+        .into_iter()
+        .map(|l| match l {
+            LocationOrLink { uri: Some(uri), range: Some(range), .. } => Ok(Location { uri, range }),
+            LocationOrLink { target_uri: Some(uri), target_selection_range: Some(range), .. } => Ok(Location { uri, range }),
+            _ => Err(LspError::new(
+                "LSP_MALFORMED_RESPONSE",
+                "the server answered a location with neither `uri` and `range` nor `targetUri` and `targetSelectionRange`",
+            )),
+        })
+        .collect()
+}
+
+fn hover_text(answer: &str) -> Result<String, LspError> {
+    let hover: Option<Hover> = serde_json::from_str(answer).map_err(malformed)?;
     let Some(hover) = hover else { return Ok("No hover information.".into()) };
     let marked = |m: MarkedString| match m {
         MarkedString::String(s) => s,
@@ -396,12 +421,29 @@ mod tests {
 
     #[test]
     fn every_hover_shape_becomes_markdown() {
-        assert_eq!(hover_text(json!({ "contents": "plain" })).unwrap(), "plain");
-        assert_eq!(hover_text(json!({ "contents": { "language": "ts", "value": "x: number" } })).unwrap(), "```ts\nx: number\n```");
-        assert_eq!(hover_text(json!({ "contents": ["a", { "language": "py", "value": "b" }] })).unwrap(), "a\n\n```py\nb\n```");
-        assert_eq!(hover_text(json!({ "contents": { "kind": "markdown", "value": "**b**" } })).unwrap(), "**b**");
-        assert_eq!(hover_text(Json::Null).unwrap(), "No hover information.");
-        assert_eq!(hover_text(json!({ "contents": 5 })).unwrap_err().code, "LSP_MALFORMED_RESPONSE");
+        assert_eq!(hover_text(r#"{ "contents": "plain" }"#).unwrap(), "plain");
+        assert_eq!(hover_text(r#"{ "contents": { "language": "ts", "value": "x: number" } }"#).unwrap(), "```ts\nx: number\n```");
+        assert_eq!(hover_text(r#"{ "contents": ["a", { "language": "py", "value": "b" }] }"#).unwrap(), "a\n\n```py\nb\n```");
+        assert_eq!(hover_text(r#"{ "contents": { "kind": "markdown", "value": "**b**" } }"#).unwrap(), "**b**");
+        assert_eq!(hover_text("null").unwrap(), "No hover information.");
+        assert_eq!(hover_text(r#"{ "contents": 5 }"#).unwrap_err().code, "LSP_MALFORMED_RESPONSE");
+    }
+
+    #[test]
+    fn every_definition_shape_becomes_locations() {
+        let range = r#"{ "start": { "line": 4, "character": 16 }, "end": { "line": 4, "character": 21 } }"#;
+        let whole = r#"{ "start": { "line": 4, "character": 0 }, "end": { "line": 6, "character": 1 } }"#;
+        let location = format!(r#"{{ "uri": "file:///w/a.ts", "range": {range} }}"#);
+        let link = format!(r#"{{ "targetUri": "file:///w/b.ts", "targetRange": {whole}, "targetSelectionRange": {range} }}"#);
+        let at = |ls: Vec<Location>| ls.iter().map(|l| format!("{}:{}", l.uri.as_str(), l.range.start.line)).collect::<Vec<_>>();
+        assert_eq!(at(goto_locations(&location).unwrap()), ["file:///w/a.ts:4"], "one Location");
+        assert_eq!(at(goto_locations(&format!(" [{location}, {location}]")).unwrap()), ["file:///w/a.ts:4"; 2], "Location[]");
+        assert_eq!(at(goto_locations(&format!("[{link}]")).unwrap()), ["file:///w/b.ts:4"], "LocationLink[]: the target's name");
+        assert_eq!(goto_locations("null").unwrap(), Vec::new());
+        assert_eq!(goto_locations("[]").unwrap(), Vec::new());
+        for malformed in [r#"{ "uri": 5, "range": "nowhere" }"#, r#"[{ "uri": "file:///w/a.ts" }]"#, "7", r#""x""#, "[1]"] {
+            assert_eq!(goto_locations(malformed).unwrap_err().code, "LSP_MALFORMED_RESPONSE", "{malformed}");
+        }
     }
 
     #[test]
