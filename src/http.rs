@@ -335,10 +335,8 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         .route_service("/mcp", default_service)
         .layer(axum::middleware::from_fn_with_state(app.clone(), gate))
         .with_state(app);
-    eprintln!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
-    eprintln!(
-        "seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui"
-    );
+    say!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
+    say!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui");
     // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
     use axum::serve::ListenerExt as _;
     let listener = listener.tap_io(|tcp| {

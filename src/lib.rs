@@ -1,6 +1,16 @@
 //! The `seam` binary's front-end: CLI flags and output formats. Only this crate
 //! knows the command line; the engine and the surfaces know nothing of it.
 
+/// A line for the operator on stderr. Unlike `eprintln!`, it loses the line
+/// when stderr is closed (the process that read it has gone) instead of
+/// panicking: a running `serve` must still stop on SIGTERM and dispose its children.
+macro_rules! say {
+    ($($line:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($line)*);
+    }};
+}
+
 mod commands;
 mod gateway;
 mod http;
@@ -133,6 +143,8 @@ fn init_logging() {
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // By default a failed write is reported with `eprintln!`, which panics on a closed stderr.
+        .log_internal_errors(false)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .try_init();

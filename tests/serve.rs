@@ -182,6 +182,49 @@ fn http_serves_the_sdk_client_status_readiness_and_keeps_serving_after_a_rejecte
     wait_dead(&pids(&pid_file));
 }
 
+/// seam can outlive the process that read its stderr (a supervisor that died, a
+/// closed terminal): its log lines are lost, but SIGTERM still drains, disposes
+/// every mount and ends it, and no child outlives it.
+#[test]
+fn sigterm_stops_seam_after_its_stderr_is_closed() {
+    use std::io::BufRead as _;
+    use std::process::Stdio;
+    let dir = scratch("stderr-closed");
+    let file = dir.join("c.yaml");
+    let pid_file = dir.join("a.pids");
+    compose(&file, &[flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string())], "")], "");
+    let mut seam = Command::new(seam_bin())
+        .env("RUST_LOG", "info,rmcp=warn")
+        .arg("serve")
+        .arg(&file)
+        .args(["--transport", "http", "--listen", "127.0.0.1:0", "--no-watch"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = seam.id();
+    let mut stderr = std::io::BufReader::new(seam.stderr.take().unwrap());
+    // Read through the last line seam prints on start, then close the pipe.
+    let mut line = String::new();
+    while !line.contains("status at http://") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "seam ended before it served");
+    }
+    drop(stderr);
+    assert_eq!(pids(&pid_file).len(), 1);
+
+    signal(pid, "TERM");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(seam.wait().unwrap()));
+    let Ok(exit) = rx.recv_timeout(PATIENCE) else {
+        signal(pid, "KILL");
+        panic!("seam did not stop on SIGTERM once its stderr was closed");
+    };
+    assert!(exit.success(), "{exit:?}");
+    wait_dead(&pids(&pid_file));
+}
+
 #[test]
 fn a_crash_loop_spends_the_reconnect_budget_then_unregisters_the_tools() {
     let dir = scratch("crash-loop");

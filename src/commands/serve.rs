@@ -69,8 +69,11 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposur
         bar.finish_and_clear();
     }
     if outcome.outcome == OutcomeKind::Rejected {
-        eprint!("{}", outcome.human());
-        eprintln!("seam: {} was not started", file.display());
+        let report = outcome.human();
+        if !report.is_empty() {
+            say!("{}", report.trim_end());
+        }
+        say!("seam: {} was not started", file.display());
         deployment.shutdown().await;
         return Err(Outcome::Invalid);
     }
@@ -83,7 +86,7 @@ pub fn print_mounts(g: &Generation) {
         let status = slot.running.status();
         let state = serde_json::to_value(status.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         let detail = status.detail.map(|d| format!(" ({d})")).unwrap_or_default();
-        eprintln!("seam: mount {id} [{}]: {state}, {} tools{detail}", slot.kind, slot.running.tools().len());
+        say!("seam: mount {id} [{}]: {state}, {} tools{detail}", slot.kind, slot.running.tools().len());
     }
 }
 
@@ -103,7 +106,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
         Transport::Stdio => Exposure::Local,
         Transport::Http if args.listen.ip().is_loopback() => Exposure::Loopback,
         Transport::Http if args.insecure_no_auth => {
-            eprintln!(
+            say!(
                 "seam: warning: --insecure-no-auth: listening on {} with agents no token guards; anyone who can reach it can call their tools",
                 args.listen
             );
@@ -170,7 +173,7 @@ impl Signals {
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
     use seam_mcp::lane::{LineTransport, LineWriter};
-    eprintln!("seam: serving agent `{agent}` over stdio");
+    say!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent);
     let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
         Some((stdin, stdout)) => (Box::new(stdin), LineWriter::new(stdout)),
