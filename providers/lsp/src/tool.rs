@@ -103,16 +103,48 @@ const O_NONBLOCK: i32 = 0x0004;
 /// real path, a regular file (opened non-blocking, so a FIFO cannot hang the
 /// queue), at most `max_bytes`, valid UTF-8.
 pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) -> Result<(PathBuf, String), LspError> {
-    let joined = workspace.join(file_path);
-    let real = std::fs::canonicalize(&joined).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
-    if !real.starts_with(workspace) {
+    let resolved = Resolved::of(&workspace.join(file_path)).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    if !resolved.real.starts_with(workspace) {
         return Err(LspError::new(
             "LSP_OUTSIDE_WORKSPACE",
-            format!("`{file_path}` resolves to {}, outside the workspace {}", real.display(), workspace.display()),
+            format!("`{file_path}` resolves to {}, outside the workspace {}", resolved.real.display(), workspace.display()),
         ));
     }
-    let text = read_regular_file(&real, max_bytes, file_path)?;
-    Ok((real, text))
+    let text = read_regular_file(&resolved.open_by, max_bytes, file_path)?;
+    Ok((resolved.real, text))
+}
+
+/// A path resolved to its real path, and the path to open it by. On Linux the
+/// file is opened once with `O_PATH` (which opens no device and cannot block on
+/// a FIFO), its real path is read from that handle, and it is read through the
+/// same handle (`/proc/self/fd/N`): a symlink swapped between the check and the
+/// read cannot lead outside the workspace, and one `readlink` replaces one per
+/// path component. Elsewhere, or without `/proc`, the path is canonicalized.
+struct Resolved {
+    real: PathBuf,
+    open_by: PathBuf,
+    /// Keeps `open_by` naming the file that `real` was read from.
+    _handle: Option<std::fs::File>,
+}
+
+impl Resolved {
+    #[cfg(target_os = "linux")]
+    fn of(path: &Path) -> std::io::Result<Resolved> {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        const O_PATH: i32 = 0o10000000;
+        let handle = std::fs::OpenOptions::new().read(true).custom_flags(O_PATH).open(path)?;
+        let open_by = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+        match std::fs::read_link(&open_by) {
+            Ok(real) if real.is_absolute() => Ok(Resolved { real, open_by, _handle: Some(handle) }),
+            _ => Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None }),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(path: &Path) -> std::io::Result<Resolved> {
+        Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None })
+    }
 }
 
 /// Reads a regular file of at most `max_bytes` as UTF-8, opened non-blocking so
@@ -416,6 +448,27 @@ mod tests {
         assert_eq!(locations_text(&dir, vec![location("a.ts")], &settings, 18, "references"), "a.ts:2:3  two", "at the cap");
         assert_eq!(locations_text(&dir, vec![location("a.ts")], &settings, 17, "references"), "a.ts:2:3", "one byte under it");
         assert_eq!(locations_text(&dir, vec![location("pipe.ts")], &settings, 1000, "references"), "pipe.ts:2:3", "a FIFO");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The file that passed the containment check is the file that is read: a
+    /// symlink retargeted outside the workspace between the two changes nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_symlink_swapped_after_the_check_still_reads_the_checked_file() {
+        let dir = std::env::temp_dir().join(format!("seam-lsp-swap-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("workspace")).unwrap();
+        let dir = std::fs::canonicalize(dir).unwrap();
+        let workspace = dir.join("workspace");
+        std::fs::write(workspace.join("inside.ts"), "inside\n").unwrap();
+        std::fs::write(dir.join("outside.ts"), "outside\n").unwrap();
+        let link = workspace.join("link.ts");
+        std::os::unix::fs::symlink(workspace.join("inside.ts"), &link).unwrap();
+        let resolved = Resolved::of(&link).unwrap();
+        assert_eq!(resolved.real, workspace.join("inside.ts"));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(dir.join("outside.ts"), &link).unwrap();
+        assert_eq!(read_regular_file(&resolved.open_by, 100, "link.ts").unwrap(), "inside\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
