@@ -1,17 +1,25 @@
 // The lsp benchmark: the same goToDefinition question (a function used across
 // files of a small TypeScript project) asked of typescript-language-server
-//   (a) by a minimal direct LSP client of our own (this file): didOpen → definition → didClose, as seam does;
+//   (a) by a minimal direct LSP client of our own (this file): didOpen → definition → didClose, as seam does
+//       (didOpen and the question in one write, didClose after the answer);
 //   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool;
-//   (c) the same through `seam serve` over stdio (the SDK client spawning seam, as an agent host does).
+//   (c) the same through `seam serve` over stdio (the SDK client spawning seam, as an agent host does);
+//   (d) the same over stdio by a minimal MCP client of our own (JSON lines, no schema validation): the
+//       counterpart of (a), so that the ratio (d)/(a) is seam's own overhead and (c) − (d) the SDK client's.
 // Cold: from starting the server (or seam) to the first answer, one path at a time. Warm: p50/p99 of
 // RUNS more answers per path, asked in rounds of one question per path (the order rotating each
 // round), so that every path sees the same machine: this 2-core VM drifts by tens of percent
 // between minutes, which a path-after-path run would put into the ratio.
 //
-//   node bench/lsp.mjs --seam PATH --out DIR [--runs N]
-import { spawn } from 'node:child_process';
+//   node bench/lsp.mjs --seam PATH --out DIR [--runs N] [--only a,b,c,d]
+import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+
+// Every process this benchmark starts ends with it, however it ends (a crash would otherwise leave a seam serving).
+const children = [];
+const spawn = (...a) => { const child = spawnChild(...a); children.push(child); return child; };
+process.on('exit', () => { for (const child of children) if (child.exitCode === null) child.kill('SIGTERM'); });
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
 const RUNS = Number(args.runs || 300);
@@ -60,16 +68,18 @@ async function direct() {
       else if (m.id !== undefined && waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
     }
   });
-  const write = (m) => { const b = Buffer.from(JSON.stringify(m)); child.stdin.write(`Content-Length: ${b.length}\r\n\r\n`); child.stdin.write(b); };
-  const request = (method, params) => new Promise((resolve) => { const id = next++; waiting.set(id, resolve); write({ jsonrpc: '2.0', id, method, params }); });
+  // Header and body in one write, and a question written with the notifications before it (as seam does).
+  const frame = (m) => { const b = JSON.stringify(m); return `Content-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`; };
+  const write = (m) => child.stdin.write(frame(m));
+  const request = (method, params, before = '') => new Promise((resolve) => { const id = next++; waiting.set(id, resolve); child.stdin.write(before + frame({ jsonrpc: '2.0', id, method, params })); });
   const uri = `file://${project}`;
   await request('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'project' }], initializationOptions: { tsserver: { useSyntaxServer: 'never' } }, capabilities: { general: { positionEncodings: ['utf-16'] }, workspace: { configuration: true } } });
   write({ jsonrpc: '2.0', method: 'initialized', params: {} });
   const ask = async () => {
     const text = fs.readFileSync(main, 'utf8');
     const doc = `file://${main}`;
-    write({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: { textDocument: { uri: doc, languageId: 'typescript', version: 1, text } } });
-    const answer = await request('textDocument/definition', { textDocument: { uri: doc }, position: { line: 4, character: 12 } });
+    const open = frame({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: { textDocument: { uri: doc, languageId: 'typescript', version: 1, text } } });
+    const answer = await request('textDocument/definition', { textDocument: { uri: doc }, position: { line: 4, character: 12 } }, open);
     write({ jsonrpc: '2.0', method: 'textDocument/didClose', params: { textDocument: { uri: doc } } });
     const target = [].concat(answer.result)[0];
     const where = `${path.relative(project, new URL(target.uri ?? target.targetUri).pathname)}:${(target.range ?? target.targetSelectionRange).start.line + 1}:${(target.range ?? target.targetSelectionRange).start.character + 1}`;
@@ -131,8 +141,50 @@ async function throughSeamStdio() {
   return { cold, ask, stop: () => client.close() };
 }
 
+// A minimal MCP client over stdio: initialize, then tools/call, one JSON line each way.
+async function throughSeamStdioMinimal() {
+  const composition = writeComposition();
+  const started = process.hrtime.bigint();
+  const seam = spawn(path.resolve(args.seam), ['serve', composition, '--no-watch'], { cwd: project, stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiting = new Map();
+  let next = 1;
+  let buf = '';
+  seam.stdout.setEncoding('utf8');
+  seam.stdout.on('data', (chunk) => {
+    buf += chunk;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const m = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      if (m.id !== undefined && !m.method && waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
+    }
+  });
+  const send = (m) => seam.stdin.write(`${JSON.stringify(m)}\n`);
+  const request = (method, params) => new Promise((resolve) => { const id = next++; waiting.set(id, resolve); send({ jsonrpc: '2.0', id, method, params }); });
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const ask = async () => {
+    const m = await request('tools/call', { name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
+    if (!m.result?.content?.[0]?.text?.startsWith(expected)) throw new Error(`seam: ${JSON.stringify(m)}`);
+  };
+  await ask();
+  const cold = ms(process.hrtime.bigint() - started);
+  const stop = async () => {
+    const exited = new Promise((resolve) => seam.once('exit', resolve));
+    seam.stdin.end();
+    await exited;
+  };
+  return { cold, ask, stop };
+}
+
+const all = {
+  a: ['direct LSP client', direct],
+  b: ['seam serve (MCP over HTTP)', throughSeamHttp],
+  c: ['seam serve (MCP over stdio)', throughSeamStdio],
+  d: ['seam serve (MCP over stdio, minimal client)', throughSeamStdioMinimal],
+};
 const paths = [];
-for (const [name, start] of [['direct LSP client', direct], ['seam serve (MCP over HTTP)', throughSeamHttp], ['seam serve (MCP over stdio)', throughSeamStdio]]) {
+for (const key of (args.only || 'a,b,c,d').split(',')) {
+  const [name, start] = all[key];
   paths.push({ name, ...(await start()), warm: [] });
 }
 for (let i = 0; i < RUNS; i++) {
