@@ -256,19 +256,25 @@ async fn answer_as_json(response: Response) -> Response {
                     parts.headers.remove(CACHE_CONTROL);
                     return Response::from_parts(parts, Body::from(data));
                 }
-                return restream(parts, read, stream);
+                return restream(parts, read, stream.boxed());
             }
             seen = next;
         }
         match tokio::time::timeout_at(deadline, stream.next()).await {
             Ok(Some(Ok(chunk))) => read.extend_from_slice(&chunk),
-            _ => return restream(parts, read, stream),
+            // The error is passed on, so the client sees a broken stream rather than one that ended cleanly.
+            Ok(Some(Err(e))) => return restream(parts, read, futures::stream::once(async move { Err(e) }).boxed()),
+            Ok(None) | Err(_) => return restream(parts, read, stream.boxed()),
         }
     }
 }
 
 /// The SSE stream as rmcp wrote it: what was read, then the rest.
-fn restream(parts: axum::http::response::Parts, read: Vec<u8>, rest: axum::body::BodyDataStream) -> Response {
+fn restream(
+    parts: axum::http::response::Parts,
+    read: Vec<u8>,
+    rest: futures::stream::BoxStream<'static, Result<axum::body::Bytes, axum::Error>>,
+) -> Response {
     use futures::StreamExt as _;
     let head = futures::stream::once(async move { Ok::<_, axum::Error>(axum::body::Bytes::from(read)) });
     Response::from_parts(parts, Body::from_stream(head.chain(rest)))
@@ -423,7 +429,42 @@ async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, reque
 
 #[cfg(test)]
 mod sse_tests {
-    use super::{event_end, sse_data};
+    use super::{JSON_PATIENCE, answer_as_json, event_end, sse_data};
+    use axum::body::{Body, Bytes};
+    use axum::http::header::CONTENT_TYPE;
+    use axum::response::Response;
+    use futures::StreamExt as _;
+    use std::time::Duration;
+
+    fn sse_response(chunks: Vec<Result<&'static str, &'static str>>) -> Response {
+        let body = futures::stream::iter(chunks.into_iter().map(|c| c.map(|s| Bytes::from_static(s.as_bytes())).map_err(axum::Error::new)));
+        Response::builder().header(CONTENT_TYPE, "text/event-stream").body(Body::from_stream(body)).unwrap()
+    }
+
+    /// What a client reads of a body: the bytes, and whether the stream broke.
+    async fn read_all(response: Response) -> (String, bool) {
+        let mut stream = response.into_body().into_data_stream();
+        let (mut text, mut broke) = (String::new(), false);
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(bytes) => text.push_str(std::str::from_utf8(&bytes).unwrap()),
+                Err(_) => broke = true,
+            }
+        }
+        (text, broke)
+    }
+
+    #[tokio::test]
+    async fn an_answer_becomes_json_and_a_broken_stream_stays_broken() {
+        let answer = sse_response(vec![Ok("id: 0\ndata:\n\n"), Ok("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")]);
+        let answer = answer_as_json(answer).await;
+        assert_eq!(answer.headers()[CONTENT_TYPE], "application/json");
+        assert_eq!(read_all(answer).await, (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(), false));
+
+        let broken = answer_as_json(sse_response(vec![Ok("id: 0\ndata:\n\n"), Err("the handler failed")])).await;
+        assert_eq!(broken.headers()[CONTENT_TYPE], "text/event-stream");
+        assert_eq!(read_all(broken).await, ("id: 0\ndata:\n\n".to_owned(), true), "the error reaches the client");
+    }
 
     #[test]
     fn an_event_ends_at_a_blank_line_with_lf_or_crlf_and_its_data_lines_join() {
@@ -433,5 +474,26 @@ mod sse_tests {
         assert_eq!(sse_data(b"id: 0\nretry: 3000\ndata:"), b"", "a priming event has no data");
         assert_eq!(sse_data(b": keep-alive"), b"", "a comment has no data");
         assert_eq!(sse_data(b"event: message\r\ndata: {\"a\":\r\ndata:1}"), b"{\"a\":\n1}");
+    }
+
+    /// An answer that comes within `JSON_PATIENCE` is JSON; one that comes later
+    /// is streamed as SSE (headers cannot wait longer), and still arrives.
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_is_awaited_for_json_patience_and_no_longer() {
+        let late = |after: Duration| {
+            let priming = futures::stream::iter([Ok::<_, axum::Error>(Bytes::from_static(b"id: 0\ndata:\n\n"))]);
+            let answer = futures::stream::once(async move {
+                tokio::time::sleep(after).await;
+                Ok(Bytes::from_static(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"))
+            });
+            Response::builder().header(CONTENT_TYPE, "text/event-stream").body(Body::from_stream(priming.chain(answer))).unwrap()
+        };
+        let tick = Duration::from_millis(1);
+        let just_within = answer_as_json(late(JSON_PATIENCE - tick)).await;
+        assert_eq!(just_within.headers()[CONTENT_TYPE], "application/json");
+        let past_it = answer_as_json(late(JSON_PATIENCE + tick)).await;
+        assert_eq!(past_it.headers()[CONTENT_TYPE], "text/event-stream");
+        let (text, broke) = read_all(past_it).await;
+        assert!(text.ends_with("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n") && !broke, "{text}");
     }
 }
