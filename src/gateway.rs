@@ -264,11 +264,26 @@ pub struct StdioCalls {
     running: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
     /// Rung when a call has been answered and left `running`.
     answered: Arc<tokio::sync::Notify>,
+    /// One permit per call that may run at once; a call holds one until it is answered.
+    room: Arc<tokio::sync::Semaphore>,
 }
+
+/// Calls one stdio client may have running at once. Past it, seam stops
+/// reading the client's input until a call ends: a client that sends calls
+/// and never reads their answers cannot make seam hold unbounded work.
+pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 
 impl StdioCalls {
     pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
-        StdioCalls { gateway, writer, peer, initialized: false, running: Arc::default(), answered: Arc::default() }
+        StdioCalls {
+            gateway,
+            writer,
+            peer,
+            initialized: false,
+            running: Arc::default(),
+            answered: Arc::default(),
+            room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+        }
     }
 
     /// `notifications/cancelled` of a call running here. (rmcp is told too, and finds nothing of its own.)
@@ -319,6 +334,8 @@ impl Divert for StdioCalls {
             arguments: Option<Map<String, Json>>,
         }
         let Ok(params) = serde_json::from_str::<Params>(params.get()) else { return false };
+        // `room` let this line be read, so a permit is free: only this reader takes them.
+        let Ok(permit) = self.room.clone().try_acquire_owned() else { return false };
         let (id, token) = (id.to_owned(), CancellationToken::new());
         self.running.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
         let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
@@ -336,11 +353,17 @@ impl Divert for StdioCalls {
             // Out of `running` only once answered: closing the stream waits for that.
             running.lock().expect("running lock").remove(id.get());
             answered.notify_waiters();
+            drop(permit);
         });
         true
     }
 
     /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
+    async fn room(&self) {
+        // Waits for a free permit and gives it back: `take` takes it.
+        let _ = self.room.acquire().await;
+    }
+
     fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
         let (running, answered) = (self.running.clone(), self.answered.clone());
         Some(Box::pin(async move {

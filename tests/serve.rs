@@ -843,3 +843,52 @@ fn over_stdio_calls_sent_before_the_input_closes_are_answered() {
     let call = answers.iter().find(|a| a["id"] == 2).unwrap_or_else(|| panic!("no answer to the call in {out}"));
     assert_eq!(call["result"]["content"][0]["text"], "slept", "{call}");
 }
+
+/// A stdio client may have 1024 calls running at once (`MAX_CALLS_IN_FLIGHT`);
+/// past that, seam reads nothing more of its input until one ends. A `ping`
+/// sent behind 1023 hanging calls is answered before any of them; behind 1024,
+/// only once the first has ended (here by its mount's `call_timeout`).
+#[test]
+fn over_stdio_a_client_may_have_1024_calls_running_and_a_line_past_them_waits() {
+    use std::io::Write as _;
+    for (calls, call_timeout, ping_first) in [(1023, "60s", true), (1024, "3s", false)] {
+        let dir = scratch(&format!("in-flight-{calls}"));
+        let file = dir.join("c.yaml");
+        compose(&file, &[flaky_mount("a", &[], &format!("    call_timeout: {call_timeout}\n"))], "");
+        let mut seam = Command::new(seam_bin())
+            .args(["serve", file.to_str().unwrap(), "--no-watch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut answers = Lines::spawn(seam.stdout.take().unwrap(), "");
+        let mut stdin = seam.stdin.take().unwrap();
+        let mut text = format!(
+            "{}\n{}\n",
+            json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
+        );
+        for id in 0..calls {
+            let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "mcp__a__hang", "arguments": {} } });
+            text.push_str(&format!("{call}\n"));
+        }
+        text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "id": "ping", "method": "ping" })));
+        stdin.write_all(text.as_bytes()).unwrap();
+        let mut calls_answered = 0;
+        loop {
+            let line = answers.next(PATIENCE).unwrap_or_else(|| panic!("no answer to the ping behind {calls} calls"));
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == "ping" {
+                break;
+            }
+            if answer["id"].is_number() {
+                calls_answered += 1;
+            }
+        }
+        assert_eq!(calls_answered == 0, ping_first, "behind {calls} calls, {calls_answered} were answered before the ping");
+        drop(stdin);
+        assert!(seam.wait().unwrap().success());
+    }
+}
