@@ -5,13 +5,14 @@
 //   (b) through `seam serve --transport http` with the official MCP SDK client calling the `lsp` tool;
 //   (c) the same through `seam serve` over stdio (the SDK client spawning seam, as an agent host does);
 //   (d) the same over stdio by a minimal MCP client of our own (JSON lines, no schema validation): the
-//       counterpart of (a), so that the ratio (d)/(a) is seam's own overhead and (c) − (d) the SDK client's.
+//       counterpart of (a), so that the ratio (d)/(a) is seam's own overhead and (c) − (d) the SDK client's;
+//   (e) the same over Streamable HTTP by a minimal client of our own (fetch, one POST per message).
 // Cold: from starting the server (or seam) to the first answer, one path at a time. Warm: p50/p99 of
 // RUNS more answers per path, asked in rounds of one question per path (the order rotating each
 // round), so that every path sees the same machine: this 2-core VM drifts by tens of percent
 // between minutes, which a path-after-path run would put into the ratio.
 //
-//   node bench/lsp.mjs --seam PATH --out DIR [--runs N] [--only a,b,c,d]
+//   node bench/lsp.mjs --seam PATH --out DIR [--runs N] [--only a,b,c,d,e]
 import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -176,14 +177,54 @@ async function throughSeamStdioMinimal() {
   return { cold, ask, stop };
 }
 
+// A minimal MCP client over Streamable HTTP: one POST per message (fetch, keep-alive), the session in a header.
+async function throughSeamHttpMinimal() {
+  const composition = writeComposition();
+  const started = process.hrtime.bigint();
+  const seam = spawn(path.resolve(args.seam), ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise((resolve, reject) => {
+    let err = '';
+    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)\n/.exec(err); if (m) resolve(m[1]); });
+    seam.on('exit', () => reject(new Error(err)));
+  });
+  let session;
+  let next = 1;
+  const post = async (message) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+    if (session) headers['mcp-session-id'] = session;
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
+    session ??= response.headers.get('mcp-session-id');
+    const text = await response.text();
+    if (message.id === undefined) return undefined;
+    // JSON when seam answers at once; otherwise the answer is the SSE event that carries it.
+    if (response.headers.get('content-type')?.startsWith('application/json')) return JSON.parse(text);
+    return text.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter((d) => d).map((d) => JSON.parse(d)).find((m) => m.id === message.id);
+  };
+  await post({ jsonrpc: '2.0', id: next++, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const ask = async () => {
+    const m = await post({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } } });
+    if (!m?.result?.content?.[0]?.text?.startsWith(expected)) throw new Error(`seam: ${JSON.stringify(m)}`);
+  };
+  await ask();
+  const cold = ms(process.hrtime.bigint() - started);
+  const stop = async () => {
+    const exited = new Promise((resolve) => seam.once('exit', resolve));
+    seam.kill('SIGTERM');
+    await exited;
+  };
+  return { cold, ask, stop };
+}
+
 const all = {
   a: ['direct LSP client', direct],
   b: ['seam serve (MCP over HTTP)', throughSeamHttp],
   c: ['seam serve (MCP over stdio)', throughSeamStdio],
   d: ['seam serve (MCP over stdio, minimal client)', throughSeamStdioMinimal],
+  e: ['seam serve (MCP over HTTP, minimal client)', throughSeamHttpMinimal],
 };
 const paths = [];
-for (const key of (args.only || 'a,b,c,d').split(',')) {
+for (const key of (args.only || 'a,b,c,d,e').split(',')) {
   const [name, start] = all[key];
   paths.push({ name, ...(await start()), warm: [] });
 }
