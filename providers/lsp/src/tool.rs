@@ -331,12 +331,9 @@ fn hover_text(answer: &str) -> Result<String, LspError> {
 /// One line per location, `path:line:character  source`, with the footer when capped.
 /// Source lines are read from files of at most `max_bytes` (the mount's `max_document_bytes`).
 fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSettings, max_bytes: u64, what: &str) -> String {
-    let mut seen = Vec::new();
-    for l in locations {
-        if !seen.contains(&l) {
-            seen.push(l);
-        }
-    }
+    // Each location once, in the server's order (a hash set: a symbol can have thousands of references).
+    let mut firsts = std::collections::HashSet::with_capacity(locations.len());
+    let seen: Vec<&Location> = locations.iter().filter(|l| firsts.insert((l.uri.as_str(), l.range))).collect();
     if seen.is_empty() {
         return format!("No {what} found.");
     }
@@ -349,7 +346,8 @@ fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSett
             Some(p) => {
                 // The source line comes from the same kind of read as a question's file: a
                 // regular file within `max_document_bytes`, or no line.
-                let text = files.entry(p.clone()).or_insert_with(|| read_regular_file(p, max_bytes, &p.display().to_string()).ok());
+                // A file that cannot be read gives no line; its error is not shown, so it needs no name.
+                let text = files.entry(p.clone()).or_insert_with(|| read_regular_file(p, max_bytes, "").ok());
                 let source = text.as_deref().and_then(|t| t.split('\n').nth(l.range.start.line as usize)).map(|s| s.trim().to_owned());
                 let shown = p.strip_prefix(workspace).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
                 (shown, source)
