@@ -268,9 +268,11 @@ pub struct StdioCalls {
     room: Arc<tokio::sync::Semaphore>,
 }
 
-/// Calls one stdio client may have running at once. Past it, seam stops
-/// reading the client's input until a call ends: a client that sends calls
-/// and never reads their answers cannot make seam hold unbounded work.
+/// Calls one stdio client may have running at once. A call past it is
+/// answered `TOOL_CALLS_EXCEEDED` at once, so a client that sends calls and
+/// never reads their answers cannot make seam hold unbounded work, while its
+/// other messages (cancellations, pings, answers to seam's requests) are
+/// still read.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 
 impl StdioCalls {
@@ -334,8 +336,14 @@ impl Divert for StdioCalls {
             arguments: Option<Map<String, Json>>,
         }
         let Ok(params) = serde_json::from_str::<Params>(params.get()) else { return false };
-        // `room` let this line be read, so a permit is free: only this reader takes them.
-        let Ok(permit) = self.room.clone().try_acquire_owned() else { return false };
+        let Ok(permit) = self.room.clone().try_acquire_owned() else {
+            let refused = ToolOutput::error(
+                "TOOL_CALLS_EXCEEDED",
+                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", params.name),
+            );
+            self.writer.spawn_line(line_of(&Answer { jsonrpc: "2.0", id, result: refused.into_json() }));
+            return true;
+        };
         let (id, token) = (id.to_owned(), CancellationToken::new());
         self.running.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
         let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
@@ -359,11 +367,6 @@ impl Divert for StdioCalls {
     }
 
     /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
-    async fn room(&self) {
-        // Waits for a free permit and gives it back: `take` takes it.
-        let _ = self.room.acquire().await;
-    }
-
     fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
         let (running, answered) = (self.running.clone(), self.answered.clone());
         Some(Box::pin(async move {

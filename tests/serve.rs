@@ -844,17 +844,17 @@ fn over_stdio_calls_sent_before_the_input_closes_are_answered() {
     assert_eq!(call["result"]["content"][0]["text"], "slept", "{call}");
 }
 
-/// A stdio client may have 1024 calls running at once (`MAX_CALLS_IN_FLIGHT`);
-/// past that, seam reads nothing more of its input until one ends. A `ping`
-/// sent behind 1023 hanging calls is answered before any of them; behind 1024,
-/// only once the first has ended (here by its mount's `call_timeout`).
+/// A stdio client may have 1024 calls running at once (`MAX_CALLS_IN_FLIGHT`).
+/// A call past them is answered `TOOL_CALLS_EXCEEDED` at once, before any of
+/// the hanging ones, and the client's other messages are still read (a `ping`
+/// behind it is answered).
 #[test]
-fn over_stdio_a_client_may_have_1024_calls_running_and_a_line_past_them_waits() {
+fn over_stdio_a_client_may_have_1024_calls_running_and_the_next_is_refused_at_once() {
     use std::io::Write as _;
-    for (calls, call_timeout, ping_first) in [(1023, "60s", true), (1024, "3s", false)] {
-        let dir = scratch(&format!("in-flight-{calls}"));
+    for (hanging, refused) in [(1023, false), (1024, true)] {
+        let dir = scratch(&format!("in-flight-{hanging}"));
         let file = dir.join("c.yaml");
-        compose(&file, &[flaky_mount("a", &[], &format!("    call_timeout: {call_timeout}\n"))], "");
+        compose(&file, &[flaky_mount("a", &[], "    call_timeout: 60s\n")], "");
         let mut seam = Command::new(seam_bin())
             .args(["serve", file.to_str().unwrap(), "--no-watch"])
             .stdin(std::process::Stdio::piped())
@@ -870,24 +870,33 @@ fn over_stdio_a_client_may_have_1024_calls_running_and_a_line_past_them_waits() 
                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
             json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
         );
-        for id in 0..calls {
+        for id in 0..hanging {
             let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "mcp__a__hang", "arguments": {} } });
             text.push_str(&format!("{call}\n"));
         }
-        text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "id": "ping", "method": "ping" })));
+        let last = json!({ "jsonrpc": "2.0", "id": "last", "method": "tools/call", "params": { "name": "mcp__a__sleep", "arguments": { "ms": 1 } } });
+        text.push_str(&format!("{last}\n{}\n", json!({ "jsonrpc": "2.0", "id": "ping", "method": "ping" })));
         stdin.write_all(text.as_bytes()).unwrap();
-        let mut calls_answered = 0;
-        loop {
-            let line = answers.next(PATIENCE).unwrap_or_else(|| panic!("no answer to the ping behind {calls} calls"));
+        let (mut last, mut pinged) = (None, false);
+        while last.is_none() || !pinged {
+            let line =
+                answers.next(PATIENCE).unwrap_or_else(|| panic!("behind {hanging} calls: the last call answered {last:?}, ping {pinged}"));
             let answer: Value = serde_json::from_str(&line).unwrap();
-            if answer["id"] == "ping" {
-                break;
-            }
-            if answer["id"].is_number() {
-                calls_answered += 1;
+            assert!(!answer["id"].is_number(), "a hanging call was answered: {answer}");
+            match answer["id"].as_str() {
+                Some("last") => last = Some(answer),
+                Some("ping") => pinged = true,
+                _ => {}
             }
         }
-        assert_eq!(calls_answered == 0, ping_first, "behind {calls} calls, {calls_answered} were answered before the ping");
+        let last = last.unwrap();
+        let text = last["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        if refused {
+            assert_eq!(last["result"]["isError"], true, "{last}");
+            assert!(text.starts_with("TOOL_CALLS_EXCEEDED: "), "{last}");
+        } else {
+            assert_eq!(text, "slept", "{last}");
+        }
         drop(stdin);
         assert!(seam.wait().unwrap().success());
     }

@@ -149,12 +149,6 @@ pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
 pub trait Divert: Send + 'static {
     /// `true` when the line (without its `\n`) was taken.
     fn take(&mut self, line: &[u8]) -> bool;
-    /// Resolves when the divert can take another line. Reading waits for it:
-    /// a peer that sends work faster than it ends is held back, not buffered
-    /// without bound. Cancel-safe.
-    fn room(&self) -> impl Future<Output = ()> + Send + '_ {
-        std::future::ready(())
-    }
     /// The stream ended, or seam closed it: nothing more will be read.
     fn closed(&mut self) {}
     /// Before the writing half closes: the work this divert still has to answer, to be awaited (bounded).
@@ -261,7 +255,6 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
-            self.divert.room().await;
             match self.read_line().await {
                 LineRead::Line => {}
                 LineRead::Oversized => {
