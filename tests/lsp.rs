@@ -292,6 +292,7 @@ fn the_servers_requests_get_the_mounts_configuration_and_edits_are_refused() {
     assert_eq!(answers["cfg"], json!([{ "depth": 3 }, 3]), "by key, and by dotted path");
     assert_eq!(answers["edit"]["applied"], false);
     assert_eq!(answers["other"]["code"], -32601, "an unknown request is answered, not left hanging");
+    assert_eq!(answers["deep"], "echoed", "an id nested 200 deep is answered as sent, and the connection lives");
 }
 
 /// Questions on one document wait in its workspace's queue from `didOpen` to `didClose`: asked all at

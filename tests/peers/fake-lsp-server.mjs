@@ -7,7 +7,8 @@
 //   big-message   answers hover with a body over the mount's max_message_bytes
 //   big-header    answers hover with a header block over 64 KiB
 //   no-hover      offers no hoverProvider
-//   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown one)
+//   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown
+//                 one, and whether an id nested 200 deep came back as sent)
 //   lifecycle     answers hover with how many documents were opened and closed before it
 // In every mode the document lifecycle is checked: a document opened twice, closed while not open, or
 // asked about while not open is a protocol error, and every question after it is answered with that error.
@@ -18,12 +19,13 @@ let buffer = Buffer.alloc(0);
 // The client's answers to our own requests, by id (reported back in `hover` under FAKE_LSP=ask).
 const answers = {};
 let heldHover = null;
+const deepId = JSON.parse('['.repeat(200) + ']'.repeat(200));
 const openDocuments = new Set();
 let opened = 0;
 let closed = 0;
 let violation = null;
 function replyHeld() {
-  if (heldHover === null || !['cfg', 'edit', 'other'].every((k) => k in answers)) return;
+  if (heldHover === null || !['cfg', 'edit', 'other', 'deep'].every((k) => k in answers)) return;
   send({ jsonrpc: '2.0', id: heldHover, result: { contents: JSON.stringify(answers) } });
   heldHover = null;
 }
@@ -50,6 +52,8 @@ function handle(m) {
     send({ jsonrpc: '2.0', id: 'cfg', method: 'workspace/configuration', params: { items: [{ section: 'fake' }, { section: 'fake.depth' }] } });
     send({ jsonrpc: '2.0', id: 'edit', method: 'workspace/applyEdit', params: { edit: { changes: {} } } });
     send({ jsonrpc: '2.0', id: 'other', method: 'fake/unknown', params: {} });
+    // An id nested deeper than a JSON parser's usual recursion limit (128): it must come back as sent.
+    send({ jsonrpc: '2.0', id: deepId, method: 'fake/deep', params: {} });
     send({ jsonrpc: '2.0', method: 'window/logMessage', params: { type: 3, message: 'fake server up' } });
     return;
   }
@@ -70,6 +74,10 @@ function handle(m) {
   }
   if (m.method === 'shutdown') return send({ jsonrpc: '2.0', id: m.id, result: null });
   if (m.method === 'exit') process.exit(0);
+  if (m.method === undefined && Array.isArray(m.id)) {
+    answers.deep = JSON.stringify(m.id) === JSON.stringify(deepId) ? 'echoed' : `changed to ${JSON.stringify(m.id)}`;
+    return replyHeld();
+  }
   if (m.method === undefined && m.id !== undefined) {
     answers[m.id] = m.result ?? m.error;
     return replyHeld();

@@ -362,6 +362,17 @@ fn section_of(configuration: &Json, section: &str) -> Json {
     at.clone()
 }
 
+/// seam's answer to a request of the server's.
+#[derive(Serialize)]
+struct Reply<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Json>,
+}
+
 async fn read_loop(
     mut stdout: BufReader<tokio::process::ChildStdout>,
     max_message: u64,
@@ -370,6 +381,8 @@ async fn read_loop(
     closed: CancellationToken,
     closed_why: Arc<Mutex<Option<String>>>,
 ) {
+    // However this task ends, a panic included, waiting questions learn that the connection is gone.
+    let _closes = closed.clone().drop_guard();
     let why = loop {
         let body = match read_message(&mut stdout, max_message).await {
             Ok(Some(body)) => body,
@@ -385,10 +398,10 @@ async fn read_loop(
             (Some(method), Some(id)) => {
                 let method: String = serde_json::from_str(method.get()).unwrap_or_default();
                 let params = message.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or(Json::Null);
-                let id: Json = serde_json::from_str(id.get()).expect("an id is JSON");
+                // The id goes back as the server wrote it, never parsed (any JSON is echoed, however deep).
                 let reply = match replies.answer(&method, &params) {
-                    Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-                    Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
+                    Ok(result) => Reply { jsonrpc: "2.0", id, result: Some(result), error: None },
+                    Err((code, text)) => Reply { jsonrpc: "2.0", id, result: None, error: Some(json!({ "code": code, "message": text })) },
                 };
                 let mut frames = Vec::new();
                 frame(&mut frames, &serde_json::to_vec(&reply).expect("serializable"));
