@@ -328,3 +328,50 @@ fn a_question_waiting_on_a_retired_mount_ends_with_lsp_disposed() {
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "LSP_DISPOSED", "{answer}");
     client.close();
 }
+
+/// A question the client cancels while its language server holds it ends that server: the
+/// document is still open there, and the write of `didOpen` and the question may have been cut.
+/// The next question starts a new server, which opens the document afresh and answers.
+#[test]
+fn a_question_cancelled_at_its_server_ends_the_server_and_the_next_starts_afresh() {
+    use std::io::Write as _;
+    let dir = scratch("lsp-cancelled");
+    let log = dir.join("opened.log");
+    let (file, _) = fake("lsp-cancelled", &format!("FAKE_LSP: hang-first, FAKE_LSP_LOG: {}", json!(log)), "", "true");
+    let mut seam = Command::new(seam_bin())
+        .args(["serve", file.to_str().unwrap(), "--no-watch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut answers = Lines::spawn(seam.stdout.take().unwrap(), "");
+    let mut stdin = seam.stdin.take().unwrap();
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    send(json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }));
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let hover = json!({ "name": "lsp", "arguments": { "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 } });
+    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hover }));
+    let opened = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_until("the first server has the document open", || opened().contains(" opened "));
+    let first: u32 = opened().split(' ').next().unwrap().parse().unwrap();
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } }));
+    wait_dead(&[first]);
+
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": hover }));
+    let answer = loop {
+        let line = answers.next(PATIENCE).expect("an answer to the second question");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(answer["id"], 1, "a cancelled question is not answered: {answer}");
+        if answer["id"] == 2 {
+            break answer;
+        }
+    };
+    assert_eq!(text(&answer["result"]), "fake hover at 0:0", "{answer}");
+    let servers: Vec<String> = opened().lines().map(|l| l.split(' ').next().unwrap().to_owned()).collect();
+    assert_eq!(servers.len(), 2, "one didOpen per server: {servers:?}");
+    assert_ne!(servers[0], servers[1]);
+    drop(stdin);
+    assert!(seam.wait().unwrap().success());
+}

@@ -10,6 +10,8 @@
 //   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown
 //                 one, and whether an id nested 200 deep came back as sent)
 //   lifecycle     answers hover with how many documents were opened and closed before it
+//   hang-first    the first process (counted in FAKE_LSP_STATE) never answers a question; later ones answer
+// FAKE_LSP_LOG=FILE: a line `PID opened URI` per didOpen.
 // In every mode the document lifecycle is checked: a document opened twice, closed while not open, or
 // asked about while not open is a protocol error, and every question after it is answered with that error.
 import fs from 'node:fs';
@@ -20,6 +22,8 @@ let buffer = Buffer.alloc(0);
 const answers = {};
 let heldHover = null;
 const deepId = JSON.parse('['.repeat(200) + ']'.repeat(200));
+// Under hang-first, whether this is the first process.
+const first = mode === 'hang-first' && crashes();
 const openDocuments = new Set();
 let opened = 0;
 let closed = 0;
@@ -63,6 +67,7 @@ function handle(m) {
     openDocuments.add(uri);
     opened += 1;
     process.stderr.write(`opened ${uri}\n`);
+    if (process.env.FAKE_LSP_LOG) fs.appendFileSync(process.env.FAKE_LSP_LOG, `${process.pid} opened ${uri}\n`);
     if (mode === 'crash-on-open' && crashes()) process.exit(3);
     return;
   }
@@ -83,7 +88,7 @@ function handle(m) {
     return replyHeld();
   }
   if (m.id === undefined || m.method === undefined) return;
-  if (mode === 'hang') return;
+  if (mode === 'hang' || (mode === 'hang-first' && first)) return;
   const { line, character } = m.params.position || {};
   const uri = m.params.textDocument?.uri;
   if (uri !== undefined && !openDocuments.has(uri)) violation ??= `${m.method} on ${uri}, which is not open`;

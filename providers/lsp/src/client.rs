@@ -265,7 +265,7 @@ impl Connection {
         let _forget = Forget(&self.pending, id);
         let body = serde_json::to_vec(&Outgoing { jsonrpc: "2.0", id: Some(id), method, params }).expect("serializable");
         frame(&mut frames, &body);
-        self.send(&frames).await?;
+        self.send(method, &frames).await?;
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(Failure::Transport(self.closed_reason()))),
             _ = self.closed.cancelled() => Err(Failure::Transport(self.closed_reason())),
@@ -290,8 +290,13 @@ impl Connection {
         write_frames(&mut *writer, &frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
     }
 
-    async fn send(&self, frames: &[u8]) -> Result<(), Failure> {
+    /// Writes a request (with the notifications framed before it); once `shutdown` is on its way, only it goes out.
+    async fn send(&self, method: &str, frames: &[u8]) -> Result<(), Failure> {
         let mut writer = self.writer.lock().await;
+        // Read under the writer's lock, as in `notify`: no `didOpen` or question follows `shutdown`.
+        if self.ending.load(Ordering::SeqCst) && method != "shutdown" {
+            return Err(Failure::Transport("the server is shutting down".into()));
+        }
         write_frames(&mut *writer, frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
     }
 

@@ -173,7 +173,11 @@ impl LspMount {
                     format!("the language server of mount `{}` does not offer {}", self.id, query.operation.capability()),
                 ));
             }
-            match ask(&connection, &query, &uri).await {
+            let mut abandoned = Abandoned { mount: self, workspace, connection: &connection, armed: true };
+            let asked = ask(&connection, &query, &uri).await;
+            abandoned.armed = false;
+            drop(abandoned);
+            match asked {
                 Ok(answer) => {
                     self.close_later(server, connection, uri);
                     return Ok(answer);
@@ -215,6 +219,20 @@ impl LspMount {
         });
     }
 
+    /// Ends `connection`, the server of `workspace`, while its slot is held: questions waiting in the
+    /// queue find it ending and start a replacement in the same slot.
+    fn end_server(&self, workspace: &Path, connection: &Arc<Connection>) {
+        {
+            let mut live = self.live.lock().expect("live lock");
+            if live.get(workspace).is_some_and(|c| Arc::ptr_eq(c, connection)) {
+                live.remove(workspace);
+            }
+        }
+        self.status.notify();
+        let (connection, grace, kill) = (connection.clone(), self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+        tokio::spawn(async move { connection.shut_down(grace, kill).await });
+    }
+
     /// Ends the server of a workspace whose query timed out: a hung server is not kept.
     pub fn evict(&self, workspace: &Path) {
         self.servers.lock().expect("servers lock").remove(workspace);
@@ -222,6 +240,25 @@ impl LspMount {
         self.status.notify();
         let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
         tokio::spawn(async move { connection.shut_down(grace, kill).await });
+    }
+}
+
+/// A question dropped while it is at the server (the client cancelled the call) ends that server: its
+/// document is still open there, and the write of `didOpen` and the question may have been cut short.
+/// (A question that times out ends it too, through [`LspMount::evict`].)
+struct Abandoned<'a> {
+    mount: &'a LspMount,
+    workspace: &'a Path,
+    connection: &'a Arc<Connection>,
+    armed: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::info!(mount = %self.mount.id, "a question was abandoned at its language server; ending the server");
+            self.mount.end_server(self.workspace, self.connection);
+        }
     }
 }
 
