@@ -110,7 +110,7 @@ pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) ->
             format!("`{file_path}` resolves to {}, outside the workspace {}", resolved.real.display(), workspace.display()),
         ));
     }
-    let text = read_regular_file(&resolved.open_by, max_bytes, file_path)?;
+    let text = read_regular_file(&resolved.open_by, max_bytes, file_path, resolved.identity)?;
     Ok((resolved.real, text))
 }
 
@@ -119,12 +119,16 @@ pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) ->
 /// a FIFO), its real path is read from that handle, and it is read through the
 /// same handle (`/proc/self/fd/N`): a symlink swapped between the check and the
 /// read cannot lead outside the workspace, and one `readlink` replaces one per
-/// path component. Elsewhere, or without `/proc`, the path is canonicalized.
+/// path component. Without `/proc` the path is canonicalized and reopened, and
+/// the file read must be the one the handle holds (device and inode).
+/// Elsewhere the path is canonicalized.
 struct Resolved {
     real: PathBuf,
     open_by: PathBuf,
     /// Keeps `open_by` naming the file that `real` was read from.
     _handle: Option<std::fs::File>,
+    /// Device and inode the file read must have.
+    identity: Option<(u64, u64)>,
 }
 
 impl Resolved {
@@ -133,24 +137,29 @@ impl Resolved {
         use std::os::fd::AsRawFd as _;
         use std::os::unix::fs::OpenOptionsExt as _;
         const O_PATH: i32 = 0o10000000;
+        use std::os::unix::fs::MetadataExt as _;
         let handle = std::fs::OpenOptions::new().read(true).custom_flags(O_PATH).open(path)?;
-        let open_by = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
-        match std::fs::read_link(&open_by) {
-            Ok(real) if real.is_absolute() => Ok(Resolved { real, open_by, _handle: Some(handle) }),
-            _ => Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None }),
-        }
+        let held = handle.metadata()?;
+        let identity = Some((held.dev(), held.ino()));
+        let by_handle = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+        let (real, open_by) = match std::fs::read_link(&by_handle) {
+            Ok(real) if real.is_absolute() => (real, by_handle),
+            _ => (std::fs::canonicalize(path)?, path.to_owned()),
+        };
+        Ok(Resolved { real, open_by, _handle: Some(handle), identity })
     }
 
     #[cfg(not(target_os = "linux"))]
     fn of(path: &Path) -> std::io::Result<Resolved> {
-        Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None })
+        Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None, identity: None })
     }
 }
 
 /// Reads a regular file of at most `max_bytes` as UTF-8, opened non-blocking so
 /// that a FIFO cannot hang the one thread a stdio `serve` runs on. `shown` is
-/// how messages name it.
-fn read_regular_file(path: &Path, max_bytes: u64, shown: &str) -> Result<String, LspError> {
+/// how messages name it; `identity`, when given, the device and inode it must have.
+fn read_regular_file(path: &Path, max_bytes: u64, shown: &str, identity: Option<(u64, u64)>) -> Result<String, LspError> {
+    use std::os::unix::fs::MetadataExt as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -160,6 +169,9 @@ fn read_regular_file(path: &Path, max_bytes: u64, shown: &str) -> Result<String,
     let meta = file.metadata().map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
     if !meta.is_file() {
         return Err(LspError::new("LSP_NOT_A_FILE", format!("`{shown}` is not a regular file")));
+    }
+    if identity.is_some_and(|id| id != (meta.dev(), meta.ino())) {
+        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{shown}` was replaced while it was being opened")));
     }
     if meta.len() > max_bytes {
         return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{shown}` is {} bytes; max_document_bytes is {max_bytes}", meta.len())));
@@ -347,7 +359,7 @@ fn locations_text(workspace: &Path, locations: Vec<Location>, settings: &LspSett
                 // The source line comes from the same kind of read as a question's file: a
                 // regular file within `max_document_bytes`, or no line.
                 // A file that cannot be read gives no line; its error is not shown, so it needs no name.
-                let text = files.entry(p.clone()).or_insert_with(|| read_regular_file(p, max_bytes, "").ok());
+                let text = files.entry(p.clone()).or_insert_with(|| read_regular_file(p, max_bytes, "", None).ok());
                 let source = text.as_deref().and_then(|t| t.split('\n').nth(l.range.start.line as usize)).map(|s| s.trim().to_owned());
                 let shown = p.strip_prefix(workspace).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
                 (shown, source)
@@ -466,7 +478,10 @@ mod tests {
         assert_eq!(resolved.real, workspace.join("inside.ts"));
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(dir.join("outside.ts"), &link).unwrap();
-        assert_eq!(read_regular_file(&resolved.open_by, 100, "link.ts").unwrap(), "inside\n");
+        assert_eq!(read_regular_file(&resolved.open_by, 100, "link.ts", resolved.identity).unwrap(), "inside\n");
+        // Read by path (no /proc), the swapped link now names another file: refused, not read.
+        let by_path = read_regular_file(&link, 100, "link.ts", resolved.identity).unwrap_err();
+        assert_eq!((by_path.code, by_path.message.contains("replaced")), ("LSP_NOT_A_FILE", true), "{}", by_path.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
