@@ -10,8 +10,8 @@
 //   ask           answers hover with the client's answers to its own requests (configuration, applyEdit, an unknown
 //                 one, and whether an id nested 200 deep came back as sent)
 //   lifecycle     answers hover with how many documents were opened and closed before it
-//   hang-first    the first process (counted in FAKE_LSP_STATE) never answers a question; later ones answer
-// FAKE_LSP_LOG=FILE: a line `PID opened URI` per didOpen.
+//   hang-once     never answers its first question; answers the later ones
+// FAKE_LSP_LOG=FILE: a line `PID opened URI` per didOpen and `PID closed URI` per didClose.
 // In every mode the document lifecycle is checked: a document opened twice, closed while not open, or
 // asked about while not open is a protocol error, and every question after it is answered with that error.
 import fs from 'node:fs';
@@ -22,8 +22,7 @@ let buffer = Buffer.alloc(0);
 const answers = {};
 let heldHover = null;
 const deepId = JSON.parse('['.repeat(200) + ']'.repeat(200));
-// Under hang-first, whether this is the first process.
-const first = mode === 'hang-first' && crashes();
+let questions = 0;
 const openDocuments = new Set();
 let opened = 0;
 let closed = 0;
@@ -74,6 +73,7 @@ function handle(m) {
   if (m.method === 'textDocument/didClose') {
     const uri = m.params.textDocument.uri;
     if (!openDocuments.delete(uri)) violation ??= `didClose of ${uri}, which is not open`;
+    if (process.env.FAKE_LSP_LOG) fs.appendFileSync(process.env.FAKE_LSP_LOG, `${process.pid} closed ${uri}\n`);
     closed += 1;
     return;
   }
@@ -88,7 +88,8 @@ function handle(m) {
     return replyHeld();
   }
   if (m.id === undefined || m.method === undefined) return;
-  if (mode === 'hang' || (mode === 'hang-first' && first)) return;
+  questions += 1;
+  if (mode === 'hang' || (mode === 'hang-once' && questions === 1)) return;
   const { line, character } = m.params.position || {};
   const uri = m.params.textDocument?.uri;
   if (uri !== undefined && !openDocuments.has(uri)) violation ??= `${m.method} on ${uri}, which is not open`;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -248,7 +248,19 @@ impl Connection {
 
     /// Sends `frames` (notifications framed by [`Connection::notification`]) and then the request, in one
     /// write, and waits for the request's answer.
-    pub async fn request_after<P: Serialize>(&self, mut frames: Vec<u8>, method: &str, params: &P) -> Result<Answer, Failure> {
+    pub async fn request_after<P: Serialize>(&self, frames: Vec<u8>, method: &str, params: &P) -> Result<Answer, Failure> {
+        self.request_marked(frames, method, params, &AtomicBool::new(false)).await
+    }
+
+    /// [`Connection::request_after`], setting `written` once the write has gone out whole (so a caller
+    /// that stops waiting knows whether the server got the messages).
+    pub async fn request_marked<P: Serialize>(
+        &self,
+        mut frames: Vec<u8>,
+        method: &str,
+        params: &P,
+        written: &AtomicBool,
+    ) -> Result<Answer, Failure> {
         if self.is_closed() {
             return Err(Failure::Transport(self.closed_reason()));
         }
@@ -266,6 +278,7 @@ impl Connection {
         let body = serde_json::to_vec(&Outgoing { jsonrpc: "2.0", id: Some(id), method, params }).expect("serializable");
         frame(&mut frames, &body);
         self.send(method, &frames).await?;
+        written.store(true, Ordering::SeqCst);
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(Failure::Transport(self.closed_reason()))),
             _ = self.closed.cancelled() => Err(Failure::Transport(self.closed_reason())),

@@ -144,7 +144,8 @@ impl LspMount {
             return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
         }
         let slot = self.slot(workspace);
-        let mut server = slot.lock_owned().await;
+        // Taken out of `held` by whatever releases the queue: the `didClose` task, or an abandonment.
+        let mut held = Some(slot.lock_owned().await);
         let query = read()?;
         let uri = file_uri(&query.path);
         let mut replaced = false;
@@ -153,6 +154,7 @@ impl LspMount {
             if self.disposed.load(Ordering::SeqCst) {
                 return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
             }
+            let server = held.as_mut().expect("the queue is held until the question ends");
             let connection = match server.as_ref().filter(|c| !c.is_closed()) {
                 Some(c) => c.clone(),
                 // Not started yet, or died while idle: (re)start.
@@ -160,7 +162,7 @@ impl LspMount {
                     let started = Connection::start(&self.config, &self.subprocess, workspace)
                         .await
                         .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;
-                    *server = Some(started.clone());
+                    **server = Some(started.clone());
                     self.live.lock().expect("live lock").insert(workspace.to_owned(), started.clone());
                     self.status.notify();
                     started
@@ -173,29 +175,32 @@ impl LspMount {
                     format!("the language server of mount `{}` does not offer {}", self.id, query.operation.capability()),
                 ));
             }
-            let mut abandoned = Abandoned { mount: self, workspace, connection: &connection, armed: true };
-            let asked = ask(&connection, &query, &uri).await;
+            let written = AtomicBool::new(false);
+            let mut abandoned =
+                Abandoned { mount: self, workspace, connection: &connection, uri: &uri, written: &written, queue: &mut held, armed: true };
+            let asked = ask(&connection, &query, &uri, &written).await;
             abandoned.armed = false;
             drop(abandoned);
+            let server = held.as_mut().expect("the queue is held until the question ends");
             match asked {
                 Ok(answer) => {
-                    self.close_later(server, connection, uri);
+                    self.close_later(held.take().expect("held"), connection, uri);
                     return Ok(answer);
                 }
                 Err(Failure::Transport(why)) if !replaced => {
                     tracing::warn!(mount = %self.id, "language server failed during a query ({why}); replacing it and replaying the query");
                     replaced = true;
-                    *server = None;
+                    **server = None;
                     let old = connection.clone();
                     let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
                     tokio::spawn(async move { old.shut_down(grace, kill).await });
                 }
                 Err(Failure::Transport(why)) => {
-                    *server = None;
+                    **server = None;
                     return Err(LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}` failed twice: {why}", self.id)));
                 }
                 Err(Failure::Rpc { code, message }) => {
-                    self.close_later(server, connection, uri);
+                    self.close_later(held.take().expect("held"), connection, uri);
                     return Err(LspError::new("LSP_MALFORMED_RESPONSE", format!("the server answered error {code}: {message}")));
                 }
             }
@@ -243,21 +248,35 @@ impl LspMount {
     }
 }
 
-/// A question dropped while it is at the server (the client cancelled the call) ends that server: its
-/// document is still open there, and the write of `didOpen` and the question may have been cut short.
-/// (A question that times out ends it too, through [`LspMount::evict`].)
+/// A question dropped while it is at the server (the client cancelled the call, or it timed out). When
+/// `didOpen` and the question went out whole, the document is closed as after an answer (which the
+/// server may still send; it is ignored), still inside the queue. When the write may have been cut
+/// short, the server is ended: half a message would garble everything after it. (A question that
+/// times out ends its server anyway, through [`LspMount::evict`]: a hung server is not kept.)
 struct Abandoned<'a> {
     mount: &'a LspMount,
     workspace: &'a Path,
     connection: &'a Arc<Connection>,
+    uri: &'a str,
+    written: &'a AtomicBool,
+    queue: &'a mut Option<OwnedMutexGuard<Option<Arc<Connection>>>>,
     armed: bool,
 }
 
 impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            tracing::info!(mount = %self.mount.id, "a question was abandoned at its language server; ending the server");
-            self.mount.end_server(self.workspace, self.connection);
+        if !self.armed {
+            return;
+        }
+        match self.queue.take() {
+            Some(queue) if self.written.load(Ordering::SeqCst) => {
+                tracing::debug!(mount = %self.mount.id, "a question was abandoned at its language server; closing its document");
+                self.mount.close_later(queue, self.connection.clone(), self.uri.to_owned());
+            }
+            _ => {
+                tracing::info!(mount = %self.mount.id, "a question was abandoned while being written; ending its language server");
+                self.mount.end_server(self.workspace, self.connection);
+            }
         }
     }
 }
@@ -292,7 +311,7 @@ struct Question<'a> {
 }
 
 /// `didOpen` and the question, in one write (the server reads both at once); `didClose` follows the answer.
-async fn ask(connection: &Connection, q: &Query, uri: &str) -> Result<Answer, Failure> {
+async fn ask(connection: &Connection, q: &Query, uri: &str, written: &AtomicBool) -> Result<Answer, Failure> {
     let mut frames = Vec::with_capacity(q.text.len() + 512);
     let open = OpenDocument { uri, language_id: &q.language, version: 1, text: &q.text };
     Connection::notification(&mut frames, "textDocument/didOpen", &DocumentParams { text_document: open });
@@ -301,7 +320,7 @@ async fn ask(connection: &Connection, q: &Query, uri: &str) -> Result<Answer, Fa
         position: lsp_types::Position::new(q.line, q.character),
         context: (q.operation == Operation::FindReferences).then_some(lsp_types::ReferenceContext { include_declaration: true }),
     };
-    connection.request_after(frames, q.operation.method(), &question).await
+    connection.request_marked(frames, q.operation.method(), &question, written).await
 }
 
 impl Running for LspMount {
