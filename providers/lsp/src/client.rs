@@ -113,7 +113,7 @@ pub struct Connection {
     pub stderr: Arc<Mutex<Tail>>,
     child: tokio::sync::Mutex<Child>,
     /// Set once `shutdown` is on its way: after it, nothing but `exit` is sent (a late `didClose` is dropped).
-    ending: std::sync::atomic::AtomicBool,
+    ending: AtomicBool,
     pub pid: u32,
     pub capabilities: Json,
     pub workspace: PathBuf,
@@ -172,7 +172,7 @@ impl Connection {
             closed_why,
             stderr: tail,
             child: tokio::sync::Mutex::new(child),
-            ending: std::sync::atomic::AtomicBool::new(false),
+            ending: AtomicBool::new(false),
             pid,
             capabilities: Json::Null,
             workspace: workspace.to_owned(),
@@ -243,18 +243,13 @@ impl Connection {
     }
 
     pub async fn request<P: Serialize>(&self, method: &str, params: &P) -> Result<Answer, Failure> {
-        self.request_after(Vec::new(), method, params).await
+        self.request_after(Vec::new(), method, params, &AtomicBool::new(false)).await
     }
 
     /// Sends `frames` (notifications framed by [`Connection::notification`]) and then the request, in one
-    /// write, and waits for the request's answer.
-    pub async fn request_after<P: Serialize>(&self, frames: Vec<u8>, method: &str, params: &P) -> Result<Answer, Failure> {
-        self.request_marked(frames, method, params, &AtomicBool::new(false)).await
-    }
-
-    /// [`Connection::request_after`], setting `written` once the write has gone out whole (so a caller
-    /// that stops waiting knows whether the server got the messages).
-    pub async fn request_marked<P: Serialize>(
+    /// write, and waits for the request's answer. `written` is set once the write has gone out whole, so
+    /// a caller that stops waiting knows whether the server got the messages.
+    pub async fn request_after<P: Serialize>(
         &self,
         mut frames: Vec<u8>,
         method: &str,
@@ -277,7 +272,10 @@ impl Connection {
         let _forget = Forget(&self.pending, id);
         let body = serde_json::to_vec(&Outgoing { jsonrpc: "2.0", id: Some(id), method, params }).expect("serializable");
         frame(&mut frames, &body);
-        self.send(method, &frames).await?;
+        // Once `shutdown` is on its way, only it goes out: no `didOpen` or question follows it.
+        if !self.write(&frames, method == "shutdown").await? {
+            return Err(Failure::Transport("the server is shutting down".into()));
+        }
         written.store(true, Ordering::SeqCst);
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(Failure::Transport(self.closed_reason()))),
@@ -291,26 +289,23 @@ impl Connection {
         frame(frames, &body);
     }
 
-    /// Sends a notification; once `shutdown` is on its way, only `exit` still goes out.
+    /// Sends a notification; once `shutdown` is on its way, only `exit` still goes out (a late `didClose`
+    /// is dropped, not an error).
     pub async fn notify<P: Serialize>(&self, method: &str, params: &P) -> Result<(), Failure> {
         let mut frames = Vec::new();
         Connection::notification(&mut frames, method, params);
-        let mut writer = self.writer.lock().await;
-        // Read under the writer's lock, which `shutdown` is sent under: no notification follows it.
-        if self.ending.load(Ordering::SeqCst) && method != "exit" {
-            return Ok(());
-        }
-        write_frames(&mut *writer, &frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
+        self.write(&frames, method == "exit").await.map(drop)
     }
 
-    /// Writes a request (with the notifications framed before it); once `shutdown` is on its way, only it goes out.
-    async fn send(&self, method: &str, frames: &[u8]) -> Result<(), Failure> {
+    /// Writes `frames` at once; `false` when `shutdown` is on its way and they are not `after_shutdown`
+    /// (`ending` is read under the writer's lock, which `shutdown` is written under).
+    async fn write(&self, frames: &[u8], after_shutdown: bool) -> Result<bool, Failure> {
         let mut writer = self.writer.lock().await;
-        // Read under the writer's lock, as in `notify`: no `didOpen` or question follows `shutdown`.
-        if self.ending.load(Ordering::SeqCst) && method != "shutdown" {
-            return Err(Failure::Transport("the server is shutting down".into()));
+        if self.ending.load(Ordering::SeqCst) && !after_shutdown {
+            return Ok(false);
         }
-        write_frames(&mut *writer, frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))
+        write_frames(&mut *writer, frames).await.map_err(|e| Failure::Transport(format!("writing to the server failed: {e}")))?;
+        Ok(true)
     }
 
     /// `shutdown` → `exit`, then SIGTERM once `shutdown_timeout` passes and SIGKILL after `kill_grace`.

@@ -191,9 +191,7 @@ impl LspMount {
                     tracing::warn!(mount = %self.id, "language server failed during a query ({why}); replacing it and replaying the query");
                     replaced = true;
                     **server = None;
-                    let old = connection.clone();
-                    let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
-                    tokio::spawn(async move { old.shut_down(grace, kill).await });
+                    self.shut_down_later(connection);
                 }
                 Err(Failure::Transport(why)) => {
                     **server = None;
@@ -212,7 +210,7 @@ impl LspMount {
     /// own write to the MCP client goes first, and the server's work on `didClose` no longer delays it.
     /// A failed write means the server is gone: it is replaced on the next query.
     fn close_later(&self, mut queue: OwnedMutexGuard<Option<Arc<Connection>>>, connection: Arc<Connection>, uri: String) {
-        let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+        let (grace, kill) = self.stop_times();
         tokio::spawn(async move {
             tokio::task::yield_now().await;
             let closed = connection.notify("textDocument/didClose", &DocumentParams { text_document: Document { uri: &uri } }).await;
@@ -234,16 +232,24 @@ impl LspMount {
             }
         }
         self.status.notify();
-        let (connection, grace, kill) = (connection.clone(), self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
-        tokio::spawn(async move { connection.shut_down(grace, kill).await });
+        self.shut_down_later(connection.clone());
     }
 
     /// Ends the server of a workspace whose query timed out: a hung server is not kept.
     pub fn evict(&self, workspace: &Path) {
         self.servers.lock().expect("servers lock").remove(workspace);
-        let Some(connection) = self.live.lock().expect("live lock").remove(workspace) else { return };
-        self.status.notify();
-        let (grace, kill) = (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std());
+        let Some(connection) = self.live.lock().expect("live lock").get(workspace).cloned() else { return };
+        self.end_server(workspace, &connection);
+    }
+
+    /// `shutdown_timeout` and `kill_grace`, for [`Connection::shut_down`].
+    fn stop_times(&self) -> (Duration, Duration) {
+        (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std())
+    }
+
+    /// Shuts `connection` down in the background.
+    fn shut_down_later(&self, connection: Arc<Connection>) {
+        let (grace, kill) = self.stop_times();
         tokio::spawn(async move { connection.shut_down(grace, kill).await });
     }
 }
@@ -320,7 +326,7 @@ async fn ask(connection: &Connection, q: &Query, uri: &str, written: &AtomicBool
         position: lsp_types::Position::new(q.line, q.character),
         context: (q.operation == Operation::FindReferences).then_some(lsp_types::ReferenceContext { include_declaration: true }),
     };
-    connection.request_marked(frames, q.operation.method(), &question, written).await
+    connection.request_after(frames, q.operation.method(), &question, written).await
 }
 
 impl Running for LspMount {
@@ -335,7 +341,8 @@ impl Running for LspMount {
         self.disposed.store(true, Ordering::SeqCst);
         self.servers.lock().expect("servers lock").clear();
         let live: Vec<Arc<Connection>> = self.live.lock().expect("live lock").drain().map(|(_, c)| c).collect();
-        let (grace, kill) = (self.config.shutdown_timeout.to_std().min(within), self.config.kill_grace.to_std());
+        let (grace, kill) = self.stop_times();
+        let grace = grace.min(within);
         Box::pin(async move {
             futures::future::join_all(live.iter().map(|c| c.shut_down(grace, kill))).await;
         })

@@ -135,18 +135,19 @@ impl Resolved {
     #[cfg(target_os = "linux")]
     fn of(path: &Path) -> std::io::Result<Resolved> {
         use std::os::fd::AsRawFd as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
+        use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
         const O_PATH: i32 = 0o10000000;
-        use std::os::unix::fs::MetadataExt as _;
         let handle = std::fs::OpenOptions::new().read(true).custom_flags(O_PATH).open(path)?;
-        let held = handle.metadata()?;
-        let identity = Some((held.dev(), held.ino()));
         let by_handle = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
-        let (real, open_by) = match std::fs::read_link(&by_handle) {
-            Ok(real) if real.is_absolute() => (real, by_handle),
-            _ => (std::fs::canonicalize(path)?, path.to_owned()),
-        };
-        Ok(Resolved { real, open_by, _handle: Some(handle), identity })
+        match std::fs::read_link(&by_handle) {
+            // Read through the handle: the same file by construction.
+            Ok(real) if real.is_absolute() => Ok(Resolved { real, open_by: by_handle, _handle: Some(handle), identity: None }),
+            _ => {
+                let held = handle.metadata()?;
+                let real = std::fs::canonicalize(path)?;
+                Ok(Resolved { real, open_by: path.to_owned(), _handle: Some(handle), identity: Some((held.dev(), held.ino())) })
+            }
+        }
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -480,7 +481,9 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("outside.ts"), &link).unwrap();
         assert_eq!(read_regular_file(&resolved.open_by, 100, "link.ts", resolved.identity).unwrap(), "inside\n");
         // Read by path (no /proc), the swapped link now names another file: refused, not read.
-        let by_path = read_regular_file(&link, 100, "link.ts", resolved.identity).unwrap_err();
+        let held = std::fs::metadata(workspace.join("inside.ts")).unwrap();
+        let identity = Some((std::os::unix::fs::MetadataExt::dev(&held), std::os::unix::fs::MetadataExt::ino(&held)));
+        let by_path = read_regular_file(&link, 100, "link.ts", identity).unwrap_err();
         assert_eq!((by_path.code, by_path.message.contains("replaced")), ("LSP_NOT_A_FILE", true), "{}", by_path.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }
