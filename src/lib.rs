@@ -1,14 +1,19 @@
 //! The `seam` binary's front-end: CLI flags and output formats. Only this crate
 //! knows the command line; the engine and the surfaces know nothing of it.
 
-/// A line for the operator on stderr. Unlike `eprintln!`, it loses the line
-/// when stderr is closed (the process that read it has gone) instead of
-/// panicking: a running `serve` must still stop on SIGTERM and dispose its children.
+/// A line for the operator on stderr, as `eprintln!` takes it: [`say`].
 macro_rules! say {
-    ($($line:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($line)*);
-    }};
+    ($($line:tt)*) => {
+        $crate::say(format_args!($($line)*))
+    };
+}
+
+/// Writes a line for the operator on stderr. Unlike `eprintln!`, it loses the
+/// line when stderr is closed (the process that read it has gone) instead of
+/// panicking: a running `serve` must still stop on SIGTERM and dispose its children.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 mod commands;

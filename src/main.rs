@@ -1,7 +1,6 @@
 //! `seam`: parse the command line, run it, map the outcome to an exit code
 //! (0 valid, 1 invalid, 2 usage or I/O error).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -11,8 +10,7 @@ fn main() -> ExitCode {
     match seam::run(cli) {
         Ok(outcome) => ExitCode::from(outcome as u8),
         Err(error) => {
-            // Not `eprintln!`, which panics (exit code 101) when stderr is closed.
-            let _ = writeln!(std::io::stderr(), "seam: {error}");
+            seam::say(format_args!("seam: {error}"));
             ExitCode::from(seam::Outcome::UsageOrIo as u8)
         }
     }
