@@ -338,19 +338,11 @@ fn a_question_cancelled_at_its_server_closes_its_document_and_the_server_answers
     let dir = scratch("lsp-cancelled");
     let log = dir.join("lifecycle.log");
     let (file, _) = fake("lsp-cancelled", &format!("FAKE_LSP: hang-once, FAKE_LSP_LOG: {}", json!(log)), "", "true");
-    let mut seam = Command::new(seam_bin())
-        .args(["serve", file.to_str().unwrap(), "--no-watch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut seam = serve_stdio_raw(&file);
     let mut answers = Lines::spawn(seam.stdout.take().unwrap(), "");
     let mut stdin = seam.stdin.take().unwrap();
+    write!(stdin, "{}", mcp_handshake_lines()).unwrap();
     let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
-    send(json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }));
-    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     let hover = json!({ "name": "lsp", "arguments": { "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 } });
     send(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hover }));
     let lifecycle = || std::fs::read_to_string(&log).unwrap_or_default();

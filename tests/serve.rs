@@ -818,23 +818,11 @@ fn over_stdio_calls_sent_before_the_input_closes_are_answered() {
     let dir = scratch("stdin-closed");
     let file = dir.join("c.yaml");
     compose(&file, &[flaky_mount("a", &[], "")], "");
-    let mut seam = Command::new(seam_bin())
-        .args(["serve", file.to_str().unwrap(), "--no-watch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let lines = [
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
-        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp__a__sleep", "arguments": { "ms": 300 } } }),
-    ];
+    let mut seam = serve_stdio_raw(&file);
+    let call =
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp__a__sleep", "arguments": { "ms": 300 } } });
     let mut stdin = seam.stdin.take().unwrap();
-    for line in &lines {
-        writeln!(stdin, "{line}").unwrap();
-    }
+    writeln!(stdin, "{}{call}", mcp_handshake_lines()).unwrap();
     drop(stdin);
     let mut out = String::new();
     seam.stdout.take().unwrap().read_to_string(&mut out).unwrap();
@@ -842,6 +830,31 @@ fn over_stdio_calls_sent_before_the_input_closes_are_answered() {
     let answers: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let call = answers.iter().find(|a| a["id"] == 2).unwrap_or_else(|| panic!("no answer to the call in {out}"));
     assert_eq!(call["result"]["content"][0]["text"], "slept", "{call}");
+}
+
+/// The wait for those answers is bounded (5 s): a call that would outlast it (here one that hangs, under
+/// a `call_timeout` past the test's patience) goes unanswered, and seam still ends.
+#[test]
+fn over_stdio_a_call_outlasting_the_drain_after_the_input_closes_does_not_keep_seam() {
+    use std::io::{Read as _, Write as _};
+    let dir = scratch("stdin-closed-hang");
+    let file = dir.join("c.yaml");
+    compose(&file, &[flaky_mount("a", &[], "    call_timeout: 120s\n")], "");
+    let mut seam = serve_stdio_raw(&file);
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp__a__hang", "arguments": {} } });
+    let mut stdin = seam.stdin.take().unwrap();
+    writeln!(stdin, "{}{call}", mcp_handshake_lines()).unwrap();
+    drop(stdin);
+    let mut stdout = seam.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        let _ = tx.send((out, seam.wait().unwrap()));
+    });
+    let (out, exit) = rx.recv_timeout(PATIENCE).expect("seam ended within its drain bound, not the call's timeout");
+    assert!(exit.success(), "{exit:?}");
+    assert!(!out.lines().any(|l| serde_json::from_str::<Value>(l).unwrap()["id"] == 2), "the hanging call was not answered: {out}");
 }
 
 /// A stdio client may have 1024 calls running at once (`MAX_CALLS_IN_FLIGHT`).
@@ -855,21 +868,10 @@ fn over_stdio_a_client_may_have_1024_calls_running_and_the_next_is_refused_at_on
         let dir = scratch(&format!("in-flight-{hanging}"));
         let file = dir.join("c.yaml");
         compose(&file, &[flaky_mount("a", &[], "    call_timeout: 60s\n")], "");
-        let mut seam = Command::new(seam_bin())
-            .args(["serve", file.to_str().unwrap(), "--no-watch"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut seam = serve_stdio_raw(&file);
         let mut answers = Lines::spawn(seam.stdout.take().unwrap(), "");
         let mut stdin = seam.stdin.take().unwrap();
-        let mut text = format!(
-            "{}\n{}\n",
-            json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
-            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
-        );
+        let mut text = mcp_handshake_lines();
         for id in 0..hanging {
             let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "mcp__a__hang", "arguments": {} } });
             text.push_str(&format!("{call}\n"));

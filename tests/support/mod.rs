@@ -257,6 +257,27 @@ impl Drop for SdkClient {
     }
 }
 
+/// `seam serve FILE --no-watch` over stdio for a client of the test's own, writing JSON lines (for what
+/// the SDK client cannot do: flood, cancel at a chosen moment, close its input early). stdin and stdout
+/// are piped, stderr dropped.
+pub fn serve_stdio_raw(file: &Path) -> Child {
+    Command::new(seam_bin())
+        .args(["serve", file.to_str().unwrap(), "--no-watch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("seam runs")
+}
+
+/// The lines that open an MCP session (`initialize`, id `"init"`, then `notifications/initialized`), each
+/// ending with a newline.
+pub fn mcp_handshake_lines() -> String {
+    let initialize = json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } });
+    format!("{initialize}\n{}\n", json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+}
+
 /// `seam serve --transport http` on a free loopback port.
 pub struct HttpSeam {
     pub child: Child,
