@@ -4,9 +4,10 @@
 // stream, seam's JSON answer). (3) − (2) is what the MCP session path adds to every message.
 //
 //   node bench/http-floor.mjs --seam PATH --composition FILE [--runs N]
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+
+import { httpSession, serveHttp } from './minimal-mcp.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
 const RUNS = Number(args.runs || 1000);
@@ -16,29 +17,14 @@ const server = http.createServer((req, res) => {
 });
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const bare = `http://127.0.0.1:${server.address().port}/`;
-const seam = spawn(path.resolve(args.seam), ['serve', path.resolve(args.composition), '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
-process.on('exit', () => seam.kill('SIGTERM'));
-const url = await new Promise((resolve, reject) => {
-  let err = '';
-  seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)\n/.exec(err); if (m) resolve(m[1]); });
-  seam.on('exit', () => reject(new Error(err)));
-});
-let session;
-let next = 1;
-const mcp = async (message) => {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-  if (session) headers['mcp-session-id'] = session;
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
-  session ??= response.headers.get('mcp-session-id');
-  return response.text();
-};
-await mcp({ jsonrpc: '2.0', id: next++, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
-await mcp({ jsonrpc: '2.0', method: 'notifications/initialized' });
+const { child, url } = await serveHttp(args.seam, path.resolve(args.composition));
+process.on('exit', () => child.kill('SIGTERM'));
+const session = await httpSession(url, child);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
 const targets = [
   ['fetch → bare node HTTP server (POST)', async () => (await fetch(bare, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).text()],
   ['fetch → seam /healthz (GET)', async () => (await fetch(url.replace(/\/mcp$/, '/healthz'))).text()],
-  ['fetch → seam MCP ping in a session (POST)', async () => mcp({ jsonrpc: '2.0', id: next++, method: 'ping' })],
+  ['fetch → seam MCP ping in a session (POST)', async () => session.request('ping')],
 ];
 const times = targets.map(() => []);
 // In rounds, the order rotating, so the machine's drift falls on every target alike.

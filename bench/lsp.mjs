@@ -17,6 +17,8 @@ import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { httpSession, serveHttp, stdioSession } from './minimal-mcp.mjs';
+
 // Every process this benchmark starts ends with it, however it ends (a crash would otherwise leave a seam serving).
 const children = [];
 const spawn = (...a) => { const child = spawnChild(...a); children.push(child); return child; };
@@ -115,12 +117,7 @@ async function askThrough(client, started) {
 async function throughSeamHttp() {
   const composition = writeComposition();
   const started = process.hrtime.bigint();
-  const seam = spawn(args.seam, ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise((resolve, reject) => {
-    let err = '';
-    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)\n/.exec(err); if (m) resolve(m[1]); });
-    seam.on('exit', () => reject(new Error(err)));
-  });
+  const { child: seam, url } = await serveHttp(args.seam, composition, spawn);
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const { cold, ask } = await askThrough(client, started);
@@ -142,79 +139,24 @@ async function throughSeamStdio() {
   return { cold, ask, stop: () => client.close() };
 }
 
-// A minimal MCP client over stdio: initialize, then tools/call, one JSON line each way.
-async function throughSeamStdioMinimal() {
+// The same question by a minimal MCP client (bench/minimal-mcp.mjs): over stdio, or over Streamable HTTP.
+async function throughMinimal(open) {
   const composition = writeComposition();
   const started = process.hrtime.bigint();
-  const seam = spawn(path.resolve(args.seam), ['serve', composition, '--no-watch'], { cwd: project, stdio: ['pipe', 'pipe', 'ignore'] });
-  const waiting = new Map();
-  let next = 1;
-  let buf = '';
-  seam.stdout.setEncoding('utf8');
-  seam.stdout.on('data', (chunk) => {
-    buf += chunk;
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      const m = JSON.parse(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-      if (m.id !== undefined && !m.method && waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
-    }
-  });
-  const send = (m) => seam.stdin.write(`${JSON.stringify(m)}\n`);
-  const request = (method, params) => new Promise((resolve) => { const id = next++; waiting.set(id, resolve); send({ jsonrpc: '2.0', id, method, params }); });
-  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const session = await open(composition);
   const ask = async () => {
-    const m = await request('tools/call', { name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
-    if (!m.result?.content?.[0]?.text?.startsWith(expected)) throw new Error(`seam: ${JSON.stringify(m)}`);
-  };
-  await ask();
-  const cold = ms(process.hrtime.bigint() - started);
-  const stop = async () => {
-    const exited = new Promise((resolve) => seam.once('exit', resolve));
-    seam.stdin.end();
-    await exited;
-  };
-  return { cold, ask, stop };
-}
-
-// A minimal MCP client over Streamable HTTP: one POST per message (fetch, keep-alive), the session in a header.
-async function throughSeamHttpMinimal() {
-  const composition = writeComposition();
-  const started = process.hrtime.bigint();
-  const seam = spawn(path.resolve(args.seam), ['serve', composition, '--transport', 'http', '--listen', '127.0.0.1:0', '--no-watch'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise((resolve, reject) => {
-    let err = '';
-    seam.stderr.on('data', (c) => { err += c; const m = /serving agent `default` at (\S+)\n/.exec(err); if (m) resolve(m[1]); });
-    seam.on('exit', () => reject(new Error(err)));
-  });
-  let session;
-  let next = 1;
-  const post = async (message) => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-    if (session) headers['mcp-session-id'] = session;
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
-    session ??= response.headers.get('mcp-session-id');
-    const text = await response.text();
-    if (message.id === undefined) return undefined;
-    // JSON when seam answers at once; otherwise the answer is the SSE event that carries it.
-    if (response.headers.get('content-type')?.startsWith('application/json')) return JSON.parse(text);
-    return text.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter((d) => d).map((d) => JSON.parse(d)).find((m) => m.id === message.id);
-  };
-  await post({ jsonrpc: '2.0', id: next++, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  const ask = async () => {
-    const m = await post({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } } });
+    const m = await session.request('tools/call', { name: 'lsp', arguments: { operation: 'goToDefinition', file_path: 'src/main.ts', line: 5, character: 13 } });
     if (!m?.result?.content?.[0]?.text?.startsWith(expected)) throw new Error(`seam: ${JSON.stringify(m)}`);
   };
   await ask();
-  const cold = ms(process.hrtime.bigint() - started);
-  const stop = async () => {
-    const exited = new Promise((resolve) => seam.once('exit', resolve));
-    seam.kill('SIGTERM');
-    await exited;
-  };
-  return { cold, ask, stop };
+  return { cold: ms(process.hrtime.bigint() - started), ask, stop: session.stop };
 }
+const throughSeamStdioMinimal = () => throughMinimal((composition) => stdioSession(args.seam, composition, { cwd: project, spawn }));
+const throughSeamHttpMinimal = () =>
+  throughMinimal(async (composition) => {
+    const { child, url } = await serveHttp(args.seam, composition, spawn);
+    return httpSession(url, child);
+  });
 
 const all = {
   a: ['direct LSP client', direct],
