@@ -341,7 +341,7 @@ impl Divert for StdioCalls {
                 "TOOL_CALLS_EXCEEDED",
                 format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", params.name),
             );
-            self.writer.spawn_line(line_of(&Answer { jsonrpc: "2.0", id, result: refused.into_json() }));
+            self.writer.send_line(line_of(&Answer { jsonrpc: "2.0", id, result: &refused }));
             return true;
         };
         let (id, token) = (id.to_owned(), CancellationToken::new());
@@ -353,7 +353,7 @@ impl Divert for StdioCalls {
             let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
             // A request the client cancelled is not answered (as rmcp does).
             if !token.is_cancelled() {
-                let answer = Answer { jsonrpc: "2.0", id: &id, result: output.into_json() };
+                let answer = Answer { jsonrpc: "2.0", id: &id, result: &output };
                 if let Err(e) = writer.write_line(line_of(&answer)).await {
                     tracing::warn!("the answer to a call could not be written: {e}");
                 }
@@ -387,5 +387,5 @@ impl Divert for StdioCalls {
 struct Answer<'a> {
     jsonrpc: &'static str,
     id: &'a RawValue,
-    result: Json,
+    result: &'a ToolOutput,
 }

@@ -33,11 +33,13 @@ impl ToolSpec {
     }
 }
 
-/// A tool call's result in MCP `CallToolResult` form.
-#[derive(Clone, Debug, PartialEq, Default)]
+/// A tool call's result in MCP `CallToolResult` form (as it serializes, too).
+#[derive(Clone, Debug, PartialEq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     /// Content blocks, forwarded intact (text, image, audio, resource).
     pub content: Vec<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Json>,
     pub is_error: bool,
 }
@@ -63,7 +65,8 @@ impl ToolOutput {
         ToolOutput { structured_content: Some(json!({ "error": error })), ..ToolOutput::error(code, message) }
     }
 
-    /// The MCP `CallToolResult` JSON; consumes the output, so content blocks (images) are not copied.
+    /// The MCP `CallToolResult` JSON, as the output serializes; consumes the
+    /// output, so content blocks (images) are not copied.
     pub fn into_json(self) -> Json {
         let mut out = Map::new();
         out.insert("content".into(), Json::Array(self.content));
@@ -320,6 +323,16 @@ pub fn timestamp(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owned_json_of_an_output_is_what_it_serializes_to() {
+        let plain = ToolOutput { content: vec![json!({ "type": "text", "text": "hi" })], ..ToolOutput::default() };
+        let failed = ToolOutput::typed_error("TOOL_TIMEOUT", "slow", Map::new());
+        for output in [plain, failed] {
+            assert_eq!(serde_json::to_value(&output).unwrap(), output.clone().into_json());
+        }
+        assert!(serde_json::to_value(ToolOutput::default()).unwrap().get("structuredContent").is_none());
+    }
 
     #[test]
     fn truncation_counts_characters_across_blocks_and_marks_the_cut() {

@@ -29,7 +29,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;
         let outcome = if output.is_error { Outcome::Invalid } else { Outcome::Valid };
-        super::print(&format!("{}\n", serde_json::to_string_pretty(&output.into_json()).expect("serializable")));
+        super::print(&format!("{}\n", serde_json::to_string_pretty(&output).expect("serializable")));
         Ok(outcome)
     })
 }

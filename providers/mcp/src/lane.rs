@@ -50,30 +50,76 @@ impl LineWriter {
         LineWriter(Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))))
     }
 
-    /// Writes `line`, which ends with `\n`, as a task of its own: a caller that
-    /// stops waiting (a timeout, a cancellation), or does not wait at all, cannot
-    /// leave half a line on the stream.
-    pub fn spawn_line(&self, line: Vec<u8>) -> tokio::task::JoinHandle<std::io::Result<()>> {
-        let writer = self.0.clone();
-        tokio::spawn(async move {
-            let mut write = writer.lock().await;
-            let Some(w) = write.as_mut() else {
-                return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the stream is closed"));
-            };
-            w.write_all(&line).await?;
-            w.flush().await
-        })
+    /// Writes `line`, which ends with `\n`, whole, whatever the caller does next:
+    /// a caller that stops waiting (a timeout, a cancellation), or does not wait
+    /// at all, cannot leave half a line on the stream. The line goes out at once
+    /// when the stream is free and takes all of it (the usual case: no task, no
+    /// hop); otherwise a task of its own writes what is left.
+    pub fn send_line(&self, line: Vec<u8>) -> Written {
+        let Ok(mut write) = self.0.clone().try_lock_owned() else {
+            let writer = self.0.clone();
+            return Written::Later(tokio::spawn(async move { finish(writer.lock_owned().await, line, 0).await }));
+        };
+        let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
+        // Polled once without a waker: on `Pending` the task below polls again with its own.
+        let mut now = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut done = 0;
+        while done < line.len() {
+            match w.as_mut().poll_write(&mut now, &line[done..]) {
+                std::task::Poll::Ready(Ok(0)) => return Written::Now(Some(Err(std::io::ErrorKind::WriteZero.into()))),
+                std::task::Poll::Ready(Ok(n)) => done += n,
+                std::task::Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                std::task::Poll::Ready(Err(e)) => return Written::Now(Some(Err(e))),
+                std::task::Poll::Pending => break,
+            }
+        }
+        if done == line.len()
+            && let std::task::Poll::Ready(flushed) = w.as_mut().poll_flush(&mut now)
+        {
+            return Written::Now(Some(flushed));
+        }
+        Written::Later(tokio::spawn(finish(write, line, done)))
     }
 
-    /// [`LineWriter::spawn_line`], and waits for the write.
+    /// [`LineWriter::send_line`], and waits for the write.
     pub async fn write_line(&self, line: Vec<u8>) -> std::io::Result<()> {
-        self.spawn_line(line).await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        self.send_line(line).await
     }
 
     /// Closes the writing half (a child reads end of input).
     pub async fn close(&self) {
         if let Some(mut w) = self.0.lock().await.take() {
             let _ = w.shutdown().await;
+        }
+    }
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "the stream is closed")
+}
+
+/// Writes what is left of `line` from `done` on, and flushes, holding the stream.
+async fn finish(mut write: tokio::sync::OwnedMutexGuard<Option<Write>>, line: Vec<u8>, done: usize) -> std::io::Result<()> {
+    let Some(w) = write.as_mut() else { return Err(closed()) };
+    w.write_all(&line[done..]).await?;
+    w.flush().await
+}
+
+/// A line's write: done already, or left to its own task. Awaiting it is
+/// optional; the line is written whole either way.
+pub enum Written {
+    /// The outcome, until it is taken.
+    Now(Option<std::io::Result<()>>),
+    Later(tokio::task::JoinHandle<std::io::Result<()>>),
+}
+
+impl Future for Written {
+    type Output = std::io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        match &mut *self {
+            Written::Now(outcome) => std::task::Poll::Ready(outcome.take().expect("a write's outcome is taken once")),
+            Written::Later(task) => Pin::new(task).poll(cx).map(|joined| joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))),
         }
     }
 }
@@ -289,7 +335,7 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
                 Err(e) => {
                     tracing::debug!("answering Invalid Request to a message rmcp cannot read: {e}");
                     // Not awaited here: `receive` is raced against sends and may be dropped at any await.
-                    self.writer.spawn_line(INVALID_REQUEST.to_vec());
+                    self.writer.send_line(INVALID_REQUEST.to_vec());
                 }
             }
         }
@@ -343,28 +389,33 @@ pub enum CallFailure {
     Closed(String),
 }
 
-/// An answer to a call: the child's whole line.
-pub struct Answer(Vec<u8>);
-
-/// What an answer holds.
-#[derive(Deserialize)]
-pub struct Reply<'a> {
-    #[serde(borrow, default)]
-    pub result: Option<&'a RawValue>,
-    #[serde(default)]
-    pub error: Option<ReplyError>,
+/// An answer to a call, read off the child's line in the same pass that found
+/// its id: its `result` and `error` as written (a `null` reads as absent).
+#[derive(Debug)]
+pub struct Answer {
+    pub result: Option<Box<RawValue>>,
+    pub error: Option<Box<RawValue>>,
 }
 
+/// What an `error` says.
 #[derive(Deserialize)]
 pub struct ReplyError {
     #[serde(default)]
     pub message: String,
 }
 
-impl Answer {
-    pub fn reply(&self) -> Result<Reply<'_>, serde_json::Error> {
-        serde_json::from_slice(&self.0)
-    }
+/// A line that may answer one of seam's calls: [`Peek`]'s routing fields, with
+/// `result` and `error` in place of `params`.
+#[derive(Deserialize)]
+struct AnswerLine<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
 /// seam's calls towards one child, beside rmcp's client on the same stream.
@@ -395,10 +446,20 @@ impl Calls {
             None => return Err(CallFailure::Closed("the server's stream is closed".into())),
         };
         let mut pending = Pending { calls: self, n, answered: false };
+        #[derive(serde::Serialize)]
+        struct Request<'a> {
+            jsonrpc: &'static str,
+            id: &'a str,
+            method: &'static str,
+            params: Params<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            name: &'a str,
+            arguments: &'a Map<String, Json>,
+        }
         let id = format!("{CALL_ID_PREFIX}{n}");
-        let request = serde_json::json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments },
-        });
+        let request = Request { jsonrpc: "2.0", id: &id, method: "tools/call", params: Params { name, arguments } };
         if let Err(e) = self.writer.write_line(line_of(&request)).await {
             pending.answered = true;
             self.forget(n);
@@ -433,7 +494,7 @@ impl Drop for Pending<'_> {
             "jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": { "requestId": format!("{CALL_ID_PREFIX}{}", self.n), "reason": "the caller stopped waiting" },
         });
-        self.calls.writer.spawn_line(line_of(&cancelled));
+        self.calls.writer.send_line(line_of(&cancelled));
     }
 }
 
@@ -443,10 +504,12 @@ pub struct CallAnswers(Arc<Calls>);
 impl Divert for CallAnswers {
     fn take(&mut self, line: &[u8]) -> bool {
         // Every line is peeked, but only a line naming the prefix can be an answer to seam.
-        if memchr::memmem::find(line, CALL_ID_PREFIX.as_bytes()).is_none() {
+        static PREFIX: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(CALL_ID_PREFIX));
+        if PREFIX.find(line).is_none() {
             return false;
         }
-        let Some(Peek { id: Some(id), method: None, .. }) = Peek::of(line) else { return false };
+        let Ok(AnswerLine { id: Some(id), method: None, result, error }) = serde_json::from_slice(line) else { return false };
         let Some(n) = id
             .get()
             .strip_prefix('"')
@@ -458,7 +521,7 @@ impl Divert for CallAnswers {
         };
         let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
         if let Some(waiter) = waiter {
-            let _ = waiter.send(Answer(line.to_vec()));
+            let _ = waiter.send(Answer { result: result.map(RawValue::to_owned), error: error.map(RawValue::to_owned) });
         }
         // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
         true
@@ -530,7 +593,7 @@ mod tests {
     async fn answers_to_seam_calls_are_taken_off_the_stream_and_everything_else_reaches_rmcp() {
         let (mut transport, calls, mut server, mut from_client) = client_side(MAX_LINE);
         let arguments: Map<String, Json> = serde_json::from_value(serde_json::json!({ "message": "hi" })).unwrap();
-        let call = tokio::spawn(async move { calls.call_tool("echo", &arguments).await.map(|a| a.0) });
+        let call = tokio::spawn(async move { calls.call_tool("echo", &arguments).await });
         let request = read_line(&mut from_client).await;
         assert_eq!(request["method"], "tools/call");
         assert_eq!(request["id"], "seam-1");
@@ -542,8 +605,9 @@ mod tests {
             .unwrap();
         server.write_all(&ping(9, 60)).await.unwrap();
         assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "the answer went to the call, the ping to rmcp");
-        let answer = Answer(call.await.unwrap().unwrap());
-        assert_eq!(answer.reply().unwrap().result.unwrap().get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+        let answer = call.await.unwrap().unwrap();
+        assert_eq!(answer.result.unwrap().get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+        assert!(answer.error.is_none());
     }
 
     #[tokio::test]

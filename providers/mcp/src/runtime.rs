@@ -515,7 +515,8 @@ impl Mount {
                 Some(calls) => self.lane_answer(calls.call_tool(&imported.raw, &arguments).await, &tool),
                 None => {
                     let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
-                    match link.peer.call_tool_once(params).await {
+                    // Boxed: rmcp's call is a large future, and every call's state would be as large as it.
+                    match Box::pin(link.peer.call_tool_once(params)).await {
                         Ok(response) => answer_of(response, &tool),
                         Err(e) => Err(self.failure(e, &tool)),
                     }
@@ -570,11 +571,12 @@ impl Mount {
     fn lane_answer(&self, answer: Result<lane::Answer, lane::CallFailure>, tool: &str) -> Result<ToolOutput, ToolOutput> {
         let answer = answer.map_err(|lane::CallFailure::Closed(why)| self.unreachable(why, tool))?;
         let failed = |why: String| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {why}"));
-        let reply = answer.reply().map_err(|e| failed(format!("the answer is not a JSON-RPC response: {e}")))?;
-        if let Some(e) = reply.error {
-            return Err(failed(e.message));
+        if let Some(error) = answer.error {
+            let error = serde_json::from_str::<lane::ReplyError>(error.get())
+                .map_err(|e| failed(format!("the answer is not a JSON-RPC response: {e}")))?;
+            return Err(failed(error.message));
         }
-        let Some(result) = reply.result else { return Err(failed("the answer has neither a result nor an error".into())) };
+        let Some(result) = answer.result else { return Err(failed("the answer has neither a result nor an error".into())) };
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Plain {
@@ -588,7 +590,7 @@ impl Mount {
         if complete && (plain.content.is_some() || plain.structured_content.is_some()) {
             let content = plain.content.unwrap_or_default();
             // Each block must read as MCP content (as rmcp's typed result required); it is passed on as written.
-            for block in &content {
+            for block in content.iter().filter(|b| !plain_text(b)) {
                 if let Err(e) = <rmcp::model::ContentBlock as serde::Deserialize>::deserialize(block) {
                     return Err(failed(format!("a content block is not MCP content ({e}): {block}")));
                 }
@@ -604,6 +606,13 @@ impl Mount {
         };
         answer_of(response, tool)
     }
+}
+
+/// A block that is `{"type": "text", "text": <string>}` and nothing else: MCP
+/// content as it is, without asking rmcp's types (the usual block, read per call).
+fn plain_text(block: &Json) -> bool {
+    let Json::Object(fields) = block else { return false };
+    fields.len() == 2 && fields.get("type").and_then(Json::as_str) == Some("text") && fields.get("text").is_some_and(Json::is_string)
 }
 
 /// What a call's typed answer means: `Ok` a result (its output schema still to
@@ -714,6 +723,22 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_bare_text_block_skips_rmcp_s_content_check_and_rmcp_agrees_with_each_skip() {
+        let bare = serde_json::json!({ "type": "text", "text": "hi" });
+        assert!(plain_text(&bare));
+        assert!(<rmcp::model::ContentBlock as serde::Deserialize>::deserialize(&bare).is_ok());
+        for checked in [
+            serde_json::json!({ "type": "text", "text": 5 }),
+            serde_json::json!({ "type": "text", "text": "hi", "annotations": { "priority": 0.5 } }),
+            serde_json::json!({ "type": "image", "data": "", "mimeType": "image/png" }),
+            serde_json::json!({ "text": "hi", "kind": "text" }),
+            serde_json::json!("text"),
+        ] {
+            assert!(!plain_text(&checked), "{checked}");
+        }
+    }
 
     #[test]
     fn clean_names_up_to_64_characters_are_kept_as_written() {
