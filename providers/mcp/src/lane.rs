@@ -569,6 +569,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lines_go_out_whole_and_in_order_whether_written_in_place_or_finished_by_a_task() {
+        // The stream holds 64 bytes: a short line goes out in place, a long one only in part.
+        let (to_reader, from_writer) = tokio::io::duplex(64);
+        let writer = LineWriter::new(to_reader);
+        let short = ping(1, 40);
+        assert!(matches!(writer.send_line(short.clone()), Written::Now(Some(Ok(())))), "a line the stream takes whole is written in place");
+        let long = ping(2, 500);
+        let rest = writer.send_line(long.clone());
+        assert!(matches!(rest, Written::Later(_)), "a line the stream cannot take whole is finished by a task");
+        drop(rest); // The caller stops waiting: the line still goes out whole.
+        let queued = writer.send_line(ping(3, 40));
+        assert!(matches!(queued, Written::Later(_)), "a line sent while another is being finished waits its turn");
+        let mut from_writer = BufReader::new(from_writer);
+        for n in 1..=3 {
+            assert_eq!(read_line(&mut from_writer).await["id"], n);
+        }
+        queued.await.unwrap();
+        writer.close().await;
+        assert_eq!(writer.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+    }
+
+    #[tokio::test]
     async fn a_line_at_the_limit_is_read_and_one_byte_over_is_dropped() {
         let (mut transport, _calls, mut server, _) = client_side(100);
         server.write_all(&ping(1, 100)).await.unwrap();
