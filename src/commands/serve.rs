@@ -184,7 +184,8 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
     };
     let peer = Arc::default();
     let calls = crate::gateway::StdioCalls::new(gateway.clone(), writer.clone(), Arc::clone(&peer));
-    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls);
+    // A client that sends but does not read is held back once as many lines wait for it as calls may run.
+    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls).with_backlog(crate::gateway::MAX_CALLS_IN_FLIGHT);
     let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
     let _ = peer.set(service.peer().clone());
     let cancel = service.cancellation_token();

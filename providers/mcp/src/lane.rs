@@ -43,11 +43,57 @@ type Write = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// The writing half, shared: each line is written whole under one lock.
 #[derive(Clone)]
-pub struct LineWriter(Arc<tokio::sync::Mutex<Option<Write>>>);
+pub struct LineWriter {
+    stream: Arc<tokio::sync::Mutex<Option<Write>>>,
+    queued: Arc<Queued>,
+}
+
+/// The lines left to tasks of their own and not yet written: the stream was
+/// busy, or would not take them (its reader is not reading).
+#[derive(Default)]
+struct Queued {
+    lines: std::sync::atomic::AtomicUsize,
+    fewer: tokio::sync::Notify,
+}
+
+/// One queued line, counted until its task ends however it ends.
+struct QueuedLine(Arc<Queued>);
+
+impl Drop for QueuedLine {
+    fn drop(&mut self) {
+        self.0.lines.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.fewer.notify_waiters();
+    }
+}
 
 impl LineWriter {
     pub fn new(write: impl AsyncWrite + Send + 'static) -> LineWriter {
-        LineWriter(Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))))
+        LineWriter { stream: Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))), queued: Arc::default() }
+    }
+
+    /// Returns once fewer than `limit` lines are queued.
+    pub async fn room_for(&self, limit: usize) {
+        let has_room = || self.queued.lines.load(std::sync::atomic::Ordering::SeqCst) < limit;
+        // Checked first without a waiter: the usual case, once per line read.
+        while !has_room() {
+            let fewer = self.queued.fewer.notified();
+            tokio::pin!(fewer);
+            fewer.as_mut().enable();
+            if has_room() {
+                return;
+            }
+            fewer.await;
+        }
+    }
+
+    /// Leaves a line's write to a task of its own, counted among the queued lines.
+    fn queue(&self, write: impl Future<Output = std::io::Result<()>> + Send + 'static) -> Written {
+        self.queued.lines.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let queued = QueuedLine(self.queued.clone());
+        Written::Later(tokio::spawn(async move {
+            let _queued = queued;
+            write.await
+        }))
     }
 
     /// Writes `line`, which ends with `\n`, whole, whatever the caller does next:
@@ -56,9 +102,9 @@ impl LineWriter {
     /// when the stream is free and takes all of it (the usual case: no task, no
     /// hop); otherwise a task of its own writes what is left.
     pub fn send_line(&self, line: Vec<u8>) -> Written {
-        let Ok(mut write) = self.0.clone().try_lock_owned() else {
-            let writer = self.0.clone();
-            return Written::Later(tokio::spawn(async move { finish(writer.lock_owned().await, line, 0).await }));
+        let Ok(mut write) = self.stream.clone().try_lock_owned() else {
+            let stream = self.stream.clone();
+            return self.queue(async move { finish(stream.lock_owned().await, line, 0).await });
         };
         let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
         // Polled once without a waker: on `Pending` the task below polls again with its own.
@@ -78,7 +124,7 @@ impl LineWriter {
         {
             return Written::Now(Some(flushed));
         }
-        Written::Later(tokio::spawn(finish(write, line, done)))
+        self.queue(finish(write, line, done))
     }
 
     /// [`LineWriter::send_line`], and waits for the write.
@@ -88,7 +134,7 @@ impl LineWriter {
 
     /// Closes the writing half (a child reads end of input).
     pub async fn close(&self) {
-        if let Some(mut w) = self.0.lock().await.take() {
+        if let Some(mut w) = self.stream.lock().await.take() {
             let _ = w.shutdown().await;
         }
     }
@@ -220,6 +266,8 @@ pub struct LineTransport<Role, D: Divert> {
     /// Inside a line that was too long, until its end.
     discarding: bool,
     max_line: usize,
+    /// With a limit, no line is read while that many lines wait to be written.
+    backlog: Option<usize>,
     writer: LineWriter,
     divert: D,
     ended: bool,
@@ -233,6 +281,7 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             line: Vec::new(),
             discarding: false,
             max_line: MAX_LINE,
+            backlog: None,
             writer,
             divert,
             ended: false,
@@ -242,6 +291,15 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
 
     pub fn with_max_line(mut self, max_line: usize) -> Self {
         self.max_line = max_line;
+        self
+    }
+
+    /// Reads no further line while `limit` lines wait to be written: a peer
+    /// that writes but does not read is held back instead of growing the
+    /// replies queued for it. (Not for a child's stream: seam's calls to a
+    /// child wait on its answers, so reading them must never stop.)
+    pub fn with_backlog(mut self, limit: usize) -> Self {
+        self.backlog = Some(limit);
         self
     }
 
@@ -301,6 +359,9 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
+            if let Some(limit) = self.backlog {
+                self.writer.room_for(limit).await;
+            }
             match self.read_line().await {
                 LineRead::Line => {}
                 LineRead::Oversized => {
@@ -588,6 +649,52 @@ mod tests {
         queued.await.unwrap();
         writer.close().await;
         assert_eq!(writer.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+    }
+
+    /// No divert: every line goes to the transport.
+    struct Nothing;
+    impl Divert for Nothing {
+        fn take(&mut self, _: &[u8]) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
+        const LIMIT: usize = 4;
+        // The peer's side: its lines reach seam through a stream that holds one line; seam's replies
+        // go to a stream that holds one byte, which the peer does not read yet.
+        let (mut to_seam, from_peer) = tokio::io::duplex(3);
+        let (to_peer, from_seam) = tokio::io::duplex(1);
+        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(LIMIT);
+        // Every line is `{}`, JSON that is no message: each is answered `Invalid Request`, and none returns from `receive`.
+        let receiving = tokio::spawn(async move { transport.receive().await.is_none() });
+        let mut sent = 0;
+        // Paused time moves only when every task waits: a timeout here means seam reads no further.
+        while tokio::time::timeout(std::time::Duration::from_secs(1), to_seam.write_all(b"{}\n")).await.is_ok() {
+            sent += 1;
+            assert!(sent <= 100, "seam kept reading a peer that reads nothing");
+        }
+        // LIMIT lines were read and answered (the answers queued), one more waits in the stream.
+        assert_eq!(sent, LIMIT + 1);
+        // The peer reads: seam reads on, and every line gets its answer.
+        let reading = tokio::spawn(async move {
+            let mut from_seam = BufReader::new(from_seam);
+            let mut answers = 0;
+            let mut line = String::new();
+            while from_seam.read_line(&mut line).await.unwrap() > 0 {
+                assert!(line.contains("-32600"), "{line}");
+                answers += 1;
+                line.clear();
+            }
+            answers
+        });
+        for _ in 0..10 {
+            to_seam.write_all(b"{}\n").await.unwrap();
+        }
+        drop(to_seam);
+        assert!(receiving.await.unwrap(), "the stream's end is read");
+        assert_eq!(reading.await.unwrap(), LIMIT + 1 + 10);
     }
 
     #[tokio::test]
