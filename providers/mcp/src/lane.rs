@@ -450,12 +450,13 @@ pub enum CallFailure {
     Closed(String),
 }
 
-/// An answer to a call, read off the child's line in the same pass that found
-/// its id: its `result` and `error` as written (a `null` reads as absent).
+/// An answer to a call, read off the child's line in the same pass that found its id.
 #[derive(Debug)]
-pub struct Answer {
-    pub result: Option<Box<RawValue>>,
-    pub error: Option<Box<RawValue>>,
+pub enum Answer {
+    /// Its `result` and `error` as written (a `null` reads as absent).
+    Reply { result: Option<Box<RawValue>>, error: Option<Box<RawValue>> },
+    /// A line with the call's id that does not read as a response (a key written twice), and why.
+    Unreadable(String),
 }
 
 /// What an `error` says.
@@ -570,7 +571,17 @@ impl Divert for CallAnswers {
         if PREFIX.find(line).is_none() {
             return false;
         }
-        let Ok(AnswerLine { id: Some(id), method: None, result, error }) = serde_json::from_slice(line) else { return false };
+        let (id, answer) = match serde_json::from_slice(line) {
+            Ok(AnswerLine { id: Some(id), method: None, result, error }) => {
+                (id, Answer::Reply { result: result.map(RawValue::to_owned), error: error.map(RawValue::to_owned) })
+            }
+            Ok(_) => return false,
+            // Still the call's answer if its id reads: the call fails now rather than at its timeout.
+            Err(e) => match Peek::of(line) {
+                Some(Peek { id: Some(id), method: None, .. }) => (id, Answer::Unreadable(e.to_string())),
+                _ => return false,
+            },
+        };
         let Some(n) = id
             .get()
             .strip_prefix('"')
@@ -582,7 +593,7 @@ impl Divert for CallAnswers {
         };
         let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
         if let Some(waiter) = waiter {
-            let _ = waiter.send(Answer { result: result.map(RawValue::to_owned), error: error.map(RawValue::to_owned) });
+            let _ = waiter.send(answer);
         }
         // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
         true
@@ -734,9 +745,22 @@ mod tests {
             .unwrap();
         server.write_all(&ping(9, 60)).await.unwrap();
         assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "the answer went to the call, the ping to rmcp");
-        let answer = call.await.unwrap().unwrap();
-        assert_eq!(answer.result.unwrap().get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
-        assert!(answer.error.is_none());
+        let Answer::Reply { result: Some(result), error: None } = call.await.unwrap().unwrap() else { panic!("not the reply") };
+        assert_eq!(result.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_that_does_not_read_as_a_response_fails_its_call_at_once_and_is_kept_from_rmcp() {
+        let (mut transport, calls, mut server, mut from_client) = client_side(MAX_LINE);
+        let call = tokio::spawn(async move { calls.call_tool("echo", &Map::new()).await });
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
+        server.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"seam-1\",\"result\":{},\"result\":{}}\n").await.unwrap();
+        server.write_all(&ping(9, 60)).await.unwrap();
+        assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "the unreadable answer went to the call, the ping to rmcp");
+        // Paused time moves only when every task waits: an answer the call never got elapses here.
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(60), call).await.expect("the call still waits");
+        let Answer::Unreadable(why) = answer.unwrap().unwrap() else { panic!("a key written twice read as a reply") };
+        assert!(why.contains("duplicate field `result`"), "{why}");
     }
 
     #[tokio::test]

@@ -571,12 +571,16 @@ impl Mount {
     fn lane_answer(&self, answer: Result<lane::Answer, lane::CallFailure>, tool: &str) -> Result<ToolOutput, ToolOutput> {
         let answer = answer.map_err(|lane::CallFailure::Closed(why)| self.unreachable(why, tool))?;
         let failed = |why: String| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {why}"));
-        if let Some(error) = answer.error {
-            let error = serde_json::from_str::<lane::ReplyError>(error.get())
-                .map_err(|e| failed(format!("the answer is not a JSON-RPC response: {e}")))?;
+        let not_a_response = |why: &dyn std::fmt::Display| failed(format!("the answer is not a JSON-RPC response: {why}"));
+        let (result, error) = match answer {
+            lane::Answer::Reply { result, error } => (result, error),
+            lane::Answer::Unreadable(why) => return Err(not_a_response(&why)),
+        };
+        if let Some(error) = error {
+            let error = serde_json::from_str::<lane::ReplyError>(error.get()).map_err(|e| not_a_response(&e))?;
             return Err(failed(error.message));
         }
-        let Some(result) = answer.result else { return Err(failed("the answer has neither a result nor an error".into())) };
+        let Some(result) = result else { return Err(failed("the answer has neither a result nor an error".into())) };
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Plain {
