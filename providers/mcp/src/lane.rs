@@ -110,13 +110,18 @@ impl LineWriter {
         // Polled once without a waker: on `Pending` the task below polls again with its own.
         let mut now = std::task::Context::from_waker(std::task::Waker::noop());
         let mut done = 0;
+        let mut failure = None;
         while done < line.len() {
             match w.as_mut().poll_write(&mut now, &line[done..]) {
-                std::task::Poll::Ready(Ok(0)) => return Written::Now(Some(Err(std::io::ErrorKind::WriteZero.into()))),
+                std::task::Poll::Ready(Ok(0)) => failure = Some(std::io::ErrorKind::WriteZero.into()),
                 std::task::Poll::Ready(Ok(n)) => done += n,
                 std::task::Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                std::task::Poll::Ready(Err(e)) => return Written::Now(Some(Err(e))),
+                std::task::Poll::Ready(Err(e)) => failure = Some(e),
                 std::task::Poll::Pending => break,
+            }
+            if let Some(e) = failure {
+                cut(&mut write, done);
+                return Written::Now(Some(Err(e)));
             }
         }
         if done == line.len()
@@ -145,10 +150,31 @@ fn closed() -> std::io::Error {
 }
 
 /// Writes what is left of `line` from `done` on, and flushes, holding the stream.
-async fn finish(mut write: tokio::sync::OwnedMutexGuard<Option<Write>>, line: Vec<u8>, done: usize) -> std::io::Result<()> {
+async fn finish(mut write: tokio::sync::OwnedMutexGuard<Option<Write>>, line: Vec<u8>, mut done: usize) -> std::io::Result<()> {
     let Some(w) = write.as_mut() else { return Err(closed()) };
-    w.write_all(&line[done..]).await?;
+    while done < line.len() {
+        let failure = match w.write(&line[done..]).await {
+            Ok(0) => std::io::ErrorKind::WriteZero.into(),
+            Ok(n) => {
+                done += n;
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => e,
+        };
+        cut(&mut write, done);
+        return Err(failure);
+    }
     w.flush().await
+}
+
+/// After a write failed `done` bytes into a line: if any of it went out, the
+/// stream holds half a line, and nothing written after it could be read; it
+/// is closed, so every later line fails as closed instead.
+fn cut(write: &mut Option<Write>, done: usize) {
+    if done > 0 {
+        *write = None;
+    }
 }
 
 /// A line's write: done already, or left to its own task. Awaiting it is
@@ -660,6 +686,63 @@ mod tests {
         queued.await.unwrap();
         writer.close().await;
         assert_eq!(writer.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+    }
+
+    /// What a [`Scripted`] stream does with its next write.
+    enum Step {
+        Take(usize),
+        Fail,
+        /// Would block (and is ready again at once).
+        Wait,
+    }
+
+    /// A stream that takes bytes as its script says.
+    struct Scripted {
+        script: std::collections::VecDeque<Step>,
+        taken: Arc<Mutex<Vec<u8>>>,
+    }
+    impl AsyncWrite for Scripted {
+        fn poll_write(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+            let this = self.get_mut();
+            match this.script.pop_front().unwrap_or(Step::Fail) {
+                Step::Take(n) => {
+                    let n = n.min(buf.len());
+                    this.taken.lock().unwrap().extend_from_slice(&buf[..n]);
+                    std::task::Poll::Ready(Ok(n))
+                }
+                Step::Fail => std::task::Poll::Ready(Err(std::io::Error::other("the stream failed"))),
+                Step::Wait => {
+                    cx.waker().wake_by_ref();
+                    std::task::Poll::Pending
+                }
+            }
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_that_fails_inside_a_line_closes_the_stream_and_one_that_fails_before_it_does_not() {
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let writer = |script: Vec<Step>| LineWriter::new(Scripted { script: script.into(), taken: taken.clone() });
+        // In place: a failure before any byte of the first line; the second goes out whole; the third fails 5 bytes in.
+        let in_place = writer(vec![Step::Fail, Step::Take(1000), Step::Take(5), Step::Fail, Step::Take(1000)]);
+        in_place.write_line(ping(1, 40)).await.unwrap_err();
+        in_place.write_line(ping(2, 40)).await.unwrap();
+        assert_eq!(in_place.write_line(ping(3, 40)).await.unwrap_err().kind(), std::io::ErrorKind::Other);
+        assert_eq!(in_place.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected, "glued onto half a line");
+        // By a task: the stream would block, then takes 3 bytes and fails.
+        let by_task = writer(vec![Step::Wait, Step::Take(3), Step::Fail, Step::Take(1000)]);
+        assert_eq!(by_task.write_line(ping(5, 40)).await.unwrap_err().kind(), std::io::ErrorKind::Other);
+        assert_eq!(by_task.write_line(ping(6, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected, "glued onto half a line");
+        let mut expected = ping(2, 40);
+        expected.extend_from_slice(&ping(3, 40)[..5]);
+        expected.extend_from_slice(&ping(5, 40)[..3]);
+        assert_eq!(*taken.lock().unwrap(), expected);
     }
 
     /// No divert: every line goes to the transport.
