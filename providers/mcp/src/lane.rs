@@ -102,13 +102,17 @@ impl LineWriter {
     /// when the stream is free and takes all of it (the usual case: no task, no
     /// hop); otherwise a task of its own writes what is left.
     pub fn send_line(&self, line: Vec<u8>) -> Written {
-        let Ok(mut write) = self.stream.clone().try_lock_owned() else {
-            let stream = self.stream.clone();
-            return self.queue(async move { finish(stream.lock_owned().await, line, 0).await });
-        };
-        let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
         // Polled once without a waker: on `Pending` the task below polls again with its own.
         let mut now = std::task::Context::from_waker(std::task::Waker::noop());
+        let Ok(mut write) = self.stream.clone().try_lock_owned() else {
+            // In the stream's queue now, not when the task first runs: lines go out in the order they were sent.
+            let mut turn = Box::pin(self.stream.clone().lock_owned());
+            return match turn.as_mut().poll(&mut now) {
+                std::task::Poll::Ready(write) => self.queue(finish(write, line, 0)),
+                std::task::Poll::Pending => self.queue(async move { finish(turn.await, line, 0).await }),
+            };
+        };
+        let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
         let mut done = 0;
         let mut failure = None;
         while done < line.len() {
@@ -686,6 +690,25 @@ mod tests {
         queued.await.unwrap();
         writer.close().await;
         assert_eq!(writer.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+    }
+
+    #[tokio::test]
+    async fn a_line_sent_while_the_stream_is_busy_goes_out_before_lines_sent_after_it() {
+        let (to_reader, from_writer) = tokio::io::duplex(1024);
+        let writer = LineWriter::new(to_reader);
+        let busy = writer.stream.clone().lock_owned().await;
+        let first = writer.send_line(ping(1, 40));
+        assert!(matches!(first, Written::Later(_)));
+        // Freed before the first line's task has run: the next line must still wait its turn.
+        drop(busy);
+        let second = writer.send_line(ping(2, 40));
+        assert!(matches!(second, Written::Later(_)), "the second line went out ahead of the first");
+        let mut from_writer = BufReader::new(from_writer);
+        for n in 1..=2 {
+            assert_eq!(read_line(&mut from_writer).await["id"], n);
+        }
+        first.await.unwrap();
+        second.await.unwrap();
     }
 
     /// What a [`Scripted`] stream does with its next write.
