@@ -114,26 +114,15 @@ impl LineWriter {
         };
         let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
         let mut done = 0;
-        let mut failure = None;
-        while done < line.len() {
-            match w.as_mut().poll_write(&mut now, &line[done..]) {
-                std::task::Poll::Ready(Ok(0)) => failure = Some(std::io::ErrorKind::WriteZero.into()),
-                std::task::Poll::Ready(Ok(n)) => done += n,
-                std::task::Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                std::task::Poll::Ready(Err(e)) => failure = Some(e),
-                std::task::Poll::Pending => break,
+        match poll_line(w, &mut now, &line, &mut done) {
+            std::task::Poll::Ready(outcome) => {
+                if outcome.is_err() {
+                    cut(&mut write, done, line.len());
+                }
+                Written::Now(Some(outcome))
             }
-            if let Some(e) = failure {
-                cut(&mut write, done);
-                return Written::Now(Some(Err(e)));
-            }
+            std::task::Poll::Pending => self.queue(finish(write, line, done)),
         }
-        if done == line.len()
-            && let std::task::Poll::Ready(flushed) = w.as_mut().poll_flush(&mut now)
-        {
-            return Written::Now(Some(flushed));
-        }
-        self.queue(finish(write, line, done))
     }
 
     /// [`LineWriter::send_line`], and waits for the write.
@@ -153,30 +142,34 @@ fn closed() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::NotConnected, "the stream is closed")
 }
 
-/// Writes what is left of `line` from `done` on, and flushes, holding the stream.
-async fn finish(mut write: tokio::sync::OwnedMutexGuard<Option<Write>>, line: Vec<u8>, mut done: usize) -> std::io::Result<()> {
-    let Some(w) = write.as_mut() else { return Err(closed()) };
-    while done < line.len() {
-        let failure = match w.write(&line[done..]).await {
-            Ok(0) => std::io::ErrorKind::WriteZero.into(),
-            Ok(n) => {
-                done += n;
-                continue;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => e,
-        };
-        cut(&mut write, done);
-        return Err(failure);
+/// Writes what is left of `line` from `done` on (counting what goes out), then flushes.
+fn poll_line(w: &mut Write, cx: &mut std::task::Context<'_>, line: &[u8], done: &mut usize) -> std::task::Poll<std::io::Result<()>> {
+    while *done < line.len() {
+        match std::task::ready!(w.as_mut().poll_write(cx, &line[*done..])) {
+            Ok(0) => return std::task::Poll::Ready(Err(std::io::ErrorKind::WriteZero.into())),
+            Ok(n) => *done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return std::task::Poll::Ready(Err(e)),
+        }
     }
-    w.flush().await
+    w.as_mut().poll_flush(cx)
 }
 
-/// After a write failed `done` bytes into a line: if any of it went out, the
-/// stream holds half a line, and nothing written after it could be read; it
-/// is closed, so every later line fails as closed instead.
-fn cut(write: &mut Option<Write>, done: usize) {
-    if done > 0 {
+/// [`poll_line`] to the end, holding the stream.
+async fn finish(mut write: tokio::sync::OwnedMutexGuard<Option<Write>>, line: Vec<u8>, mut done: usize) -> std::io::Result<()> {
+    let Some(w) = write.as_mut() else { return Err(closed()) };
+    let outcome = std::future::poll_fn(|cx| poll_line(w, cx, &line, &mut done)).await;
+    if outcome.is_err() {
+        cut(&mut write, done, line.len());
+    }
+    outcome
+}
+
+/// After a line's write failed `done` of its `len` bytes in: if part of it went
+/// out, the stream holds half a line, and nothing written after it could be
+/// read; it is closed, so every later line fails as closed instead.
+fn cut(write: &mut Option<Write>, done: usize, len: usize) {
+    if 0 < done && done < len {
         *write = None;
     }
 }
@@ -670,6 +663,14 @@ mod tests {
         serde_json::from_str(&line).unwrap()
     }
 
+    /// Reads `count` lines, whole, whose ids are 1 to `count` in that order.
+    async fn assert_ids_in_order(from_writer: DuplexStream, count: u32) {
+        let mut from_writer = BufReader::new(from_writer);
+        for n in 1..=count {
+            assert_eq!(read_line(&mut from_writer).await["id"], n);
+        }
+    }
+
     #[tokio::test]
     async fn lines_go_out_whole_and_in_order_whether_written_in_place_or_finished_by_a_task() {
         // The stream holds 64 bytes: a short line goes out in place, a long one only in part.
@@ -683,10 +684,7 @@ mod tests {
         drop(rest); // The caller stops waiting: the line still goes out whole.
         let queued = writer.send_line(ping(3, 40));
         assert!(matches!(queued, Written::Later(_)), "a line sent while another is being finished waits its turn");
-        let mut from_writer = BufReader::new(from_writer);
-        for n in 1..=3 {
-            assert_eq!(read_line(&mut from_writer).await["id"], n);
-        }
+        assert_ids_in_order(from_writer, 3).await;
         queued.await.unwrap();
         writer.close().await;
         assert_eq!(writer.write_line(ping(4, 40)).await.unwrap_err().kind(), std::io::ErrorKind::NotConnected);
@@ -703,10 +701,7 @@ mod tests {
         drop(busy);
         let second = writer.send_line(ping(2, 40));
         assert!(matches!(second, Written::Later(_)), "the second line went out ahead of the first");
-        let mut from_writer = BufReader::new(from_writer);
-        for n in 1..=2 {
-            assert_eq!(read_line(&mut from_writer).await["id"], n);
-        }
+        assert_ids_in_order(from_writer, 2).await;
         first.await.unwrap();
         second.await.unwrap();
     }
