@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
-use seam_engine::deploy::{CallContext, Deployment, View};
+use seam_engine::deploy::{CallContext, Deployment, Source, View};
 use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
 use seam_mcp::lane::{Divert, LineWriter, Peek, line_of};
@@ -39,6 +39,10 @@ pub struct Gateway {
     /// Counts this session among the open ones while the session's own
     /// handler lives (not the notifier's copy).
     _counted: Option<Arc<OpenSession>>,
+    /// Over HTTP, the table of seam's sessions: once initialized, the session
+    /// enters its gateway and peer there, so that its plain calls are answered
+    /// by seam (`crate::sessions`).
+    sessions: Option<Arc<crate::sessions::Sessions>>,
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -69,7 +73,36 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots).
     pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
-        Gateway { deployment, agent, roots: Arc::default(), roots_changed: Arc::default(), shown: Arc::default(), _counted: None }
+        Gateway {
+            deployment,
+            agent,
+            roots: Arc::default(),
+            roots_changed: Arc::default(),
+            shown: Arc::default(),
+            _counted: None,
+            sessions: None,
+        }
+    }
+
+    /// This gateway entered in `sessions` once its session is initialized.
+    pub fn listed_in(self, sessions: Arc<crate::sessions::Sessions>) -> Gateway {
+        Gateway { sessions: Some(sessions), ..self }
+    }
+
+    /// Whether a call of `tool` could need to ask the client's roots now: the
+    /// client offers roots, seam has not got them yet (or is asking), and the
+    /// tool is one of seam's own (a mount's tools never ask).
+    pub fn may_ask_roots(&self, peer: &Peer<RoleServer>, tool: &str) -> bool {
+        let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        let known = self.roots.try_lock().is_ok_and(|cached| cached.is_some());
+        offers
+            && !known
+            && self
+                .deployment
+                .live()
+                .and_then(|g| g.lookup(&self.agent, tool))
+                .flatten()
+                .is_some_and(|e| !matches!(e.source, Source::Mount(_)))
     }
 
     /// This gateway counted among the open sessions for as long as it lives.
@@ -110,7 +143,7 @@ impl Gateway {
     }
 
     /// One tool call of this session's agent; the session's roots are asked only if the tool needs them.
-    async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
+    pub async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
         let gateway = self.clone();
         let roots = Roots::new(move || {
             let (gateway, peer) = (gateway.clone(), peer.clone());
@@ -207,8 +240,14 @@ impl ServerHandler for Gateway {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut changes = self.deployment.subscribe();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
-        let this = Gateway { _counted: None, ..self.clone() };
+        let this = Gateway { _counted: None, sessions: None, ..self.clone() };
         let peer = context.peer;
+        if let Some(sessions) = &self.sessions
+            && let Some(id) =
+                context.extensions.get::<axum::http::request::Parts>().and_then(|parts| crate::sessions::session_id(&parts.headers))
+        {
+            sessions.initialized(id, this.clone(), peer.clone());
+        }
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.
             let mut first = this.view(&peer).await;
@@ -249,10 +288,101 @@ impl ServerHandler for Gateway {
     }
 }
 
+/// The calls of one session that seam answers itself (over stdio, every call
+/// once the session is initialized; over HTTP, the plain ones), by request id
+/// as JSON text, so that the client may cancel them.
+#[derive(Clone, Default)]
+pub struct Running {
+    calls: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
+    /// Rung when a call has been answered and left.
+    answered: Arc<tokio::sync::Notify>,
+}
+
+impl Running {
+    /// A call begins: the token the client's `notifications/cancelled` cancels.
+    pub fn start(&self, id: &RawValue) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.calls.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
+        token
+    }
+
+    /// The call has been answered (or will not be).
+    pub fn finish(&self, id: &RawValue) {
+        self.calls.lock().expect("running lock").remove(id.get());
+        self.answered.notify_waiters();
+    }
+
+    /// `notifications/cancelled`'s params: the call it names is cancelled, if it runs here.
+    pub fn cancel(&self, params: &RawValue) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Cancelled<'a> {
+            #[serde(borrow)]
+            request_id: &'a RawValue,
+        }
+        let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
+        if let Some(token) = self.calls.lock().expect("running lock").get(cancelled.request_id.get()) {
+            token.cancel();
+        }
+    }
+
+    /// Resolves once no call runs.
+    pub async fn drained(self) {
+        loop {
+            let notified = self.answered.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.calls.lock().expect("running lock").is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// A `tools/call` request seam answers itself: read from the message as
+/// written, with nothing seam would not act on. A message with anything more
+/// (`_meta`, a task, a field rmcp knows and seam does not) or an id rmcp reads
+/// differently is left to rmcp, which serves it as it would any request.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlainCall<'a> {
+    #[serde(borrow)]
+    jsonrpc: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    pub id: &'a RawValue,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    pub params: CallParams,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallParams {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Option<Map<String, Json>>,
+}
+
+impl<'a> PlainCall<'a> {
+    pub fn of(message: &'a [u8]) -> Option<PlainCall<'a>> {
+        let call: PlainCall = serde_json::from_slice(message).ok()?;
+        (call.jsonrpc == "2.0" && call.method == "tools/call" && plain_id(call.id)).then_some(call)
+    }
+}
+
+/// A request id seam answers itself: a string or an integer, as rmcp reads them.
+/// (Anything else is left to rmcp, which answers it `Invalid Request`.)
+fn plain_id(id: &RawValue) -> bool {
+    let text = id.get();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    text.starts_with('"') || (!digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// `seam serve` over stdio: `tools/call` requests taken off the client's stream
 /// (`seam_mcp::lane`) and answered here, on the session's gateway, once the
 /// session is initialized; rmcp serves everything else, and whatever seam cannot
-/// read as a call (rmcp then answers it as it would).
+/// read as a plain call (rmcp then answers it as it would).
 pub struct StdioCalls {
     gateway: Gateway,
     writer: LineWriter,
@@ -260,10 +390,7 @@ pub struct StdioCalls {
     peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
     /// The client said `notifications/initialized`.
     initialized: bool,
-    /// Calls running, by their request id as JSON text; the client may cancel them.
-    running: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
-    /// Rung when a call has been answered and left `running`.
-    answered: Arc<tokio::sync::Notify>,
+    running: Running,
     /// One permit per call that may run at once; a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
 }
@@ -282,33 +409,10 @@ impl StdioCalls {
             writer,
             peer,
             initialized: false,
-            running: Arc::default(),
-            answered: Arc::default(),
+            running: Running::default(),
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
         }
     }
-
-    /// `notifications/cancelled` of a call running here. (rmcp is told too, and finds nothing of its own.)
-    fn cancel(&self, params: &RawValue) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Cancelled<'a> {
-            #[serde(borrow)]
-            request_id: &'a RawValue,
-        }
-        let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
-        if let Some(token) = self.running.lock().expect("running lock").get(cancelled.request_id.get()) {
-            token.cancel();
-        }
-    }
-}
-
-/// A request id seam answers itself: a string or an integer, as rmcp reads them.
-/// (Anything else is left to rmcp, which answers it `Invalid Request`.)
-fn plain_id(id: &RawValue) -> bool {
-    let text = id.get();
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    text.starts_with('"') || (!digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl Divert for StdioCalls {
@@ -320,34 +424,27 @@ impl Divert for StdioCalls {
                 self.initialized = true;
                 return false;
             }
+            // A call running here is cancelled; rmcp is told too, and finds nothing of its own.
             Some("notifications/cancelled") => {
                 if let Some(params) = peek.params {
-                    self.cancel(params);
+                    self.running.cancel(params);
                 }
                 return false;
             }
             _ => return false,
         }
-        let (Some(id), Some(params), Some(peer)) = (peek.id.filter(|id| plain_id(id)), peek.params, self.peer.get()) else { return false };
-        #[derive(serde::Deserialize)]
-        struct Params {
-            name: String,
-            #[serde(default)]
-            arguments: Option<Map<String, Json>>,
-        }
-        let Ok(params) = serde_json::from_str::<Params>(params.get()) else { return false };
+        let (Some(call), Some(peer)) = (PlainCall::of(line), self.peer.get()) else { return false };
         let Ok(permit) = self.room.clone().try_acquire_owned() else {
             let refused = ToolOutput::error(
                 "TOOL_CALLS_EXCEEDED",
-                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", params.name),
+                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", call.params.name),
             );
-            self.writer.send_line(line_of(&Answer { jsonrpc: "2.0", id, result: &refused }));
+            self.writer.send_line(line_of(&Answer { jsonrpc: "2.0", id: call.id, result: &refused }));
             return true;
         };
-        let (id, token) = (id.to_owned(), CancellationToken::new());
-        self.running.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
+        let (id, params) = (call.id.to_owned(), call.params);
+        let token = self.running.start(&id);
         let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
-        let answered = self.answered.clone();
         tokio::spawn(async move {
             // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `token`.
             let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
@@ -359,8 +456,7 @@ impl Divert for StdioCalls {
                 }
             }
             // Out of `running` only once answered: closing the stream waits for that.
-            running.lock().expect("running lock").remove(id.get());
-            answered.notify_waiters();
+            running.finish(&id);
             drop(permit);
         });
         true
@@ -368,24 +464,14 @@ impl Divert for StdioCalls {
 
     /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
     fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
-        let (running, answered) = (self.running.clone(), self.answered.clone());
-        Some(Box::pin(async move {
-            loop {
-                let notified = answered.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if running.lock().expect("running lock").is_empty() {
-                    return;
-                }
-                notified.await;
-            }
-        }))
+        Some(Box::pin(self.running.clone().drained()))
     }
 }
 
+/// The answer to a call seam answered itself.
 #[derive(serde::Serialize)]
-struct Answer<'a> {
-    jsonrpc: &'static str,
-    id: &'a RawValue,
-    result: &'a ToolOutput,
+pub struct Answer<'a> {
+    pub jsonrpc: &'static str,
+    pub id: &'a RawValue,
+    pub result: &'a ToolOutput,
 }

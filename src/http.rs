@@ -28,8 +28,11 @@ use seam_engine::resolve::DEFAULT_AGENT;
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::{Gateway, OpenSession};
+use crate::sessions::{Sessions, session_id};
 
 type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
+/// Each agent's MCP service, with its session manager.
+type Agents = HashMap<String, (AgentService, Arc<LocalSessionManager>)>;
 
 /// The cookie the status page gets for the `default` agent's token.
 const SESSION_COOKIE: &str = "seam_session";
@@ -38,9 +41,11 @@ const SESSION_COOKIE: &str = "seam_session";
 struct App {
     deployment: Arc<Deployment>,
     config: StreamableHttpServerConfig,
-    agents: Arc<Mutex<HashMap<String, AgentService>>>,
+    agents: Arc<Mutex<Agents>>,
     /// MCP sessions open now, every agent's together.
-    sessions: Arc<AtomicUsize>,
+    session_count: Arc<AtomicUsize>,
+    /// The sessions as seam sees them: their use, and their gateways once initialized.
+    sessions: Arc<Sessions>,
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
     stop: CancellationToken,
     token_files: Arc<TokenFiles>,
@@ -87,21 +92,29 @@ impl App {
         self.deployment.live().map(|g| g.serve().clone()).unwrap_or_default()
     }
 
-    /// The agent's MCP service, made at its first request; its sessions
-    /// close after the idle time `serve` gave when it was made.
-    fn service(&self, agent: &str) -> AgentService {
+    /// The agent's MCP service and its session manager, made at its first
+    /// request. rmcp's own idle timer is off: seam closes idle sessions
+    /// (`Sessions::close_idle`), counting the calls it answers itself.
+    fn service(&self, agent: &str) -> (AgentService, Arc<LocalSessionManager>) {
         let mut agents = self.agents.lock().expect("agents lock");
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let (deployment, agent, count) = (self.deployment.clone(), agent.to_owned(), self.sessions.clone());
+                let (deployment, agent, count) = (self.deployment.clone(), agent.to_owned(), self.session_count.clone());
+                let sessions = self.sessions.clone();
                 let mut manager = LocalSessionManager::default();
-                manager.session_config.keep_alive = Some(self.limits().session_idle_timeout.to_std());
-                StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted(OpenSession::new(count.clone()))),
-                    Arc::new(manager),
+                manager.session_config.keep_alive = None;
+                let manager = Arc::new(manager);
+                let service = StreamableHttpService::new(
+                    move || {
+                        Ok(Gateway::new(deployment.clone(), agent.clone())
+                            .counted(OpenSession::new(count.clone()))
+                            .listed_in(sessions.clone()))
+                    },
+                    manager.clone(),
                     self.config.clone(),
-                )
+                );
+                (service, manager)
             })
             .clone()
     }
@@ -206,7 +219,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let is_mcp = path == "/mcp" || path.starts_with("/agents/");
     if is_mcp && request.method() == Method::POST && !request.headers().contains_key("mcp-session-id") {
         // A request without a session opens one.
-        if app.sessions.load(Ordering::SeqCst) >= limits.max_sessions as usize {
+        if app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
             return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
         }
     }
@@ -221,7 +234,28 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
     };
     let post = parts.method == Method::POST && is_mcp;
+    let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
+    let delete = parts.method == Method::DELETE;
+    let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
+    if post
+        && let Some(in_use) = &in_use
+        && let Some(answer) = in_use.answer(agent, &parts.headers, &bytes, &app.hosts)
+    {
+        return answer.await;
+    }
+    let opens = post && session.is_none();
+    let agent = agent.to_owned();
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    drop(in_use);
+    if opens && let Some(id) = session_id(response.headers()) {
+        app.sessions.opened(id, &agent, app.service(&agent).1);
+    }
+    if delete
+        && response.status().is_success()
+        && let Some(id) = &session
+    {
+        app.sessions.ended(id);
+    }
     if post { answer_as_json(response).await } else { response }
 }
 
@@ -319,16 +353,20 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     hosts.push(local.ip().to_string());
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
     config.cancellation_token = stop.child_token();
+    let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
+    let sessions = Sessions::new(idle_timeout.to_std());
+    tokio::spawn(sessions.clone().close_idle(stop.clone()));
     let app = App {
         deployment: deployment.clone(),
         config,
         agents: Arc::default(),
-        sessions: Arc::default(),
+        session_count: Arc::default(),
+        sessions,
         stop: stop.clone(),
         token_files: Arc::default(),
         hosts: Arc::new(hosts),
     };
-    let default_service = app.service(DEFAULT_AGENT);
+    let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
@@ -424,7 +462,7 @@ async fn agent_mcp(State(app): State<App>, UrlPath(name): UrlPath<String>, reque
     if !known {
         return (StatusCode::NOT_FOUND, format!("no agent `{name}`\n")).into_response();
     }
-    app.service(&name).handle(request).await.into_response()
+    app.service(&name).0.handle(request).await.into_response()
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::*;
 
 fn compose(path: &Path, extra: &str) {
@@ -213,4 +213,48 @@ fn idle_sessions_are_closed_after_session_idle_timeout() {
     std::thread::sleep(std::time::Duration::from_secs(5));
     let (code, response) = raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false);
     assert_eq!(code, 404, "the idle session is gone: {response}");
+}
+
+/// seam answers a plain call in a session itself, and leaves to rmcp any call
+/// it cannot be sure rmcp would take as it is, which rmcp then answers as it
+/// would (refuses it here); a session the client ended answers no call.
+#[test]
+fn calls_seam_is_not_sure_of_are_left_to_rmcp_and_an_ended_session_answers_none() {
+    let file = composition("access-plain-calls", "");
+    let seam = HttpSeam::start(&file, &[]);
+    let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "{opened}");
+    let id = session_id(&opened);
+    let session: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", &id), ("mcp-protocol-version", "2025-11-25")]].concat();
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &session, initialized.as_bytes(), false).0, 202);
+    let call = |id: Value, params: Value| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }).to_string();
+    let ping = json!({ "name": "mcp__alpha__ping", "arguments": { "message": "hi" } });
+    let send = |headers: &[(&str, &str)], body: &str| raw(&seam.base, "POST", "/mcp", headers, body.as_bytes(), false);
+
+    let (code, answer) = send(&session, &call(json!(2), ping.clone()));
+    assert_eq!(code, 200, "{answer}");
+    assert!(answer.contains("ping: hi") && answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer}");
+
+    let with = |name: &'static str, value: &'static str| {
+        let mut headers: Vec<(&str, &str)> = session.iter().filter(|(n, _)| !n.eq_ignore_ascii_case(name)).copied().collect();
+        headers.push((name, value));
+        headers
+    };
+    let (code, refused) = send(&with("Accept", "application/json"), &call(json!(3), ping.clone()));
+    assert_eq!(code, 406, "rmcp's answer to a client that does not take SSE: {refused}");
+    let (code, refused) = send(&with("Content-Type", "text/plain"), &call(json!(4), ping.clone()));
+    assert_eq!(code, 415, "{refused}");
+    // A version with standard headers needs request metadata this call lacks.
+    let (_, refused) = send(&with("mcp-protocol-version", "2026-07-28"), &call(json!(5), ping.clone()));
+    assert!(!refused.contains("ping: hi") && refused.contains("_meta"), "{refused}");
+    // An id rmcp does not read as a request id is rmcp's to refuse.
+    let (_, refused) = send(&session, &call(json!(1.5), ping.clone()));
+    assert!(!refused.contains("ping: hi"), "{refused}");
+
+    // The client ends the session: its calls are answered 404, by rmcp.
+    let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &session, b"", false);
+    assert!((200..300).contains(&code), "{ended}");
+    let (code, gone) = send(&session, &call(json!(6), ping));
+    assert_eq!(code, 404, "{gone}");
 }

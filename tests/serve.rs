@@ -680,6 +680,49 @@ fn a_mount_tool_filter_edit_applies_without_restarting_the_server() {
 }
 
 /// Over stdio, seam answers `tools/call` itself on both streams (`seam_mcp::lane`): what rmcp did there must still hold.
+/// Over HTTP, a plain call in an initialized session is answered by seam
+/// itself, not by rmcp's session worker: the client's `notifications/cancelled`
+/// still reaches the server, calls alone keep the session from going idle, and
+/// a session idle past `session_idle_timeout` is still closed.
+#[test]
+fn over_http_seam_answers_plain_calls_itself_cancels_them_and_counts_them_as_use() {
+    let dir = scratch("http-fast");
+    let file = dir.join("c.yaml");
+    let cancelled = dir.join("cancelled.log");
+    let _ = std::fs::remove_file(&cancelled);
+    // A call_timeout past the test's patience: only the client's cancellation can end `hang` in time.
+    let mount = flaky_mount("a", &[("FLAKY_CANCEL_LOG", cancelled.to_str().unwrap())], "    call_timeout: 300s\n");
+    compose(&file, &[mount], "serve:\n  session_idle_timeout: 1s\n");
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+
+    // Calls spread over twice the idle timeout, each sooner than it: the session is in use throughout.
+    let started = std::time::Instant::now();
+    let mut n = 0;
+    while started.elapsed() < std::time::Duration::from_secs(2) {
+        assert_eq!(client.call_text("mcp__a__ping", json!({ "message": n })), format!("ping: {n}"));
+        n += 1;
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    seam.stderr.wait_for("a call answered by seam, not rmcp's session worker");
+
+    // The SDK client gives up after 300 ms and sends `notifications/cancelled`; it reaches the server.
+    let given_up = client.send(json!({ "op": "call", "name": "mcp__a__hang", "args": {}, "timeout_ms": 300 }));
+    assert_eq!(given_up["ok"], false, "{given_up}");
+    wait_until("the server to be told the call was cancelled", || {
+        std::fs::read_to_string(&cancelled).is_ok_and(|log| log.contains("hang cancelled"))
+    });
+    assert_eq!(client.call_text("mcp__a__ping", json!({ "message": "after" })), "ping: after");
+    wait_until("the cancelled call to end", || seam.status()["calls_in_flight"] == 0);
+
+    // The thing under test is time passing with nothing sent: wait well past the timeout.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let closed = client.send(json!({ "op": "call", "name": "mcp__a__ping", "args": {} }));
+    assert_eq!((closed["ok"].as_bool(), closed["code"].as_u64()), (Some(false), Some(404)), "{closed}");
+    client.close();
+    assert!(seam.terminate().success());
+}
+
 #[test]
 fn over_stdio_a_cancelled_call_reaches_the_server_and_errors_and_blocks_pass_through() {
     let dir = scratch("lane");

@@ -1,0 +1,334 @@
+//! seam's own view of the MCP sessions it serves over HTTP (rmcp runs them):
+//! when each was last used, so that seam closes a session left idle past
+//! `session_idle_timeout`; and, once the client has said
+//! `notifications/initialized`, the session's gateway and peer, so that a plain
+//! `tools/call` in the session is answered here (`Sessions::answer`) without
+//! passing through rmcp's session worker, whose tasks, channels and message
+//! parsing cost several times the call itself. Whatever the fast path is not
+//! sure it would answer exactly as rmcp does is left to rmcp.
+//!
+//! Idleness is seam's, not rmcp's: rmcp's own keep-alive counts only what
+//! passes through its worker, so it would close a session that the fast path
+//! keeps busy. A session is idle while no request of it is in progress and
+//! none has ended for `session_idle_timeout`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use rmcp::Peer;
+use rmcp::service::RoleServer;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::gateway::{Answer, Gateway, PlainCall, Running};
+
+/// The header that names a request's session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The session a request names, if its header reads as text.
+pub fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
+pub struct Sessions {
+    open: Mutex<HashMap<Arc<str>, Session>>,
+    idle_timeout: Duration,
+    epoch: Instant,
+    /// Rung when a session opens, so that the reaper, with nothing to wait for, wakes.
+    opened: tokio::sync::Notify,
+}
+
+struct Session {
+    /// The agent's session manager, which closes it.
+    manager: Arc<LocalSessionManager>,
+    agent: String,
+    used: Arc<Use>,
+    /// Set once the client has said `notifications/initialized`.
+    link: Option<Arc<Link>>,
+}
+
+/// A session's use: when a request of it last began or ended (milliseconds
+/// since the table's epoch), and how many are in progress.
+#[derive(Default)]
+struct Use {
+    last: AtomicU64,
+    busy: AtomicUsize,
+}
+
+/// What answering a call of a session takes.
+struct Link {
+    gateway: Gateway,
+    peer: Peer<RoleServer>,
+    running: Running,
+}
+
+/// One request of a session, in progress for as long as this lives.
+pub struct InUse {
+    used: Arc<Use>,
+    epoch: Instant,
+    agent: String,
+    link: Option<Arc<Link>>,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.used.last.store(millis_since(self.epoch), Ordering::Relaxed);
+        self.used.busy.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn millis_since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The protocol versions whose requests rmcp serves in a session without
+/// checking anything against the body (no SEP-2243 headers, no `_meta`
+/// protocol version): the versions before 2026-07-28.
+const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+impl Sessions {
+    pub fn new(idle_timeout: Duration) -> Arc<Sessions> {
+        Arc::new(Sessions { open: Mutex::default(), idle_timeout, epoch: Instant::now(), opened: tokio::sync::Notify::new() })
+    }
+
+    /// rmcp has opened a session for `agent` (its `initialize` was answered with this id).
+    pub fn opened(&self, id: &str, agent: &str, manager: Arc<LocalSessionManager>) {
+        let used = Arc::new(Use { last: AtomicU64::new(millis_since(self.epoch)), busy: AtomicUsize::new(0) });
+        let session = Session { manager, agent: agent.to_owned(), used, link: None };
+        self.open.lock().expect("sessions lock").insert(Arc::from(id), session);
+        self.opened.notify_one();
+    }
+
+    /// The session's client said `notifications/initialized`: its calls may be answered here from now on.
+    pub fn initialized(&self, id: &str, gateway: Gateway, peer: Peer<RoleServer>) {
+        if let Some(session) = self.open.lock().expect("sessions lock").get_mut(id)
+            && session.agent == gateway.agent
+        {
+            session.link = Some(Arc::new(Link { gateway, peer, running: Running::default() }));
+        }
+    }
+
+    /// The client ends the session (`DELETE`): no call of it is answered here any more.
+    pub fn ended(&self, id: &str) {
+        self.open.lock().expect("sessions lock").remove(id);
+    }
+
+    /// A request of the session begins; `None` for a session seam does not know.
+    pub fn enter(&self, id: &str) -> Option<InUse> {
+        let open = self.open.lock().expect("sessions lock");
+        let session = open.get(id)?;
+        session.used.busy.fetch_add(1, Ordering::Relaxed);
+        session.used.last.store(millis_since(self.epoch), Ordering::Relaxed);
+        Some(InUse { used: session.used.clone(), epoch: self.epoch, agent: session.agent.clone(), link: session.link.clone() })
+    }
+
+    /// Closes each session idle past the timeout, as they come due, until `stop`.
+    pub async fn close_idle(self: Arc<Self>, stop: CancellationToken) {
+        let timeout = u64::try_from(self.idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        loop {
+            let now = millis_since(self.epoch);
+            let mut idle = Vec::new();
+            let mut next: Option<u64> = None;
+            self.open.lock().expect("sessions lock").retain(|id, session| {
+                // A session whose handler has stopped has ended already (rmcp closed it).
+                if session.link.as_ref().is_some_and(|link| link.peer.is_transport_closed()) {
+                    return false;
+                }
+                let due = if session.used.busy.load(Ordering::Relaxed) > 0 {
+                    now.saturating_add(timeout)
+                } else {
+                    session.used.last.load(Ordering::Relaxed).saturating_add(timeout)
+                };
+                if due <= now {
+                    idle.push((id.clone(), session.manager.clone()));
+                    return false;
+                }
+                next = Some(next.map_or(due, |n| n.min(due)));
+                true
+            });
+            for (id, manager) in idle {
+                tracing::debug!(session = %id, "closing a session idle for {:?}", self.idle_timeout);
+                if let Err(e) = manager.close_session(&id).await {
+                    tracing::warn!(session = %id, "closing an idle session: {e}");
+                }
+            }
+            let wake = next.map(|at| self.epoch + Duration::from_millis(at));
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = self.opened.notified() => {}
+                _ = async { tokio::time::sleep_until(wake.expect("guarded")).await }, if wake.is_some() => {}
+            }
+        }
+    }
+}
+
+impl InUse {
+    /// Answers the request here when it is a plain `tools/call` of an
+    /// initialized session of `agent` that rmcp would take as it is; `None`
+    /// leaves it to rmcp. (A `notifications/cancelled` of a call answered
+    /// here cancels it, and goes on to rmcp.)
+    pub fn answer(
+        &self,
+        agent: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+        hosts: &[String],
+    ) -> Option<impl Future<Output = Response> + use<>> {
+        let link = self.link.clone().filter(|_| self.agent == agent)?;
+        if !plain_headers(headers, hosts) {
+            return None;
+        }
+        let Some(call) = PlainCall::of(body) else {
+            if let Some(peek) = seam_mcp::lane::Peek::of(body)
+                && peek.id.is_none()
+                && peek.method.as_deref() == Some("notifications/cancelled")
+                && let Some(params) = peek.params
+            {
+                link.running.cancel(params);
+            }
+            return None;
+        };
+        // An agent a reload removed has no endpoint any more (rmcp's route answers 404).
+        let agent_known = link.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(agent));
+        // Roots are asked on the stream of the request that needs them, which only rmcp has.
+        if !agent_known || link.peer.is_transport_closed() || link.gateway.may_ask_roots(&link.peer, &call.params.name) {
+            return None;
+        }
+        let (id, params) = (call.id.to_owned(), call.params);
+        tracing::debug!(tool = %params.name, "a call answered by seam, not rmcp's session worker");
+        Some(async move {
+            let token = link.running.start(&id);
+            // Finished however the call ends, the client's connection dropping this future included.
+            let _finish = Finish { running: &link.running, id: &id };
+            // The engine cancels its child on a timeout, which is answered; only the client cancels `token`.
+            let output =
+                link.gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), link.peer.clone()).await;
+            if token.is_cancelled() {
+                // A cancelled request is not answered; its stream ends without an event.
+                return response(CANCELLED_TYPE, Vec::new());
+            }
+            let answer = serde_json::to_vec(&Answer { jsonrpc: "2.0", id: &id, result: &output }).expect("an answer serializes");
+            response(JSON_TYPE, answer)
+        })
+    }
+}
+
+const JSON_TYPE: &str = "application/json";
+const CANCELLED_TYPE: &str = "text/event-stream";
+
+fn response(content_type: &'static str, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    *response.status_mut() = StatusCode::OK;
+    response
+}
+
+struct Finish<'a> {
+    running: &'a Running,
+    id: &'a serde_json::value::RawValue,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.running.finish(self.id);
+    }
+}
+
+/// Whether the headers are ones rmcp takes a request in a session with, checked
+/// no more loosely than rmcp checks them: a Host that parses and is allowed;
+/// `Accept` naming both JSON and SSE, without parameters; a JSON body; a
+/// protocol version of the session era, or none.
+fn plain_headers(headers: &HeaderMap, hosts: &[String]) -> bool {
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).and_then(|h| axum::http::uri::Authority::try_from(h).ok());
+    let host_allowed = host.is_some_and(|a| {
+        let name = a.host().trim_start_matches('[').trim_end_matches(']');
+        hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
+    });
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else { return false };
+        for entry in value.split(',') {
+            let entry = entry.trim();
+            if entry.contains([';', '"']) {
+                return false;
+            }
+            json |= entry.eq_ignore_ascii_case(JSON_TYPE);
+            sse |= entry.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    let json_body = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().unwrap_or(v).trim().eq_ignore_ascii_case(JSON_TYPE));
+    let mut versions = headers.get_all("mcp-protocol-version").iter();
+    let version = match (versions.next(), versions.next()) {
+        (None, _) => true,
+        (Some(v), None) => SESSION_VERSIONS.iter().any(|known| v.as_bytes() == known.as_bytes()),
+        (Some(_), Some(_)) => false,
+    };
+    host_allowed && json && sse && json_body && version
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SESSION_VERSIONS, plain_headers};
+    use axum::http::HeaderMap;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, v.parse().unwrap());
+        }
+        map
+    }
+
+    const PLAIN: [(&str, &str); 4] = [
+        ("host", "127.0.0.1:8931"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+
+    #[test]
+    fn only_headers_rmcp_would_take_as_they_are_are_plain() {
+        let hosts = ["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        assert!(plain_headers(&headers(&PLAIN), &hosts));
+        assert!(plain_headers(&headers(&PLAIN[..3]), &hosts), "no version header: the session's");
+        for version in SESSION_VERSIONS {
+            let mut h = headers(&PLAIN[..3]);
+            h.insert("mcp-protocol-version", version.parse().unwrap());
+            assert!(plain_headers(&h, &hosts), "{version}");
+        }
+        let mut ipv6 = headers(&PLAIN[1..]);
+        ipv6.insert("host", "[::1]:8931".parse().unwrap());
+        assert!(plain_headers(&ipv6, &hosts));
+        let split_accept = headers(&[PLAIN[0], ("accept", "application/json"), ("accept", "text/event-stream"), PLAIN[2]]);
+        assert!(plain_headers(&split_accept, &hosts), "Accept in two headers");
+
+        let changed = |name: &'static str, value: &'static str| {
+            let mut h = headers(&PLAIN);
+            h.insert(name, value.parse().unwrap());
+            plain_headers(&h, &hosts)
+        };
+        assert!(!changed("mcp-protocol-version", "2026-07-28"), "a version with standard headers");
+        assert!(!changed("mcp-protocol-version", "1999-01-01"), "an unknown version");
+        assert!(!changed("accept", "application/json"), "no SSE");
+        assert!(!changed("accept", "*/*"), "a wildcard");
+        assert!(!changed("accept", "application/json, text/event-stream;q=0"), "a parameter");
+        assert!(!changed("content-type", "text/plain"));
+        assert!(!changed("host", "evil.example"));
+        assert!(!changed("host", "[::1:8931"), "a Host that does not parse");
+        assert!(!plain_headers(&headers(&PLAIN[1..]), &hosts), "no Host");
+        let mut two_versions = headers(&PLAIN);
+        two_versions.append("mcp-protocol-version", "2025-11-25".parse().unwrap());
+        assert!(!plain_headers(&two_versions, &hosts));
+    }
+}
