@@ -351,7 +351,8 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
     let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
     hosts.push(local.ip().to_string());
-    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
+    // The body limit is the gate's (`max_request_bytes`, read per request), not rmcp's own.
+    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone()).with_max_request_body_bytes(usize::MAX);
     config.cancellation_token = stop.child_token();
     let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
     let sessions = Sessions::new(idle_timeout.to_std());

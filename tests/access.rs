@@ -162,6 +162,13 @@ fn request_bodies_are_held_to_max_request_bytes() {
     }
     drop(seam);
 
+    // A limit past rmcp's own default (4 MiB) is seam's to keep: the body is read whole up to it.
+    let file = composition("access-body-large", "serve:\n  max_request_bytes: 6MiB\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let (code, response) = post(&seam.base, "/mcp", None, &padded(5 << 20));
+    assert_eq!(code, 200, "{}", &response[..response.len().min(300)]);
+    drop(seam);
+
     // The limits hold beside a token too (the resolved `serve` holds both).
     let file = composition("access-body-token", "serve:\n  bearer_token_env: TOKEN_DEFAULT\n  max_request_bytes: 1KiB\n");
     let seam = HttpSeam::start_with_env(&file, &[], &[("TOKEN_DEFAULT", "d")], &[]);
