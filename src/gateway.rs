@@ -89,20 +89,28 @@ impl Gateway {
         Gateway { sessions: Some(sessions), ..self }
     }
 
-    /// Whether a call of `tool` could need to ask the client's roots now: the
-    /// client offers roots, seam has not got them yet (or is asking), and the
-    /// tool is one of seam's own (a mount's tools never ask).
-    pub fn may_ask_roots(&self, peer: &Peer<RoleServer>, tool: &str) -> bool {
-        let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
-        let known = self.roots.try_lock().is_ok_and(|cached| cached.is_some());
-        offers
-            && !known
-            && self
-                .deployment
-                .live()
-                .and_then(|g| g.lookup(&self.agent, tool))
-                .flatten()
-                .is_some_and(|e| !matches!(e.source, Source::Mount(_)))
+    /// The roots a call of `tool` can have without asking the client: none when
+    /// the client offers none; those seam already has, as they are now (a later
+    /// `roots/list_changed` does not make the call ask); none for a mount's tool,
+    /// which never asks. `None` when the call could need to ask: roots are asked
+    /// on the stream of the request that needs them, which only rmcp has.
+    pub fn roots_at_hand(&self, peer: &Peer<RoleServer>, tool: &str) -> Option<Roots> {
+        if peer.peer_info().is_none_or(|info| info.capabilities.roots.is_none()) {
+            return Some(Roots::default());
+        }
+        if let Ok(cached) = self.roots.try_lock()
+            && let Some(roots) = &*cached
+        {
+            let roots = roots.clone();
+            return Some(Roots::new(move || Box::pin(std::future::ready(roots.clone()))));
+        }
+        let asks = self
+            .deployment
+            .live()
+            .and_then(|g| g.lookup(&self.agent, tool))
+            .flatten()
+            .is_some_and(|e| !matches!(e.source, Source::Mount(_)));
+        (!asks).then(Roots::default)
     }
 
     /// This gateway counted among the open sessions for as long as it lives.
@@ -143,12 +151,17 @@ impl Gateway {
     }
 
     /// One tool call of this session's agent; the session's roots are asked only if the tool needs them.
-    pub async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
+    async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
         let gateway = self.clone();
         let roots = Roots::new(move || {
             let (gateway, peer) = (gateway.clone(), peer.clone());
             Box::pin(async move { gateway.roots(&peer).await })
         });
+        self.call_with_roots(tool, arguments, cancel, roots).await
+    }
+
+    /// One tool call of this session's agent, with the roots given.
+    pub async fn call_with_roots(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, roots: Roots) -> ToolOutput {
         self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel }).await
     }
 
@@ -296,19 +309,26 @@ pub struct Running {
     calls: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
     /// Rung when a call has been answered and left.
     answered: Arc<tokio::sync::Notify>,
+    /// Cancelled when the session ends: every call's token is its child.
+    session: CancellationToken,
 }
 
 impl Running {
-    /// A call begins: the token the client's `notifications/cancelled` cancels.
+    /// The calls of a session that `session` ends.
+    pub fn within(session: CancellationToken) -> Running {
+        Running { session, ..Running::default() }
+    }
+
+    /// A call begins: the token the client's `notifications/cancelled` (or the session's end) cancels.
     pub fn start(&self, id: &RawValue) -> CancellationToken {
-        let token = CancellationToken::new();
-        self.calls.lock().expect("running lock").insert(id.get().to_owned(), token.clone());
+        let token = self.session.child_token();
+        self.calls.lock().expect("running lock").insert(id_key(id), token.clone());
         token
     }
 
     /// The call has been answered (or will not be).
     pub fn finish(&self, id: &RawValue) {
-        self.calls.lock().expect("running lock").remove(id.get());
+        self.calls.lock().expect("running lock").remove(&id_key(id));
         self.answered.notify_waiters();
     }
 
@@ -321,7 +341,7 @@ impl Running {
             request_id: &'a RawValue,
         }
         let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
-        if let Some(token) = self.calls.lock().expect("running lock").get(cancelled.request_id.get()) {
+        if let Some(token) = self.calls.lock().expect("running lock").get(&id_key(cancelled.request_id)) {
             token.cancel();
         }
     }
@@ -340,10 +360,25 @@ impl Running {
     }
 }
 
+/// A request id as rmcp compares ids: a string by its value (escapes read), a
+/// number by its integer value (`1`, `1.0` and `1e0` are one id); anything else
+/// by its text.
+fn id_key(id: &RawValue) -> String {
+    match serde_json::from_str::<Json>(id.get()) {
+        Ok(Json::String(s)) => format!("\"{s}"),
+        Ok(Json::Number(n)) => match n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18).map(|f| f as i64)) {
+            Some(i) => i.to_string(),
+            None => id.get().to_owned(),
+        },
+        _ => id.get().to_owned(),
+    }
+}
+
 /// A `tools/call` request seam answers itself: read from the message as
 /// written, with nothing seam would not act on. A message with anything more
-/// (`_meta`, a task, a field rmcp knows and seam does not) or an id rmcp reads
-/// differently is left to rmcp, which serves it as it would any request.
+/// (a task, `_meta` beyond a progress token, a field rmcp knows and seam does
+/// not) or an id rmcp reads differently is left to rmcp, which serves it as it
+/// would any request. (seam sends no progress, as over rmcp.)
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlainCall<'a> {
@@ -362,21 +397,45 @@ pub struct CallParams {
     pub name: String,
     #[serde(default)]
     pub arguments: Option<Map<String, Json>>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Map<String, Json>>,
 }
 
 impl<'a> PlainCall<'a> {
     pub fn of(message: &'a [u8]) -> Option<PlainCall<'a>> {
         let call: PlainCall = serde_json::from_slice(message).ok()?;
-        (call.jsonrpc == "2.0" && call.method == "tools/call" && plain_id(call.id)).then_some(call)
+        let plain_meta = call.params.meta.as_ref().is_none_or(|meta| meta.keys().all(|k| k == "progressToken"));
+        (call.jsonrpc == "2.0" && call.method == "tools/call" && plain_id(call.id) && plain_meta).then_some(call)
     }
 }
 
 /// A request id seam answers itself: a string or an integer, as rmcp reads them.
-/// (Anything else is left to rmcp, which answers it `Invalid Request`.)
+/// (Anything else is left to rmcp, which answers it `Invalid Request`, or
+/// refuses the body: a string with a lone surrogate escape.)
 fn plain_id(id: &RawValue) -> bool {
     let text = id.get();
     let digits = text.strip_prefix('-').unwrap_or(text);
-    text.starts_with('"') || (!digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()))
+    match text.strip_prefix('"') {
+        Some(inner) => !inner.contains('\\') || serde_json::from_str::<String>(text).is_ok(),
+        None => !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()),
+    }
+}
+
+/// The result as rmcp gives it to a peer of a protocol version before
+/// 2026-07-28 (every peer of a session): `structuredContent` that is not an
+/// object is dropped, and given as a text block first unless the first block
+/// already says it.
+pub fn for_session_peer(output: &mut ToolOutput) {
+    let Some(value) = output.structured_content.take_if(|value| !value.is_object()) else { return };
+    let said = output
+        .content
+        .first()
+        .filter(|block| block["type"] == "text")
+        .and_then(|block| block["text"].as_str())
+        .is_some_and(|text| serde_json::from_str::<Json>(text).is_ok_and(|v| v == value));
+    if !said {
+        output.content.insert(0, serde_json::json!({ "type": "text", "text": value.to_string() }));
+    }
 }
 
 /// `seam serve` over stdio: `tools/call` requests taken off the client's stream
@@ -417,23 +476,16 @@ impl StdioCalls {
 
 impl Divert for StdioCalls {
     fn take(&mut self, line: &[u8]) -> bool {
-        let Some(peek) = Peek::of(line) else { return false };
-        match peek.method.as_deref() {
-            Some("tools/call") if self.initialized => {}
-            Some("notifications/initialized") => {
-                self.initialized = true;
-                return false;
+        // A plain call is read once, whole; any other line is peeked at for what seam must know of it.
+        let (Some(call), Some(peer)) = (self.initialized.then(|| PlainCall::of(line)).flatten(), self.peer.get()) else {
+            match Peek::of(line).and_then(|peek| Some((peek.method?, peek.params))) {
+                Some((method, _)) if method == "notifications/initialized" => self.initialized = true,
+                // A call running here is cancelled; rmcp is told too, and finds nothing of its own.
+                Some((method, Some(params))) if method == "notifications/cancelled" => self.running.cancel(params),
+                _ => {}
             }
-            // A call running here is cancelled; rmcp is told too, and finds nothing of its own.
-            Some("notifications/cancelled") => {
-                if let Some(params) = peek.params {
-                    self.running.cancel(params);
-                }
-                return false;
-            }
-            _ => return false,
-        }
-        let (Some(call), Some(peer)) = (PlainCall::of(line), self.peer.get()) else { return false };
+            return false;
+        };
         let Ok(permit) = self.room.clone().try_acquire_owned() else {
             let refused = ToolOutput::error(
                 "TOOL_CALLS_EXCEEDED",
@@ -450,6 +502,8 @@ impl Divert for StdioCalls {
             let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
             // A request the client cancelled is not answered (as rmcp does).
             if !token.is_cancelled() {
+                let mut output = output;
+                for_session_peer(&mut output);
                 let answer = Answer { jsonrpc: "2.0", id: &id, result: &output };
                 if let Err(e) = writer.write_line(line_of(&answer)).await {
                     tracing::warn!("the answer to a call could not be written: {e}");
@@ -474,4 +528,66 @@ pub struct Answer<'a> {
     pub jsonrpc: &'static str,
     pub id: &'a RawValue,
     pub result: &'a ToolOutput,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PlainCall, ToolOutput, for_session_peer, id_key};
+    use serde_json::json;
+    use serde_json::value::RawValue;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn ids_match_as_rmcp_reads_them() {
+        assert_eq!(id_key(&raw("1")), id_key(&raw("1.0")));
+        assert_eq!(id_key(&raw("1")), id_key(&raw("1e0")));
+        assert_eq!(id_key(&raw("0")), id_key(&raw("-0")));
+        assert_eq!(id_key(&raw(r#""a""#)), id_key(&raw(r#""\u0061""#)));
+        assert_ne!(id_key(&raw("1")), id_key(&raw(r#""1""#)), "a number and a string are two ids");
+    }
+
+    #[test]
+    fn a_plain_call_has_nothing_seam_would_not_act_on() {
+        let call = |params: serde_json::Value, id: &str| {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
+            PlainCall::of(text.as_bytes()).is_some()
+        };
+        let ping = json!({ "name": "ping", "arguments": { "m": 1 } });
+        assert!(call(ping.clone(), "7") && call(ping.clone(), r#""x""#) && call(json!({ "name": "ping" }), "-3"));
+        assert!(call(json!({ "name": "ping", "_meta": { "progressToken": 5 } }), "1"), "a progress token (seam sends none)");
+        assert!(!call(json!({ "name": "ping", "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }), "1"));
+        assert!(!call(json!({ "name": "ping", "task": {} }), "1"), "a task");
+        assert!(!call(ping.clone(), "1.5") && !call(ping.clone(), "null") && !call(ping.clone(), "{}"));
+        assert!(!call(ping.clone(), r#""\ud800""#), "a lone surrogate: rmcp refuses the body");
+        assert!(call(ping.clone(), r#""\u00e9""#));
+        assert!(PlainCall::of(br#"{"id":1,"method":"tools/call","params":{"name":"ping"}}"#).is_none(), "no jsonrpc");
+        assert!(PlainCall::of(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"p"}}"#).is_none());
+    }
+
+    /// seam's answers have the shape rmcp gives a session's peer, structured content included.
+    #[test]
+    fn results_are_shaped_as_rmcp_shapes_them_for_a_session_peer() {
+        let text = |t: &str| json!({ "type": "text", "text": t });
+        let outputs = [
+            ToolOutput { content: vec![text("hi")], structured_content: Some(json!({ "a": 1 })), is_error: false },
+            ToolOutput { content: vec![text("hi")], structured_content: Some(json!([1, 2])), is_error: false },
+            ToolOutput { content: vec![text("[1,2]")], structured_content: Some(json!([1, 2])), is_error: false },
+            ToolOutput { content: vec![], structured_content: Some(json!("s")), is_error: true },
+            ToolOutput {
+                content: vec![json!({ "type": "image", "data": "AA==", "mimeType": "image/png" })],
+                structured_content: Some(json!(3)),
+                is_error: false,
+            },
+        ];
+        for output in outputs {
+            let mut rmcp_shaped = rmcp::model::ServerResult::CallToolResult(serde_json::from_value(output.clone().into_json()).unwrap());
+            rmcp_shaped.strip_non_object_output_for_legacy_peer();
+            let mut seam_shaped = output.clone();
+            for_session_peer(&mut seam_shaped);
+            assert_eq!(serde_json::to_value(&seam_shaped).unwrap(), serde_json::to_value(&rmcp_shaped).unwrap(), "{output:?}");
+        }
+    }
 }

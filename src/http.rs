@@ -138,9 +138,13 @@ fn page_route(path: &str) -> bool {
     path == "/ui" || path.starts_with("/ui/") || path == "/events"
 }
 
-/// The agent a route serves: `/agents/<name>/mcp` its agent's; everything else `default`'s.
-fn route_agent(path: &str) -> &str {
-    path.strip_prefix("/agents/").and_then(|rest| rest.strip_suffix("/mcp")).filter(|name| !name.contains('/')).unwrap_or(DEFAULT_AGENT)
+/// The agent a route serves: `/agents/<name>/mcp` its agent's, the name
+/// percent-decoded as the router decodes it; everything else `default`'s.
+fn route_agent(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/agents/").and_then(|rest| rest.strip_suffix("/mcp")).filter(|name| !name.contains('/')) {
+        Some(name) => percent_encoding::percent_decode_str(name).decode_utf8_lossy(),
+        None => DEFAULT_AGENT.into(),
+    }
 }
 
 /// The name in a Host header, without its port (`[::1]:8931` → `::1`).
@@ -172,7 +176,8 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
         return plain(StatusCode::FORBIDDEN, "forbidden host\n");
     }
-    let agent = route_agent(&path);
+    let agent = route_agent(&path).into_owned();
+    let agent = agent.as_str();
     let expected = match app.token(agent) {
         Ok(token) => token,
         Err(e) => {
@@ -217,7 +222,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     }
     let limits = app.limits();
     let is_mcp = path == "/mcp" || path.starts_with("/agents/");
-    if is_mcp && request.method() == Method::POST && !request.headers().contains_key("mcp-session-id") {
+    if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
         // A request without a session opens one.
         if app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
             return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
@@ -245,22 +250,43 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     }
     let opens = post && session.is_none();
     let agent = agent.to_owned();
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    drop(in_use);
+    let response = next.run(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if opens && let Some(id) = session_id(response.headers()) {
         app.sessions.opened(id, &agent, app.service(&agent).1);
     }
-    if delete
+    if let Some(id) = &session
         && response.status().is_success()
-        && let Some(id) = &session
+        && delete
     {
-        app.sessions.ended(id);
+        app.sessions.ended(id, &agent);
     }
-    if post { answer_as_json(response).await } else { response }
+    if post
+        && let Some(in_use) = &in_use
+        && response.status() == StatusCode::ACCEPTED
+    {
+        in_use.accepted(&bytes);
+    }
+    if !post {
+        return response;
+    }
+    let response = answer_as_json(response).await;
+    // A request rmcp streams the answer of keeps its session in use until the stream ends.
+    let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    match in_use.filter(|_| streamed) {
+        Some(in_use) => response.map(|body| {
+            use futures::StreamExt as _;
+            Body::from_stream(body.into_data_stream().map(move |chunk| {
+                let _ = &in_use;
+                chunk
+            }))
+        }),
+        None => response,
+    }
 }
 
-/// How long a POST's answer may take before its SSE stream is passed on as it is.
-const JSON_PATIENCE: Duration = Duration::from_secs(10);
+/// How long a POST's answer may take before its SSE stream is passed on as it
+/// is (and a call seam answers itself is streamed).
+pub(crate) const JSON_PATIENCE: Duration = Duration::from_secs(10);
 
 /// A POST whose SSE stream opens with its answer is answered `application/json`
 /// instead (Streamable HTTP lets a server choose either for each request). rmcp
@@ -355,7 +381,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone()).with_max_request_body_bytes(usize::MAX);
     config.cancellation_token = stop.child_token();
     let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
-    let sessions = Sessions::new(idle_timeout.to_std());
+    let sessions = Sessions::new(idle_timeout.to_std(), stop.child_token());
     tokio::spawn(sessions.clone().close_idle(stop.clone()));
     let app = App {
         deployment: deployment.clone(),

@@ -20,7 +20,9 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::header::{ACCEPT, CONTENT_TYPE, HOST};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse as _, Response};
+use futures::StreamExt as _;
 use rmcp::Peer;
 use rmcp::service::RoleServer;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
@@ -28,7 +30,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::gateway::{Answer, Gateway, PlainCall, Running};
+use crate::gateway::{Answer, Gateway, PlainCall, Running, for_session_peer};
 
 /// The header that names a request's session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -44,6 +46,8 @@ pub struct Sessions {
     epoch: Instant,
     /// Rung when a session opens, so that the reaper, with nothing to wait for, wakes.
     opened: tokio::sync::Notify,
+    /// seam stops: the calls answered here end, as rmcp's handlers do.
+    stop: CancellationToken,
 }
 
 struct Session {
@@ -67,7 +71,19 @@ struct Use {
 struct Link {
     gateway: Gateway,
     peer: Peer<RoleServer>,
+    /// The calls answered here; cancelled together when the session ends.
     running: Running,
+    ended: CancellationToken,
+}
+
+impl Session {
+    /// The session is gone from the table: calls answered here for it end.
+    fn ended(self) -> Arc<LocalSessionManager> {
+        if let Some(link) = &self.link {
+            link.ended.cancel();
+        }
+        self.manager
+    }
 }
 
 /// One request of a session, in progress for as long as this lives.
@@ -95,8 +111,8 @@ fn millis_since(epoch: Instant) -> u64 {
 const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 impl Sessions {
-    pub fn new(idle_timeout: Duration) -> Arc<Sessions> {
-        Arc::new(Sessions { open: Mutex::default(), idle_timeout, epoch: Instant::now(), opened: tokio::sync::Notify::new() })
+    pub fn new(idle_timeout: Duration, stop: CancellationToken) -> Arc<Sessions> {
+        Arc::new(Sessions { open: Mutex::default(), idle_timeout, epoch: Instant::now(), opened: tokio::sync::Notify::new(), stop })
     }
 
     /// rmcp has opened a session for `agent` (its `initialize` was answered with this id).
@@ -107,18 +123,29 @@ impl Sessions {
         self.opened.notify_one();
     }
 
-    /// The session's client said `notifications/initialized`: its calls may be answered here from now on.
+    /// The session's client said `notifications/initialized`: its calls may be
+    /// answered here from now on. (Said again, it changes nothing: the calls
+    /// running stay cancellable.)
     pub fn initialized(&self, id: &str, gateway: Gateway, peer: Peer<RoleServer>) {
         if let Some(session) = self.open.lock().expect("sessions lock").get_mut(id)
             && session.agent == gateway.agent
+            && session.link.is_none()
         {
-            session.link = Some(Arc::new(Link { gateway, peer, running: Running::default() }));
+            tracing::debug!(session = id, "initialized: its plain calls are answered by seam");
+            let ended = self.stop.child_token();
+            session.link = Some(Arc::new(Link { gateway, peer, running: Running::within(ended.clone()), ended }));
         }
     }
 
-    /// The client ends the session (`DELETE`): no call of it is answered here any more.
-    pub fn ended(&self, id: &str) {
-        self.open.lock().expect("sessions lock").remove(id);
+    /// The client ended the session of `agent` (rmcp answered its `DELETE`):
+    /// no call of it is answered here any more, and those running end.
+    pub fn ended(&self, id: &str, agent: &str) {
+        let mut open = self.open.lock().expect("sessions lock");
+        if open.get(id).is_some_and(|s| s.agent == agent)
+            && let Some(session) = open.remove(id)
+        {
+            session.ended();
+        }
     }
 
     /// A request of the session begins; `None` for a session seam does not know.
@@ -135,30 +162,37 @@ impl Sessions {
         let timeout = u64::try_from(self.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         loop {
             let now = millis_since(self.epoch);
-            let mut idle = Vec::new();
             let mut next: Option<u64> = None;
-            self.open.lock().expect("sessions lock").retain(|id, session| {
-                // A session whose handler has stopped has ended already (rmcp closed it).
-                if session.link.as_ref().is_some_and(|link| link.peer.is_transport_closed()) {
-                    return false;
-                }
-                let due = if session.used.busy.load(Ordering::Relaxed) > 0 {
-                    now.saturating_add(timeout)
-                } else {
-                    session.used.last.load(Ordering::Relaxed).saturating_add(timeout)
-                };
-                if due <= now {
-                    idle.push((id.clone(), session.manager.clone()));
-                    return false;
-                }
-                next = Some(next.map_or(due, |n| n.min(due)));
-                true
-            });
-            for (id, manager) in idle {
-                tracing::debug!(session = %id, "closing a session idle for {:?}", self.idle_timeout);
-                if let Err(e) = manager.close_session(&id).await {
-                    tracing::warn!(session = %id, "closing an idle session: {e}");
-                }
+            let gone: Vec<(Arc<str>, Session)> = {
+                let mut open = self.open.lock().expect("sessions lock");
+                let ids: Vec<Arc<str>> = open
+                    .iter()
+                    .filter(|(_, session)| {
+                        // A session whose handler has stopped has ended already (rmcp closed it).
+                        let closed = session.link.as_ref().is_some_and(|link| link.peer.is_transport_closed());
+                        let due = if session.used.busy.load(Ordering::Relaxed) > 0 {
+                            now.saturating_add(timeout)
+                        } else {
+                            session.used.last.load(Ordering::Relaxed).saturating_add(timeout)
+                        };
+                        if !closed && due > now {
+                            next = Some(next.map_or(due, |n| n.min(due)));
+                        }
+                        closed || due <= now
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                ids.into_iter().filter_map(|id| open.remove_entry(&id)).collect()
+            };
+            for (id, session) in gone {
+                let manager = session.ended();
+                // Each on its own: one session's worker slow to close holds up no other.
+                tokio::spawn(async move {
+                    tracing::debug!(session = %id, "closing an idle session");
+                    if let Err(e) = manager.close_session(&id).await {
+                        tracing::warn!(session = %id, "closing an idle session: {e}");
+                    }
+                });
             }
             let wake = next.map(|at| self.epoch + Duration::from_millis(at));
             tokio::select! {
@@ -173,8 +207,7 @@ impl Sessions {
 impl InUse {
     /// Answers the request here when it is a plain `tools/call` of an
     /// initialized session of `agent` that rmcp would take as it is; `None`
-    /// leaves it to rmcp. (A `notifications/cancelled` of a call answered
-    /// here cancels it, and goes on to rmcp.)
+    /// leaves it to rmcp.
     pub fn answer(
         &self,
         agent: &str,
@@ -186,50 +219,69 @@ impl InUse {
         if !plain_headers(headers, hosts) {
             return None;
         }
-        let Some(call) = PlainCall::of(body) else {
-            if let Some(peek) = seam_mcp::lane::Peek::of(body)
-                && peek.id.is_none()
-                && peek.method.as_deref() == Some("notifications/cancelled")
-                && let Some(params) = peek.params
-            {
-                link.running.cancel(params);
-            }
-            return None;
-        };
+        let call = PlainCall::of(body)?;
         // An agent a reload removed has no endpoint any more (rmcp's route answers 404).
         let agent_known = link.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(agent));
-        // Roots are asked on the stream of the request that needs them, which only rmcp has.
-        if !agent_known || link.peer.is_transport_closed() || link.gateway.may_ask_roots(&link.peer, &call.params.name) {
+        if !agent_known || link.peer.is_transport_closed() {
             return None;
         }
+        let roots = link.gateway.roots_at_hand(&link.peer, &call.params.name)?;
         let (id, params) = (call.id.to_owned(), call.params);
         tracing::debug!(tool = %params.name, "a call answered by seam, not rmcp's session worker");
-        Some(async move {
+        let mut call = Box::pin(async move {
             let token = link.running.start(&id);
             // Finished however the call ends, the client's connection dropping this future included.
             let _finish = Finish { running: &link.running, id: &id };
-            // The engine cancels its child on a timeout, which is answered; only the client cancels `token`.
-            let output =
-                link.gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), link.peer.clone()).await;
+            // The engine cancels its child on a timeout, which is answered; only the client (or the session's end) cancels `token`.
+            let arguments = params.arguments.unwrap_or_default();
+            let mut output = link.gateway.call_with_roots(&params.name, arguments, token.child_token(), roots).await;
+            // A cancelled request is not answered.
             if token.is_cancelled() {
-                // A cancelled request is not answered; its stream ends without an event.
-                return response(CANCELLED_TYPE, Vec::new());
+                return None;
             }
-            let answer = serde_json::to_vec(&Answer { jsonrpc: "2.0", id: &id, result: &output }).expect("an answer serializes");
-            response(JSON_TYPE, answer)
+            for_session_peer(&mut output);
+            Some(serde_json::to_vec(&Answer { jsonrpc: "2.0", id: &id, result: &output }).expect("an answer serializes"))
+        });
+        Some(async move {
+            match tokio::time::timeout(crate::http::JSON_PATIENCE, &mut call).await {
+                Ok(Some(answer)) => {
+                    let mut response = Response::new(Body::from(answer));
+                    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(JSON_TYPE));
+                    *response.status_mut() = StatusCode::OK;
+                    response
+                }
+                // The stream of a cancelled request ends without an event.
+                Ok(None) => Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response(),
+                // A long call: the headers go now, then keep-alives, then the answer (as rmcp streams one).
+                Err(_) => {
+                    let answer = futures::stream::once(call).filter_map(|answer| {
+                        std::future::ready(
+                            answer.map(|a| Ok::<_, std::convert::Infallible>(Event::default().data(String::from_utf8_lossy(&a)))),
+                        )
+                    });
+                    Sse::new(answer).keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE)).into_response()
+                }
+            }
         })
+    }
+
+    /// rmcp accepted a notification of this session: a `notifications/cancelled`
+    /// of a call answered here cancels it. (rmcp finds nothing of its own.)
+    pub fn accepted(&self, body: &[u8]) {
+        let Some(link) = &self.link else { return };
+        if let Some(peek) = seam_mcp::lane::Peek::of(body)
+            && peek.id.is_none()
+            && peek.method.as_deref() == Some("notifications/cancelled")
+            && let Some(params) = peek.params
+        {
+            link.running.cancel(params);
+        }
     }
 }
 
 const JSON_TYPE: &str = "application/json";
-const CANCELLED_TYPE: &str = "text/event-stream";
-
-fn response(content_type: &'static str, body: Vec<u8>) -> Response {
-    let mut response = Response::new(Body::from(body));
-    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    *response.status_mut() = StatusCode::OK;
-    response
-}
+/// How often a long call's stream says it is alive (rmcp's default).
+const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 struct Finish<'a> {
     running: &'a Running,

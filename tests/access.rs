@@ -96,6 +96,8 @@ fn each_agent_opens_with_its_own_token_or_an_inherited_one() {
     for (path, right, wrong) in [
         ("/mcp", "d-token", "r-token"),
         ("/agents/reviewer/mcp", "r-token", "d-token"),
+        // The router decodes the name, and so does the gate: the same agent, the same token.
+        ("/agents/revi%65wer/mcp", "r-token", "d-token"),
         ("/agents/junior/mcp", "r-token", "d-token"),
         ("/agents/ops/mcp", "d-token", "r-token"),
     ] {
@@ -188,6 +190,10 @@ fn sessions_are_held_to_max_sessions() {
     assert_eq!(second.0, 200, "every agent's sessions count together: {}", second.1);
     let (third, body) = post(&seam.base, "/mcp", None, &initialize());
     assert_eq!(third, 503, "{body}");
+    // A session header that does not read as text names no session: the request opens one, and is refused too.
+    let unreadable: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", "é")]].concat();
+    let (code, body) = raw(&seam.base, "POST", "/mcp", &unreadable, initialize().as_bytes(), false);
+    assert_eq!(code, 503, "{body}");
     // The sessions already open still answer.
     let id = session_id(&first.1);
     let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
@@ -204,7 +210,7 @@ fn sessions_are_held_to_max_sessions() {
 /// `session_idle_timeout`: a session used within it stays; one left idle past it is closed.
 #[test]
 fn idle_sessions_are_closed_after_session_idle_timeout() {
-    let file = composition("access-idle", "serve:\n  session_idle_timeout: 2s\n");
+    let file = composition("access-idle", "serve:\n  session_idle_timeout: 2s\nagents:\n  reviewer: {}\n");
     let seam = HttpSeam::start(&file, &[]);
     let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
     assert_eq!(code, 200);
@@ -216,6 +222,17 @@ fn idle_sessions_are_closed_after_session_idle_timeout() {
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
     assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, initialized.as_bytes(), false).0, 202);
     assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false).0, 200, "used within the timeout");
+    // A call that lasts past the timeout keeps its session, rmcp's calls (here one with `_meta`) as seam's own.
+    for meta in [json!({ "x": 1 }), json!({})] {
+        let params = json!({ "name": "mcp__alpha__sleep", "arguments": { "ms": 3000 }, "_meta": meta });
+        let long = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params }).to_string();
+        let (code, response) = raw(&seam.base, "POST", "/mcp", &headers, long.as_bytes(), false);
+        assert!(code == 200 && response.contains("slept"), "{response}");
+        assert_eq!(raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false).0, 200, "in use throughout the call");
+    }
+    // A DELETE at another agent's endpoint ends nothing: the session is still closed when idle.
+    let (_, other) = raw(&seam.base, "DELETE", "/agents/reviewer/mcp", &headers, b"", false);
+    assert!(!other.contains("mcp__alpha"), "{other}");
     // The thing under test is time passing with nothing sent: wait well past the timeout.
     std::thread::sleep(std::time::Duration::from_secs(5));
     let (code, response) = raw(&seam.base, "POST", "/mcp", &headers, list.as_bytes(), false);
@@ -258,10 +275,92 @@ fn calls_seam_is_not_sure_of_are_left_to_rmcp_and_an_ended_session_answers_none(
     // An id rmcp does not read as a request id is rmcp's to refuse.
     let (_, refused) = send(&session, &call(json!(1.5), ping.clone()));
     assert!(!refused.contains("ping: hi"), "{refused}");
+    let surrogate = call(json!("ID"), ping.clone()).replace(r#""ID""#, r#""\ud800""#);
+    let (_, refused) = send(&session, &surrogate);
+    assert!(!refused.contains("ping: hi"), "{refused}");
 
     // The client ends the session: its calls are answered 404, by rmcp.
     let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &session, b"", false);
     assert!((200..300).contains(&code), "{ended}");
     let (code, gone) = send(&session, &call(json!(6), ping));
     assert_eq!(code, 404, "{gone}");
+}
+
+/// An initialized session whose plain calls seam answers itself (it says so at debug level).
+fn fast_session(seam: &mut HttpSeam) -> Vec<(String, String)> {
+    let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "{opened}");
+    let id = session_id(&opened);
+    let mut headers: Vec<(String, String)> = MCP_HEADERS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    headers.push(("mcp-session-id".into(), id));
+    headers.push(("mcp-protocol-version".into(), "2025-11-25".into()));
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), initialized.as_bytes(), false).0, 202);
+    seam.stderr.wait_for("initialized: its plain calls are answered by seam");
+    headers
+}
+
+fn borrowed(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+    headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+fn tool_call(id: u64, name: &str, arguments: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } }).to_string()
+}
+
+/// A call seam answers itself ends when its client cancels it (by a
+/// cancellation rmcp accepts, not one it refuses) or when its session ends;
+/// its request then gets an event stream that ends without an answer.
+#[test]
+fn a_call_seam_answers_ends_when_its_client_cancels_it_or_its_session_ends() {
+    let file = composition("access-fast-cancel", "    call_timeout: 300s\n");
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let headers = fast_session(&mut seam);
+    let base = seam.base.clone();
+    let hang = |id: u64| {
+        let (base, headers) = (base.clone(), headers.clone());
+        std::thread::spawn(move || {
+            raw(&base, "POST", "/mcp", &borrowed(&headers), tool_call(id, "mcp__alpha__hang", json!({})).as_bytes(), false)
+        })
+    };
+    let in_flight = |n: u64| wait_until(&format!("{n} calls in flight"), || seam.status()["calls_in_flight"] == n);
+    let ping = tool_call(9, "mcp__alpha__ping", json!({ "message": "p" }));
+
+    let cancelled = hang(10);
+    in_flight(1);
+    // Without `jsonrpc` rmcp refuses the notification, so it cancels nothing.
+    let malformed = json!({ "method": "notifications/cancelled", "params": { "requestId": 10 } }).to_string();
+    let (code, _) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), malformed.as_bytes(), false);
+    assert!(!(200..300).contains(&code), "rmcp refuses it: {code}");
+    assert!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), ping.as_bytes(), false).1.contains("ping: p"));
+    assert_eq!(seam.status()["calls_in_flight"], 1, "the refused cancellation cancelled nothing");
+    // The id as rmcp reads it: 10.0 is 10.
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 10.0 } }).to_string();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), cancel.as_bytes(), false).0, 202);
+    in_flight(0);
+    let (code, response) = cancelled.join().unwrap();
+    assert_eq!(code, 200, "{response}");
+    assert!(response.contains("text/event-stream") && !response.contains("\"result\""), "no answer: {response}");
+
+    let orphaned = hang(11);
+    in_flight(1);
+    let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &borrowed(&headers), b"", false);
+    assert!((200..300).contains(&code), "{ended}");
+    in_flight(0);
+    let (code, response) = orphaned.join().unwrap();
+    assert!(code == 200 && !response.contains("\"result\""), "{response}");
+}
+
+/// A call seam answers itself that takes longer than the 10 s a JSON answer
+/// may take is streamed: headers at once, then its answer as an event.
+#[test]
+fn a_long_call_seam_answers_is_streamed() {
+    let file = composition("access-fast-long", "");
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let headers = fast_session(&mut seam);
+    let long = tool_call(5, "mcp__alpha__sleep", json!({ "ms": 10_500 }));
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), long.as_bytes(), false);
+    assert_eq!(code, 200, "{response}");
+    assert!(response.to_ascii_lowercase().contains("content-type: text/event-stream"), "{response}");
+    assert!(response.contains("data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\"") && response.contains("slept"), "{response}");
 }
