@@ -364,7 +364,17 @@ impl Running {
 /// number by its integer value (`1`, `1.0` and `1e0` are one id); anything else
 /// by its text.
 fn id_key(id: &RawValue) -> String {
-    match serde_json::from_str::<Json>(id.get()) {
+    let text = id.get();
+    // The ids clients send, read without a parse: an integer as written (JSON has no leading zeros), a string without escapes.
+    if !text.is_empty() && text != "-0" && text.strip_prefix('-').unwrap_or(text).bytes().all(|b| b.is_ascii_digit()) {
+        return text.to_owned();
+    }
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.contains('\\')
+    {
+        return format!("\"{inner}");
+    }
+    match serde_json::from_str::<Json>(text) {
         Ok(Json::String(s)) => format!("\"{s}"),
         Ok(Json::Number(n)) => match n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18).map(|f| f as i64)) {
             Some(i) => i.to_string(),
