@@ -376,10 +376,13 @@ fn id_key(id: &RawValue) -> String {
     }
     match serde_json::from_str::<Json>(text) {
         Ok(Json::String(s)) => format!("\"{s}"),
-        Ok(Json::Number(n)) => match n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18).map(|f| f as i64)) {
-            Some(i) => i.to_string(),
-            None => id.get().to_owned(),
-        },
+        // A float stands for an integer only where f64 holds every integer (to 2^53), as rmcp reads it.
+        Ok(Json::Number(n)) => {
+            match n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).map(|f| f as i64)) {
+                Some(i) => i.to_string(),
+                None => id.get().to_owned(),
+            }
+        }
         _ => id.get().to_owned(),
     }
 }
@@ -557,6 +560,10 @@ mod tests {
         assert_eq!(id_key(&raw("0")), id_key(&raw("-0")));
         assert_eq!(id_key(&raw(r#""a""#)), id_key(&raw(r#""\u0061""#)));
         assert_ne!(id_key(&raw("1")), id_key(&raw(r#""1""#)), "a number and a string are two ids");
+        assert_eq!(id_key(&raw("9007199254740992")), id_key(&raw("9007199254740992.0")));
+        assert_ne!(id_key(&raw("100000000000000000")), id_key(&raw("1e17")), "past 2^53 a float is no integer id");
+        assert_eq!(id_key(&raw("9007199254740992")), id_key(&raw("9007199254740992.0")));
+        assert_ne!(id_key(&raw("100000000000000000")), id_key(&raw("1e17")), "past 2^53 a float is no integer id");
     }
 
     #[test]

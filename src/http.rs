@@ -138,13 +138,15 @@ fn page_route(path: &str) -> bool {
     path == "/ui" || path.starts_with("/ui/") || path == "/events"
 }
 
-/// The agent a route serves: `/agents/<name>/mcp` its agent's, the name
-/// percent-decoded as the router decodes it; everything else `default`'s.
-fn route_agent(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix("/agents/").and_then(|rest| rest.strip_suffix("/mcp")).filter(|name| !name.contains('/')) {
-        Some(name) => percent_encoding::percent_decode_str(name).decode_utf8_lossy(),
-        None => DEFAULT_AGENT.into(),
+/// The agent whose MCP endpoint a path is: `/mcp` `default`'s,
+/// `/agents/<name>/mcp` its agent's, the name percent-decoded as the router
+/// decodes it; `None` for any other path.
+fn mcp_route(path: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if path == "/mcp" {
+        return Some(DEFAULT_AGENT.into());
     }
+    let name = path.strip_prefix("/agents/").and_then(|rest| rest.strip_suffix("/mcp")).filter(|name| !name.contains('/'))?;
+    Some(percent_encoding::percent_decode_str(name).decode_utf8_lossy())
 }
 
 /// The name in a Host header, without its port (`[::1]:8931` → `::1`).
@@ -176,8 +178,9 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
         return plain(StatusCode::FORBIDDEN, "forbidden host\n");
     }
-    let agent = route_agent(&path).into_owned();
-    let agent = agent.as_str();
+    // Any route but an agent's MCP endpoint is `default`'s to open.
+    let route = mcp_route(&path).map(std::borrow::Cow::into_owned);
+    let agent = route.as_deref().unwrap_or(DEFAULT_AGENT);
     let expected = match app.token(agent) {
         Ok(token) => token,
         Err(e) => {
@@ -239,21 +242,41 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
     };
     let post = parts.method == Method::POST && is_mcp;
-    let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
+    // Sessions are tracked, and calls answered here, on the agents' MCP endpoints only (elsewhere the router answers 404).
+    let session = if route.is_some() { session_id(&parts.headers).map(str::to_owned) } else { None };
     let delete = parts.method == Method::DELETE;
-    let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
-    if post
-        && let Some(in_use) = &in_use
-        && let Some(answer) = in_use.answer(agent, &parts.headers, &bytes, &app.hosts)
-    {
-        return answer.await;
+    let mut in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
+    if post && let Some(request) = in_use.take() {
+        match request.answer(agent, &parts.headers, &bytes, &app.hosts) {
+            Ok(answer) => return answer.await,
+            Err(request) => in_use = Some(request),
+        }
     }
-    let opens = post && session.is_none();
+    let opens = post && route.is_some() && session.is_none();
+    let session_era = crate::sessions::session_version(&parts.headers);
     let agent = agent.to_owned();
-    let response = next.run(Request::from_parts(parts, Body::from(bytes.clone()))).await;
-    if opens && let Some(id) = session_id(response.headers()) {
-        app.sessions.opened(id, &agent, app.service(&agent).1);
-    }
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = if opens {
+        // Spawned, so that a session rmcp opens enters seam's table even if this
+        // request's client goes away meanwhile: only seam closes idle sessions.
+        let (app, agent) = (app.clone(), agent.clone());
+        let opening = tokio::spawn(async move {
+            let response = next.run(request).await;
+            if let Some(id) = session_id(response.headers()) {
+                app.sessions.opened(id, &agent, app.service(&agent).1);
+            }
+            response
+        });
+        match opening.await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::error!("opening a session failed: {e}");
+                plain(StatusCode::INTERNAL_SERVER_ERROR, "the session could not be opened\n")
+            }
+        }
+    } else {
+        next.run(request).await
+    };
     if let Some(id) = &session
         && response.status().is_success()
         && delete
@@ -264,7 +287,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         && let Some(in_use) = &in_use
         && response.status() == StatusCode::ACCEPTED
     {
-        in_use.accepted(&bytes);
+        in_use.accepted(&agent, session_era, &bytes);
     }
     if !post {
         return response;

@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::{Answer, Gateway, PlainCall, Running, for_session_peer};
+use seam_engine::surface::Roots;
 
 /// The header that names a request's session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -97,7 +98,8 @@ pub struct InUse {
 impl Drop for InUse {
     fn drop(&mut self) {
         self.used.last.store(millis_since(self.epoch), Ordering::Relaxed);
-        self.used.busy.fetch_sub(1, Ordering::Relaxed);
+        // Release: a reaper that sees the request ended sees when it ended.
+        self.used.busy.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -170,8 +172,9 @@ impl Sessions {
                     .filter(|(_, session)| {
                         // A session whose handler has stopped has ended already (rmcp closed it).
                         let closed = session.link.as_ref().is_some_and(|link| link.peer.is_transport_closed());
-                        let due = if session.used.busy.load(Ordering::Relaxed) > 0 {
-                            now.saturating_add(timeout)
+                        // A busy session is looked at again once a timeout (at least a second) from now.
+                        let due = if session.used.busy.load(Ordering::Acquire) > 0 {
+                            now.saturating_add(timeout.max(1000))
                         } else {
                             session.used.last.load(Ordering::Relaxed).saturating_add(timeout)
                         };
@@ -206,29 +209,22 @@ impl Sessions {
 
 impl InUse {
     /// Answers the request here when it is a plain `tools/call` of an
-    /// initialized session of `agent` that rmcp would take as it is; `None`
-    /// leaves it to rmcp.
+    /// initialized session of `agent` that rmcp would take as it is (the
+    /// session stays in use until the answer is sent); `Err` gives the request
+    /// back for rmcp.
     pub fn answer(
-        &self,
+        self,
         agent: &str,
         headers: &HeaderMap,
         body: &[u8],
         hosts: &[String],
-    ) -> Option<impl Future<Output = Response> + use<>> {
-        let link = self.link.clone().filter(|_| self.agent == agent)?;
-        if !plain_headers(headers, hosts) {
-            return None;
-        }
-        let call = PlainCall::of(body)?;
-        // An agent a reload removed has no endpoint any more (rmcp's route answers 404).
-        let agent_known = link.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(agent));
-        if !agent_known || link.peer.is_transport_closed() {
-            return None;
-        }
-        let roots = link.gateway.roots_at_hand(&link.peer, &call.params.name)?;
+    ) -> Result<impl Future<Output = Response> + use<>, InUse> {
+        let Some((link, call, roots)) = self.plain_call(agent, headers, body, hosts) else { return Err(self) };
         let (id, params) = (call.id.to_owned(), call.params);
         tracing::debug!(tool = %params.name, "a call answered by seam, not rmcp's session worker");
+        let in_use = self;
         let mut call = Box::pin(async move {
+            let _in_use = in_use;
             let token = link.running.start(&id);
             // Finished however the call ends, the client's connection dropping this future included.
             let _finish = Finish { running: &link.running, id: &id };
@@ -242,7 +238,7 @@ impl InUse {
             for_session_peer(&mut output);
             Some(serde_json::to_vec(&Answer { jsonrpc: "2.0", id: &id, result: &output }).expect("an answer serializes"))
         });
-        Some(async move {
+        Ok(async move {
             match tokio::time::timeout(crate::http::JSON_PATIENCE, &mut call).await {
                 Ok(Some(answer)) => {
                     let mut response = Response::new(Body::from(answer));
@@ -265,10 +261,35 @@ impl InUse {
         })
     }
 
-    /// rmcp accepted a notification of this session: a `notifications/cancelled`
-    /// of a call answered here cancels it. (rmcp finds nothing of its own.)
-    pub fn accepted(&self, body: &[u8]) {
-        let Some(link) = &self.link else { return };
+    /// The link, the call and its roots when the request is one seam answers.
+    fn plain_call<'b>(
+        &self,
+        agent: &str,
+        headers: &HeaderMap,
+        body: &'b [u8],
+        hosts: &[String],
+    ) -> Option<(Arc<Link>, PlainCall<'b>, Roots)> {
+        let link = self.link.clone().filter(|_| self.agent == agent)?;
+        if !plain_headers(headers, hosts) {
+            return None;
+        }
+        let call = PlainCall::of(body)?;
+        // An agent a reload removed has no endpoint any more (rmcp's route answers 404).
+        let agent_known = link.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(agent));
+        if !agent_known || link.peer.is_transport_closed() {
+            return None;
+        }
+        let roots = link.gateway.roots_at_hand(&link.peer, &call.params.name)?;
+        Some((link, call, roots))
+    }
+
+    /// rmcp accepted (202) a notification in this session of `agent`: a
+    /// `notifications/cancelled` of a call answered here cancels it. (rmcp
+    /// finds nothing of its own.) Only when the request named a session's
+    /// protocol version, or none: at a later one rmcp takes the notification
+    /// outside any session.
+    pub fn accepted(&self, agent: &str, session_era: bool, body: &[u8]) {
+        let Some(link) = self.link.as_ref().filter(|_| self.agent == agent && session_era) else { return };
         if let Some(peek) = seam_mcp::lane::Peek::of(body)
             && peek.id.is_none()
             && peek.method.as_deref() == Some("notifications/cancelled")
@@ -320,13 +341,17 @@ fn plain_headers(headers: &HeaderMap, hosts: &[String]) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(';').next().unwrap_or(v).trim().eq_ignore_ascii_case(JSON_TYPE));
+    host_allowed && json && sse && json_body && session_version(headers)
+}
+
+/// Whether the request's protocol version, if it names one, is of the session era.
+pub fn session_version(headers: &HeaderMap) -> bool {
     let mut versions = headers.get_all("mcp-protocol-version").iter();
-    let version = match (versions.next(), versions.next()) {
+    match (versions.next(), versions.next()) {
         (None, _) => true,
         (Some(v), None) => SESSION_VERSIONS.iter().any(|known| v.as_bytes() == known.as_bytes()),
         (Some(_), Some(_)) => false,
-    };
-    host_allowed && json && sse && json_body && version
+    }
 }
 
 #[cfg(test)]

@@ -278,6 +278,9 @@ fn calls_seam_is_not_sure_of_are_left_to_rmcp_and_an_ended_session_answers_none(
     let surrogate = call(json!("ID"), ping.clone()).replace(r#""ID""#, r#""\ud800""#);
     let (_, refused) = send(&session, &surrogate);
     assert!(!refused.contains("ping: hi"), "{refused}");
+    // Only an agent's MCP endpoint serves MCP: below it, the router's 404.
+    let (code, refused) = raw(&seam.base, "POST", "/agents/default/mcp/more", &session, call(json!(7), ping.clone()).as_bytes(), false);
+    assert_eq!(code, 404, "{refused}");
 
     // The client ends the session: its calls are answered 404, by rmcp.
     let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &session, b"", false);
@@ -334,6 +337,14 @@ fn a_call_seam_answers_ends_when_its_client_cancels_it_or_its_session_ends() {
     assert!(!(200..300).contains(&code), "rmcp refuses it: {code}");
     assert!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), ping.as_bytes(), false).1.contains("ping: p"));
     assert_eq!(seam.status()["calls_in_flight"], 1, "the refused cancellation cancelled nothing");
+    // At a protocol version past the sessions' rmcp takes the notification outside any session: it cancels nothing here.
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 10 } }).to_string();
+    let mut later: Vec<(&str, &str)> = borrowed(&headers).into_iter().filter(|(k, _)| *k != "mcp-protocol-version").collect();
+    later.extend([("mcp-protocol-version", "2026-07-28"), ("mcp-method", "notifications/cancelled")]);
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &later, cancel.as_bytes(), false);
+    assert_eq!(code, 202, "rmcp accepts it, statelessly: {response}");
+    assert!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), ping.as_bytes(), false).1.contains("ping: p"));
+    assert_eq!(seam.status()["calls_in_flight"], 1, "a cancellation outside the session cancelled nothing");
     // The id as rmcp reads it: 10.0 is 10.
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 10.0 } }).to_string();
     assert_eq!(raw(&seam.base, "POST", "/mcp", &borrowed(&headers), cancel.as_bytes(), false).0, 202);
@@ -352,15 +363,20 @@ fn a_call_seam_answers_ends_when_its_client_cancels_it_or_its_session_ends() {
 }
 
 /// A call seam answers itself that takes longer than the 10 s a JSON answer
-/// may take is streamed: headers at once, then its answer as an event.
+/// may take is streamed: headers at once, then its answer as an event; its
+/// session is in use until the answer is sent, however long the idle timeout.
 #[test]
 fn a_long_call_seam_answers_is_streamed() {
-    let file = composition("access-fast-long", "");
+    let file = composition("access-fast-long", "serve:\n  session_idle_timeout: 1s\n");
     let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
     let headers = fast_session(&mut seam);
-    let long = tool_call(5, "mcp__alpha__sleep", json!({ "ms": 10_500 }));
+    // Past the 10 s and then past the idle timeout again.
+    let long = tool_call(5, "mcp__alpha__sleep", json!({ "ms": 11_500 }));
     let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), long.as_bytes(), false);
     assert_eq!(code, 200, "{response}");
     assert!(response.to_ascii_lowercase().contains("content-type: text/event-stream"), "{response}");
     assert!(response.contains("data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\"") && response.contains("slept"), "{response}");
+    let ping = tool_call(6, "mcp__alpha__ping", json!({ "message": "still" }));
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), ping.as_bytes(), false);
+    assert!(code == 200 && response.contains("ping: still"), "the session is still open: {response}");
 }
