@@ -319,17 +319,17 @@ impl Running {
         Running { session, ..Running::default() }
     }
 
-    /// A call begins: the token the client's `notifications/cancelled` (or the session's end) cancels.
-    pub fn start(&self, id: &RawValue) -> CancellationToken {
-        let token = self.session.child_token();
-        self.calls.lock().expect("running lock").insert(id_key(id), token.clone());
-        token
+    /// A call begins; it leaves when what this returns is dropped, once it
+    /// has been answered (or will not be), however it ended.
+    pub fn start(&self, id: &RawValue) -> RunningCall {
+        let (token, key) = (self.session.child_token(), id_key(id));
+        self.calls.lock().expect("running lock").insert(key.clone(), token.clone());
+        RunningCall { token, key, running: self.clone() }
     }
 
-    /// The call has been answered (or will not be).
-    pub fn finish(&self, id: &RawValue) {
-        self.calls.lock().expect("running lock").remove(&id_key(id));
-        self.answered.notify_waiters();
+    /// The session has ended: every call of it is cancelled.
+    pub fn end(&self) {
+        self.session.cancel();
     }
 
     /// `notifications/cancelled`'s params: the call it names is cancelled, if it runs here.
@@ -357,6 +357,21 @@ impl Running {
             }
             notified.await;
         }
+    }
+}
+
+/// A call in [`Running`], there until this is dropped.
+pub struct RunningCall {
+    /// Cancelled by the client's `notifications/cancelled`, or by the session's end.
+    pub token: CancellationToken,
+    key: String,
+    running: Running,
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        self.running.calls.lock().expect("running lock").remove(&self.key);
+        self.running.answered.notify_waiters();
     }
 }
 
@@ -508,13 +523,13 @@ impl Divert for StdioCalls {
             return true;
         };
         let (id, params) = (call.id.to_owned(), call.params);
-        let token = self.running.start(&id);
-        let (gateway, writer, running, peer) = (self.gateway.clone(), self.writer.clone(), self.running.clone(), peer.clone());
+        let running = self.running.start(&id);
+        let (gateway, writer, peer) = (self.gateway.clone(), self.writer.clone(), peer.clone());
         tokio::spawn(async move {
-            // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `token`.
-            let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), token.child_token(), peer).await;
+            // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `running.token`.
+            let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), running.token.child_token(), peer).await;
             // A request the client cancelled is not answered (as rmcp does).
-            if !token.is_cancelled() {
+            if !running.token.is_cancelled() {
                 let mut output = output;
                 for_session_peer(&mut output);
                 let answer = Answer { jsonrpc: "2.0", id: &id, result: &output };
@@ -523,7 +538,7 @@ impl Divert for StdioCalls {
                 }
             }
             // Out of `running` only once answered: closing the stream waits for that.
-            running.finish(&id);
+            drop(running);
             drop(permit);
         });
         true

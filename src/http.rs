@@ -224,7 +224,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         }
     }
     let limits = app.limits();
-    let is_mcp = path == "/mcp" || path.starts_with("/agents/");
+    let is_mcp = route.is_some();
     if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
         // A request without a session opens one.
         if app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
@@ -243,7 +243,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     };
     let post = parts.method == Method::POST && is_mcp;
     // Sessions are tracked, and calls answered here, on the agents' MCP endpoints only (elsewhere the router answers 404).
-    let session = if route.is_some() { session_id(&parts.headers).map(str::to_owned) } else { None };
+    let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
     let delete = parts.method == Method::DELETE;
     let mut in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
     if post && let Some(request) = in_use.take() {
@@ -252,7 +252,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             Err(request) => in_use = Some(request),
         }
     }
-    let opens = post && route.is_some() && session.is_none();
+    let opens = post && session.is_none();
     let session_era = crate::sessions::session_version(&parts.headers);
     let agent = agent.to_owned();
     let request = Request::from_parts(parts, Body::from(bytes.clone()));

@@ -2,7 +2,7 @@
 //! when each was last used, so that seam closes a session left idle past
 //! `session_idle_timeout`; and, once the client has said
 //! `notifications/initialized`, the session's gateway and peer, so that a plain
-//! `tools/call` in the session is answered here (`Sessions::answer`) without
+//! `tools/call` in the session is answered here (`InUse::answer`) without
 //! passing through rmcp's session worker, whose tasks, channels and message
 //! parsing cost several times the call itself. Whatever the fast path is not
 //! sure it would answer exactly as rmcp does is left to rmcp.
@@ -62,7 +62,6 @@ struct Session {
 
 /// A session's use: when a request of it last began or ended (milliseconds
 /// since the table's epoch), and how many are in progress.
-#[derive(Default)]
 struct Use {
     last: AtomicU64,
     busy: AtomicUsize,
@@ -74,14 +73,13 @@ struct Link {
     peer: Peer<RoleServer>,
     /// The calls answered here; cancelled together when the session ends.
     running: Running,
-    ended: CancellationToken,
 }
 
 impl Session {
     /// The session is gone from the table: calls answered here for it end.
     fn ended(self) -> Arc<LocalSessionManager> {
         if let Some(link) = &self.link {
-            link.ended.cancel();
+            link.running.end();
         }
         self.manager
     }
@@ -134,8 +132,8 @@ impl Sessions {
             && session.link.is_none()
         {
             tracing::debug!(session = id, "initialized: its plain calls are answered by seam");
-            let ended = self.stop.child_token();
-            session.link = Some(Arc::new(Link { gateway, peer, running: Running::within(ended.clone()), ended }));
+            let running = Running::within(self.stop.child_token());
+            session.link = Some(Arc::new(Link { gateway, peer, running }));
         }
     }
 
@@ -225,14 +223,13 @@ impl InUse {
         let in_use = self;
         let mut call = Box::pin(async move {
             let _in_use = in_use;
-            let token = link.running.start(&id);
-            // Finished however the call ends, the client's connection dropping this future included.
-            let _finish = Finish { running: &link.running, id: &id };
-            // The engine cancels its child on a timeout, which is answered; only the client (or the session's end) cancels `token`.
+            // Leaves `running` however the call ends, the client's connection dropping this future included.
+            let running = link.running.start(&id);
+            // The engine cancels its child on a timeout, which is answered; only the client (or the session's end) cancels `running.token`.
             let arguments = params.arguments.unwrap_or_default();
-            let mut output = link.gateway.call_with_roots(&params.name, arguments, token.child_token(), roots).await;
+            let mut output = link.gateway.call_with_roots(&params.name, arguments, running.token.child_token(), roots).await;
             // A cancelled request is not answered.
-            if token.is_cancelled() {
+            if running.token.is_cancelled() {
                 return None;
             }
             for_session_peer(&mut output);
@@ -303,17 +300,6 @@ impl InUse {
 const JSON_TYPE: &str = "application/json";
 /// How often a long call's stream says it is alive (rmcp's default).
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
-
-struct Finish<'a> {
-    running: &'a Running,
-    id: &'a serde_json::value::RawValue,
-}
-
-impl Drop for Finish<'_> {
-    fn drop(&mut self) {
-        self.running.finish(self.id);
-    }
-}
 
 /// Whether the headers are ones rmcp takes a request in a session with, checked
 /// no more loosely than rmcp checks them: a Host that parses and is allowed;

@@ -679,20 +679,24 @@ fn a_mount_tool_filter_edit_applies_without_restarting_the_server() {
     assert!(seam.terminate().success());
 }
 
-/// Over stdio, seam answers `tools/call` itself on both streams (`seam_mcp::lane`): what rmcp did there must still hold.
+/// A composition in a fresh folder `name` with one flaky mount `a` (its `extra`
+/// lines added) that logs each call its client cancels: the file and the log.
+fn compose_cancel_logged(name: &str, extra_mount: &str, extra: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(name);
+    let (file, cancelled) = (dir.join("c.yaml"), dir.join("cancelled.log"));
+    let _ = std::fs::remove_file(&cancelled);
+    compose(&file, &[flaky_mount("a", &[("FLAKY_CANCEL_LOG", cancelled.to_str().unwrap())], extra_mount)], extra);
+    (file, cancelled)
+}
+
 /// Over HTTP, a plain call in an initialized session is answered by seam
 /// itself, not by rmcp's session worker: the client's `notifications/cancelled`
 /// still reaches the server, calls alone keep the session from going idle, and
 /// a session idle past `session_idle_timeout` is still closed.
 #[test]
 fn over_http_seam_answers_plain_calls_itself_cancels_them_and_counts_them_as_use() {
-    let dir = scratch("http-fast");
-    let file = dir.join("c.yaml");
-    let cancelled = dir.join("cancelled.log");
-    let _ = std::fs::remove_file(&cancelled);
     // A call_timeout past the test's patience: only the client's cancellation can end `hang` in time.
-    let mount = flaky_mount("a", &[("FLAKY_CANCEL_LOG", cancelled.to_str().unwrap())], "    call_timeout: 300s\n");
-    compose(&file, &[mount], "serve:\n  session_idle_timeout: 1s\n");
+    let (file, cancelled) = compose_cancel_logged("http-fast", "    call_timeout: 300s\n", "serve:\n  session_idle_timeout: 1s\n");
     let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
 
@@ -723,13 +727,10 @@ fn over_http_seam_answers_plain_calls_itself_cancels_them_and_counts_them_as_use
     assert!(seam.terminate().success());
 }
 
+/// Over stdio, seam answers `tools/call` itself on both streams (`seam_mcp::lane`): what rmcp did there must still hold.
 #[test]
 fn over_stdio_a_cancelled_call_reaches_the_server_and_errors_and_blocks_pass_through() {
-    let dir = scratch("lane");
-    let file = dir.join("c.yaml");
-    let cancelled = dir.join("cancelled.log");
-    let _ = std::fs::remove_file(&cancelled);
-    compose(&file, &[flaky_mount("a", &[("FLAKY_CANCEL_LOG", cancelled.to_str().unwrap())], "")], "");
+    let (file, cancelled) = compose_cancel_logged("lane", "", "");
     let mut client = SdkClient::stdio(&file, &[]);
 
     // The SDK client gives up after 300 ms and sends `notifications/cancelled`; seam passes it on to the server.
