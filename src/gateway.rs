@@ -304,9 +304,14 @@ impl ServerHandler for Gateway {
 /// The calls of one session that seam answers itself (over stdio, every call
 /// once the session is initialized; over HTTP, the plain ones), by request id
 /// as JSON text, so that the client may cancel them.
+///
+/// A client must not reuse the id of a request in flight; one that does gets
+/// both calls answered, and its cancellation of that id cancels both (the id
+/// names them both). Each id's entry counts the calls under it, so it leaves
+/// with the last of them.
 #[derive(Clone, Default)]
 pub struct Running {
-    calls: Arc<std::sync::Mutex<std::collections::HashMap<String, CancellationToken>>>,
+    calls: Arc<std::sync::Mutex<std::collections::HashMap<String, (CancellationToken, usize)>>>,
     /// Rung when a call has been answered and left.
     answered: Arc<tokio::sync::Notify>,
     /// Cancelled when the session ends: every call's token is its child.
@@ -322,8 +327,17 @@ impl Running {
     /// A call begins; it leaves when what this returns is dropped, once it
     /// has been answered (or will not be), however it ended.
     pub fn start(&self, id: &RawValue) -> RunningCall {
-        let (token, key) = (self.session.child_token(), id_key(id));
-        self.calls.lock().expect("running lock").insert(key.clone(), token.clone());
+        let key = id_key(id);
+        let token = {
+            let mut calls = self.calls.lock().expect("running lock");
+            let (token, count) = calls.entry(key.clone()).or_insert_with(|| (self.session.child_token(), 0));
+            // An id reused after its cancellation starts afresh: the cancelled call is on its way out.
+            if token.is_cancelled() && !self.session.is_cancelled() {
+                *token = self.session.child_token();
+            }
+            *count += 1;
+            token.clone()
+        };
         RunningCall { token, key, running: self.clone() }
     }
 
@@ -341,7 +355,7 @@ impl Running {
             request_id: &'a RawValue,
         }
         let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
-        if let Some(token) = self.calls.lock().expect("running lock").get(&id_key(cancelled.request_id)) {
+        if let Some((token, _)) = self.calls.lock().expect("running lock").get(&id_key(cancelled.request_id)) {
             token.cancel();
         }
     }
@@ -370,7 +384,14 @@ pub struct RunningCall {
 
 impl Drop for RunningCall {
     fn drop(&mut self) {
-        self.running.calls.lock().expect("running lock").remove(&self.key);
+        let mut calls = self.running.calls.lock().expect("running lock");
+        if let Some((_, count)) = calls.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                calls.remove(&self.key);
+            }
+        }
+        drop(calls);
         self.running.answered.notify_waiters();
     }
 }
@@ -560,7 +581,7 @@ pub struct Answer<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{PlainCall, ToolOutput, for_session_peer, id_key};
+    use super::{PlainCall, Running, ToolOutput, for_session_peer, id_key};
     use serde_json::json;
     use serde_json::value::RawValue;
 
@@ -577,8 +598,26 @@ mod tests {
         assert_ne!(id_key(&raw("1")), id_key(&raw(r#""1""#)), "a number and a string are two ids");
         assert_eq!(id_key(&raw("9007199254740992")), id_key(&raw("9007199254740992.0")));
         assert_ne!(id_key(&raw("100000000000000000")), id_key(&raw("1e17")), "past 2^53 a float is no integer id");
-        assert_eq!(id_key(&raw("9007199254740992")), id_key(&raw("9007199254740992.0")));
-        assert_ne!(id_key(&raw("100000000000000000")), id_key(&raw("1e17")), "past 2^53 a float is no integer id");
+    }
+
+    /// A client that reuses the id of a call in flight: its cancellation reaches
+    /// both calls, and the id stays cancellable until the last of them leaves.
+    #[test]
+    fn calls_sharing_an_id_are_cancelled_together_and_leave_one_by_one() {
+        let running = Running::default();
+        let (first, second) = (running.start(&raw("7")), running.start(&raw("7.0")));
+        let other = running.start(&raw(r#""7""#));
+        drop(first);
+        running.cancel(&raw(r#"{"requestId":7}"#));
+        assert!(second.token.is_cancelled(), "the call still running under the id is cancelled");
+        assert!(!other.token.is_cancelled(), "the string id \"7\" is another id");
+        let again = running.start(&raw("7"));
+        assert!(!again.token.is_cancelled(), "an id reused after its cancellation starts afresh");
+        drop((second, other));
+        running.cancel(&raw(r#"{"requestId":7}"#));
+        assert!(again.token.is_cancelled(), "the id's entry stayed while a call ran under it");
+        drop(again);
+        assert!(running.calls.lock().unwrap().is_empty(), "the last call under each id took its entry");
     }
 
     #[test]
