@@ -346,6 +346,11 @@ impl Running {
         self.session.cancel();
     }
 
+    /// Resolves once the session has ended.
+    pub async fn session_ended(&self) {
+        self.session.cancelled().await
+    }
+
     /// `notifications/cancelled`'s params: the call it names is cancelled, if it runs here.
     pub fn cancel(&self, params: &RawValue) {
         #[derive(serde::Deserialize)]

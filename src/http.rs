@@ -252,6 +252,16 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             Err(request) => in_use = Some(request),
         }
     }
+    // A client resuming the stream of a long call seam answered.
+    if is_mcp
+        && parts.method == Method::GET
+        && let Some(request) = in_use.take()
+    {
+        match request.resume(agent, &parts.headers) {
+            Ok(stream) => return stream,
+            Err(request) => in_use = Some(request),
+        }
+    }
     let opens = post && session.is_none();
     let session_era = crate::sessions::session_version(&parts.headers);
     let agent = agent.to_owned();

@@ -73,6 +73,20 @@ struct Link {
     peer: Peer<RoleServer>,
     /// The calls answered here; cancelled together when the session ends.
     running: Running,
+    /// The streams of long calls answered here, by number (event id `seam-<n>`),
+    /// kept so that a client whose connection drops can resume one.
+    streams: Mutex<HashMap<u64, Arc<LongCall>>>,
+    next_stream: AtomicU64,
+}
+
+/// A long call's answer, for the newest stream of it (the POST's, or a GET
+/// resuming it): one message goes to one stream, and the newest is the one a
+/// client is reading (an older one may be a dead connection not yet noticed).
+struct LongCall {
+    /// `None` while the call runs; then the answer, or `None` in it for a call cancelled (not answered).
+    answer: tokio::sync::watch::Receiver<Option<Option<axum::body::Bytes>>>,
+    /// How many streams of it have opened; the newest sends the answer.
+    streams: AtomicU64,
 }
 
 impl Session {
@@ -133,7 +147,7 @@ impl Sessions {
         {
             tracing::debug!(session = id, "initialized: its plain calls are answered by seam");
             let running = Running::within(self.stop.child_token());
-            session.link = Some(Arc::new(Link { gateway, peer, running }));
+            session.link = Some(Arc::new(Link { gateway, peer, running, streams: Mutex::default(), next_stream: AtomicU64::new(0) }));
         }
     }
 
@@ -208,8 +222,8 @@ impl Sessions {
 impl InUse {
     /// Answers the request here when it is a plain `tools/call` of an
     /// initialized session of `agent` that rmcp would take as it is (the
-    /// session stays in use until the answer is sent); `Err` gives the request
-    /// back for rmcp.
+    /// session stays in use until the call ends, and, for an answer given as
+    /// JSON, until it is sent); `Err` gives the request back for rmcp.
     pub fn answer(
         self,
         agent: &str,
@@ -221,6 +235,7 @@ impl InUse {
         let (id, params) = (call.id.to_owned(), call.params);
         tracing::debug!(tool = %params.name, "a call answered by seam, not rmcp's session worker");
         let in_use = self;
+        let session_link = link.clone();
         let mut call = Box::pin(async move {
             let _in_use = in_use;
             // Leaves `running` however the call ends, the client's connection dropping this future included.
@@ -245,17 +260,56 @@ impl InUse {
                 }
                 // The stream of a cancelled request ends without an event.
                 Ok(None) => Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response(),
-                // A long call: the headers go now, then keep-alives, then the answer (as rmcp streams one).
+                // A long call goes on by itself, so that a client whose connection drops may resume its stream.
                 Err(_) => {
-                    let answer = futures::stream::once(call).filter_map(|answer| {
-                        std::future::ready(
-                            answer.map(|a| Ok::<_, std::convert::Infallible>(Event::default().data(String::from_utf8_lossy(&a)))),
-                        )
+                    let link = session_link;
+                    let number = link.next_stream.fetch_add(1, Ordering::Relaxed);
+                    let (answered, answer) = tokio::sync::watch::channel(None);
+                    let long = Arc::new(LongCall { answer, streams: AtomicU64::new(0) });
+                    link.streams.lock().expect("streams lock").insert(number, long.clone());
+                    tokio::spawn(async move {
+                        let answer = call.await.map(axum::body::Bytes::from);
+                        let cancelled = answer.is_none();
+                        answered.send_replace(Some(answer));
+                        // An answer is kept for a client to resume until the session ends or the window
+                        // passes: that a stream sent it does not say the client read it.
+                        if !cancelled {
+                            tracing::debug!(stream = number, "a long call answered: its answer is kept for a resume");
+                            tokio::select! {
+                                _ = link.running.session_ended() => {}
+                                _ = tokio::time::sleep(RESUME_WINDOW) => {}
+                            }
+                        }
+                        link.streams.lock().expect("streams lock").remove(&number);
                     });
-                    Sse::new(answer).keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE)).into_response()
+                    stream_of(number, long, ())
                 }
             }
         })
+    }
+
+    /// A GET resuming the stream of a long call answered here (`Last-Event-ID:
+    /// seam-<n>`, in this session of `agent`, accepting SSE, at a session
+    /// protocol version) gets a stream that sends the answer when it comes
+    /// (it is kept for [`RESUME_WINDOW`] from then). A stream no longer kept
+    /// (a cancelled call's, or one past the window) gets an empty stream
+    /// without an id, as rmcp answers a resume it cannot serve: a 404 would
+    /// tell the client its session is gone. `Err` gives any other request back
+    /// for rmcp (an ended session's included: rmcp answers 404).
+    pub fn resume(self, agent: &str, headers: &HeaderMap) -> Result<Response, InUse> {
+        let Some(number) = resumed_stream(headers).filter(|_| session_version(headers)) else { return Err(self) };
+        let accepts_sse = headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.split(',').any(|e| e.split(';').next().unwrap_or(e).trim().eq_ignore_ascii_case("text/event-stream")));
+        let Some(link) = self.link.clone().filter(|_| self.agent == agent && accepts_sse) else { return Err(self) };
+        let long = link.streams.lock().expect("streams lock").get(&number).cloned();
+        tracing::debug!(stream = number, kept = long.is_some(), "a client resumes a long call's stream");
+        match long {
+            Some(long) => Ok(stream_of(number, long, self)),
+            None => Ok(Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response()),
+        }
     }
 
     /// The link, the call and its roots when the request is one seam answers.
@@ -300,6 +354,46 @@ impl InUse {
 const JSON_TYPE: &str = "application/json";
 /// How often a long call's stream says it is alive (rmcp's default).
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How long a client is told to wait before resuming a dropped stream (rmcp's default).
+const SSE_RETRY: Duration = Duration::from_secs(3);
+/// How long a long call's answer waits for a client to resume its stream.
+const RESUME_WINDOW: Duration = Duration::from_secs(300);
+
+/// The number of the stream a request resumes, when its `Last-Event-ID` is
+/// one seam gave (`seam-<n>`; rmcp's own ids are digits and `/`).
+fn resumed_stream(headers: &HeaderMap) -> Option<u64> {
+    let id = headers.get("last-event-id")?.to_str().ok()?;
+    let digits = id.strip_prefix("seam-")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A long call's stream, from the start or resumed: first a priming event
+/// (the stream's id, and when to retry), so that the client may resume it if
+/// it drops; keep-alives; then the answer when it comes, unless a newer
+/// stream of the call has opened meanwhile (nothing more for a call
+/// cancelled). `held` lives as long as the stream (the request's use of its
+/// session).
+fn stream_of(number: u64, long: Arc<LongCall>, held: impl Send + 'static) -> Response {
+    // Written by hand: axum's `Event` writes no `data:` line for empty data, and a client
+    // (the SDK's parser, as a browser's) reads the id of an event only when it has one.
+    let priming = format!("id: seam-{number}\nretry: {}\ndata:\n\n", SSE_RETRY.as_millis());
+    let this = long.streams.fetch_add(1, Ordering::AcqRel) + 1;
+    let answer = async move {
+        let _held = held;
+        let mut answer = long.answer.clone();
+        let answer = answer.wait_for(Option::is_some).await.ok().and_then(|a| a.clone().flatten());
+        let newest = long.streams.load(Ordering::Acquire) == this;
+        answer.filter(|_| newest).map(|a| Ok::<_, std::convert::Infallible>(Event::default().data(String::from_utf8_lossy(&a))))
+    };
+    let events = futures::stream::once(answer).filter_map(std::future::ready);
+    Sse::new(events).keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE)).into_response().map(|body| {
+        let priming = futures::stream::once(std::future::ready(Ok::<_, axum::Error>(axum::body::Bytes::from(priming))));
+        Body::from_stream(priming.chain(body.into_data_stream()))
+    })
+}
 
 /// Whether the headers are ones rmcp takes a request in a session with, checked
 /// no more loosely than rmcp checks them: a Host that parses and is allowed;

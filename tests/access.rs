@@ -380,3 +380,98 @@ fn a_long_call_seam_answers_is_streamed() {
     let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), ping.as_bytes(), false);
     assert!(code == 200 && response.contains("ping: still"), "the session is still open: {response}");
 }
+
+/// A long call's stream opens with a priming event naming it, and the call
+/// goes on whatever becomes of its connection: a GET naming that event id in
+/// `Last-Event-ID` resumes the stream, the answer goes to the newest stream
+/// only, and it is kept for a later resume, after a client dropped its
+/// connection too. A stream not kept resumes empty (a 404 would end the
+/// session); an id not seam's is rmcp's to answer.
+#[test]
+fn a_long_call_seam_answers_goes_on_without_its_connection_and_its_stream_resumes() {
+    let file = composition("access-fast-resume", "");
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let headers = fast_session(&mut seam);
+    // Meanwhile the official client makes a long call, reads its stream's priming event, and takes its answer.
+    let url = format!("{}/mcp", seam.base);
+    let sdk = std::thread::spawn(move || {
+        let mut client = SdkClient::http(&url);
+        let text = client.call_text("mcp__alpha__sleep", json!({ "ms": 10_500 }));
+        let errors = client.send(json!({ "op": "transport_errors" }));
+        client.close();
+        (text, errors)
+    });
+    let addr = seam.base.trim_start_matches("http://").to_owned();
+    // A call posted by hand.
+    let post_long = |id: u64, ms: u64| {
+        let long = tool_call(id, "mcp__alpha__sleep", json!({ "ms": ms }));
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", long.len());
+        for (name, value) in &headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        stream.write_all(format!("{head}\r\n{long}").as_bytes()).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream
+    };
+    // Its stream read up to the end of its priming event: the stream's id.
+    let priming_of = |stream: &mut TcpStream| {
+        let (mut read, mut chunk) = (Vec::new(), [0u8; 4096]);
+        loop {
+            let n = stream.read(&mut chunk).unwrap();
+            assert!(n > 0, "the stream ended before its priming event: {}", String::from_utf8_lossy(&read));
+            read.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&read);
+            if let Some(at) = text.find("id: seam-")
+                && let Some(end) = text[at..].find("\n\n")
+            {
+                let event = &text[at..at + end];
+                assert!(event.contains("retry: 3000") && event.lines().any(|l| l == "data:"), "a priming event, with data: {event}");
+                assert!(!text.contains("\"result\""), "no answer yet: {text}");
+                return event.lines().next().unwrap().trim_start_matches("id: ").to_owned();
+            }
+        }
+    };
+    let resume = |last_event_id: &str| {
+        let mut resuming: Vec<(&str, &str)> = borrowed(&headers).into_iter().filter(|(k, _)| !k.eq_ignore_ascii_case("accept")).collect();
+        resuming.extend([("Accept", "text/event-stream"), ("Last-Event-ID", last_event_id)]);
+        raw(&seam.base, "GET", "/mcp", &resuming, b"", false)
+    };
+    let answered = |response: &str, id: u64| {
+        response.contains(&format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\"")) && response.contains("slept")
+    };
+
+    // Two calls switch to streams at 10 s; the second's client drops its connection at once.
+    let (mut first_stream, mut dropped) = (post_long(5, 12_000), post_long(6, 11_000));
+    let (first, second) = (priming_of(&mut first_stream), priming_of(&mut dropped));
+    drop(dropped);
+    assert_ne!(first, second, "each stream of a session has its own id");
+    // The first is resumed while its POST stream is still open: the answer goes to the newer stream only.
+    let resumed = std::thread::scope(|scope| {
+        let resumed = scope.spawn(|| resume(&first));
+        seam.stderr.wait_for(&format!("stream={} kept=true", &first["seam-".len()..]));
+        let mut superseded = String::new();
+        first_stream.read_to_string(&mut superseded).unwrap();
+        assert!(!superseded.contains("\"result\""), "the older stream ends without the answer: {superseded}");
+        resumed.join().unwrap()
+    });
+    assert_eq!(resumed.0, 200, "{}", resumed.1);
+    assert!(
+        resumed.1.contains(&format!("id: {first}")) && answered(&resumed.1, 5),
+        "the resumed stream is named again and answers: {}",
+        resumed.1
+    );
+    // The dropped call went on; its answer waits for the client to come back, and stays for another resume.
+    seam.stderr.wait_for(&format!("its answer is kept for a resume stream={}", &second["seam-".len()..]));
+    for _ in 0..2 {
+        let (code, kept) = resume(&second);
+        assert!(code == 200 && answered(&kept, 6), "{kept}");
+    }
+    let (code, gone) = resume("seam-999");
+    assert!(code == 200 && !gone.contains("id: seam") && !gone.contains("\"result\""), "a stream not kept resumes empty, unnamed: {gone}");
+    let (code, rmcps) = resume("0/1");
+    assert!(code == 200 && !rmcps.contains("id: seam"), "an id of rmcp's is rmcp's: {rmcps}");
+    let (text, errors) = sdk.join().unwrap();
+    assert_eq!(text, "slept");
+    assert_eq!(errors["errors"], json!([]), "the SDK read the stream without an error");
+}

@@ -45,7 +45,12 @@ const notified = (list) => () => {
 client.setNotificationHandler(ToolListChangedNotificationSchema, notified(lists.tools));
 client.setNotificationHandler(PromptListChangedNotificationSchema, notified(lists.prompts));
 let closing = false; // errors raised while closing (aborted streams) are expected noise
-client.onerror = (e) => { if (!closing) console.error('[sdk-client] transport error:', e?.message ?? e); };
+const transportErrors = [];
+client.onerror = (e) => {
+  if (closing) return;
+  transportErrors.push(String(e?.message ?? e));
+  console.error('[sdk-client] transport error:', e?.message ?? e);
+};
 
 function waitListChanged(list, timeoutMs) {
   return new Promise((resolve) => {
@@ -124,6 +129,8 @@ async function handle(cmd) {
     }
     case 'wait_list_changed':
       return waitListChanged(lists.tools, cmd.timeout_ms ?? 5000);
+    case 'transport_errors':
+      return { ok: true, errors: transportErrors };
     case 'count_list_changed':
       return { ok: true, count: lists.tools.received };
     case 'wait_prompt_list_changed':
