@@ -436,8 +436,48 @@ pub fn session_version(headers: &HeaderMap) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{SESSION_VERSIONS, plain_headers};
+    use super::{SESSION_VERSIONS, Sessions, plain_headers};
     use axum::http::HeaderMap;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tokio_util::sync::CancellationToken;
+
+    /// `session_idle_timeout` at its boundary, in paused time: a session is
+    /// closed once it has had no request for the timeout, not a millisecond
+    /// sooner; a request in progress keeps it open however long it takes,
+    /// and the timeout runs again from the request's end.
+    #[tokio::test(start_paused = true)]
+    async fn a_session_is_closed_at_its_idle_timeout_and_never_while_a_request_is_in_progress() {
+        let stop = CancellationToken::new();
+        let sessions = Sessions::new(Duration::from_secs(1), stop.child_token());
+        let manager = Arc::new(LocalSessionManager::default());
+        sessions.opened("idle", "default", manager.clone());
+        sessions.opened("busy", "default", manager);
+        let request = sessions.enter("busy").expect("a session seam knows");
+        tokio::spawn(sessions.clone().close_idle(stop.clone()));
+        let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
+        // A sleep, then yields: a reaper due at the same instant has run by the time of the check.
+        let after = |ms: u64| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            for _ in 0..8 {
+                tokio::task::yield_now().await;
+            }
+        };
+
+        after(999).await;
+        assert!(open("idle"), "at 999 ms of 1000");
+        after(1).await;
+        assert!(!open("idle"), "closed at 1000 ms");
+        after(5_000).await;
+        assert!(open("busy"), "a request in progress for 6 s keeps its session open");
+        drop(request);
+        after(999).await;
+        assert!(open("busy"), "999 ms after its request ended");
+        after(1).await;
+        assert!(!open("busy"), "closed 1000 ms after its request ended");
+        stop.cancel();
+    }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
