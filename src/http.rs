@@ -416,6 +416,19 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
     let sessions = Sessions::new(idle_timeout.to_std(), stop.child_token());
     tokio::spawn(sessions.clone().close_idle(stop.clone()));
+    // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
+    let mut swaps = deployment.subscribe();
+    let (following, swapped, stopped) = (sessions.clone(), deployment.clone(), stop.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stopped.cancelled() => return,
+                changed = swaps.changed() => if changed.is_err() { return },
+            }
+            let limits = swapped.live().map(|g| g.serve().clone()).unwrap_or_default();
+            following.set_idle_timeout(limits.session_idle_timeout.to_std());
+        }
+    });
     let app = App {
         deployment: deployment.clone(),
         config,

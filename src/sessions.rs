@@ -10,7 +10,8 @@
 //! Idleness is seam's, not rmcp's: rmcp's own keep-alive counts only what
 //! passes through its worker, so it would close a session that the fast path
 //! keeps busy. A session is idle while no request of it is in progress and
-//! none has ended for `session_idle_timeout`.
+//! none has ended for `session_idle_timeout` (the live generation's: it
+//! follows reloads).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -43,10 +44,11 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
 
 pub struct Sessions {
     open: Mutex<HashMap<Arc<str>, Session>>,
-    idle_timeout: Duration,
+    /// `session_idle_timeout` in milliseconds, as the live generation has it.
+    idle_timeout: AtomicU64,
     epoch: Instant,
-    /// Rung when a session opens, so that the reaper, with nothing to wait for, wakes.
-    opened: tokio::sync::Notify,
+    /// Rung when a session opens or the timeout changes, so that the reaper looks again.
+    wake: tokio::sync::Notify,
     /// seam stops: the calls answered here end, as rmcp's handlers do.
     stop: CancellationToken,
 }
@@ -116,7 +118,11 @@ impl Drop for InUse {
 }
 
 fn millis_since(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    millis(epoch.elapsed())
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The protocol versions whose requests rmcp serves in a session without
@@ -126,7 +132,21 @@ const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "
 
 impl Sessions {
     pub fn new(idle_timeout: Duration, stop: CancellationToken) -> Arc<Sessions> {
-        Arc::new(Sessions { open: Mutex::default(), idle_timeout, epoch: Instant::now(), opened: tokio::sync::Notify::new(), stop })
+        Arc::new(Sessions {
+            open: Mutex::default(),
+            idle_timeout: AtomicU64::new(millis(idle_timeout)),
+            epoch: Instant::now(),
+            wake: tokio::sync::Notify::new(),
+            stop,
+        })
+    }
+
+    /// A reload changed `session_idle_timeout`: it applies to the sessions open
+    /// as to new ones, each measured from its last request.
+    pub fn set_idle_timeout(&self, idle_timeout: Duration) {
+        if self.idle_timeout.swap(millis(idle_timeout), Ordering::Relaxed) != millis(idle_timeout) {
+            self.wake.notify_one();
+        }
     }
 
     /// rmcp has opened a session for `agent` (its `initialize` was answered with this id).
@@ -134,7 +154,7 @@ impl Sessions {
         let used = Arc::new(Use { last: AtomicU64::new(millis_since(self.epoch)), busy: AtomicUsize::new(0) });
         let session = Session { manager, agent: agent.to_owned(), used, link: None };
         self.open.lock().expect("sessions lock").insert(Arc::from(id), session);
-        self.opened.notify_one();
+        self.wake.notify_one();
     }
 
     /// The session's client said `notifications/initialized`: its calls may be
@@ -173,8 +193,8 @@ impl Sessions {
 
     /// Closes each session idle past the timeout, as they come due, until `stop`.
     pub async fn close_idle(self: Arc<Self>, stop: CancellationToken) {
-        let timeout = u64::try_from(self.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         loop {
+            let timeout = self.idle_timeout.load(Ordering::Relaxed);
             let now = millis_since(self.epoch);
             let mut next: Option<u64> = None;
             let gone: Vec<(Arc<str>, Session)> = {
@@ -209,10 +229,11 @@ impl Sessions {
                     }
                 });
             }
-            let wake = next.map(|at| self.epoch + Duration::from_millis(at));
+            // A deadline past what the clock can hold never comes due.
+            let wake = next.and_then(|at| self.epoch.checked_add(Duration::from_millis(at)));
             tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = self.opened.notified() => {}
+                _ = self.wake.notified() => {}
                 _ = async { tokio::time::sleep_until(wake.expect("guarded")).await }, if wake.is_some() => {}
             }
         }
@@ -476,6 +497,38 @@ mod tests {
         assert!(open("busy"), "999 ms after its request ended");
         after(1).await;
         assert!(!open("busy"), "closed 1000 ms after its request ended");
+        stop.cancel();
+    }
+
+    /// A reload's `session_idle_timeout` applies to the sessions already open,
+    /// each measured from its last request: shortened, a session idle past the
+    /// new timeout closes at once; lengthened, one closes at the new timeout.
+    #[tokio::test(start_paused = true)]
+    async fn a_changed_idle_timeout_applies_to_the_sessions_already_open() {
+        let stop = CancellationToken::new();
+        let sessions = Sessions::new(Duration::from_secs(300), stop.child_token());
+        let manager = Arc::new(LocalSessionManager::default());
+        sessions.opened("early", "default", manager.clone());
+        tokio::spawn(sessions.clone().close_idle(stop.clone()));
+        let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
+        let after = |ms: u64| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            for _ in 0..8 {
+                tokio::task::yield_now().await;
+            }
+        };
+
+        after(2_000).await;
+        assert!(open("early"), "idle 2 s of 300");
+        sessions.set_idle_timeout(Duration::from_secs(1));
+        after(0).await;
+        assert!(!open("early"), "idle 2 s past a new timeout of 1 s: closed at once");
+        sessions.opened("late", "default", manager);
+        sessions.set_idle_timeout(Duration::from_secs(10));
+        after(9_999).await;
+        assert!(open("late"));
+        after(1).await;
+        assert!(!open("late"), "closed at the new timeout");
         stop.cancel();
     }
 

@@ -239,6 +239,20 @@ fn idle_sessions_are_closed_after_session_idle_timeout() {
     assert_eq!(code, 404, "the idle session is gone: {response}");
 }
 
+/// `session_idle_timeout` follows reloads: shortened by an edit, it closes a
+/// session that was open before the edit.
+#[test]
+fn a_reloaded_idle_timeout_applies_to_the_sessions_already_open() {
+    let file = composition("access-idle-reload", "serve:\n  session_idle_timeout: 5m\n");
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let headers = fast_session(&mut seam);
+    compose(&file, "serve:\n  session_idle_timeout: 1s\n");
+    seam.stderr.wait_for("closing an idle session");
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), list.as_bytes(), false);
+    assert_eq!(code, 404, "the session is gone: {response}");
+}
+
 /// seam answers a plain call in a session itself, and leaves to rmcp any call
 /// it cannot be sure rmcp would take as it is, which rmcp then answers as it
 /// would (refuses it here); a session the client ended answers no call.

@@ -41,7 +41,7 @@ pub struct Serve {
     #[serde(default = "Serve::default_max_sessions")]
     #[schemars(range(min = 1, max = 65536))]
     pub max_sessions: u32,
-    /// A session without a request for this long is closed. Read when seam starts.
+    /// A session without a request for this long is closed. Follows reloads: a change applies to the sessions already open.
     #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
 }
