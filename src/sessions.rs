@@ -464,6 +464,15 @@ mod tests {
     use std::time::Duration;
     use tokio_util::sync::CancellationToken;
 
+    /// Paused time moves `ms` on; then yields, so that a reaper due at that
+    /// instant has run by the time of the check.
+    async fn after(ms: u64) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// `session_idle_timeout` at its boundary, in paused time: a session is
     /// closed once it has had no request for the timeout, not a millisecond
     /// sooner; a request in progress keeps it open however long it takes,
@@ -478,13 +487,6 @@ mod tests {
         let request = sessions.enter("busy").expect("a session seam knows");
         tokio::spawn(sessions.clone().close_idle(stop.clone()));
         let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
-        // A sleep, then yields: a reaper due at the same instant has run by the time of the check.
-        let after = |ms: u64| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            for _ in 0..8 {
-                tokio::task::yield_now().await;
-            }
-        };
 
         after(999).await;
         assert!(open("idle"), "at 999 ms of 1000");
@@ -511,12 +513,6 @@ mod tests {
         sessions.opened("early", "default", manager.clone());
         tokio::spawn(sessions.clone().close_idle(stop.clone()));
         let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
-        let after = |ms: u64| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            for _ in 0..8 {
-                tokio::task::yield_now().await;
-            }
-        };
 
         after(2_000).await;
         assert!(open("early"), "idle 2 s of 300");
