@@ -413,11 +413,12 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     // The body limit is the gate's (`max_request_bytes`, read per request), not rmcp's own.
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone()).with_max_request_body_bytes(usize::MAX);
     config.cancellation_token = stop.child_token();
+    // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
+    // (Subscribed first, so that no swap after the first reading goes unseen.)
+    let mut swaps = deployment.subscribe();
     let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
     let sessions = Sessions::new(idle_timeout.to_std(), stop.child_token());
     tokio::spawn(sessions.clone().close_idle(stop.clone()));
-    // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
-    let mut swaps = deployment.subscribe();
     let (following, swapped, stopped) = (sessions.clone(), deployment.clone(), stop.clone());
     tokio::spawn(async move {
         loop {

@@ -223,9 +223,9 @@ impl Sessions {
                 let manager = session.ended();
                 // Each on its own: one session's worker slow to close holds up no other.
                 tokio::spawn(async move {
-                    tracing::debug!(session = %id, "closing an idle session");
-                    if let Err(e) = manager.close_session(&id).await {
-                        tracing::warn!(session = %id, "closing an idle session: {e}");
+                    match manager.close_session(&id).await {
+                        Ok(()) => tracing::debug!(session = %id, "closed an idle session"),
+                        Err(e) => tracing::warn!(session = %id, "closing an idle session: {e}"),
                     }
                 });
             }

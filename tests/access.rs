@@ -247,7 +247,7 @@ fn a_reloaded_idle_timeout_applies_to_the_sessions_already_open() {
     let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
     let headers = fast_session(&mut seam);
     compose(&file, "serve:\n  session_idle_timeout: 1s\n");
-    seam.stderr.wait_for("closing an idle session");
+    seam.stderr.wait_for("closed an idle session");
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
     let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), list.as_bytes(), false);
     assert_eq!(code, 404, "the session is gone: {response}");
