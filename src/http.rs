@@ -89,7 +89,7 @@ impl App {
 
     /// The live composition's `serve` limits (defaults when it has no `serve`).
     fn limits(&self) -> ServeLimits {
-        self.deployment.live().map(|g| g.serve().clone()).unwrap_or_default()
+        self.deployment.serve_limits()
     }
 
     /// The agent's MCP service and its session manager, made at its first
@@ -416,8 +416,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
     // (Subscribed first, so that no swap after the first reading goes unseen.)
     let mut swaps = deployment.subscribe();
-    let idle_timeout = deployment.live().map(|g| g.serve().clone()).unwrap_or_default().session_idle_timeout;
-    let sessions = Sessions::new(idle_timeout.to_std(), stop.child_token());
+    let sessions = Sessions::new(deployment.serve_limits().session_idle_timeout.to_std(), stop.child_token());
     tokio::spawn(sessions.clone().close_idle(stop.clone()));
     let (following, swapped, stopped) = (sessions.clone(), deployment.clone(), stop.clone());
     tokio::spawn(async move {
@@ -426,8 +425,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
                 _ = stopped.cancelled() => return,
                 changed = swaps.changed() => if changed.is_err() { return },
             }
-            let limits = swapped.live().map(|g| g.serve().clone()).unwrap_or_default();
-            following.set_idle_timeout(limits.session_idle_timeout.to_std());
+            following.set_idle_timeout(swapped.serve_limits().session_idle_timeout.to_std());
         }
     });
     let app = App {

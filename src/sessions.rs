@@ -88,7 +88,7 @@ struct LongCall {
     /// `None` while the call runs; then the answer, or `None` in it for a call cancelled (not answered).
     answer: tokio::sync::watch::Receiver<Option<Option<axum::body::Bytes>>>,
     /// How many streams of it have opened; the newest sends the answer.
-    streams: AtomicU64,
+    streams_opened: AtomicU64,
 }
 
 impl Session {
@@ -144,7 +144,8 @@ impl Sessions {
     /// A reload changed `session_idle_timeout`: it applies to the sessions open
     /// as to new ones, each measured from its last request.
     pub fn set_idle_timeout(&self, idle_timeout: Duration) {
-        if self.idle_timeout.swap(millis(idle_timeout), Ordering::Relaxed) != millis(idle_timeout) {
+        let ms = millis(idle_timeout);
+        if self.idle_timeout.swap(ms, Ordering::Relaxed) != ms {
             self.wake.notify_one();
         }
     }
@@ -280,13 +281,13 @@ impl InUse {
                     response
                 }
                 // The stream of a cancelled request ends without an event.
-                Ok(None) => Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response(),
+                Ok(None) => empty_stream(),
                 // A long call goes on by itself, so that a client whose connection drops may resume its stream.
                 Err(_) => {
                     let link = session_link;
                     let number = link.next_stream.fetch_add(1, Ordering::Relaxed);
                     let (answered, answer) = tokio::sync::watch::channel(None);
-                    let long = Arc::new(LongCall { answer, streams: AtomicU64::new(0) });
+                    let long = Arc::new(LongCall { answer, streams_opened: AtomicU64::new(0) });
                     link.streams.lock().expect("streams lock").insert(number, long.clone());
                     tokio::spawn(async move {
                         let answer = call.await.map(axum::body::Bytes::from);
@@ -329,7 +330,7 @@ impl InUse {
         tracing::debug!(stream = number, kept = long.is_some(), "a client resumes a long call's stream");
         match long {
             Some(long) => Ok(stream_of(number, long, self)),
-            None => Ok(Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response()),
+            None => Ok(empty_stream()),
         }
     }
 
@@ -380,15 +381,17 @@ const SSE_RETRY: Duration = Duration::from_secs(3);
 /// How long a long call's answer waits for a client to resume its stream.
 const RESUME_WINDOW: Duration = Duration::from_secs(300);
 
+/// An SSE stream that ends without an event: a cancelled call's, or a resume of nothing kept.
+fn empty_stream() -> Response {
+    Sse::new(futures::stream::empty::<Result<Event, std::convert::Infallible>>()).into_response()
+}
+
 /// The number of the stream a request resumes, when its `Last-Event-ID` is
 /// one seam gave (`seam-<n>`; rmcp's own ids are digits and `/`).
 fn resumed_stream(headers: &HeaderMap) -> Option<u64> {
     let id = headers.get("last-event-id")?.to_str().ok()?;
-    let digits = id.strip_prefix("seam-")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    // Digits only: `parse` alone would take a sign.
+    id.strip_prefix("seam-").filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?.parse().ok()
 }
 
 /// A long call's stream, from the start or resumed: first a priming event
@@ -401,12 +404,12 @@ fn stream_of(number: u64, long: Arc<LongCall>, held: impl Send + 'static) -> Res
     // Written by hand: axum's `Event` writes no `data:` line for empty data, and a client
     // (the SDK's parser, as a browser's) reads the id of an event only when it has one.
     let priming = format!("id: seam-{number}\nretry: {}\ndata:\n\n", SSE_RETRY.as_millis());
-    let this = long.streams.fetch_add(1, Ordering::AcqRel) + 1;
+    let this = long.streams_opened.fetch_add(1, Ordering::AcqRel) + 1;
     let answer = async move {
         let _held = held;
         let mut answer = long.answer.clone();
         let answer = answer.wait_for(Option::is_some).await.ok().and_then(|a| a.clone().flatten());
-        let newest = long.streams.load(Ordering::Acquire) == this;
+        let newest = long.streams_opened.load(Ordering::Acquire) == this;
         answer.filter(|_| newest).map(|a| Ok::<_, std::convert::Infallible>(Event::default().data(String::from_utf8_lossy(&a))))
     };
     let events = futures::stream::once(answer).filter_map(std::future::ready);
@@ -457,7 +460,7 @@ pub fn session_version(headers: &HeaderMap) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{SESSION_VERSIONS, Sessions, plain_headers};
+    use super::{SESSION_VERSIONS, Sessions, plain_headers, resumed_stream};
     use axum::http::HeaderMap;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use std::sync::Arc;
@@ -473,20 +476,30 @@ mod tests {
         }
     }
 
+    /// A table with `idle_timeout` and its reaper running (until the token is
+    /// cancelled); a manager to open sessions with.
+    fn reaped(idle_timeout: Duration) -> (Arc<Sessions>, Arc<LocalSessionManager>, CancellationToken) {
+        let stop = CancellationToken::new();
+        let sessions = Sessions::new(idle_timeout, stop.child_token());
+        tokio::spawn(sessions.clone().close_idle(stop.clone()));
+        (sessions, Arc::new(LocalSessionManager::default()), stop)
+    }
+
+    fn is_open(sessions: &Sessions, id: &str) -> bool {
+        sessions.open.lock().unwrap().contains_key(id)
+    }
+
     /// `session_idle_timeout` at its boundary, in paused time: a session is
     /// closed once it has had no request for the timeout, not a millisecond
     /// sooner; a request in progress keeps it open however long it takes,
     /// and the timeout runs again from the request's end.
     #[tokio::test(start_paused = true)]
     async fn a_session_is_closed_at_its_idle_timeout_and_never_while_a_request_is_in_progress() {
-        let stop = CancellationToken::new();
-        let sessions = Sessions::new(Duration::from_secs(1), stop.child_token());
-        let manager = Arc::new(LocalSessionManager::default());
+        let (sessions, manager, stop) = reaped(Duration::from_secs(1));
         sessions.opened("idle", "default", manager.clone());
         sessions.opened("busy", "default", manager);
         let request = sessions.enter("busy").expect("a session seam knows");
-        tokio::spawn(sessions.clone().close_idle(stop.clone()));
-        let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
+        let open = |id: &str| is_open(&sessions, id);
 
         after(999).await;
         assert!(open("idle"), "at 999 ms of 1000");
@@ -507,12 +520,9 @@ mod tests {
     /// new timeout closes at once; lengthened, one closes at the new timeout.
     #[tokio::test(start_paused = true)]
     async fn a_changed_idle_timeout_applies_to_the_sessions_already_open() {
-        let stop = CancellationToken::new();
-        let sessions = Sessions::new(Duration::from_secs(300), stop.child_token());
-        let manager = Arc::new(LocalSessionManager::default());
+        let (sessions, manager, stop) = reaped(Duration::from_secs(300));
         sessions.opened("early", "default", manager.clone());
-        tokio::spawn(sessions.clone().close_idle(stop.clone()));
-        let open = |id: &str| sessions.open.lock().unwrap().contains_key(id);
+        let open = |id: &str| is_open(&sessions, id);
 
         after(2_000).await;
         assert!(open("early"), "idle 2 s of 300");
@@ -526,6 +536,18 @@ mod tests {
         after(1).await;
         assert!(!open("late"), "closed at the new timeout");
         stop.cancel();
+    }
+
+    /// Only `seam-` and digits name a stream seam resumes; anything else is rmcp's.
+    #[test]
+    fn only_seams_own_event_ids_name_a_stream_it_resumes() {
+        let of = |id: &'static str| resumed_stream(&headers(&[("last-event-id", id)]));
+        assert_eq!(of("seam-0"), Some(0));
+        assert_eq!(of("seam-18446744073709551615"), Some(u64::MAX));
+        for other in ["seam-", "seam-+5", "seam--1", "seam-1a", "seam-18446744073709551616", "0/1", "5", "SEAM-1"] {
+            assert_eq!(of(other), None, "{other}");
+        }
+        assert_eq!(resumed_stream(&HeaderMap::new()), None);
     }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {

@@ -478,6 +478,11 @@ impl Deployment {
         self.live.load_full()
     }
 
+    /// The live generation's `serve` limits (the defaults before the first).
+    pub fn serve_limits(&self) -> crate::model::ServeLimits {
+        self.live().map(|g| g.serve().clone()).unwrap_or_default()
+    }
+
     /// Ticks whenever a swap or a mount's re-sync may have changed a catalog.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
