@@ -52,6 +52,10 @@ pub enum Outcome {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The most bytes seam reads for one composition, the files it extends included (a file past it
+    /// is an error, read no further).
+    #[arg(long, global = true, env = "SEAM_MAX_COMPOSITION_BYTES", default_value_t = seam_engine::units::Size::from_bytes(seam_engine::load::DEFAULT_MAX_COMPOSITION_BYTES), value_parser = parse_size)]
+    pub max_composition_bytes: seam_engine::units::Size,
 }
 
 #[derive(Subcommand, Debug)]
@@ -141,6 +145,11 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| format!("`{text}` is not a duration such as 100ms or 30s"))
 }
 
+/// A size as the composition writes one (`4MiB`, `500KB`).
+fn parse_size(text: &str) -> Result<seam_engine::units::Size, String> {
+    seam_engine::units::Size::parse(text).ok_or_else(|| format!("`{text}` is not a size such as 4MiB or 500KB"))
+}
+
 /// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.
 fn init_logging() {
     use std::io::IsTerminal as _;
@@ -180,7 +189,7 @@ pub enum Format {
 
 /// Runs one command, writing its output to stdout and diagnostics to stderr (human) or stdout (json, github).
 pub fn run(cli: Cli) -> Result<Outcome, String> {
-    let engine = engine();
+    let engine = engine().with_max_composition_bytes(cli.max_composition_bytes.bytes());
     match cli.command {
         Command::Validate { paths, format, deny_warnings, environment } => {
             commands::validate::run(&engine, &paths, format, deny_warnings, environment)

@@ -55,7 +55,7 @@ pub fn announcement(outcome: &seam_engine::deploy::Outcome) -> String {
         "applied" => format!("Reload applied: generation {} is live.", outcome.generation.unwrap_or_default()),
         "rejected" => format!(
             "Reload rejected with {} diagnostics; {}.",
-            outcome.diagnostics.len(),
+            outcome.diagnostics.len() + outcome.diagnostics_omitted,
             match outcome.generation {
                 Some(g) => format!("generation {g} keeps serving"),
                 None => "nothing is serving".to_owned(),
@@ -392,7 +392,7 @@ fn history(outcomes: &[seam_engine::deploy::Outcome]) -> String {
             .map(|(what, ids)| format!("{what} {}", ids.len()))
             .collect::<Vec<_>>()
             .join(", ");
-        let diagnostics = match o.diagnostics.len() {
+        let diagnostics = match o.diagnostics.len() + o.diagnostics_omitted {
             0 => "–".to_owned(),
             n => format!(
                 "<details data-key=\"history-{at}\"><summary>{n}</summary>{}</details>",

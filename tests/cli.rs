@@ -119,6 +119,25 @@ fn usage_and_io_errors_exit_2() {
     assert_eq!(seam(&["inventory", "compositions/coding.yaml", "--agent", "nobody"]).status.code(), Some(2));
 }
 
+/// A folder holding a FIFO named `*.yaml` is validated without waiting for a
+/// writer: the FIFO is a located error, the other files are checked as usual.
+/// The human form shows what the file holds as pictures, never as control characters.
+#[test]
+fn a_fifo_in_a_folder_is_an_error_not_a_wait() {
+    let dir = std::env::temp_dir().join(format!("seam-cli-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(Command::new("mkfifo").arg(dir.join("a.yaml")).status().unwrap().success());
+    write(&dir, "b.yaml", "seam: 1\nname: \"\\e[31mred\"\nbogus\x1b[2J: 1\n");
+    let out = seam(&["validate", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stderr.clone()).unwrap() + &stdout(&out);
+    assert!(text.contains("a.yaml:1:1: error[COMPOSITION_NOT_A_FILE]"), "{text}");
+    assert!(text.contains("b.yaml:3:1: error[SCHEMA_UNKNOWN_KEY]"), "{text}");
+    assert!(!text.contains('\x1b'), "{text:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn environment_checks_are_opt_in() {
     let dir = scratch("environment");

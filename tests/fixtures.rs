@@ -10,6 +10,7 @@
 //!   lines check values of the merged tree (`absent` for a removed key).
 //! - `tests/fixtures/environment/`: like `invalid/`, checked with `--environment`.
 //! - `# env: NAME=value` lines are the whole environment `${…}` sees.
+//! - `# max-composition-bytes: N` sets the byte budget of the check.
 //!
 //! Folders named `bases/` hold files the fixtures extend; they are not fixtures.
 
@@ -23,6 +24,8 @@ struct Header {
     expect: Vec<String>,
     env: HashMap<String, String>,
     json: Vec<(String, String)>,
+    /// `# max-composition-bytes: N`: the byte budget of the check (the default otherwise).
+    max_composition_bytes: Option<u64>,
 }
 
 impl Header {
@@ -36,6 +39,8 @@ impl Header {
             } else if let Some(rest) = line.strip_prefix("# env: ") {
                 let (name, value) = rest.split_once('=').expect("`# env: NAME=value`");
                 header.env.insert(name.to_owned(), value.to_owned());
+            } else if let Some(rest) = line.strip_prefix("# max-composition-bytes: ") {
+                header.max_composition_bytes = Some(rest.trim().parse().expect("`# max-composition-bytes: N`"));
             } else if let Some(rest) = line.strip_prefix("# expect-json: ") {
                 let (pointer, value) = rest.split_once(' ').expect("`# expect-json: <pointer> <json>`");
                 header.json.push((pointer.to_owned(), value.trim().to_owned()));
@@ -71,7 +76,11 @@ fn canonical(path: &Path) -> PathBuf {
 /// Checks one fixture; `Err` holds a readable account of every difference.
 fn check(path: &Path, environment: bool) -> Result<(), String> {
     let header = Header::read(path);
-    let mut checked = seam::engine().check_file(path, &header.env).map_err(|e| e.to_string())?;
+    let mut engine = seam::engine();
+    if let Some(bytes) = header.max_composition_bytes {
+        engine = engine.with_max_composition_bytes(bytes);
+    }
+    let mut checked = engine.check_file(path, &header.env).map_err(|e| e.to_string())?;
     if environment {
         checked.check_environment();
     }
@@ -94,7 +103,11 @@ fn check(path: &Path, environment: bool) -> Result<(), String> {
         }
     }
     if !header.json.is_empty() {
-        let root = seam_engine::load::load_file(path, &header.env).unwrap().root.expect("the fixture parses").to_json();
+        let root = seam_engine::load::load_file(path, &header.env, seam_engine::load::DEFAULT_MAX_COMPOSITION_BYTES)
+            .unwrap()
+            .root
+            .expect("the fixture parses")
+            .to_json();
         for (pointer, want) in &header.json {
             let found = root.pointer(pointer);
             let ok = match want.as_str() {
@@ -151,8 +164,9 @@ fn corpus() {
             }
         }
     }
-    // SCHEMA_INVALID is the fallback for schema rules the format does not use today.
-    const FALLBACKS: &[&str] = &["SCHEMA_INVALID"];
+    // SCHEMA_INVALID is the fallback for schema rules the format does not use today;
+    // a fixture is a file git keeps, never a FIFO or a device (engine/src/load.rs tests those).
+    const FALLBACKS: &[&str] = &["SCHEMA_INVALID", "COMPOSITION_NOT_A_FILE"];
     // Codes a running deployment gives (rejected reloads, tool results) are not
     // `validate` findings; tests/serve.rs covers them against real servers.
     let runtime: std::collections::BTreeSet<&str> = seam::engine()

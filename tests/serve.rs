@@ -363,6 +363,38 @@ fn every_way_a_file_changes_is_an_ordinary_reload() {
     client.close();
 }
 
+/// Edits that would make a served seam read without end or block on a file
+/// are refused where they are written, each a rejected reload, and the next
+/// good edit applies: a FIFO or a device as a base, a base that is no map, a
+/// base past `--max-composition-bytes`.
+#[test]
+fn an_edit_that_reads_without_end_is_rejected_and_reloads_go_on() {
+    let dir = scratch("unbounded");
+    let file = dir.join("c.yaml");
+    let text = |tools: &str, extends: &str| format!("seam: 1\n{extends}mounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
+    std::fs::write(&file, text("one", "")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(dir.join("fifo.yaml")).status().unwrap().success());
+    std::fs::write(dir.join("scalar.yaml"), "just a line\n").unwrap();
+    std::fs::write(dir.join("large.yaml"), format!("name: {}\n", "x".repeat(8 * 1024))).unwrap();
+    let mut client = SdkClient::stdio(&file, &["--debounce", "50ms", "--max-composition-bytes", "8KiB"]);
+    let has = |client: &mut SdkClient, tool: &str| client.tool_names().contains(&format!("mcp__a__{tool}"));
+    assert!(has(&mut client, "one"));
+    for (base, code) in [
+        ("fifo.yaml", "EXTENDS_NOT_A_FILE"),
+        ("/dev/zero", "EXTENDS_NOT_A_FILE"),
+        ("scalar.yaml", "EXTENDS_NOT_MAPPING"),
+        ("large.yaml", "COMPOSITION_TOO_LARGE"),
+    ] {
+        atomic_write(&file, &text("two", &format!("extends: [{base}]\n")));
+        client.stderr.wait_for(code);
+        assert!(has(&mut client, "one"), "{base}: the live generation keeps serving");
+    }
+    atomic_write(&file, &text("three", ""));
+    client.wait_list_changed();
+    assert!(has(&mut client, "three"), "a good edit after them applies");
+    client.close();
+}
+
 /// The layout the kubelet gives a mounted ConfigMap: `c.yaml -> ..data/c.yaml`,
 /// `..data -> ..<timestamp>`; an update writes a new timestamped folder and swaps
 /// `..data` to it by renaming a new symlink over the old one.

@@ -20,8 +20,12 @@ codes! {
     "YAML_ALIAS_LIMIT" Error "Aliases expand to more nodes than the budget (100,000).";
     "YAML_DEPTH_LIMIT" Error "Mappings and lists nest deeper than 64 levels.";
     "YAML_MULTIPLE_DOCUMENTS" Error "The file holds more than one YAML document.";
+    "COMPOSITION_NOT_A_FILE" Error "The composition is a FIFO, a device, a socket or a folder: seam reads compositions from regular files only, and reads nothing of this one.";
+    "COMPOSITION_TOO_LARGE" Error "The composition and the files it extends hold more bytes than `--max-composition-bytes` (4 MiB by default); reading stops at the limit.";
     "EXTENDS_INVALID" Error "`extends` is not a list of paths.";
     "EXTENDS_NOT_FOUND" Error "A file named in `extends` cannot be read.";
+    "EXTENDS_NOT_A_FILE" Error "A file named in `extends` is a FIFO, a device, a socket or a folder; nothing of it is read.";
+    "EXTENDS_NOT_MAPPING" Error "A file named in `extends` holds a scalar or a list, not a composition (a map); its text is not quoted.";
     "EXTENDS_CYCLE" Error "`extends` leads back to a file already being loaded; the message names the chain.";
     "EXTENDS_LIMIT" Error "More than 64 files are pulled in through `extends`.";
     "ENV_UNSET" Error "`${VAR}` names an unset variable and gives no default.";
@@ -58,6 +62,7 @@ codes! {
     "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";
     "ENV_DIR_MISSING" Error "(`--environment`) A directory the composition names does not exist.";
     "COMPOSITION_UNREADABLE" Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
+    "COMPOSITION_READ_TIMEOUT" Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers); the reload is rejected, the live generation keeps serving and the next reload may start.";
     "MOUNT_START_FAILED" Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";
     "AGENT_UNKNOWN" Error "(tool result) The call names an agent the live generation does not have.";
     "TOOL_UNKNOWN" Error "(tool result) The agent's catalog has no tool of that name.";

@@ -36,6 +36,16 @@ use crate::{Checked, Engine};
 /// How many reload outcomes `/status` keeps.
 pub const KEPT_OUTCOMES: usize = 50;
 
+/// How long a reload may take to read and check the composition. The check
+/// goes on past it on its blocking thread, but the reload is rejected and the
+/// next one may start.
+pub const CHECK_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The most diagnostics one outcome keeps for `/status`, the status page and
+/// the log (each is bounded too: `diagnostic::MAX_MESSAGE_CHARS`,
+/// `render::EXCERPT_CHARS`); `seam validate` lists them all.
+pub const KEPT_DIAGNOSTICS: usize = 100;
+
 #[derive(Clone)]
 pub struct Options {
     /// How long retired mounts wait for calls on the old generation before they are disposed anyway.
@@ -362,8 +372,11 @@ pub struct Outcome {
     pub at: SystemTime,
     /// The generation live after this reload.
     pub generation: Option<u64>,
-    /// Each as `seam validate --format json` gives it, plus `path` and the human rendering.
+    /// Each as `seam validate --format json` gives it, plus `path` and the human
+    /// rendering; the first [`KEPT_DIAGNOSTICS`] of them.
     pub diagnostics: Vec<Json>,
+    /// How many more the reload found and this outcome does not keep.
+    pub diagnostics_omitted: usize,
     /// Mounts built by this reload (added or restarted).
     pub built: Vec<String>,
     /// Mounts of the previous generation disposed by this reload (removed or restarted).
@@ -391,12 +404,15 @@ impl OutcomeKind {
 
 impl Outcome {
     /// An outcome that built, retired and reconfigured nothing.
-    fn new(outcome: OutcomeKind, generation: Option<u64>, diagnostics: Vec<Json>) -> Outcome {
+    fn new(outcome: OutcomeKind, generation: Option<u64>, mut diagnostics: Vec<Json>) -> Outcome {
+        let diagnostics_omitted = diagnostics.len().saturating_sub(KEPT_DIAGNOSTICS);
+        diagnostics.truncate(KEPT_DIAGNOSTICS);
         Outcome {
             outcome,
             at: SystemTime::now(),
             generation,
             diagnostics,
+            diagnostics_omitted,
             built: Vec::new(),
             retired: Vec::new(),
             reconfigured: Vec::new(),
@@ -409,6 +425,7 @@ impl Outcome {
             "at": timestamp(self.at),
             "generation": self.generation,
             "diagnostics": self.diagnostics,
+            "diagnostics_omitted": self.diagnostics_omitted,
             "built": self.built,
             "retired": self.retired,
             "reconfigured": self.reconfigured,
@@ -417,7 +434,11 @@ impl Outcome {
 
     /// The diagnostics as `seam validate` prints them.
     pub fn human(&self) -> String {
-        self.diagnostics.iter().filter_map(|d| d["rendered"].as_str()).collect()
+        let mut text: String = self.diagnostics.iter().filter_map(|d| d["rendered"].as_str()).collect();
+        if self.diagnostics_omitted > 0 {
+            text.push_str(&format!("… and {} more (`seam validate` lists them all)\n", self.diagnostics_omitted));
+        }
+        text
     }
 }
 
@@ -548,16 +569,29 @@ impl Deployment {
         let rejected = |diagnostics: Vec<Json>| Outcome::new(OutcomeKind::Rejected, live.as_ref().map(|g| g.number), diagnostics);
         // Checked on the blocking pool: a large composition takes milliseconds of CPU, and over
         // stdio the runtime has one thread, which must keep serving calls meanwhile.
+        // Within a deadline: a file that never answers (a hung network mount) must not hold the
+        // reload lock, or every later edit and SIGHUP would wait behind it unseen.
         let (engine, path, env) = (self.engine.clone(), self.path.clone(), self.env.clone());
-        let checked = match tokio::task::spawn_blocking(move || engine.check_file(&path, &*env)).await.expect("the check does not panic") {
-            Ok(c) => c,
-            Err(e) => {
-                return rejected(vec![json!({
-                    "severity": "error", "code": "COMPOSITION_UNREADABLE", "message": e.to_string(),
-                    "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
-                    "rendered": format!("{}: error[COMPOSITION_UNREADABLE]: {}\n", self.path.display(), e.error),
-                })]);
+        let check = tokio::task::spawn_blocking(move || engine.check_file(&path, &*env));
+        let unreadable = |code: &str, message: String| {
+            json!({
+                "severity": "error", "code": code, "message": message,
+                "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
+                "rendered": format!("{}: error[{code}]: {message}\n", self.path.display()),
+            })
+        };
+        let checked = match tokio::time::timeout(CHECK_DEADLINE, check).await {
+            Err(_) => {
+                let message = format!(
+                    "reading and checking the composition did not finish within {}s; the live generation keeps serving",
+                    CHECK_DEADLINE.as_secs()
+                );
+                return rejected(vec![unreadable("COMPOSITION_READ_TIMEOUT", message)]);
             }
+            Ok(joined) => match joined.expect("the check does not panic") {
+                Ok(c) => c,
+                Err(e) => return rejected(vec![unreadable("COMPOSITION_UNREADABLE", e.error.to_string())]),
+            },
         };
         *self.files.lock().expect("files lock") = checked.sources.files().map(|(_, f)| f.path.clone()).collect();
         let diagnostics: Vec<Json> = checked.diagnostics.iter().map(|d| diagnostic_json(d, &checked.sources)).collect();
@@ -1016,6 +1050,72 @@ mod tests {
         let kept = deployment.outcomes();
         assert_eq!(kept.len(), KEPT_OUTCOMES);
         assert_eq!(kept[0].outcome, OutcomeKind::Unchanged, "one past the limit, the oldest is dropped");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An environment whose `GATED` variable is read only when the test says so:
+    /// a composition that names it takes as long to check as the test likes.
+    struct GatedEnv {
+        entered: tokio::sync::mpsc::UnboundedSender<()>,
+        release: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl crate::load::Env for GatedEnv {
+        fn var(&self, name: &str) -> Option<String> {
+            if name == "GATED" {
+                let _ = self.entered.send(());
+                let _ = self.release.lock().unwrap().recv();
+            }
+            Some("x".to_owned())
+        }
+    }
+
+    /// A check that finishes just inside `CHECK_DEADLINE` applies; one that
+    /// reaches it is rejected (`COMPOSITION_READ_TIMEOUT`) and frees the reload
+    /// lock, so the next reload runs while the stuck check is still going on.
+    #[tokio::test(start_paused = true)]
+    async fn a_check_gets_check_deadline_and_no_longer() {
+        let dir = std::env::temp_dir().join(format!("seam-deadline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        let (entered, mut entering) = tokio::sync::mpsc::unbounded_channel();
+        let (release, released) = std::sync::mpsc::channel();
+        let env = Arc::new(GatedEnv { entered, release: Mutex::new(released) });
+        let engine = Arc::new(Engine::new(Vec::new()));
+        let deployment = Deployment::new(engine, &file, env, Options::default());
+        for (step, (took, expected)) in
+            [(CHECK_DEADLINE - Duration::from_millis(1), OutcomeKind::Applied), (CHECK_DEADLINE, OutcomeKind::Rejected)]
+                .into_iter()
+                .enumerate()
+        {
+            std::fs::write(&file, format!("seam: 1\nname: gated-{step}-${{GATED}}\n")).unwrap();
+            let reload = tokio::spawn({
+                let deployment = deployment.clone();
+                async move { deployment.reload().await }
+            });
+            entering.recv().await.unwrap();
+            tokio::time::advance(took).await;
+            if expected == OutcomeKind::Rejected {
+                // The check is still held: only the deadline can end the reload now.
+                for _ in 0..100 {
+                    if reload.is_finished() {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                assert!(reload.is_finished(), "the reload ends at the deadline");
+                let outcome = reload.await.unwrap();
+                assert_eq!(outcome.outcome, expected);
+                assert_eq!(outcome.diagnostics[0]["code"], "COMPOSITION_READ_TIMEOUT");
+                // The lock is free: a composition that checks at once applies, the stuck check still running.
+                std::fs::write(&file, "seam: 1\nname: quick\n").unwrap();
+                assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
+                release.send(()).unwrap();
+            } else {
+                release.send(()).unwrap();
+                assert_eq!(reload.await.unwrap().outcome, expected, "{took:?}");
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

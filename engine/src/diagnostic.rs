@@ -6,7 +6,12 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// The most characters of a diagnostic's message or help kept: a message may
+/// quote a value of the file (an unknown key, say), and a file may hold
+/// anything; what `/status`, the status page and the log show stays small.
+pub const MAX_MESSAGE_CHARS: usize = 500;
 
 /// How bad a diagnostic is. Ordered so that errors sort first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,12 +51,20 @@ pub struct Sources {
 pub struct SourceFile {
     pub path: PathBuf,
     pub text: Arc<str>,
+    /// Where each line starts, found at the first quote: a file with thousands of
+    /// diagnostics would otherwise be scanned from its start for each of them.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl Sources {
     pub fn add(&mut self, path: PathBuf, text: Arc<str>) -> FileId {
-        self.files.push(SourceFile { path, text });
+        self.files.push(SourceFile { path, text, line_starts: OnceLock::new() });
         FileId((self.files.len() - 1) as u32)
+    }
+
+    /// Forgets a file's text (it is not a composition, so no diagnostic may quote it); its path stays.
+    pub fn withhold(&mut self, id: FileId) {
+        self.files[id.0 as usize] = SourceFile { path: self.path(id).to_owned(), text: "".into(), line_starts: OnceLock::new() };
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
@@ -68,8 +81,26 @@ impl Sources {
 
     /// The text of the given 1-based line, without its line break.
     pub fn line_text(&self, id: FileId, line: u32) -> Option<&str> {
-        let text = &self.get(id).text;
-        text.split('\n').nth(line.checked_sub(1)? as usize).map(|l| l.strip_suffix('\r').unwrap_or(l))
+        let file = self.get(id);
+        let text = &*file.text;
+        // An empty text (an empty file, or one withheld) has no line worth quoting.
+        if text.is_empty() {
+            return None;
+        }
+        let starts = file.line_starts.get_or_init(|| std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect());
+        let index = line.checked_sub(1)? as usize;
+        let start = *starts.get(index)?;
+        let end = starts.get(index + 1).map_or(text.len(), |next| next - 1);
+        let line = &text[start..end];
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+}
+
+/// `text` cut to [`MAX_MESSAGE_CHARS`], an ellipsis marking the cut.
+fn capped(text: String) -> String {
+    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }
 
@@ -88,7 +119,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, code, message: message.into(), pointer: pointer.into(), span, help: None }
+        Diagnostic { severity: Severity::Error, code, message: capped(message.into()), pointer: pointer.into(), span, help: None }
     }
 
     pub fn warning(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
@@ -96,7 +127,7 @@ impl Diagnostic {
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(capped(help.into()));
         self
     }
 

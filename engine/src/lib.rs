@@ -36,6 +36,8 @@ use surface::{CodeDoc, Requirement, Surface, locate};
 pub struct Engine {
     surfaces: Vec<&'static dyn Surface>,
     schemas: Schemas,
+    /// The most bytes read for one composition, its bases included.
+    max_composition_bytes: u64,
 }
 
 /// One composition after validation: the files read, every diagnostic (sorted),
@@ -50,7 +52,12 @@ pub struct Checked {
 impl Engine {
     pub fn new(surfaces: Vec<&'static dyn Surface>) -> Engine {
         let schemas = Schemas::build(&surfaces);
-        Engine { surfaces, schemas }
+        Engine { surfaces, schemas, max_composition_bytes: load::DEFAULT_MAX_COMPOSITION_BYTES }
+    }
+
+    /// The same engine reading at most `bytes` for one composition and its bases.
+    pub fn with_max_composition_bytes(self, bytes: u64) -> Engine {
+        Engine { max_composition_bytes: bytes, ..self }
     }
 
     /// The published JSON Schema of format v1.
@@ -72,12 +79,12 @@ impl Engine {
     }
 
     pub fn check_file(&self, path: &Path, env: &dyn Env) -> Result<Checked, ReadError> {
-        let loaded = load::load_file(path, env)?;
+        let loaded = load::load_file(path, env, self.max_composition_bytes)?;
         Ok(self.check_loaded(loaded))
     }
 
     pub fn check_bytes(&self, path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Checked {
-        self.check_loaded(load::load_bytes(path, bytes, env))
+        self.check_loaded(load::load_bytes(path, bytes, env, self.max_composition_bytes))
     }
 
     fn check_loaded(&self, loaded: load::Loaded) -> Checked {

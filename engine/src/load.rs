@@ -37,6 +37,12 @@ impl Env for HashMap<String, String> {
 /// Most files one composition may pull in through `extends`.
 pub const MAX_EXTENDS_FILES: usize = 64;
 
+/// The most bytes read for one composition, the files it `extends` included,
+/// unless the command line says otherwise (`--max-composition-bytes`). A
+/// composition of a thousand mounts is half a MiB; a validated tree takes
+/// tens of times its text in memory, so the budget also bounds that.
+pub const DEFAULT_MAX_COMPOSITION_BYTES: u64 = 4 * 1024 * 1024;
+
 /// A loaded composition: the merged tree (absent when the top file could not be
 /// parsed), every file read, and what went wrong on the way.
 pub struct Loaded {
@@ -58,18 +64,98 @@ impl std::fmt::Display for ReadError {
     }
 }
 
-/// Loads the composition at `path`.
-pub fn load_file(path: &Path, env: &dyn Env) -> Result<Loaded, ReadError> {
-    let text = std::fs::read(path).map_err(|error| ReadError { path: path.to_owned(), error })?;
-    Ok(load_bytes(path, text, env))
+/// Why a file was not read as a composition or a base.
+enum Unread {
+    Io(std::io::Error),
+    /// A FIFO, a device, a socket or a folder: reading it could block or never end.
+    NotRegular(&'static str),
+    /// Longer than what is left of the composition's byte budget.
+    TooLarge,
 }
 
-/// Loads a composition from bytes already read (its `extends` are read from disk, relative to `path`).
-pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env) -> Loaded {
-    let mut loader = Loader { env, sources: Sources::default(), diagnostics: Vec::new(), chain: Vec::new() };
-    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
-    let root = loader.load(path, canonical, bytes).map(remove_nulls);
-    Loaded { root, sources: loader.sources, diagnostics: loader.diagnostics }
+/// Reads a composition file of at most `limit` bytes, never reading more
+/// than one byte past it, and only a regular file: it is opened without
+/// blocking (a FIFO would wait for a writer) and its type is judged on what
+/// was opened, so a file swapped in between cannot slip past.
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Unread> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(Unread::Io)?;
+    let meta = file.metadata().map_err(Unread::Io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(Unread::NotRegular(if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        }));
+    }
+    if meta.len() > limit {
+        return Err(Unread::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The length read may differ from the one stated (a file still being written): the bound is on what is read.
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(Unread::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Unread::TooLarge);
+    }
+    Ok(bytes)
+}
+
+/// Loads the composition at `path`, reading at most `limit` bytes for it and
+/// the files it extends together. A missing or unreadable file is a
+/// [`ReadError`]; a file that is not a regular file, or too large, is a
+/// diagnostic located at the file.
+pub fn load_file(path: &Path, env: &dyn Env, limit: u64) -> Result<Loaded, ReadError> {
+    let mut loader = Loader::new(env, limit);
+    let bytes = match read_bounded(path, limit) {
+        Ok(bytes) => bytes,
+        Err(Unread::Io(error)) => return Err(ReadError { path: path.to_owned(), error }),
+        Err(unread) => {
+            let file = loader.sources.add(path.to_owned(), "".into());
+            let span = Span { file, line: 1, column: 1 };
+            loader.diagnostics.push(match unread {
+                Unread::NotRegular(what) => Diagnostic::error(
+                    "COMPOSITION_NOT_A_FILE",
+                    span,
+                    "",
+                    format!("the composition is {what}, not a regular file; nothing was read"),
+                ),
+                _ => too_large(span, "", None, limit),
+            });
+            return Ok(loader.finish(None));
+        }
+    };
+    Ok(loader.start(path, bytes))
+}
+
+/// Loads a composition from bytes already read (its `extends` are read from
+/// disk, relative to `path`), within `limit` bytes for it and its bases.
+pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env, limit: u64) -> Loaded {
+    let mut loader = Loader::new(env, limit);
+    if bytes.len() as u64 > limit {
+        let file = loader.sources.add(path.to_owned(), "".into());
+        loader.diagnostics.push(too_large(Span { file, line: 1, column: 1 }, "", None, limit));
+        return loader.finish(None);
+    }
+    loader.start(path, bytes)
+}
+
+/// `COMPOSITION_TOO_LARGE` for the composition (`base` `None`) or the base it names.
+fn too_large(span: Span, pointer: &str, base: Option<&str>, limit: u64) -> Diagnostic {
+    let limit = crate::units::Size::from_bytes(limit);
+    let message = match base {
+        None => format!("the composition is larger than {limit}, the most seam reads for one composition and its bases"),
+        Some(entry) => format!("`{entry}` takes the composition and its bases past {limit}, the most seam reads for one composition"),
+    };
+    Diagnostic::error("COMPOSITION_TOO_LARGE", span, pointer, message)
+        .with_help("a composition is rarely over a MiB; if this one is meant to be larger, raise `--max-composition-bytes`")
 }
 
 struct Loader<'e> {
@@ -78,6 +164,27 @@ struct Loader<'e> {
     diagnostics: Vec<Diagnostic>,
     /// Canonical paths of the files being loaded, outermost first, for cycle detection.
     chain: Vec<PathBuf>,
+    /// The byte budget of the whole composition, and what is left of it.
+    limit: u64,
+    left: u64,
+}
+
+impl<'e> Loader<'e> {
+    fn new(env: &'e dyn Env, limit: u64) -> Loader<'e> {
+        Loader { env, sources: Sources::default(), diagnostics: Vec::new(), chain: Vec::new(), limit, left: limit }
+    }
+
+    /// Loads the top file from its bytes, already counted within the budget.
+    fn start(mut self, path: &Path, bytes: Vec<u8>) -> Loaded {
+        self.left = self.limit.saturating_sub(bytes.len() as u64);
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        let root = self.load(path, canonical, bytes).map(remove_nulls);
+        self.finish(root)
+    }
+
+    fn finish(self, root: Option<Node>) -> Loaded {
+        Loaded { root, sources: self.sources, diagnostics: self.diagnostics }
+    }
 }
 
 impl Loader<'_> {
@@ -108,6 +215,12 @@ impl Loader<'_> {
                 return None;
             }
         };
+        if !matches!(root.value, Value::Map(_)) {
+            // Not a composition (a symlink to some other file, say): its text is not kept, so
+            // no diagnostic quotes it into `/status`, the status page or the log.
+            self.sources.withhold(file);
+            return Some(root);
+        }
         self.chain.push(canonical);
         let merged = self.apply_extends(path, root);
         self.chain.pop();
@@ -175,9 +288,9 @@ impl Loader<'_> {
                 ));
                 break;
             }
-            let bytes = match std::fs::read(&target) {
-                Ok(b) => b,
-                Err(e) => {
+            let bytes = match read_bounded(&target, self.left) {
+                Ok(bytes) => bytes,
+                Err(Unread::Io(e)) => {
                     self.diagnostics.push(Diagnostic::error(
                         "EXTENDS_NOT_FOUND",
                         span,
@@ -186,10 +299,37 @@ impl Loader<'_> {
                     ));
                     continue;
                 }
+                Err(Unread::NotRegular(what)) => {
+                    self.diagnostics.push(Diagnostic::error(
+                        "EXTENDS_NOT_A_FILE",
+                        span,
+                        pointer,
+                        format!("`{entry}` ({}) is {what}, not a regular file; nothing was read", target.display()),
+                    ));
+                    continue;
+                }
+                Err(Unread::TooLarge) => {
+                    self.diagnostics.push(too_large(span, &pointer, Some(&entry), self.limit));
+                    break;
+                }
             };
+            self.left -= bytes.len() as u64;
             let Some(mut base) = self.load(&target, canonical, bytes) else { continue };
-            if let Value::Map(m) = &mut base.value {
-                m.shift_remove("extends");
+            match &mut base.value {
+                Value::Map(m) => {
+                    m.shift_remove("extends");
+                }
+                // An empty base adds nothing.
+                Value::Null => {}
+                other => {
+                    self.diagnostics.push(Diagnostic::error(
+                        "EXTENDS_NOT_MAPPING",
+                        span,
+                        pointer,
+                        format!("`{entry}` is not a composition: its document is {}, not a map", other.kind_name()),
+                    ));
+                    continue;
+                }
             }
             merged = Some(match merged {
                 None => base,
@@ -355,5 +495,85 @@ mod tests {
         assert_eq!(interpolate("${1X}", &e).unwrap_err().0, "ENV_SYNTAX");
         assert_eq!(interpolate("--token=${GITHUB_TOKEN}", &e).unwrap_err().0, "SECRET_INTERPOLATED");
         assert_eq!(interpolate("${TOKENIZER_PATH:-x}", &e), Ok(Some("x".into())));
+    }
+
+    /// A scratch folder of this test's own.
+    fn folder(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("seam-load-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn codes(loaded: &Loaded) -> Vec<&'static str> {
+        loaded.diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    /// The budget covers the composition and its bases together: exactly at it
+    /// loads, one byte past it is refused where the base is named, read no further.
+    #[test]
+    fn a_composition_and_its_bases_are_read_within_one_budget() {
+        let dir = folder("budget");
+        let top = "seam: 1\nextends: [base.yaml]\n";
+        let base = "name: padded # ";
+        for (pad, expected) in [(0, vec![]), (1, vec!["COMPOSITION_TOO_LARGE"])] {
+            let base = format!("{base}{}\n", "x".repeat(100));
+            std::fs::write(dir.join("c.yaml"), top).unwrap();
+            std::fs::write(dir.join("base.yaml"), &base).unwrap();
+            let limit = (top.len() + base.len()) as u64 - pad;
+            let loaded = load_file(&dir.join("c.yaml"), &env(), limit).unwrap();
+            assert_eq!(codes(&loaded), expected, "a budget {pad} byte(s) short");
+            let at = &loaded.diagnostics.first().map(|d| (d.span.line, d.span.column, d.pointer.as_str()));
+            assert_eq!(*at, (pad == 1).then_some((2, 11, "/extends/0")));
+        }
+        // The top file alone: at the limit, and one past it (nothing parsed, nothing quoted).
+        for (limit, expected) in [(top.len() as u64, vec!["EXTENDS_NOT_FOUND"]), (top.len() as u64 - 1, vec!["COMPOSITION_TOO_LARGE"])] {
+            std::fs::remove_file(dir.join("base.yaml")).ok();
+            let loaded = load_file(&dir.join("c.yaml"), &env(), limit).unwrap();
+            assert_eq!(codes(&loaded), expected);
+        }
+        let loaded = load_bytes(&dir.join("c.yaml"), top.as_bytes().to_vec(), &env(), top.len() as u64 - 1);
+        assert_eq!((codes(&loaded), loaded.root.is_none()), (vec!["COMPOSITION_TOO_LARGE"], true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A FIFO, a device or a folder is refused at once, without a read (a FIFO
+    /// with no writer would block the reader forever, `/dev/zero` never ends).
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = folder("kinds");
+        let fifo = dir.join("fifo.yaml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        std::fs::create_dir(dir.join("folder.yaml")).unwrap();
+        let top = "seam: 1\nextends: [fifo.yaml, /dev/zero, folder.yaml]\n";
+        std::fs::write(dir.join("c.yaml"), top).unwrap();
+        let loaded = load_file(&dir.join("c.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!(codes(&loaded), ["EXTENDS_NOT_A_FILE"; 3]);
+        let messages: Vec<&str> = loaded.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert!(messages[0].contains("a FIFO") && messages[1].contains("a device") && messages[2].contains("a folder"), "{messages:?}");
+        let loaded = load_file(&fifo, &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!((codes(&loaded), loaded.root.is_none()), (vec!["COMPOSITION_NOT_A_FILE"], true));
+        assert_eq!(loaded.sources.line_text(loaded.diagnostics[0].span.file, 1), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A base that is a scalar or a list is no composition: refused where it is
+    /// named, and its text is not kept, so nothing quotes it; the same for the top file.
+    #[test]
+    fn a_base_is_a_map_and_no_other_file_is_quoted() {
+        let dir = folder("mapping");
+        std::fs::write(dir.join("scalar.yaml"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        std::fs::write(dir.join("list.yaml"), "- a\n").unwrap();
+        std::fs::write(dir.join("c.yaml"), "seam: 1\nextends: [scalar.yaml, list.yaml]\n").unwrap();
+        let loaded = load_file(&dir.join("c.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!(codes(&loaded), ["EXTENDS_NOT_MAPPING"; 2]);
+        assert!(loaded.diagnostics[0].message.contains("a string") && loaded.diagnostics[1].message.contains("a list"));
+        let quoted: Vec<&str> = loaded.sources.files().map(|(_, f)| &*f.text).collect();
+        assert_eq!(quoted, ["seam: 1\nextends: [scalar.yaml, list.yaml]\n", "", ""]);
+        let loaded = load_file(&dir.join("scalar.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert!(loaded.root.is_some(), "the schema says what the top file should be");
+        assert_eq!(loaded.sources.files().map(|(_, f)| f.text.len()).collect::<Vec<_>>(), [0], "and quotes none of it");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -10,23 +10,69 @@ use serde_json::{Value as Json, json};
 use crate::Checked;
 use crate::diagnostic::{Diagnostic, Severity, Sources};
 
-/// One diagnostic in the human form.
+/// The most characters of a source line quoted under a diagnostic; a longer
+/// line is quoted around the column the diagnostic points at.
+pub const EXCERPT_CHARS: usize = 120;
+
+/// One diagnostic in the human form. Control characters from the file (an
+/// escape sequence in a key, say) are shown as their Unicode pictures (`␛`),
+/// never sent to the terminal as they are.
 pub fn human(d: &Diagnostic, sources: &Sources) -> String {
-    let path = sources.path(d.span.file).display();
-    let mut out = format!("{path}:{}:{}: {}[{}]: {}\n", d.span.line, d.span.column, d.severity.as_str(), d.code, d.message);
+    let path = sources.path(d.span.file).display().to_string();
+    let mut out =
+        format!("{}:{}:{}: {}[{}]: {}\n", visible(&path), d.span.line, d.span.column, d.severity.as_str(), d.code, visible(&d.message));
     if let Some(line) = sources.line_text(d.span.file, d.span.line) {
         let number = d.span.line.to_string();
         let gutter = " ".repeat(number.len());
+        let (excerpt, caret) = excerpt(line, d.span.column.saturating_sub(1) as usize);
         // Keep tabs so the caret lines up under the same characters.
-        let pad: String = line.chars().take(d.span.column.saturating_sub(1) as usize).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-        let _ = writeln!(out, "{gutter} |\n{number} | {line}\n{gutter} | {pad}^");
+        let pad: String = excerpt.chars().take(caret).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let _ = writeln!(out, "{gutter} |\n{number} | {excerpt}\n{gutter} | {pad}^");
         if let Some(help) = &d.help {
-            let _ = writeln!(out, "{gutter} = help: {help}");
+            let _ = writeln!(out, "{gutter} = help: {}", visible(help));
         }
     } else if let Some(help) = &d.help {
-        let _ = writeln!(out, "  = help: {help}");
+        let _ = writeln!(out, "  = help: {}", visible(help));
     }
     out
+}
+
+/// At most [`EXCERPT_CHARS`] of `line` around the character at `column`
+/// (0-based), with `…` where it is cut, control characters made visible; and
+/// the caret's column within the excerpt.
+fn excerpt(line: &str, column: usize) -> (String, usize) {
+    let length = line.chars().count();
+    let (start, end) = if length <= EXCERPT_CHARS {
+        (0, length)
+    } else {
+        let start = column.saturating_sub(EXCERPT_CHARS / 2).min(length - EXCERPT_CHARS);
+        (start, start + EXCERPT_CHARS)
+    };
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(line.chars().skip(start).take(end - start).map(|c| if c == '\t' { c } else { picture(c) }));
+    if end < length {
+        out.push('…');
+    }
+    (out, column.clamp(start, end) - start + usize::from(start > 0))
+}
+
+/// `text` with every control character as its Unicode picture.
+fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().all(|c| picture(c) == c) { text.into() } else { text.chars().map(picture).collect::<String>().into() }
+}
+
+/// A control character's picture (`␛` for ESC, `␡` for DEL, `�` for the C1
+/// controls, which have none); any other character itself.
+fn picture(c: char) -> char {
+    match c {
+        '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).expect("the control pictures block"),
+        '\x7f' => '\u{2421}',
+        '\u{80}'..='\u{9f}' => '\u{fffd}',
+        _ => c,
+    }
 }
 
 fn escape_data(s: &str) -> String {
@@ -136,4 +182,59 @@ pub fn escape_markup(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Span;
+
+    fn rendered(text: &str, line: u32, column: u32, message: &str) -> String {
+        let mut sources = Sources::default();
+        let file = sources.add("c.yaml".into(), text.into());
+        human(&Diagnostic::error("SCHEMA_TYPE", Span { file, line, column }, "/x", message), &sources)
+    }
+
+    /// What the file holds reaches the terminal as pictures: no escape
+    /// sequence, bell or backspace from a key or value is sent as it is.
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        let out = rendered("k\x1b[2J: \x07v\x7f\u{9b}\n", 1, 2, "unknown key `k\x1b[2J`");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(out.contains("unknown key `k␛[2J`"), "{out}");
+        assert!(out.contains("1 | k␛[2J: ␇v␡\u{fffd}"), "{out}");
+    }
+
+    /// A line up to `EXCERPT_CHARS` is quoted whole; a longer one around the
+    /// column, cut with `…`, the caret still under the character it points at.
+    #[test]
+    fn a_long_line_is_quoted_around_its_column() {
+        let whole = "a".repeat(EXCERPT_CHARS);
+        let out = rendered(&whole, 1, 7, "m");
+        assert!(out.contains(&format!("1 | {whole}\n")), "at the limit the line is whole");
+        let long = format!("{}X{}", "a".repeat(5000), "b".repeat(5000));
+        let out = rendered(&long, 1, 5001, "m");
+        let lines: Vec<&str> = out.lines().collect();
+        let quoted = lines[2].strip_prefix("1 | ").unwrap();
+        assert_eq!(quoted.chars().count(), EXCERPT_CHARS + 2, "the window and two ellipses: {quoted}");
+        assert!(quoted.starts_with('…') && quoted.ends_with('…'));
+        let caret = lines[3].strip_prefix("  | ").unwrap().chars().count() - 1;
+        assert_eq!(quoted.chars().nth(caret), Some('X'), "{out}");
+        // Near the end of a long line, the window ends with the line.
+        let out = rendered(&long, 1, 10_001, "m");
+        let quoted = out.lines().nth(2).unwrap().strip_prefix("1 | ").unwrap();
+        assert!(quoted.starts_with('…') && quoted.ends_with('b'), "{quoted}");
+    }
+
+    /// A message quoting a huge value is cut; lines are found by index, whatever the line.
+    #[test]
+    fn messages_are_capped_and_lines_indexed() {
+        let out = rendered("a\r\nb\nc", 3, 1, &"m".repeat(10_000));
+        let message = out.lines().next().unwrap().rsplit(": ").next().unwrap();
+        assert_eq!(message.chars().count(), crate::diagnostic::MAX_MESSAGE_CHARS + 1);
+        let mut sources = Sources::default();
+        let file = sources.add("c.yaml".into(), "a\r\nb\nc".into());
+        let lines: Vec<Option<&str>> = (0..5).map(|l| sources.line_text(file, l)).collect();
+        assert_eq!(lines, [None, Some("a"), Some("b"), Some("c"), None]);
+    }
 }

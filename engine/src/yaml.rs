@@ -40,6 +40,21 @@ pub enum Value {
     Map(Mapping),
 }
 
+impl Value {
+    /// How a message names the kind of value: `a string`, `a list`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a map",
+        }
+    }
+}
+
 /// The index of a large mapping. Keyed with foldhash, which is much cheaper
 /// than SipHash on short keys; randomly seeded, so that keys crafted to collide
 /// cannot make a large map quadratic.
