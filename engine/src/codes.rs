@@ -44,6 +44,7 @@ codes! {
     "SIZE_INVALID" Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";
     "SECRET_INLINE" Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
     "SECRET_INTERPOLATED" Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
+    "SECRET_SENT_IN_CLEAR" Warning "A mount sends a secret (an API key, a bearer token, headers from the environment) over plain `http://` to a host other than loopback, where anyone on the way can read it.";
     "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
     "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
     "SERVE_TOKEN_CONFLICT" Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";

@@ -461,11 +461,36 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
     Ok(changed.then_some(out))
 }
 
-/// A variable whose name says it holds a secret: one of its `_`-separated words
-/// is KEY, TOKEN, SECRET, PASSWORD, … (`GITHUB_TOKEN`, `OPENAI_API_KEY`; not `TOKENIZER_PATH`).
+/// A variable whose name says it holds a secret: one of its `_`-separated
+/// words is a secret's word (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `BASIC_AUTH`,
+/// `SIGNING_KEYS`), or a word ends with one that cannot end an innocent word
+/// (`DEEPSEEKAPIKEY`, `GITHUBTOKEN`, `DBPASSWORD`). Not `TOKENIZER_PATH`, and
+/// not `MONKEY`: a bare `KEY` ending is too common to mean a secret.
 pub fn is_secret_name(name: &str) -> bool {
-    const WORDS: [&str; 8] = ["KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS", "PAT"];
-    name.split('_').any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)))
+    // Not TOKENS: `MAX_TOKENS` is a model setting, not a secret.
+    const WORDS: [&str; 16] = [
+        "KEY",
+        "KEYS",
+        "APIKEY",
+        "APIKEYS",
+        "TOKEN",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWORDS",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "PAT",
+        "AUTH",
+        "COOKIE",
+    ];
+    const ENDINGS: [&str; 8] = ["APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+    let ends_with = |word: &str, ending: &str| {
+        word.len() >= ending.len() && word.as_bytes()[word.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
+    };
+    name.split('_').any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)) || ENDINGS.iter().any(|e| ends_with(w, e)))
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -495,6 +520,20 @@ mod tests {
         assert_eq!(interpolate("${1X}", &e).unwrap_err().0, "ENV_SYNTAX");
         assert_eq!(interpolate("--token=${GITHUB_TOKEN}", &e).unwrap_err().0, "SECRET_INTERPOLATED");
         assert_eq!(interpolate("${TOKENIZER_PATH:-x}", &e), Ok(Some("x".into())));
+    }
+
+    /// Each form the rule must catch, and names it must leave alone.
+    #[test]
+    fn secret_names() {
+        // One string, so the scan for codes in tests/generated.rs does not take the names for codes.
+        let secrets = "GITHUB_TOKEN OPENAI_API_KEY DEEPSEEKAPIKEY deepseekApiKey GITHUBTOKEN DB_PASSWORD DBPASSWORD BASIC_AUTH PROXY_AUTH SIGNING_KEYS AWS_SECRETKEY GH_PAT SESSION_COOKIE GPG_PASSPHRASE GOOGLE_CREDENTIALS".split(' ');
+        for name in secrets {
+            assert!(is_secret_name(name), "{name}");
+            assert_eq!(interpolate(&format!("${{{name}:-x}}"), &env()).unwrap_err().0, "SECRET_INTERPOLATED", "{name}");
+        }
+        for name in "TOKENIZER_PATH MAX_TOKENS MONKEY HOTKEY_MAP KEYBOARD AUTHOR HOME PWD SEAM_WEB_SEARCH PATH".split(' ') {
+            assert!(!is_secret_name(name), "{name}");
+        }
     }
 
     /// A scratch folder of this test's own.

@@ -507,6 +507,25 @@ impl SurfaceCx<'_> {
     }
 }
 
+/// Whether a secret sent to `url` would cross a network in clear: plain
+/// `http://` to a host other than loopback (`localhost` and its subdomains,
+/// 127.0.0.0/8, `::1`). A URL that does not parse is not judged here.
+pub fn in_clear_beyond_loopback(url: &str) -> bool {
+    let Ok(url) = url::Url::parse(url) else { return false };
+    if url.scheme() != "http" {
+        return false;
+    }
+    match url.host() {
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.');
+            !(name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost"))
+        }
+        Some(url::Host::Ipv4(ip)) => !ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => !ip.is_loopback() && !ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        None => false,
+    }
+}
+
 /// The schema of a mount kind whose config type is `T`: `T`'s object schema with
 /// `kind` added as a required constant in front. `T` carries `kind` as a
 /// `#[schemars(skip)]` field so that `deny_unknown_fields` accepts it.
@@ -648,6 +667,32 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
         match &self.live {
             Some(live) => (live.get_prompt)(self.typed(settings), call),
             None => Box::pin(async move { Err(PromptError::unknown(&call.name)) }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_clear_beyond_loopback;
+
+    #[test]
+    fn a_secret_is_in_clear_over_plain_http_beyond_loopback() {
+        for url in ["http://api.example.com/v1", "http://10.0.0.5:8080/", "http://[2001:db8::1]/", "http://user@example.com/"] {
+            assert!(in_clear_beyond_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.example.com/",
+            "http://localhost:8080/",
+            "http://LOCALHOST./",
+            "http://api.localhost/",
+            "http://127.0.0.1/",
+            "http://127.1/",
+            "http://127.255.0.9:1/",
+            "http://[::1]:9/",
+            "http://[::ffff:127.0.0.1]/",
+            "not a url",
+        ] {
+            assert!(!in_clear_beyond_loopback(url), "{url}");
         }
     }
 }

@@ -231,6 +231,15 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     if !ok {
         return None;
     }
+    if (config.bearer_token_env.is_some() || !config.headers_env.is_empty()) && seam_engine::surface::in_clear_beyond_loopback(&config.url)
+    {
+        cx.warning(
+            "SECRET_SENT_IN_CLEAR",
+            "/url",
+            format!("the token and headers from the environment go to `{}` over plain http://, readable by anyone on the way", config.url),
+        )
+        .help = Some("use https://".into());
+    }
     Some(resolved(cx, config.common.required, config))
 }
 

@@ -223,6 +223,14 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
         *file = path.display().to_string();
         requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
     }
+    if seam_engine::surface::in_clear_beyond_loopback(&config.base_url) {
+        cx.warning(
+            "SECRET_SENT_IN_CLEAR",
+            "/base_url",
+            format!("the API key goes to `{}` over plain http://, readable by anyone on the way", config.base_url),
+        )
+        .help = Some("use https://".into());
+    }
     let mut r = ResolvedMount::new(config, Exposure::Tool("web_search"));
     r.requirements = requirements;
     Some(r)
