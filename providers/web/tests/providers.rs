@@ -200,9 +200,19 @@ async fn web_search_runs_queries_together_and_merges_their_sources_by_rank() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_failing_query_fails_the_search_and_cancels_the_rest() {
-    let stub = Arc::new(Stub::start(|r| match query_of(&r.target).as_str() {
-        "broken" => Reply::json(500, &json!({ "error": "engine crashed" })),
-        _ => Reply(vec![Step::HoldUntilClosed]),
+    // The failure is answered only once the slow request is in: were it answered first, the
+    // slow query could be cancelled before its connection opened, and no close would be seen.
+    let (arrived, slow_in) = std::sync::mpsc::sync_channel::<()>(1);
+    let slow_in = std::sync::Mutex::new(slow_in);
+    let stub = Arc::new(Stub::start(move |r| match query_of(&r.target).as_str() {
+        "broken" => {
+            let _ = slow_in.lock().unwrap().recv_timeout(std::time::Duration::from_secs(30));
+            Reply::json(500, &json!({ "error": "engine crashed" }))
+        }
+        _ => {
+            let _ = arrived.try_send(());
+            Reply(vec![Step::HoldUntilClosed])
+        }
     }));
     let out = call_search(settings(8), tool_call(Arc::new(searxng(&stub)), json!(["slow", "broken"]))).await;
     assert!(out.is_error);
