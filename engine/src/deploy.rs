@@ -467,6 +467,8 @@ pub struct Deployment {
     /// Wakes the reload worker; triggers while a reload runs coalesce into one more.
     trigger: tokio::sync::Notify,
     outcomes: Mutex<VecDeque<Outcome>>,
+    /// When the reload running now started, for `/status`: until its outcome, the last one is not the news.
+    reloading_since: Mutex<Option<SystemTime>>,
     /// Every file the last check read (the composition and what it extends).
     files: Mutex<Vec<PathBuf>>,
     changes: Changes,
@@ -487,6 +489,7 @@ impl Deployment {
             reloading: tokio::sync::Mutex::new(()),
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
+            reloading_since: Mutex::new(None),
             files: Mutex::new(vec![path.to_owned()]),
             changes: Changes::default(),
             status_changes: Changes::default(),
@@ -553,7 +556,10 @@ impl Deployment {
     /// generation and swaps it in; or rejects it and leaves the live one serving.
     pub async fn reload(&self) -> Outcome {
         let _serial = self.reloading.lock().await;
+        *self.reloading_since.lock().expect("reloading lock") = Some(SystemTime::now());
+        self.status_changes.notify();
         let outcome = self.reload_locked().await;
+        *self.reloading_since.lock().expect("reloading lock") = None;
         let mut outcomes = self.outcomes.lock().expect("outcomes lock");
         if outcomes.len() == KEPT_OUTCOMES {
             outcomes.pop_front();
@@ -941,6 +947,7 @@ impl Deployment {
             "loaded_at": live.as_ref().map(|g| timestamp(g.loaded_at)),
             "calls_in_flight": live.as_ref().map(|g| g.calls_in_flight()),
             "last_reload": self.last_outcome().map(|o| o.to_json()),
+            "reloading_since": self.reloading_since.lock().expect("reloading lock").map(timestamp),
             "mounts": mounts,
             "services": services,
         })
@@ -1094,6 +1101,7 @@ mod tests {
                 async move { deployment.reload().await }
             });
             entering.recv().await.unwrap();
+            assert!(deployment.status()["reloading_since"].is_string(), "/status says a reload is under way");
             tokio::time::advance(took).await;
             if expected == OutcomeKind::Rejected {
                 // The check is still held: only the deadline can end the reload now.
@@ -1115,6 +1123,7 @@ mod tests {
                 release.send(()).unwrap();
                 assert_eq!(reload.await.unwrap().outcome, expected, "{took:?}");
             }
+            assert!(deployment.status()["reloading_since"].is_null(), "and that it is over");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
