@@ -329,6 +329,28 @@ fn a_question_waiting_on_a_retired_mount_ends_with_lsp_disposed() {
     client.close();
 }
 
+/// A server that let a question time out is ended at once: it is not asked to
+/// shut down (it would not answer that either) and waited on for
+/// `shutdown_timeout`, here far longer than the test's patience.
+#[test]
+fn a_server_that_timed_out_is_ended_at_once() {
+    let dir = scratch("lsp-timed-out");
+    let log = dir.join("lifecycle.log");
+    let (file, _) = fake(
+        "lsp-timed-out",
+        &format!("FAKE_LSP: hang-all, FAKE_LSP_LOG: {}", json!(log)),
+        "    shutdown_timeout: 10m\n",
+        "{ timeout: 300ms }",
+    );
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let result = client.call("lsp", json!({ "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 }));
+    assert_eq!(error(&result).0, "LSP_TIMEOUT", "{result}");
+    let lifecycle = std::fs::read_to_string(&log).unwrap();
+    let pid: u32 = lifecycle.split(' ').next().unwrap().parse().unwrap();
+    wait_dead(&[pid]);
+}
+
 /// A question the client cancels after it reached its language server: the document is closed as
 /// after an answer, inside the workspace's queue, and the server is kept. The next question opens the
 /// document afresh on the same server (which would answer an error had it been opened twice).

@@ -2,6 +2,7 @@
 //   ok            answers every question (hover: "fake hover at L:C")
 //   crash-on-open the first FAKE_LSP_CRASHES processes exit on didOpen (counted in FAKE_LSP_STATE)
 //   hang          never answers a question
+//   hang-all      never answers a question, nor `shutdown` (a server stuck in a computation)
 //   malformed     answers definition with a location whose uri is a number
 //   utf8          insists on utf-8 positions in its initialize answer
 //   big-message   answers hover with a body over the mount's max_message_bytes
@@ -77,7 +78,7 @@ function handle(m) {
     closed += 1;
     return;
   }
-  if (m.method === 'shutdown') return send({ jsonrpc: '2.0', id: m.id, result: null });
+  if (m.method === 'shutdown') return mode === 'hang-all' ? undefined : send({ jsonrpc: '2.0', id: m.id, result: null });
   if (m.method === 'exit') process.exit(0);
   if (m.method === undefined && Array.isArray(m.id)) {
     answers.deep = JSON.stringify(m.id) === JSON.stringify(deepId) ? 'echoed' : `changed to ${JSON.stringify(m.id)}`;
@@ -89,7 +90,7 @@ function handle(m) {
   }
   if (m.id === undefined || m.method === undefined) return;
   questions += 1;
-  if (mode === 'hang' || (mode === 'hang-once' && questions === 1)) return;
+  if (mode === 'hang' || mode === 'hang-all' || (mode === 'hang-once' && questions === 1)) return;
   const { line, character } = m.params.position || {};
   const uri = m.params.textDocument?.uri;
   if (uri !== undefined && !openDocuments.has(uri)) violation ??= `${m.method} on ${uri}, which is not open`;

@@ -308,10 +308,11 @@ impl Connection {
         Ok(true)
     }
 
-    /// `shutdown` → `exit`, then SIGTERM once `shutdown_timeout` passes and SIGKILL after `kill_grace`.
+    /// `shutdown` → `exit`, then SIGTERM once `shutdown_timeout` passes and SIGKILL after `kill_grace`;
+    /// with a zero `shutdown_timeout`, SIGTERM at once, without a `shutdown` request.
     pub async fn shut_down(&self, shutdown_timeout: Duration, kill_grace: Duration) {
-        if !self.is_closed() {
-            self.ending.store(true, Ordering::SeqCst);
+        self.ending.store(true, Ordering::SeqCst);
+        if !self.is_closed() && !shutdown_timeout.is_zero() {
             let polite = async {
                 if self.request("shutdown", &Json::Null).await.is_ok() {
                     let _ = self.notify("exit", &Json::Null).await;

@@ -191,7 +191,7 @@ impl LspMount {
                     tracing::warn!(mount = %self.id, "language server failed during a query ({why}); replacing it and replaying the query");
                     replaced = true;
                     **server = None;
-                    self.shut_down_later(connection);
+                    self.shut_down_later(connection, false);
                 }
                 Err(Failure::Transport(why)) => {
                     **server = None;
@@ -223,8 +223,9 @@ impl LspMount {
     }
 
     /// Ends `connection`, the server of `workspace`, while its slot is held: questions waiting in the
-    /// queue find it ending and start a replacement in the same slot.
-    fn end_server(&self, workspace: &Path, connection: &Arc<Connection>) {
+    /// queue find it ending and start a replacement in the same slot. A server that stopped answering
+    /// (`hung`) is not asked to shut down (it would not answer that either): it is signalled at once.
+    fn end_server(&self, workspace: &Path, connection: &Arc<Connection>, hung: bool) {
         {
             let mut live = self.live.lock().expect("live lock");
             if live.get(workspace).is_some_and(|c| Arc::ptr_eq(c, connection)) {
@@ -232,25 +233,27 @@ impl LspMount {
             }
         }
         self.status.notify();
-        self.shut_down_later(connection.clone());
+        self.shut_down_later(connection.clone(), hung);
     }
 
-    /// Ends the server of a workspace whose query timed out: a hung server is not kept.
+    /// Ends the server of a workspace whose query timed out at once: a hung server is not kept, nor
+    /// waited on for `shutdown_timeout`.
     pub fn evict(&self, workspace: &Path) {
         self.servers.lock().expect("servers lock").remove(workspace);
         let Some(connection) = self.live.lock().expect("live lock").get(workspace).cloned() else { return };
-        self.end_server(workspace, &connection);
+        self.end_server(workspace, &connection, true);
+    }
+
+    /// Shuts `connection` down in the background; a `hung` one is signalled at once.
+    fn shut_down_later(&self, connection: Arc<Connection>, hung: bool) {
+        let (grace, kill) = self.stop_times();
+        let grace = if hung { Duration::ZERO } else { grace };
+        tokio::spawn(async move { connection.shut_down(grace, kill).await });
     }
 
     /// `shutdown_timeout` and `kill_grace`, for [`Connection::shut_down`].
     fn stop_times(&self) -> (Duration, Duration) {
         (self.config.shutdown_timeout.to_std(), self.config.kill_grace.to_std())
-    }
-
-    /// Shuts `connection` down in the background.
-    fn shut_down_later(&self, connection: Arc<Connection>) {
-        let (grace, kill) = self.stop_times();
-        tokio::spawn(async move { connection.shut_down(grace, kill).await });
     }
 }
 
@@ -281,7 +284,7 @@ impl Drop for Abandoned<'_> {
             }
             _ => {
                 tracing::info!(mount = %self.mount.id, "a question was abandoned while being written; ending its language server");
-                self.mount.end_server(self.workspace, self.connection);
+                self.mount.end_server(self.workspace, self.connection, false);
             }
         }
     }
