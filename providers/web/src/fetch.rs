@@ -290,7 +290,9 @@ fn decode(decoder: &mut encoding_rs::Decoder, bytes: &[u8], text: &mut String, l
 fn refusal(r: Refusal) -> WebError {
     match r {
         Refusal::Invalid(why) => WebError::new("WEB_INVALID_URL", why),
-        Refusal::Credentials => WebError::new("WEB_BLOCKED_URL", "the URL carries credentials (`user:password@`); seam sends none"),
+        Refusal::Credentials(what) => {
+            WebError::new("WEB_BLOCKED_URL", format!("the URL carries {what} before its host; seam sends no credentials"))
+        }
         Refusal::LoopbackName(host) => WebError::new("WEB_BLOCKED_ADDRESS", format!("`{host}` is a loopback name"))
             .with("host", host)
             .with("range", "loopback (a `localhost` name)"),

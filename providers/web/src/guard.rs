@@ -131,8 +131,8 @@ impl Policy {
 pub enum Refusal {
     /// Not a URL, not http(s), no host, or longer than the limit.
     Invalid(String),
-    /// `user:pass@` in the URL.
-    Credentials,
+    /// A user name, a password or both before the host (`user@`, `user:pass@`): which.
+    Credentials(&'static str),
     /// A name that is loopback by definition.
     LoopbackName(String),
     /// An IP literal in a blocked range.
@@ -157,8 +157,11 @@ pub fn check_parsed(url: &Url, policy: &Policy) -> Result<(), Refusal> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(Refusal::Invalid(format!("scheme `{}` is not http or https", url.scheme())));
     }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(Refusal::Credentials);
+    match (!url.username().is_empty(), url.password().is_some()) {
+        (false, false) => {}
+        (true, false) => return Err(Refusal::Credentials("a user name")),
+        (false, true) => return Err(Refusal::Credentials("a password")),
+        (true, true) => return Err(Refusal::Credentials("a user name and a password")),
     }
     let host_str = url.host_str().unwrap_or_default();
     if policy.exempt(host_str) {
@@ -207,7 +210,7 @@ mod tests {
             Ok(_) => Pass,
             Err(Refusal::Address { range, .. }) => Blocked(range),
             Err(Refusal::LoopbackName(_)) => LoopbackName,
-            Err(Refusal::Credentials) => Credentials,
+            Err(Refusal::Credentials(_)) => Credentials,
             Err(Refusal::Invalid(_)) => Invalid,
         }
     }
@@ -371,7 +374,9 @@ mod tests {
         assert!(check_url("http://127.0.0.2/", 2048, &policy).is_err());
         assert!(!policy.exempt("other.test"));
         // Credentials are refused whatever the host.
-        assert_eq!(check_url("http://u:p@127.0.0.1/", 2048, &policy), Err(Refusal::Credentials));
+        assert_eq!(check_url("http://u:p@127.0.0.1/", 2048, &policy), Err(Refusal::Credentials("a user name and a password")));
+        assert_eq!(check_url("http://u@127.0.0.1/", 2048, &policy), Err(Refusal::Credentials("a user name")));
+        assert_eq!(check_url("http://:p@127.0.0.1/", 2048, &policy), Err(Refusal::Credentials("a password")));
         let open = Policy { allow_private_networks: true, allow_hosts: Vec::new() };
         assert!(check_url("http://10.0.0.1/", 2048, &open).is_ok());
     }
