@@ -263,7 +263,8 @@ impl Dirty {
 
 /// Reads a root: everything when `dirty` is `All` or there is no previous scan,
 /// else only the named folders. An `Err` is an incomplete read (the root
-/// exists but cannot be listed); a missing root is a complete, empty one.
+/// exists but cannot be listed, or is not a folder); a missing root is a
+/// complete, empty one.
 pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty, guard: Option<&Arc<Guard>>) -> Result<Scan, String> {
     match (previous, dirty) {
         (Some(previous), Dirty::Clean) => Ok(Scan { files_read: 0, ..previous.clone() }),
@@ -292,7 +293,9 @@ fn scan_all(root: &Root, previous: Option<&Scan>, guard: Option<&Arc<Guard>>) ->
     let listing = match std::fs::read_dir(&root.path) {
         Ok(listing) => listing,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan::default()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(Scan::default()),
+        // A folder above the root is a file: the root cannot exist, as if missing. The root itself a
+        // file (a folder replaced, say) is not a root that was emptied: the read is incomplete.
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory && !root.path.exists() => return Ok(Scan::default()),
         Err(e) => return Err(format!("cannot list {}: {e}", root.path.display())),
     };
     let mut next = Scan { exists: true, ..Scan::default() };

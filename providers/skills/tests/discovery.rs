@@ -165,6 +165,13 @@ async fn incomplete_discovery_keeps_the_last_good_catalog() {
     assert!(during.stale.as_deref().is_some_and(|r| r.contains("cannot list")), "{during:?}");
     assert_eq!(during.skills.keys().collect::<Vec<_>>(), ["kept"], "the last good catalog is still what is published");
     assert_eq!(during.digest, first.digest);
+    // A regular file in place of the root is no more an emptied root than a loop is.
+    std::fs::remove_file(&root).unwrap();
+    std::fs::write(&root, "not a folder\n").unwrap();
+    assert!(m.invalidate(&root));
+    let during = registry::catalog(dir.clone(), chain(&[&m])).await;
+    assert!(during.stale.as_deref().is_some_and(|r| r.contains("cannot list")), "{during:?}");
+    assert_eq!(during.skills.keys().collect::<Vec<_>>(), ["kept"], "a file in place of the root keeps the last good catalog");
     // The root comes back with another skill: the catalog follows.
     std::fs::remove_file(&root).unwrap();
     std::fs::rename(dir.join("moved"), &root).unwrap();
