@@ -8,7 +8,9 @@ use serde_json::json;
 
 fn resolve(text: &str) -> Resolved {
     let checked = seam::engine().check_bytes(Path::new("/nonexistent/c.yaml"), text.as_bytes().to_vec(), &HashMap::new());
-    assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
+    // Tool tables are checked here without providers: that they would serve nobody is beside the point.
+    let found: Vec<_> = checked.diagnostics.iter().filter(|d| d.code != "TOOL_UNSERVED").collect();
+    assert!(found.is_empty(), "{found:#?}");
     checked.resolved.expect("resolved")
 }
 

@@ -51,6 +51,7 @@ codes! {
     "SERVE_TOKEN_UNREADABLE" Error "(start, reload) A token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
     "SERVE_TOKEN_REQUIRED" Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
     "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
+    "TOOL_UNSERVED" Warning "A fixed tool (`web_search`, `web_fetch`, `lsp`, `skill`) is enabled for agents that see no mount serving it: every call would fail.";
     "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";
     "AGENT_NAME_INVALID" Error "An agent name is not 1–64 letters, digits, `_` or `-`.";
     "AGENT_DEFAULT_PARENT" Error "The `default` agent names a parent; it is the root.";

@@ -280,6 +280,56 @@ impl Resolved {
     }
 }
 
+/// A fixed tool an agent enables though no mount it sees can serve it: every
+/// call would fail (`web_fetch: true` with no fetch provider). One warning per
+/// key that enables it, where the nearest agent on the chain (or the top
+/// `tools`) writes it, naming the agents it leaves without a provider. Not
+/// judged while a mount's kind is unknown: it may be the provider meant.
+fn unserved_tools(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) {
+    if !resolved.unknown.is_empty() {
+        return;
+    }
+    let written = |at: &str| {
+        let segments = crate::diagnostic::pointer_segments(at);
+        tree.lookup(&segments).2 == segments.len()
+    };
+    let mut unserved: BTreeMap<String, (&'static str, Vec<&str>)> = BTreeMap::new();
+    for tool in resolved.surfaces.iter().flat_map(|s| s.tools()) {
+        for (name, agent) in &resolved.agents {
+            if !agent.tools.fixed.get(tool.name()).is_some_and(Option::is_some) {
+                continue;
+            }
+            if resolved.mounts.iter().any(|(id, m)| agent.scope.contains(id) && tool.exposes().contains(&m.kind.registry())) {
+                continue;
+            }
+            // The nearest key on the chain decides, so the nearest one written is the one that enables it.
+            let mut chain = Some(name.as_str());
+            let mut at = pointer(["tools", tool.name()]);
+            while let Some(a) = chain {
+                let key = pointer(["agents", a, "tools", tool.name()]);
+                if written(&key) {
+                    at = key;
+                    break;
+                }
+                chain = resolved.agents.get(a).and_then(|a| a.parent.as_deref());
+            }
+            unserved.entry(at).or_insert((tool.name(), Vec::new())).1.push(name);
+        }
+    }
+    for (at, (tool, agents)) in unserved {
+        let agents = agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+        out.push(
+            Diagnostic::warning(
+                "TOOL_UNSERVED",
+                locate(tree, &at),
+                &at,
+                format!("`{tool}` is enabled, but no mount that {agents} can see serves it: every call would fail"),
+            )
+            .with_help(format!("mount a provider of `{tool}` where these agents see it, or write `{tool}: false`")),
+        );
+    }
+}
+
 fn valid_id(id: &str) -> bool {
     let mut chars = id.chars();
     id.len() <= 64
@@ -429,6 +479,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             );
         }
     }
+    unserved_tools(&resolved, tree, out);
     resolved
 }
 
