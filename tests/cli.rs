@@ -144,7 +144,7 @@ fn environment_checks_are_opt_in() {
     let file = write(
         &dir,
         "e.yaml",
-        "seam: 1\nmounts:\n  ts:\n    kind: lsp.stdio\n    command: surely-not-installed-lsp\n    extensions: { .ts: typescript }\ntools: { lsp: true }\n",
+        "seam: 1\nmounts:\n  ts:\n    kind: lsp.stdio\n    command: surely-not-installed-lsp\n    extensions: { .ts: typescript }\ntools: { lsp: true }\nservices: { workspace: { root: . } }\n",
     );
     assert_eq!(seam(&["validate", &file]).status.code(), Some(0));
     let o = seam(&["validate", "--environment", "--format", "json", &file]);

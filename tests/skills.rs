@@ -265,3 +265,36 @@ fn the_shipped_skills_are_served_by_base_yaml() {
     assert_eq!(prompts, [json!("authoring-compositions"), json!("reviewing-mcp-servers")]);
     client.close();
 }
+
+/// There is no implicit workspace: without `services.workspace.root`, the
+/// project discovery reads is the folder seam was started in (a client gives
+/// no roots through `seam call`), never the composition's own folder; with the
+/// root set, it is that root.
+#[test]
+fn without_a_workspace_root_the_project_is_where_seam_started() {
+    let dir = scratch("skills-no-root");
+    let (here, there) = (dir.join("started-here"), dir.join("composition"));
+    for (project, name) in [(&here, "from-here"), (&there, "from-there")] {
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        skill(&project.join(".seam/skills"), name, "description: d\n", "Body.\n");
+    }
+    let file = there.join("seam.yaml");
+    let call = |name: &str| {
+        let args = json!({ "name": name }).to_string();
+        let out = std::process::Command::new(seam_bin())
+            .current_dir(&here)
+            .env("HOME", dir.join("home"))
+            .args(["call", &file.display().to_string(), "skill", "--args", &args])
+            .output()
+            .unwrap();
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        result["structuredContent"]["error"]["code"].as_str().unwrap_or("ok").to_owned()
+    };
+    let compose = |services: &str| {
+        std::fs::write(&file, format!("seam: 1\n{services}mounts:\n  skills: {{ kind: skills.fs }}\ntools:\n  skill: true\n")).unwrap()
+    };
+    compose("");
+    assert_eq!((call("from-here").as_str(), call("from-there").as_str()), ("ok", "SKILL_UNKNOWN"), "no root: where seam started");
+    compose("services:\n  workspace: { root: . }\n");
+    assert_eq!((call("from-here").as_str(), call("from-there").as_str()), ("SKILL_UNKNOWN", "ok"), "the root, when set");
+}

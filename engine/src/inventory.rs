@@ -66,7 +66,8 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
             json!({ "name": name, "parent": a.parent, "mounts": a.scope.iter().collect::<Vec<_>>(), "tools": tools })
         })
         .collect();
-    json!({ "kinds": kinds, "mounts": mounts, "agents": agents })
+    // `null` when the composition sets no `services.workspace.root` (there is no implicit one).
+    json!({ "workspace": workspace, "kinds": kinds, "mounts": mounts, "agents": agents })
 }
 
 /// Fills in `ready` from a started deployment's `/status`: `yes`, or `no (state: detail)`.
@@ -94,6 +95,17 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
 
 pub fn to_human(inventory: &Json) -> String {
     let mut out = String::new();
+    match inventory["workspace"].as_str() {
+        Some(root) => {
+            let _ = writeln!(out, "workspace: {root}\n");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "workspace: none (`services.workspace.root` is not set: `lsp` answers LSP_WORKSPACE_REQUIRED, skills read the client's root or the folder seam was started in)\n"
+            );
+        }
+    }
     let _ = writeln!(out, "{:<24} {:<22} {:<9} {:<11} {:<24} ready", "MOUNT", "KIND", "COMPILED", "CONFIGURED", "VISIBLE TO");
     for m in inventory["mounts"].as_array().into_iter().flatten() {
         let visible: Vec<&str> = m["visible"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();

@@ -433,9 +433,11 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         services.insert("subprocess".to_owned(), serde_json::to_value(&subprocess).expect("serializable"));
     }
     if !services.contains_key("workspace") && needed("workspace") {
-        // The default root is the folder of the composition itself.
-        services
-            .insert("workspace".to_owned(), serde_json::json!({ "root": resolve_path(sources.path(crate::diagnostic::FileId(0)), ".") }));
+        // No implicit workspace: the composition's folder is where it was written, not the code it
+        // is about (under Kubernetes, a ConfigMap's). Without a root the `lsp` tool answers
+        // LSP_WORKSPACE_REQUIRED, and skill discovery takes the client's root or the folder seam
+        // was started in; `inventory` and the graph show the root as null.
+        services.insert("workspace".to_owned(), serde_json::json!({ "root": null }));
     }
 
     check_claims(&mounts, tree, sources, out);

@@ -487,6 +487,11 @@ impl SurfaceCx<'_> {
         self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| r.config.to_json())
     }
 
+    /// `services.workspace.root` as resolved (absolute); `None` when the composition sets none.
+    pub fn workspace_root(&self) -> Option<&str> {
+        self.resolved.services.get("workspace").and_then(|w| w["root"].as_str())
+    }
+
     /// Whether mount `id` is visible to some agent.
     pub fn mount_visible(&self, id: &str) -> bool {
         !self.resolved.visible_agents(id).is_empty()

@@ -12,10 +12,10 @@ pub mod tool;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use seam_engine::diagnostic::Severity::Error;
+use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serve, Surface, Tool};
+use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serve, Surface, SurfaceCx, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -152,8 +152,29 @@ impl Surface for LspSurface {
         static TOOLS: [&dyn FixedTool; 1] = [&LSP_TOOL];
         &TOOLS
     }
+    /// A visible language server with no workspace to read could answer nothing: said at validate
+    /// time, where the composition can still be fixed (there is no implicit workspace).
+    fn check(&self, cx: &mut SurfaceCx<'_>) -> Option<Json> {
+        if cx.workspace_root().is_none()
+            && let Some(id) = cx.mounts_in(STDIO.registry()).into_iter().find(|id| cx.mount_visible(id)).map(str::to_owned)
+        {
+            let at = seam_engine::diagnostic::pointer(["mounts", id.as_str()]);
+            cx.warning(
+                "LSP_WORKSPACE_UNSET",
+                &at,
+                format!("`services.workspace.root` is not set: every `lsp` call, to `{id}` or any other server, would answer LSP_WORKSPACE_REQUIRED"),
+            )
+            .help = Some("set `services: { workspace: { root: . } }` (relative to this file), the folder the servers read".into());
+        }
+        None
+    }
     fn codes(&self) -> &'static [CodeDoc] {
         &[
+            CodeDoc {
+                code: "LSP_WORKSPACE_UNSET",
+                severity: Warning,
+                meaning: "An `lsp.stdio` mount is visible but `services.workspace.root` is not set: there is no implicit workspace, so every `lsp` call would answer `LSP_WORKSPACE_REQUIRED`.",
+            },
             CodeDoc {
                 code: "LSP_EXTENSION_CONFLICT",
                 severity: Error,
