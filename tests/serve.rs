@@ -307,6 +307,35 @@ fn discovery_follows_pages_and_keeps_nothing_from_a_repeated_cursor_or_a_duplica
     }
 }
 
+/// A server listing `a.b` and also the clean name `a.b` hashes to: those two
+/// are left out (a call could not tell which was meant), its other tools are
+/// served, and `/status` says why; the server is not dropped and reconnected.
+#[test]
+fn two_tools_that_map_to_one_name_are_left_out_and_the_rest_served() {
+    let dir = scratch("colliding");
+    let file = dir.join("c.yaml");
+    let hashed = seam_mcp::runtime::tool_name("a", "a.b");
+    let clean = hashed.strip_prefix("mcp__a__").unwrap().to_owned();
+    compose(&file, &[flaky_mount("a", &[("FLAKY_TOOLS", &format!("ping,a.b,{clean}"))], "    required: true\n")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let names = client.tool_names();
+    assert!(names.contains(&"mcp__a__ping".to_owned()) && !names.contains(&hashed), "{names:?}");
+    assert_eq!(client.call_text("mcp__a__ping", json!({ "message": "m" })), "ping: m");
+    let status = seam.status();
+    let mount = &status["mounts"]["a"];
+    assert_eq!(mount["state"], "ready", "{status}");
+    let warning = mount["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains(&hashed) && warning.contains("`a.b`") && warning.contains(&format!("`{clean}`")), "{status}");
+    let out = std::process::Command::new(seam_bin())
+        .args(["inventory", &file.display().to_string(), "--probe", "--format", "json"])
+        .output()
+        .unwrap();
+    let inventory: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let a = inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == "a").unwrap();
+    assert_eq!(a["warnings"], mount["warnings"], "inventory --probe says it too");
+}
+
 #[test]
 fn a_stdio_server_gets_only_the_allowlisted_environment_and_its_own_env() {
     let dir = scratch("env");

@@ -86,6 +86,10 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         if s["discovered"].as_array().is_some_and(|d| !d.is_empty()) {
             m["discovered"] = s["discovered"].clone();
         }
+        // What a running mount warns of (an MCP server's tools left out for a name they share).
+        if s["warnings"].as_array().is_some_and(|w| !w.is_empty()) {
+            m["warnings"] = s["warnings"].clone();
+        }
     }
     // The services' own health views (the web providers' `registered / available / reason`).
     if let Some(services) = status.get("services").filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
@@ -120,6 +124,11 @@ pub fn to_human(inventory: &Json) -> String {
             if visible.is_empty() { "-".to_owned() } else { visible.join(",") },
             m["ready"].as_str().unwrap_or_default()
         );
+    }
+    for m in inventory["mounts"].as_array().into_iter().flatten() {
+        for warning in m["warnings"].as_array().into_iter().flatten().filter_map(Json::as_str) {
+            let _ = writeln!(out, "\nwarning: {}: {warning}", m["id"].as_str().unwrap_or_default());
+        }
     }
     // The tools a probe saw each mount discover, with the hints their servers give.
     for m in inventory["mounts"].as_array().into_iter().flatten() {

@@ -5,7 +5,9 @@
 //! - Names: `mcp__<server>__<raw>`, see [`tool_name`].
 //! - Sync is two-phase: every page is fetched (a repeated cursor is an error)
 //!   and the whole next map is built aside; a failure or a raw name listed twice
-//!   keeps the previous map; then the map is swapped whole. Initial,
+//!   keeps the previous map; then the map is swapped whole. Tools that map to
+//!   one name (`a.b` and the clean name it hashes to) are left out, and only
+//!   they: logged, and in `/status` and `inventory --probe` as the mount's `warnings`. Initial,
 //!   `list_changed` and reconnect syncs all run on the supervisor task, so they
 //!   never interleave. Namespaces are unique (case-insensitively) at validation,
 //!   so no other mount can register a name under this one's prefix.
@@ -81,6 +83,8 @@ enum Transport {
 struct Catalog {
     specs: Arc<Vec<ToolSpec>>,
     by_name: HashMap<String, Imported>,
+    /// Names two or more of the server's tools map to, each with those raw names, sorted: left out.
+    colliding: Vec<(String, Vec<String>)>,
 }
 
 struct Imported {
@@ -459,6 +463,12 @@ impl Mount {
     fn publish(&self, next: Catalog) {
         let changed = {
             let mut current = self.catalog.lock().expect("catalog lock");
+            if current.colliding != next.colliding {
+                for (name, raws) in &next.colliding {
+                    tracing::warn!(mount = %self.id, "tools {raws:?} all map to the name `{name}`: they are left out, the server's other tools are served");
+                }
+                self.cx.status.notify();
+            }
             let changed = current.specs != next.specs;
             *current = Arc::new(next);
             changed
@@ -468,11 +478,16 @@ impl Mount {
         }
     }
 
+    /// The server's tools as clients see them. A name two of them map to (`a.b`
+    /// hashes to a clean name the server also lists) is left out, those tools
+    /// only: a call could not tell which was meant, and the others are still
+    /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
     fn import(&self, tools: &[rmcp::model::Tool]) -> Result<Catalog, String> {
         let filter = self.filter.lock().expect("filter lock");
         let mut raw_seen = HashSet::new();
         let mut specs = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name: HashMap<String, Imported> = HashMap::new();
+        let mut colliding: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
         for tool in tools {
             let raw = tool.name.to_string();
             if !raw_seen.insert(raw.clone()) {
@@ -482,6 +497,14 @@ impl Mount {
                 continue;
             }
             let name = tool_name(&self.id, &raw);
+            if let Some(kept) = colliding.get_mut(&name) {
+                kept.push(raw);
+                continue;
+            }
+            if let Some(first) = by_name.remove(&name) {
+                colliding.insert(name, vec![first.raw, raw]);
+                continue;
+            }
             let output =
                 tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
             let mut definition = match serde_json::to_value(tool) {
@@ -489,13 +512,19 @@ impl Mount {
                 _ => return Err(format!("tool `{raw}` has no JSON form")),
             };
             definition.insert("name".into(), Json::String(name.clone()));
-            if by_name.insert(name.clone(), Imported { raw: raw.clone(), output }).is_some() {
-                return Err(format!("two tools map to the name `{name}`"));
-            }
+            by_name.insert(name.clone(), Imported { raw, output });
             specs.push(ToolSpec { name, definition: Arc::new(definition) });
         }
+        specs.retain(|s| !colliding.contains_key(&s.name));
         specs.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Catalog { specs: Arc::new(specs), by_name })
+        let colliding: Vec<(String, Vec<String>)> = colliding
+            .into_iter()
+            .map(|(name, mut raws)| {
+                raws.sort();
+                (name, raws)
+            })
+            .collect();
+        Ok(Catalog { specs: Arc::new(specs), by_name, colliding })
     }
 
     async fn call_inner(self: Arc<Self>, tool: String, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
@@ -719,6 +748,19 @@ impl Running for Handle {
             Transport::Http(config) => {
                 facts.insert("url".into(), Json::from(config.url.clone()));
             }
+        }
+        let colliding = self.0.catalog.lock().expect("catalog lock").colliding.clone();
+        if !colliding.is_empty() {
+            let warnings: Vec<Json> = colliding
+                .iter()
+                .map(|(name, raws)| {
+                    Json::from(format!(
+                        "tools {} all map to `{name}`: left out",
+                        raws.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                    ))
+                })
+                .collect();
+            facts.insert("warnings".into(), Json::Array(warnings));
         }
         facts
     }
