@@ -282,6 +282,8 @@ fn a_required_server_that_hangs_at_startup_rejects_the_start() {
         "{stderr}"
     );
     assert!(stderr.contains("c.yaml:4:11:"), "located at the mount's kind: {stderr}");
+    // Nothing announces a reconnect that a rejected start will never make.
+    assert!(!stderr.contains("reconnecting"), "{stderr}");
 
     // Not required: it activates as failed, and its tools are simply not there.
     compose(&file, &[flaky_mount("a", &[("FLAKY_HANG_STARTUP", "1")], "    startup_timeout: 300ms\n")], "");

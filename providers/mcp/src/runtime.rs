@@ -240,6 +240,8 @@ impl Mount {
                     Err(e) => self.status.set(self.outage_state(), Some(format!("tool discovery failed: {e}"))),
                 }
             }
+            // The first attempt, and it did not come up.
+            let failed_to_start = activated.is_some() && up_since.is_none();
             if let Some(tx) = activated.take() {
                 let _ = tx.send(());
             }
@@ -292,6 +294,11 @@ impl Mount {
             }
             if !proven {
                 self.give_up("the previous server process could not be proven to have exited; not starting another");
+                return;
+            }
+            if failed_to_start && self.common.required {
+                // A required mount that did not come up rejects the reload that built it and is disposed
+                // with it: there is no reconnect to plan, nor one to announce.
                 return;
             }
             if up_since.is_some_and(|t| t.elapsed() >= self.common.reconnect.max_delay.to_std()) {
