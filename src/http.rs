@@ -453,14 +453,8 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         .with_state(app);
     say!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
     say!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui");
-    // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
-    use axum::serve::ListenerExt as _;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await.map_err(|e| e.to_string())
+    crate::listen::serve(listener, router, deployment, stop).await;
+    Ok(())
 }
 
 async fn readyz(State(app): State<App>) -> Response {

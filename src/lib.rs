@@ -19,6 +19,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
 mod commands;
 mod gateway;
 mod http;
+mod listen;
 mod sessions;
 mod ui;
 mod watch;

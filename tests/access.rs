@@ -490,3 +490,98 @@ fn a_long_call_seam_answers_goes_on_without_its_connection_and_its_stream_resume
     assert_eq!(text, "slept");
     assert_eq!(errors["errors"], json!([]), "the SDK read the stream without an error");
 }
+
+/// A connection to seam, reads bounded by `PATIENCE`.
+fn connect(base: &str) -> TcpStream {
+    let stream = TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream
+}
+
+/// What seam sends on `stream` until it closes it (a reset is a close too); fails if it stays open.
+fn until_closed(stream: &mut TcpStream) -> String {
+    let (mut read, mut chunk) = (Vec::new(), [0u8; 4096]);
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the connection stayed open ({e}); read so far: {}", String::from_utf8_lossy(&read)),
+        }
+    }
+    String::from_utf8_lossy(&read).into_owned()
+}
+
+/// One answer read off a kept-alive connection (its head and its `Content-Length` of body); `None` if seam closed it first.
+fn answer_on(stream: &mut TcpStream) -> Option<String> {
+    let (mut read, mut chunk) = (Vec::new(), [0u8; 4096]);
+    loop {
+        let text = String::from_utf8_lossy(&read).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                .unwrap_or(0);
+            if read.len() >= end + 4 + length {
+                return Some(text);
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+            Err(e) => panic!("no answer ({e}); read so far: {text}"),
+        }
+    }
+}
+
+/// `GET /healthz` on a connection that stays open; the answer, `None` if seam closed the connection instead.
+fn healthz_on(stream: &mut TcpStream, base: &str) -> Option<String> {
+    let addr = base.trim_start_matches("http://");
+    stream.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes()).ok()?;
+    answer_on(stream)
+}
+
+/// `max_connections`: with idle connections held below it, `/healthz` is
+/// answered, on the connection that reaches the limit; one connection past it
+/// is told 503 and closed at once (not left waiting); a closed connection
+/// makes room again.
+#[test]
+fn connections_are_held_to_max_connections_and_healthz_answers_below_it() {
+    // A long header timeout: the idle connections stay for as long as the test needs them.
+    let file = composition("access-connections", "serve:\n  max_connections: 3\n  header_timeout: 10m\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut idle = vec![connect(&seam.base), connect(&seam.base)];
+    // Accepted in the order they connected: once the third is answered, the two idle ones are counted.
+    let mut third = connect(&seam.base);
+    let answer = healthz_on(&mut third, &seam.base).expect("the third connection is served");
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok\n"), "{answer}");
+    let refused = until_closed(&mut connect(&seam.base));
+    assert!(refused.is_empty() || refused.starts_with("HTTP/1.1 503"), "one past the limit: {refused}");
+    assert!(healthz_on(&mut third, &seam.base).is_some(), "the connections within the limit go on");
+    idle.pop();
+    wait_until("a connection served again", || healthz_on(&mut connect(&seam.base), &seam.base).is_some());
+}
+
+/// `header_timeout`: a connection that sends nothing, one that sends its head
+/// slowly, and a kept-alive one idle after an answer are each closed.
+#[test]
+fn connections_slow_to_send_a_request_head_are_closed_after_header_timeout() {
+    let file = composition("access-header-timeout", "serve:\n  header_timeout: 300ms\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let opened = std::time::Instant::now();
+    assert_eq!(until_closed(&mut connect(&seam.base)), "", "silent from the start");
+    // The timeout written, not hyper's own (30 s): a bound far from the timeout, so a slow machine passes too.
+    assert!(opened.elapsed() < std::time::Duration::from_secs(15), "closed after {:?}", opened.elapsed());
+    let mut slow = connect(&seam.base);
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    assert_eq!(until_closed(&mut slow), "", "a head begun and not ended");
+    // A head sent at once is answered within the timeout, unless this machine stalls past it: then try again.
+    let mut kept = None;
+    wait_until("a request answered within the header timeout", || {
+        let mut stream = connect(&seam.base);
+        kept = healthz_on(&mut stream, &seam.base).map(|_| stream);
+        kept.is_some()
+    });
+    assert_eq!(until_closed(&mut kept.unwrap()), "", "kept alive, then idle");
+}

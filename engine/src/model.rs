@@ -44,6 +44,13 @@ pub struct Serve {
     /// A session without a request for this long is closed. Follows reloads: a change applies to the sessions already open.
     #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
+    /// The most TCP connections open at once (idle, sending or being answered), so that held connections cannot use up seam's file descriptors; past it a new connection is told 503 and closed at once, not left in the kernel's queue. Follows reloads (new connections).
+    #[serde(default = "Serve::default_max_connections")]
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub max_connections: u32,
+    /// How long a connection may take to send a request's head (request line and headers), counted from when it opens or its previous answer was sent: one bound on slow headers and on idle keep-alive connections, past which the connection is closed. Follows reloads (new connections).
+    #[serde(default = "Serve::default_header_timeout")]
+    pub header_timeout: Duration,
 }
 
 impl Serve {
@@ -56,6 +63,12 @@ impl Serve {
     fn default_session_idle_timeout() -> Duration {
         Duration::from_secs(300)
     }
+    fn default_max_connections() -> u32 {
+        1024
+    }
+    fn default_header_timeout() -> Duration {
+        Duration::from_secs(30)
+    }
 }
 
 impl Default for Serve {
@@ -66,6 +79,8 @@ impl Default for Serve {
             max_request_bytes: Serve::default_max_request_bytes(),
             max_sessions: Serve::default_max_sessions(),
             session_idle_timeout: Serve::default_session_idle_timeout(),
+            max_connections: Serve::default_max_connections(),
+            header_timeout: Serve::default_header_timeout(),
         }
     }
 }
@@ -81,12 +96,16 @@ pub struct ServeLimits {
     pub max_sessions: u32,
     #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
+    #[serde(default = "Serve::default_max_connections")]
+    pub max_connections: u32,
+    #[serde(default = "Serve::default_header_timeout")]
+    pub header_timeout: Duration,
 }
 
 impl Default for ServeLimits {
     fn default() -> Self {
-        let Serve { max_request_bytes, max_sessions, session_idle_timeout, .. } = Serve::default();
-        ServeLimits { max_request_bytes, max_sessions, session_idle_timeout }
+        let Serve { max_request_bytes, max_sessions, session_idle_timeout, max_connections, header_timeout, .. } = Serve::default();
+        ServeLimits { max_request_bytes, max_sessions, session_idle_timeout, max_connections, header_timeout }
     }
 }
 

@@ -332,6 +332,8 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             "max_request_bytes": serve.max_request_bytes,
             "max_sessions": serve.max_sessions,
             "session_idle_timeout": serve.session_idle_timeout,
+            "max_connections": serve.max_connections,
+            "header_timeout": serve.header_timeout,
         });
         if let Some(t) = token("/serve", &serve.bearer_token_env, &serve.bearer_token_file, out) {
             section["bearer_token"] = t;
