@@ -51,6 +51,8 @@ struct App {
     token_files: Arc<TokenFiles>,
     /// The names a request's Host may give: loopback names and the address seam listens on.
     hosts: Arc<Vec<String>>,
+    /// The bytes of request bodies the gate holds, against `max_buffered_request_bytes`.
+    budget: Arc<crate::body::Budget>,
 }
 
 /// Token files, read again when their modification time moves.
@@ -167,8 +169,9 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 ///   `default`, `/status`, `/readyz` and the page), the request must bring it:
 ///   `Authorization: Bearer <token>`, or on the page's GET routes the cookie
 ///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
-/// - a body past `max_request_bytes` is refused (413), and a new MCP session
-///   past `max_sessions` (503).
+/// - a new MCP session past `max_sessions` is refused (503); a body is read
+///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
+///   and `body_timeout` (408), and held until its answer begins.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
     let path = request.uri().path().to_owned();
     if path == "/healthz" {
@@ -231,15 +234,12 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
         }
     }
-    let max = usize::try_from(limits.max_request_bytes.bytes()).unwrap_or(usize::MAX);
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
-    }
-    // Read whole, up to the limit (JSON-RPC bodies are read whole downstream anyway).
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
+    // The bytes, and their share of the budget: both are let go of once nothing here reads the bytes any more.
+    let (bytes, share) = match crate::body::read(body, declared, &limits, &app.budget).await {
+        Ok(read) => read,
+        Err(refusal) => return refusal.response(),
     };
     let post = parts.method == Method::POST && is_mcp;
     // Sessions are tracked, and calls answered here, on the agents' MCP endpoints only (elsewhere the router answers 404).
@@ -248,7 +248,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let mut in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
     if post && let Some(request) = in_use.take() {
         match request.answer(agent, &parts.headers, &bytes, &app.hosts) {
-            Ok(answer) => return answer.await,
+            Ok(answer) => {
+                drop((bytes, share));
+                return answer.await;
+            }
             Err(request) => in_use = Some(request),
         }
     }
@@ -299,6 +302,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     {
         in_use.accepted(&agent, session_era, &bytes);
     }
+    drop((bytes, share));
     if !post {
         return response;
     }
@@ -437,6 +441,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         stop: stop.clone(),
         token_files: Arc::default(),
         hosts: Arc::new(hosts),
+        budget: Arc::default(),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()

@@ -16,6 +16,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+mod body;
 mod commands;
 mod gateway;
 mod http;

@@ -585,3 +585,53 @@ fn connections_slow_to_send_a_request_head_are_closed_after_header_timeout() {
     });
     assert_eq!(until_closed(&mut kept.unwrap()), "", "kept alive, then idle");
 }
+
+/// `body_timeout`: a body that stops arriving is answered 408 and its connection closed.
+#[test]
+fn a_body_that_does_not_arrive_within_body_timeout_gets_408() {
+    let file = composition("access-body-timeout", "serve:\n  body_timeout: 1ms\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let addr = seam.base.trim_start_matches("http://");
+    let mut stream = connect(&seam.base);
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n");
+    stream.write_all(format!("{head}{{\"jsonrpc\":").as_bytes()).unwrap();
+    let answer = until_closed(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+/// `max_buffered_request_bytes`: while one body holds its share (declared,
+/// waiting to be sent), a body that fills the rest exactly is read and one
+/// byte more gets 503 with `Retry-After`, declared or chunked; once the first
+/// is sent and answered, its share is free again.
+#[test]
+fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
+    let file = composition("access-buffered", "serve:\n  max_request_bytes: 1KiB\n  max_buffered_request_bytes: 1500B\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let padded = |n: usize| {
+        let mut body = initialize();
+        body.push_str(&" ".repeat(n - body.len()));
+        body
+    };
+    // Its head only: seam asks for the body (100 Continue) once it has taken the body's share.
+    let addr = seam.base.trim_start_matches("http://");
+    let mut holding = connect(&seam.base);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 500\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    );
+    holding.write_all(head.as_bytes()).unwrap();
+    let mut go_on = [0u8; 25];
+    holding.read_exact(&mut go_on).unwrap();
+    assert_eq!(&go_on, b"HTTP/1.1 100 Continue\r\n\r\n");
+    for chunked in [false, true] {
+        let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1000).as_bytes(), chunked);
+        assert_eq!(code, 200, "exactly full, chunked: {chunked}: {response}");
+        let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), chunked);
+        assert_eq!(code, 503, "one byte past, chunked: {chunked}: {response}");
+        assert!(response.to_ascii_lowercase().contains("retry-after: 1"), "{response}");
+    }
+    holding.write_all(padded(500).as_bytes()).unwrap();
+    let answer = until_closed(&mut holding);
+    assert!(answer.starts_with("HTTP/1.1 200"), "the holding body is read in its turn: {answer}");
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0, 200, "its share is free again");
+}

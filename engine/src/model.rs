@@ -51,6 +51,12 @@ pub struct Serve {
     /// How long a connection may take to send a request's head (request line and headers), counted from when it opens or its previous answer was sent: one bound on slow headers and on idle keep-alive connections, past which the connection is closed. Follows reloads (new connections).
     #[serde(default = "Serve::default_header_timeout")]
     pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its head has; past it, 408 and the connection closed, so that a slow sender cannot hold its share of `max_buffered_request_bytes`. Follows reloads.
+    #[serde(default = "Serve::default_body_timeout")]
+    pub body_timeout: Duration,
+    /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body is held from its arrival until its answer begins, one with a `Content-Length` taking its share before it is read, a chunked one as it arrives; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
+    #[serde(default = "Serve::default_max_buffered_request_bytes")]
+    pub max_buffered_request_bytes: crate::units::Size,
 }
 
 impl Serve {
@@ -69,6 +75,12 @@ impl Serve {
     fn default_header_timeout() -> Duration {
         Duration::from_secs(30)
     }
+    fn default_body_timeout() -> Duration {
+        Duration::from_secs(60)
+    }
+    fn default_max_buffered_request_bytes() -> crate::units::Size {
+        crate::units::Size::mib(64)
+    }
 }
 
 impl Default for Serve {
@@ -81,6 +93,8 @@ impl Default for Serve {
             session_idle_timeout: Serve::default_session_idle_timeout(),
             max_connections: Serve::default_max_connections(),
             header_timeout: Serve::default_header_timeout(),
+            body_timeout: Serve::default_body_timeout(),
+            max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
         }
     }
 }
@@ -100,12 +114,33 @@ pub struct ServeLimits {
     pub max_connections: u32,
     #[serde(default = "Serve::default_header_timeout")]
     pub header_timeout: Duration,
+    #[serde(default = "Serve::default_body_timeout")]
+    pub body_timeout: Duration,
+    #[serde(default = "Serve::default_max_buffered_request_bytes")]
+    pub max_buffered_request_bytes: crate::units::Size,
 }
 
 impl Default for ServeLimits {
     fn default() -> Self {
-        let Serve { max_request_bytes, max_sessions, session_idle_timeout, max_connections, header_timeout, .. } = Serve::default();
-        ServeLimits { max_request_bytes, max_sessions, session_idle_timeout, max_connections, header_timeout }
+        let Serve {
+            max_request_bytes,
+            max_sessions,
+            session_idle_timeout,
+            max_connections,
+            header_timeout,
+            body_timeout,
+            max_buffered_request_bytes,
+            ..
+        } = Serve::default();
+        ServeLimits {
+            max_request_bytes,
+            max_sessions,
+            session_idle_timeout,
+            max_connections,
+            header_timeout,
+            body_timeout,
+            max_buffered_request_bytes,
+        }
     }
 }
 
