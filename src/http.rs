@@ -16,10 +16,11 @@ use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::header::{
     AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE, WWW_AUTHENTICATE,
 };
-use axum::http::{Method, StatusCode};
+use axum::http::{Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use seam_engine::deploy::Deployment;
@@ -94,6 +95,21 @@ impl App {
         self.deployment.serve_limits()
     }
 
+    /// Whether `agent`'s endpoint has the session open: in seam's table, or in
+    /// rmcp's (a session rmcp has just opened enters seam's table only once its
+    /// answer is back). An agent not served yet has none.
+    async fn knows_session(&self, agent: &str, id: &str) -> bool {
+        if self.sessions.holds(id, agent) {
+            return true;
+        }
+        let manager = self.agents.lock().expect("agents lock").get(agent).map(|(_, manager)| manager.clone());
+        match manager {
+            // Unsure (the local manager never errs), rmcp answers as it would.
+            Some(manager) => manager.has_session(&Arc::from(id)).await.unwrap_or(true),
+            None => false,
+        }
+    }
+
     /// The agent's MCP service and its session manager, made at its first
     /// request. rmcp's own idle timer is off: seam closes idle sessions
     /// (`Sessions::close_idle`), counting the calls it answers itself.
@@ -163,16 +179,46 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     (status, text).into_response()
 }
 
-/// In front of every route but `/healthz`:
+/// What is wrong with a request's Host, as HTTP/1.1 has it (RFC 9112, 3.2):
+/// exactly one, and text; none only before HTTP/1.1. Such a request is
+/// malformed (400); two Hosts could let the one seam checks and the one a
+/// handler reads differ.
+fn host_problem(request: &Request) -> Option<&'static str> {
+    let mut hosts = request.headers().get_all(HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Some("more than one Host header\n"),
+        (Some(host), None) if host.to_str().is_err() => Some("the Host header is not text\n"),
+        (None, _) if request.version() >= Version::HTTP_11 => Some("no Host header\n"),
+        _ => None,
+    }
+}
+
+/// rmcp answers a body it cannot read as a message 415, as it does a body
+/// whose type is not JSON; JSON-RPC calls it a parse error (not JSON) or an
+/// invalid request (JSON, not a message), and Streamable HTTP answers it 400
+/// with that error as the body. Only a body rmcp refused is parsed again.
+fn unreadable_message(body: &[u8]) -> Response {
+    let (code, message) =
+        if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() { (-32700, "Parse error") } else { (-32600, "Invalid Request") };
+    let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
+}
+
+/// In front of every route (`/healthz` checks only that the request has one Host):
 /// - the Host must be one of seam's own names (DNS rebinding);
 /// - when the route's agent has a token (its own, inherited, or `serve`'s for
 ///   `default`, `/status`, `/readyz` and the page), the request must bring it:
 ///   `Authorization: Bearer <token>`, or on the page's GET routes the cookie
 ///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
+/// - a DELETE of a session the agent's endpoint does not have is answered 404
+///   (rmcp would say 202);
 /// - a new MCP session past `max_sessions` is refused (503); a body is read
 ///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
 ///   and `body_timeout` (408), and held until its answer begins.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
+    if let Some(problem) = host_problem(&request) {
+        return plain(StatusCode::BAD_REQUEST, problem);
+    }
     let path = request.uri().path().to_owned();
     if path == "/healthz" {
         return next.run(request).await;
@@ -226,6 +272,14 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             return denied();
         }
     }
+    if route.is_some()
+        && request.method() == Method::DELETE
+        && let Some(id) = session_id(request.headers())
+        && !app.knows_session(agent, id).await
+    {
+        // As Streamable HTTP says for a session the server does not have (rmcp answers any DELETE 202).
+        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n");
+    }
     let limits = app.limits();
     let is_mcp = route.is_some();
     if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
@@ -267,6 +321,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     }
     let opens = post && session.is_none();
     let session_era = crate::sessions::session_version(&parts.headers);
+    let json_body = crate::sessions::json_body(&parts.headers);
     let agent = agent.to_owned();
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = if opens {
@@ -301,6 +356,9 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         && response.status() == StatusCode::ACCEPTED
     {
         in_use.accepted(&agent, session_era, &bytes);
+    }
+    if post && json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return unreadable_message(&bytes);
     }
     drop((bytes, share));
     if !post {

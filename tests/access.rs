@@ -635,3 +635,56 @@ fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
     assert!(answer.starts_with("HTTP/1.1 200"), "the holding body is read in its turn: {answer}");
     assert_eq!(raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0, 200, "its share is free again");
 }
+
+/// Exactly these bytes on a fresh connection; what seam answers before it closes.
+fn exchange(base: &str, request: &str) -> String {
+    let mut stream = connect(base);
+    stream.write_all(request.as_bytes()).unwrap();
+    until_closed(&mut stream)
+}
+
+/// HTTP answers as JSON-RPC and Streamable HTTP have them: a body that is not
+/// JSON is a parse error, and JSON that is no message an invalid request (400,
+/// the error as the body), inside a session or opening one; a body of another
+/// type is still 415. A DELETE of a session the endpoint does not have is 404
+/// (of one it has, 2xx, and then 404). A request with two Host headers, or an
+/// HTTP/1.1 one with none, is 400, `/healthz` included.
+#[test]
+fn http_answers_follow_json_rpc_and_streamable_http() {
+    let file = composition("access-answers", "agents:\n  reviewer: {}\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "{opened}");
+    let id = session_id(&opened);
+    let session: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", &id), ("mcp-protocol-version", "2025-11-25")]].concat();
+    let parse_error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    let invalid_request = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+    for headers in [&MCP_HEADERS[..], &session[..]] {
+        for (body, error) in [("{\"jsonrpc\":", parse_error), ("{\"hello\":1}", invalid_request)] {
+            let (code, response) = raw(&seam.base, "POST", "/mcp", headers, body.as_bytes(), false);
+            assert_eq!(code, 400, "{response}");
+            assert!(response.ends_with(error) && response.to_ascii_lowercase().contains("content-type: application/json"), "{response}");
+        }
+    }
+    let text: Vec<(&str, &str)> = [("Content-Type", "text/plain"), MCP_HEADERS[1]].to_vec();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &text, b"{\"jsonrpc\":", false).0, 415, "the type is what is wrong");
+
+    let unknown: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", "no-such-session")]].concat();
+    assert_eq!(raw(&seam.base, "DELETE", "/mcp", &unknown, b"", false).0, 404);
+    assert_eq!(raw(&seam.base, "DELETE", "/agents/reviewer/mcp", &session, b"", false).0, 404, "another agent's endpoint has it not");
+    let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &session, b"", false);
+    assert!((200..300).contains(&code), "{ended}");
+    assert_eq!(raw(&seam.base, "DELETE", "/mcp", &session, b"", false).0, 404, "ended: no longer had");
+
+    let addr = seam.base.trim_start_matches("http://");
+    for path in ["/healthz", "/status"] {
+        let twice = exchange(&seam.base, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+        assert!(twice.starts_with("HTTP/1.1 400"), "{path}: {twice}");
+        let none = exchange(&seam.base, &format!("GET {path} HTTP/1.1\r\nConnection: close\r\n\r\n"));
+        assert!(none.starts_with("HTTP/1.1 400"), "{path}: {none}");
+    }
+    let once = exchange(&seam.base, &format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+    assert!(once.starts_with("HTTP/1.1 200"), "{once}");
+    let old = exchange(&seam.base, "GET /healthz HTTP/1.0\r\n\r\n");
+    assert!(old.starts_with("HTTP/1.1 200") || old.starts_with("HTTP/1.0 200"), "HTTP/1.0 needs no Host: {old}");
+}
