@@ -102,6 +102,7 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
             return Err(Refusal::TooLarge);
         }
         if !share.grow(n, limit) {
+            tokio::spawn(discard(body, limits.body_timeout.to_std()));
             return Err(Refusal::Busy);
         }
     }
@@ -124,6 +125,14 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
     };
     tokio::time::timeout(limits.body_timeout.to_std(), whole).await.map_err(|_| Refusal::Slow)??;
     Ok((Bytes::from(bytes), share))
+}
+
+/// Reads a refused body to its end and lets go of it, chunk by chunk, within
+/// `timeout`: the client reads its 503 instead of a reset (closing a socket
+/// with unread bytes resets it), and the connection may serve again.
+async fn discard(body: Body, timeout: std::time::Duration) {
+    let mut chunks = body.into_data_stream();
+    let _ = tokio::time::timeout(timeout, async { while let Some(Ok(_)) = chunks.next().await {} }).await;
 }
 
 #[cfg(test)]
@@ -171,6 +180,25 @@ mod tests {
         drop(held);
         assert_eq!(budget.held(), 0);
         assert_eq!(read(chunked(&[30, 21], false), None, &limits, &budget).await.map(|(b, _)| b.len()).ok(), Some(51));
+    }
+
+    /// A body refused for want of budget is still read to its end (and let
+    /// go of), so that its client reads the 503 rather than a reset.
+    #[tokio::test]
+    async fn a_body_refused_for_want_of_budget_is_read_to_its_end() {
+        let budget = Arc::new(Budget::default());
+        let limits = limits(100, 150);
+        let (_, _held) = read(Body::from(vec![b'x'; 100]), Some(100), &limits, &budget).await.unwrap();
+        let (ended, end) = tokio::sync::oneshot::channel::<()>();
+        let chunks = futures::stream::iter((0..3).map(|_| Ok::<_, std::convert::Infallible>(Bytes::from_static(&[b'x'; 20]))));
+        let last = futures::stream::once(async move {
+            let _ = ended.send(());
+            Ok(Bytes::new())
+        });
+        let refused = read(Body::from_stream(chunks.chain(last)), Some(60), &limits, &budget).await;
+        assert_eq!(refused.err(), Some(Refusal::Busy));
+        end.await.expect("the refused body was read to its end");
+        assert_eq!(budget.held(), 100, "without taking a share");
     }
 
     /// `max_request_bytes` as before: at it passes, past it 413, declared or chunked.
