@@ -100,47 +100,38 @@ impl Default for Serve {
 }
 
 /// `serve`'s limits as a resolved composition holds them (`services.serve`,
-/// beside the token sources resolve put there), read once per generation.
-/// Not `Serve` itself: that one refuses the resolved layout's other keys.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// beside the token sources resolve put there), read once per generation; a
+/// limit it lacks is `Serve`'s default. Not `Serve` itself: that one refuses
+/// the resolved layout's other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServeLimits {
-    #[serde(default = "Serve::default_max_request_bytes")]
     pub max_request_bytes: crate::units::Size,
-    #[serde(default = "Serve::default_max_sessions")]
     pub max_sessions: u32,
-    #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
-    #[serde(default = "Serve::default_max_connections")]
     pub max_connections: u32,
-    #[serde(default = "Serve::default_header_timeout")]
     pub header_timeout: Duration,
-    #[serde(default = "Serve::default_body_timeout")]
     pub body_timeout: Duration,
-    #[serde(default = "Serve::default_max_buffered_request_bytes")]
     pub max_buffered_request_bytes: crate::units::Size,
+}
+
+impl From<&Serve> for ServeLimits {
+    fn from(serve: &Serve) -> Self {
+        ServeLimits {
+            max_request_bytes: serve.max_request_bytes,
+            max_sessions: serve.max_sessions,
+            session_idle_timeout: serve.session_idle_timeout,
+            max_connections: serve.max_connections,
+            header_timeout: serve.header_timeout,
+            body_timeout: serve.body_timeout,
+            max_buffered_request_bytes: serve.max_buffered_request_bytes,
+        }
+    }
 }
 
 impl Default for ServeLimits {
     fn default() -> Self {
-        let Serve {
-            max_request_bytes,
-            max_sessions,
-            session_idle_timeout,
-            max_connections,
-            header_timeout,
-            body_timeout,
-            max_buffered_request_bytes,
-            ..
-        } = Serve::default();
-        ServeLimits {
-            max_request_bytes,
-            max_sessions,
-            session_idle_timeout,
-            max_connections,
-            header_timeout,
-            body_timeout,
-            max_buffered_request_bytes,
-        }
+        ServeLimits::from(&Serve::default())
     }
 }
 

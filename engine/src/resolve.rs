@@ -343,15 +343,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
                 ),
             ));
         }
-        let mut section = serde_json::json!({
-            "max_request_bytes": serve.max_request_bytes,
-            "max_sessions": serve.max_sessions,
-            "session_idle_timeout": serve.session_idle_timeout,
-            "max_connections": serve.max_connections,
-            "header_timeout": serve.header_timeout,
-            "body_timeout": serve.body_timeout,
-            "max_buffered_request_bytes": serve.max_buffered_request_bytes,
-        });
+        let mut section = serde_json::to_value(crate::model::ServeLimits::from(&serve)).expect("serializable");
         if let Some(t) = token("/serve", &serve.bearer_token_env, &serve.bearer_token_file, out) {
             section["bearer_token"] = t;
         }
