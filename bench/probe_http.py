@@ -76,19 +76,19 @@ class Seam:
         for line in self.proc.stderr:
             self.log.append(line.decode(errors="replace"))
 
-    def rss(self):
+    def status(self, field):
+        """A size from /proc/PID/status (`VmRSS`, `VmHWM`), in bytes."""
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
         return 0
 
+    def rss(self):
+        return self.status("VmRSS")
+
     def hwm(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-        return 0
+        return self.status("VmHWM")
 
     def fds(self):
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
@@ -196,10 +196,29 @@ async def until_closed(reader):
         return got
 
 
+class Run:
+    """`n` copies of a connection's coroutine, held for up to `hold` seconds, then their connections closed."""
+
+    def __init__(self):
+        self.writers = []
+        self.released = False  # from then on, a connection ends because the driver closed it
+
+    async def hold(self, one, n, hold):
+        """How many were still running when the hold ended."""
+        tasks = [asyncio.create_task(one()) for _ in range(n)]
+        done, _ = await asyncio.wait(tasks, timeout=hold)
+        self.released = True
+        for w in self.writers:
+            w.close()
+        await asyncio.wait(tasks, timeout=10)
+        for t in tasks:
+            t.cancel()
+        return len(tasks) - len(done)
+
+
 async def probe_idle(seam, n, hold):
     started = time.monotonic()
-    opened, refused_at_once, closed_later, failed = [], 0, [], 0
-    released = False  # from then on, a connection ends because the driver closed it
+    run, refused_at_once, closed_later, failed = Run(), 0, [], 0
     gate = asyncio.Semaphore(500)
 
     async def one():
@@ -211,23 +230,17 @@ async def probe_idle(seam, n, hold):
             return
         reader, writer = conn
         t = time.monotonic()
-        opened.append(writer)
+        run.writers.append(writer)
         await until_closed(reader)
         writer.close()
-        if released:
+        if run.released:
             return
         if time.monotonic() - t < 1.0:
             refused_at_once += 1
         else:
             closed_later.append(time.monotonic() - t)
 
-    tasks = [asyncio.create_task(one()) for _ in range(n)]
-    done, _ = await asyncio.wait(tasks, timeout=hold)
-    held = len(tasks) - len(done)
-    released = True
-    for w in opened:
-        w.close()
-    await asyncio.wait(tasks, timeout=10)
+    held = await run.hold(one, n, hold)
     return {
         "connections": n,
         "open at the end of the hold": held,
@@ -241,15 +254,14 @@ async def probe_idle(seam, n, hold):
 
 async def probe_slowloris(seam, n, hold):
     started = time.monotonic()
-    closed_after, writers = [], []
-    released = False
+    run, closed_after = Run(), []
 
     async def one():
         conn = await connect(seam.host, seam.port)
         if conn is None:
             return
         reader, writer = conn
-        writers.append(writer)
+        run.writers.append(writer)
         t = time.monotonic()
         writer.write(f"GET /healthz HTTP/1.1\r\nHost: {seam.host}\r\n".encode())
         closed = asyncio.create_task(until_closed(reader))
@@ -261,18 +273,11 @@ async def probe_slowloris(seam, n, hold):
                 break
             await asyncio.wait([closed], timeout=2.0)
         await closed
-        if not released:
+        if not run.released:
             closed_after.append(time.monotonic() - t)
         writer.close()
 
-    tasks = [asyncio.create_task(one()) for _ in range(n)]
-    await asyncio.wait(tasks, timeout=hold)
-    released = True
-    for w in writers:
-        w.close()
-    await asyncio.wait(tasks, timeout=10)
-    for t in tasks:
-        t.cancel()
+    await run.hold(one, n, hold)
     return {
         "connections": n,
         "closed by seam": len(closed_after),
@@ -296,7 +301,7 @@ def padded_initialize(size):
 async def probe_bodies(seam, n, size, rate, hold):
     started = time.monotonic()
     body = memoryview(padded_initialize(size))
-    statuses, writers = {}, []
+    run, statuses = Run(), {}
     step, pause = 64 * 1024, 64 * 1024 / rate
 
     async def one():
@@ -305,7 +310,7 @@ async def probe_bodies(seam, n, size, rate, hold):
             statuses["no connection"] = statuses.get("no connection", 0) + 1
             return
         reader, writer = conn
-        writers.append(writer)
+        run.writers.append(writer)
         head = (
             f"POST /mcp HTTP/1.1\r\nHost: {seam.host}\r\nContent-Type: application/json\r\n"
             f"Accept: application/json, text/event-stream\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
@@ -326,13 +331,7 @@ async def probe_bodies(seam, n, size, rate, hold):
         statuses[status] = statuses.get(status, 0) + 1
         writer.close()
 
-    tasks = [asyncio.create_task(one()) for _ in range(n)]
-    await asyncio.wait(tasks, timeout=hold)
-    for w in writers:
-        w.close()
-    await asyncio.wait(tasks, timeout=10)
-    for t in tasks:
-        t.cancel()
+    await run.hold(one, n, hold)
     return {
         "connections": n,
         "body MiB": size / MIB,
