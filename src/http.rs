@@ -16,10 +16,11 @@ use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::header::{
     AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE, WWW_AUTHENTICATE,
 };
-use axum::http::{Method, StatusCode};
+use axum::http::{Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use seam_engine::deploy::Deployment;
@@ -51,6 +52,8 @@ struct App {
     token_files: Arc<TokenFiles>,
     /// The names a request's Host may give: loopback names and the address seam listens on.
     hosts: Arc<Vec<String>>,
+    /// The bytes of request bodies the gate holds, against `max_buffered_request_bytes`.
+    budget: Arc<crate::body::Budget>,
 }
 
 /// Token files, read again when their modification time moves.
@@ -90,6 +93,21 @@ impl App {
     /// The live composition's `serve` limits (defaults when it has no `serve`).
     fn limits(&self) -> ServeLimits {
         self.deployment.serve_limits()
+    }
+
+    /// Whether `agent`'s endpoint has the session open: in seam's table, or in
+    /// rmcp's (a session rmcp has just opened enters seam's table only once its
+    /// answer is back). An agent not served yet has none.
+    async fn knows_session(&self, agent: &str, id: &str) -> bool {
+        if self.sessions.holds(id, agent) {
+            return true;
+        }
+        let manager = self.agents.lock().expect("agents lock").get(agent).map(|(_, manager)| manager.clone());
+        match manager {
+            // Unsure (the local manager never errs), rmcp answers as it would.
+            Some(manager) => manager.has_session(&Arc::from(id)).await.unwrap_or(true),
+            None => false,
+        }
     }
 
     /// The agent's MCP service and its session manager, made at its first
@@ -161,15 +179,46 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     (status, text).into_response()
 }
 
-/// In front of every route but `/healthz`:
+/// What is wrong with a request's Host, as HTTP/1.1 has it (RFC 9112, 3.2):
+/// exactly one, and text; none only before HTTP/1.1. Such a request is
+/// malformed (400); two Hosts could let the one seam checks and the one a
+/// handler reads differ.
+fn host_problem(request: &Request) -> Option<&'static str> {
+    let mut hosts = request.headers().get_all(HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Some("more than one Host header\n"),
+        (Some(host), None) if host.to_str().is_err() => Some("the Host header is not text\n"),
+        (None, _) if request.version() >= Version::HTTP_11 => Some("no Host header\n"),
+        _ => None,
+    }
+}
+
+/// rmcp answers a body it cannot read as a message 415, as it does a body
+/// whose type is not JSON; JSON-RPC calls it a parse error (not JSON) or an
+/// invalid request (JSON, not a message), and Streamable HTTP answers it 400
+/// with that error as the body. Only a body rmcp refused is parsed again.
+fn unreadable_message(body: &[u8]) -> Response {
+    let (code, message) =
+        if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() { (-32700, "Parse error") } else { (-32600, "Invalid Request") };
+    let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
+}
+
+/// In front of every route (`/healthz` checks only that the request has one Host):
 /// - the Host must be one of seam's own names (DNS rebinding);
 /// - when the route's agent has a token (its own, inherited, or `serve`'s for
 ///   `default`, `/status`, `/readyz` and the page), the request must bring it:
 ///   `Authorization: Bearer <token>`, or on the page's GET routes the cookie
 ///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
-/// - a body past `max_request_bytes` is refused (413), and a new MCP session
-///   past `max_sessions` (503).
+/// - a DELETE of a session the agent's endpoint does not have is answered 404
+///   (rmcp would say 202);
+/// - a new MCP session past `max_sessions` is refused (503); a body is read
+///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
+///   and `body_timeout` (408), and held until its answer begins.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
+    if let Some(problem) = host_problem(&request) {
+        return plain(StatusCode::BAD_REQUEST, problem);
+    }
     let path = request.uri().path().to_owned();
     if path == "/healthz" {
         return next.run(request).await;
@@ -223,6 +272,14 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             return denied();
         }
     }
+    if route.is_some()
+        && request.method() == Method::DELETE
+        && let Some(id) = session_id(request.headers())
+        && !app.knows_session(agent, id).await
+    {
+        // As Streamable HTTP says for a session the server does not have (rmcp answers any DELETE 202).
+        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n");
+    }
     let limits = app.limits();
     let is_mcp = route.is_some();
     if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
@@ -231,15 +288,12 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
             return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
         }
     }
-    let max = usize::try_from(limits.max_request_bytes.bytes()).unwrap_or(usize::MAX);
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
-    }
-    // Read whole, up to the limit (JSON-RPC bodies are read whole downstream anyway).
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
+    // The bytes, and their share of the budget: both are let go of once nothing here reads the bytes any more.
+    let (bytes, share) = match crate::body::read(body, declared, &limits, &app.budget).await {
+        Ok(read) => read,
+        Err(refusal) => return refusal.response(),
     };
     let post = parts.method == Method::POST && is_mcp;
     // Sessions are tracked, and calls answered here, on the agents' MCP endpoints only (elsewhere the router answers 404).
@@ -248,7 +302,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let mut in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
     if post && let Some(request) = in_use.take() {
         match request.answer(agent, &parts.headers, &bytes, &app.hosts) {
-            Ok(answer) => return answer.await,
+            Ok(answer) => {
+                drop((bytes, share));
+                return answer.await;
+            }
             Err(request) => in_use = Some(request),
         }
     }
@@ -264,6 +321,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     }
     let opens = post && session.is_none();
     let session_era = crate::sessions::session_version(&parts.headers);
+    let json_body = crate::sessions::json_body(&parts.headers);
     let agent = agent.to_owned();
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = if opens {
@@ -299,6 +357,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     {
         in_use.accepted(&agent, session_era, &bytes);
     }
+    if post && json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return unreadable_message(&bytes);
+    }
+    drop((bytes, share));
     if !post {
         return response;
     }
@@ -437,6 +499,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         stop: stop.clone(),
         token_files: Arc::default(),
         hosts: Arc::new(hosts),
+        budget: Arc::default(),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()
@@ -453,14 +516,8 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         .with_state(app);
     say!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
     say!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui");
-    // Small JSON-RPC messages must not wait for Nagle's algorithm: without NODELAY a round trip costs ~40ms of delayed ACKs.
-    use axum::serve::ListenerExt as _;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await.map_err(|e| e.to_string())
+    crate::listen::serve(listener, router, deployment, stop).await;
+    Ok(())
 }
 
 async fn readyz(State(app): State<App>) -> Response {

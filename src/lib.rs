@@ -16,9 +16,11 @@ pub fn say(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+mod body;
 mod commands;
 mod gateway;
 mod http;
+mod listen;
 mod sessions;
 mod ui;
 mod watch;

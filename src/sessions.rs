@@ -183,6 +183,11 @@ impl Sessions {
         }
     }
 
+    /// Whether `agent` has the session open in this table.
+    pub fn holds(&self, id: &str, agent: &str) -> bool {
+        self.open.lock().expect("sessions lock").get(id).is_some_and(|s| s.agent == agent)
+    }
+
     /// A request of the session begins; `None` for a session seam does not know.
     pub fn enter(&self, id: &str) -> Option<InUse> {
         let open = self.open.lock().expect("sessions lock");
@@ -441,11 +446,15 @@ fn plain_headers(headers: &HeaderMap, hosts: &[String]) -> bool {
             sse |= entry.eq_ignore_ascii_case("text/event-stream");
         }
     }
-    let json_body = headers
+    host_allowed && json && sse && json_body(headers) && session_version(headers)
+}
+
+/// Whether the request says its body is JSON, as rmcp reads `Content-Type`.
+pub fn json_body(headers: &HeaderMap) -> bool {
+    headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(';').next().unwrap_or(v).trim().eq_ignore_ascii_case(JSON_TYPE));
-    host_allowed && json && sse && json_body && session_version(headers)
+        .is_some_and(|v| v.split(';').next().unwrap_or(v).trim().eq_ignore_ascii_case(JSON_TYPE))
 }
 
 /// Whether the request's protocol version, if it names one, is of the session era.

@@ -490,3 +490,201 @@ fn a_long_call_seam_answers_goes_on_without_its_connection_and_its_stream_resume
     assert_eq!(text, "slept");
     assert_eq!(errors["errors"], json!([]), "the SDK read the stream without an error");
 }
+
+/// A connection to seam, reads bounded by `PATIENCE`.
+fn connect(base: &str) -> TcpStream {
+    let stream = TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream
+}
+
+/// What seam sends on `stream` until it closes it (a reset is a close too); fails if it stays open.
+fn until_closed(stream: &mut TcpStream) -> String {
+    let (mut read, mut chunk) = (Vec::new(), [0u8; 4096]);
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the connection stayed open ({e}); read so far: {}", String::from_utf8_lossy(&read)),
+        }
+    }
+    String::from_utf8_lossy(&read).into_owned()
+}
+
+/// One answer read off a kept-alive connection (its head and its `Content-Length` of body); `None` if seam closed it first.
+fn answer_on(stream: &mut TcpStream) -> Option<String> {
+    let (mut read, mut chunk) = (Vec::new(), [0u8; 4096]);
+    loop {
+        let text = String::from_utf8_lossy(&read).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                .unwrap_or(0);
+            if read.len() >= end + 4 + length {
+                return Some(text);
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+            Err(e) => panic!("no answer ({e}); read so far: {text}"),
+        }
+    }
+}
+
+/// `GET /healthz` on a connection that stays open; the answer, `None` if seam closed the connection instead.
+fn healthz_on(stream: &mut TcpStream, base: &str) -> Option<String> {
+    let addr = base.trim_start_matches("http://");
+    stream.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes()).ok()?;
+    answer_on(stream)
+}
+
+/// `max_connections`: with idle connections held below it, `/healthz` is
+/// answered, on the connection that reaches the limit; one connection past it
+/// is told 503 and closed at once (not left waiting); a closed connection
+/// makes room again.
+#[test]
+fn connections_are_held_to_max_connections_and_healthz_answers_below_it() {
+    // A long header timeout: the idle connections stay for as long as the test needs them.
+    let file = composition("access-connections", "serve:\n  max_connections: 3\n  header_timeout: 10m\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut idle = vec![connect(&seam.base), connect(&seam.base)];
+    // Accepted in the order they connected: once the third is answered, the two idle ones are counted.
+    let mut third = connect(&seam.base);
+    let answer = healthz_on(&mut third, &seam.base).expect("the third connection is served");
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok\n"), "{answer}");
+    let refused = until_closed(&mut connect(&seam.base));
+    assert!(refused.is_empty() || refused.starts_with("HTTP/1.1 503"), "one past the limit: {refused}");
+    assert!(healthz_on(&mut third, &seam.base).is_some(), "the connections within the limit go on");
+    idle.pop();
+    wait_until("a connection served again", || healthz_on(&mut connect(&seam.base), &seam.base).is_some());
+}
+
+/// `header_timeout`: a connection that sends nothing, one that sends its head
+/// slowly, and a kept-alive one idle after an answer are each closed.
+#[test]
+fn connections_slow_to_send_a_request_head_are_closed_after_header_timeout() {
+    let file = composition("access-header-timeout", "serve:\n  header_timeout: 300ms\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let opened = std::time::Instant::now();
+    assert_eq!(until_closed(&mut connect(&seam.base)), "", "silent from the start");
+    // The timeout written, not hyper's own (30 s): a bound far from the timeout, so a slow machine passes too.
+    assert!(opened.elapsed() < std::time::Duration::from_secs(15), "closed after {:?}", opened.elapsed());
+    let mut slow = connect(&seam.base);
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    assert_eq!(until_closed(&mut slow), "", "a head begun and not ended");
+    // A head sent at once is answered within the timeout, unless this machine stalls past it: then try again.
+    let mut kept = None;
+    wait_until("a request answered within the header timeout", || {
+        let mut stream = connect(&seam.base);
+        kept = healthz_on(&mut stream, &seam.base).map(|_| stream);
+        kept.is_some()
+    });
+    assert_eq!(until_closed(&mut kept.unwrap()), "", "kept alive, then idle");
+}
+
+/// `body_timeout`: a body that stops arriving is answered 408 and its connection closed.
+#[test]
+fn a_body_that_does_not_arrive_within_body_timeout_gets_408() {
+    let file = composition("access-body-timeout", "serve:\n  body_timeout: 1ms\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let addr = seam.base.trim_start_matches("http://");
+    let mut stream = connect(&seam.base);
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n");
+    stream.write_all(format!("{head}{{\"jsonrpc\":").as_bytes()).unwrap();
+    let answer = until_closed(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+/// `max_buffered_request_bytes`: while one body holds its share (declared,
+/// waiting to be sent), a body that fills the rest exactly is read and one
+/// byte more gets 503 with `Retry-After`, declared or chunked; once the first
+/// is sent and answered, its share is free again.
+#[test]
+fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
+    let file = composition("access-buffered", "serve:\n  max_request_bytes: 1KiB\n  max_buffered_request_bytes: 1500B\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let padded = |n: usize| {
+        let mut body = initialize();
+        body.push_str(&" ".repeat(n - body.len()));
+        body
+    };
+    // Its head only: seam asks for the body (100 Continue) once it has taken the body's share.
+    let addr = seam.base.trim_start_matches("http://");
+    let mut holding = connect(&seam.base);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 500\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    );
+    holding.write_all(head.as_bytes()).unwrap();
+    let mut go_on = [0u8; 25];
+    holding.read_exact(&mut go_on).unwrap();
+    assert_eq!(&go_on, b"HTTP/1.1 100 Continue\r\n\r\n");
+    for chunked in [false, true] {
+        let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1000).as_bytes(), chunked);
+        assert_eq!(code, 200, "exactly full, chunked: {chunked}: {response}");
+        let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), chunked);
+        assert_eq!(code, 503, "one byte past, chunked: {chunked}: {response}");
+        assert!(response.to_ascii_lowercase().contains("retry-after: 1"), "{response}");
+    }
+    holding.write_all(padded(500).as_bytes()).unwrap();
+    let answer = until_closed(&mut holding);
+    assert!(answer.starts_with("HTTP/1.1 200"), "the holding body is read in its turn: {answer}");
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0, 200, "its share is free again");
+}
+
+/// Exactly these bytes on a fresh connection; what seam answers before it closes.
+fn exchange(base: &str, request: &str) -> String {
+    let mut stream = connect(base);
+    stream.write_all(request.as_bytes()).unwrap();
+    until_closed(&mut stream)
+}
+
+/// HTTP answers as JSON-RPC and Streamable HTTP have them: a body that is not
+/// JSON is a parse error, and JSON that is no message an invalid request (400,
+/// the error as the body), inside a session or opening one; a body of another
+/// type is still 415. A DELETE of a session the endpoint does not have is 404
+/// (of one it has, 2xx, and then 404). A request with two Host headers, or an
+/// HTTP/1.1 one with none, is 400, `/healthz` included.
+#[test]
+fn http_answers_follow_json_rpc_and_streamable_http() {
+    let file = composition("access-answers", "agents:\n  reviewer: {}\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "{opened}");
+    let id = session_id(&opened);
+    let session: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", &id), ("mcp-protocol-version", "2025-11-25")]].concat();
+    let parse_error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    let invalid_request = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+    for headers in [&MCP_HEADERS[..], &session[..]] {
+        for (body, error) in [("{\"jsonrpc\":", parse_error), ("{\"hello\":1}", invalid_request)] {
+            let (code, response) = raw(&seam.base, "POST", "/mcp", headers, body.as_bytes(), false);
+            assert_eq!(code, 400, "{response}");
+            assert!(response.ends_with(error) && response.to_ascii_lowercase().contains("content-type: application/json"), "{response}");
+        }
+    }
+    let text: Vec<(&str, &str)> = [("Content-Type", "text/plain"), MCP_HEADERS[1]].to_vec();
+    assert_eq!(raw(&seam.base, "POST", "/mcp", &text, b"{\"jsonrpc\":", false).0, 415, "the type is what is wrong");
+
+    let unknown: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", "no-such-session")]].concat();
+    assert_eq!(raw(&seam.base, "DELETE", "/mcp", &unknown, b"", false).0, 404);
+    assert_eq!(raw(&seam.base, "DELETE", "/agents/reviewer/mcp", &session, b"", false).0, 404, "another agent's endpoint has it not");
+    let (code, ended) = raw(&seam.base, "DELETE", "/mcp", &session, b"", false);
+    assert!((200..300).contains(&code), "{ended}");
+    assert_eq!(raw(&seam.base, "DELETE", "/mcp", &session, b"", false).0, 404, "ended: no longer had");
+
+    let addr = seam.base.trim_start_matches("http://");
+    for path in ["/healthz", "/status"] {
+        let twice = exchange(&seam.base, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+        assert!(twice.starts_with("HTTP/1.1 400"), "{path}: {twice}");
+        let none = exchange(&seam.base, &format!("GET {path} HTTP/1.1\r\nConnection: close\r\n\r\n"));
+        assert!(none.starts_with("HTTP/1.1 400"), "{path}: {none}");
+    }
+    let once = exchange(&seam.base, &format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+    assert!(once.starts_with("HTTP/1.1 200"), "{once}");
+    let old = exchange(&seam.base, "GET /healthz HTTP/1.0\r\n\r\n");
+    assert!(old.starts_with("HTTP/1.1 200") || old.starts_with("HTTP/1.0 200"), "HTTP/1.0 needs no Host: {old}");
+}

@@ -50,6 +50,7 @@ codes! {
     "SERVE_TOKEN_CONFLICT" Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";
     "SERVE_TOKEN_UNREADABLE" Error "(start, reload) A token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
     "SERVE_TOKEN_REQUIRED" Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
+    "SERVE_LIMIT_ORDER" Error "`serve.max_request_bytes` is more than `serve.max_buffered_request_bytes`: a body that large could never be buffered.";
     "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
     "TOOL_UNSERVED" Warning "A fixed tool (`web_search`, `web_fetch`, `lsp`, `skill`) is enabled for agents that see no mount serving it: every call would fail.";
     "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";

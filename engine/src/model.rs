@@ -44,6 +44,19 @@ pub struct Serve {
     /// A session without a request for this long is closed. Follows reloads: a change applies to the sessions already open.
     #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
+    /// The most TCP connections open at once (idle, sending or being answered), so that held connections cannot use up seam's file descriptors; past it a new connection is told 503 and closed at once, not left in the kernel's queue. Follows reloads (new connections).
+    #[serde(default = "Serve::default_max_connections")]
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub max_connections: u32,
+    /// How long a connection may take to send a request's head (request line and headers), counted from when it opens or its previous answer was sent: one bound on slow headers and on idle keep-alive connections, past which the connection is closed. Follows reloads (new connections).
+    #[serde(default = "Serve::default_header_timeout")]
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its head has; past it, 408 and the connection closed, so that a slow sender cannot hold its share of `max_buffered_request_bytes`. Follows reloads.
+    #[serde(default = "Serve::default_body_timeout")]
+    pub body_timeout: Duration,
+    /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body is held from its arrival until its answer begins, one with a `Content-Length` taking its share before it is read, a chunked one as it arrives; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
+    #[serde(default = "Serve::default_max_buffered_request_bytes")]
+    pub max_buffered_request_bytes: crate::units::Size,
 }
 
 impl Serve {
@@ -56,6 +69,18 @@ impl Serve {
     fn default_session_idle_timeout() -> Duration {
         Duration::from_secs(300)
     }
+    fn default_max_connections() -> u32 {
+        1024
+    }
+    fn default_header_timeout() -> Duration {
+        Duration::from_secs(30)
+    }
+    fn default_body_timeout() -> Duration {
+        Duration::from_secs(60)
+    }
+    fn default_max_buffered_request_bytes() -> crate::units::Size {
+        crate::units::Size::mib(64)
+    }
 }
 
 impl Default for Serve {
@@ -66,27 +91,47 @@ impl Default for Serve {
             max_request_bytes: Serve::default_max_request_bytes(),
             max_sessions: Serve::default_max_sessions(),
             session_idle_timeout: Serve::default_session_idle_timeout(),
+            max_connections: Serve::default_max_connections(),
+            header_timeout: Serve::default_header_timeout(),
+            body_timeout: Serve::default_body_timeout(),
+            max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
         }
     }
 }
 
 /// `serve`'s limits as a resolved composition holds them (`services.serve`,
-/// beside the token sources resolve put there), read once per generation.
-/// Not `Serve` itself: that one refuses the resolved layout's other keys.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// beside the token sources resolve put there), read once per generation; a
+/// limit it lacks is `Serve`'s default. Not `Serve` itself: that one refuses
+/// the resolved layout's other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServeLimits {
-    #[serde(default = "Serve::default_max_request_bytes")]
     pub max_request_bytes: crate::units::Size,
-    #[serde(default = "Serve::default_max_sessions")]
     pub max_sessions: u32,
-    #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
+    pub max_connections: u32,
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub max_buffered_request_bytes: crate::units::Size,
+}
+
+impl From<&Serve> for ServeLimits {
+    fn from(serve: &Serve) -> Self {
+        ServeLimits {
+            max_request_bytes: serve.max_request_bytes,
+            max_sessions: serve.max_sessions,
+            session_idle_timeout: serve.session_idle_timeout,
+            max_connections: serve.max_connections,
+            header_timeout: serve.header_timeout,
+            body_timeout: serve.body_timeout,
+            max_buffered_request_bytes: serve.max_buffered_request_bytes,
+        }
+    }
 }
 
 impl Default for ServeLimits {
     fn default() -> Self {
-        let Serve { max_request_bytes, max_sessions, session_idle_timeout, .. } = Serve::default();
-        ServeLimits { max_request_bytes, max_sessions, session_idle_timeout }
+        ServeLimits::from(&Serve::default())
     }
 }
 

@@ -378,11 +378,22 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
     }
     if serve.is_some() || !serve_tokens.is_empty() {
         let serve = serve.unwrap_or_default();
-        let mut section = serde_json::json!({
-            "max_request_bytes": serve.max_request_bytes,
-            "max_sessions": serve.max_sessions,
-            "session_idle_timeout": serve.session_idle_timeout,
-        });
+        if serve.max_request_bytes > serve.max_buffered_request_bytes {
+            // One largest body must fit in what all may buffer together, or it would be refused forever.
+            // Located at the budget where the file writes it (its documented range), else at the body limit.
+            let budget_written = section("serve").and_then(|s| s.get("max_buffered_request_bytes")).is_some();
+            let pointer = if budget_written { "/serve/max_buffered_request_bytes" } else { "/serve/max_request_bytes" };
+            out.push(Diagnostic::error(
+                "SERVE_LIMIT_ORDER",
+                locate(tree, pointer),
+                pointer,
+                format!(
+                    "`max_request_bytes` ({}) is more than `max_buffered_request_bytes` ({}): a body that large could never be buffered",
+                    serve.max_request_bytes, serve.max_buffered_request_bytes
+                ),
+            ));
+        }
+        let mut section = serde_json::to_value(crate::model::ServeLimits::from(&serve)).expect("serializable");
         if let Some(t) = token("/serve", &serve.bearer_token_env, &serve.bearer_token_file, out) {
             section["bearer_token"] = t;
         }
