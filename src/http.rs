@@ -14,7 +14,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::header::{
-    AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE, WWW_AUTHENTICATE,
+    AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE, WWW_AUTHENTICATE,
 };
 use axum::http::{Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -52,6 +52,8 @@ struct App {
     token_files: Arc<TokenFiles>,
     /// The names a request's Host may give: loopback names and the address seam listens on.
     hosts: Arc<Vec<String>>,
+    /// The port seam listens on: its own origins are `http://` each of `hosts` at it.
+    port: u16,
     /// The bytes of request bodies the gate holds, against `max_buffered_request_bytes`.
     budget: Arc<crate::body::Budget>,
 }
@@ -88,6 +90,19 @@ impl App {
             Some((TokenSource::File(path), _)) => self.token_files.read(&path).map(Some),
             Some((env, _)) => env.read().map(Some),
         }
+    }
+
+    /// Whether a browser's request from `origin` may go on: one of seam's own origins (`http://`
+    /// a name it answers to, at its port) or one `serve.allowed_origins` names; compared as URLs
+    /// parse them (case, default ports). `null` and anything that is not an origin are refused.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let Ok(origin) = url::Url::parse(origin) else { return false };
+        let Some(host) = origin.host_str() else { return false };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let own = origin.scheme() == "http"
+            && origin.port_or_known_default() == Some(self.port)
+            && self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host));
+        own || self.limits().allowed_origins.iter().any(|allowed| url::Url::parse(&allowed.0).is_ok_and(|a| a.origin() == origin.origin()))
     }
 
     /// The live composition's `serve` limits (defaults when it has no `serve`).
@@ -226,6 +241,11 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
     if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
         return plain(StatusCode::FORBIDDEN, "forbidden host\n");
+    }
+    if let Some(origin) = request.headers().get(ORIGIN)
+        && !origin.to_str().is_ok_and(|o| app.origin_allowed(o))
+    {
+        return plain(StatusCode::FORBIDDEN, "forbidden origin\n");
     }
     // Any route but an agent's MCP endpoint is `default`'s to open.
     let route = mcp_route(&path).map(std::borrow::Cow::into_owned);
@@ -499,6 +519,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         stop: stop.clone(),
         token_files: Arc::default(),
         hosts: Arc::new(hosts),
+        port: local.port(),
         budget: Arc::default(),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);

@@ -688,3 +688,35 @@ fn http_answers_follow_json_rpc_and_streamable_http() {
     let old = exchange(&seam.base, "GET /healthz HTTP/1.0\r\n\r\n");
     assert!(old.starts_with("HTTP/1.1 200") || old.starts_with("HTTP/1.0 200"), "HTTP/1.0 needs no Host: {old}");
 }
+
+/// The Streamable HTTP transport's Origin rule: a request whose `Origin` is
+/// present and not allowed gets 403 on every route; seam's own origins (its
+/// loopback names at its port, default port spelt or not) and those
+/// `serve.allowed_origins` names pass, and a request without `Origin` is not judged.
+#[test]
+fn a_request_from_an_origin_not_allowed_is_forbidden() {
+    let file = composition("access-origin", "serve:\n  allowed_origins: [\"https://app.example.com\"]\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let port = seam.base.rsplit(':').next().unwrap().to_owned();
+    let status_from = |origin: Option<&str>, path: &str| {
+        let headers: Vec<(&str, &str)> = origin.map(|o| vec![("Origin", o)]).unwrap_or_default();
+        raw(&seam.base, "GET", path, &headers, b"", false).0
+    };
+    let mcp_from = |origin: &str| {
+        let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+        headers.push(("Origin", origin));
+        raw(&seam.base, "POST", "/mcp", &headers, initialize().as_bytes(), false).0
+    };
+    let own = [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}"), format!("HTTP://LOCALHOST:{port}")];
+    for origin in own.iter().map(String::as_str).chain(["https://app.example.com", "https://APP.example.com:443"]) {
+        assert_eq!(status_from(Some(origin), "/status"), 200, "{origin}");
+        assert_eq!(mcp_from(origin), 200, "{origin}");
+    }
+    let refused = ["https://evil.example", "http://app.example.com", "https://app.example.com:8443", "null", "not an origin"];
+    let wrong_port = format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1);
+    for origin in refused.into_iter().chain([wrong_port.as_str(), "https://127.0.0.1"]) {
+        assert_eq!(status_from(Some(origin), "/status"), 403, "{origin}");
+        assert_eq!(mcp_from(origin), 403, "{origin}");
+    }
+    assert_eq!(status_from(None, "/status"), 200, "no Origin: not a browser's cross-site request");
+}

@@ -57,7 +57,20 @@ pub struct Serve {
     /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body is held from its arrival until its answer begins, one with a `Content-Length` taking its share before it is read, a chunked one as it arrives; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
     #[serde(default = "Serve::default_max_buffered_request_bytes")]
     pub max_buffered_request_bytes: crate::units::Size,
+    /// Origins (`scheme://host[:port]`) a browser's request may come from besides seam's own
+    /// (`http://` each name seam answers to, at the port it listens on): a request whose `Origin`
+    /// header is present and none of these gets 403, as the Streamable HTTP transport requires
+    /// against DNS rebinding. Follows reloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<Origin>,
 }
+
+/// A web origin as a browser sends it: `https://app.example.com`, `http://localhost:3000`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Origin(
+    #[schemars(pattern(r"^https?://[^/?#\s@]+$"))]
+    pub String,
+);
 
 impl Serve {
     fn default_max_request_bytes() -> crate::units::Size {
@@ -95,6 +108,7 @@ impl Default for Serve {
             header_timeout: Serve::default_header_timeout(),
             body_timeout: Serve::default_body_timeout(),
             max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -113,6 +127,7 @@ pub struct ServeLimits {
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub max_buffered_request_bytes: crate::units::Size,
+    pub allowed_origins: Vec<Origin>,
 }
 
 impl From<&Serve> for ServeLimits {
@@ -125,6 +140,7 @@ impl From<&Serve> for ServeLimits {
             header_timeout: serve.header_timeout,
             body_timeout: serve.body_timeout,
             max_buffered_request_bytes: serve.max_buffered_request_bytes,
+            allowed_origins: serve.allowed_origins.clone(),
         }
     }
 }
