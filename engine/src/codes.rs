@@ -65,7 +65,7 @@ codes! {
     "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";
     "ENV_DIR_MISSING" Error "(`--environment`) A directory the composition names does not exist.";
     "COMPOSITION_UNREADABLE" Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
-    "COMPOSITION_READ_TIMEOUT" Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers); the reload is rejected, the live generation keeps serving and the next reload may start.";
+    "COMPOSITION_READ_TIMEOUT" Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers), or 4 earlier checks are still stuck that way; the reload is rejected, the live generation keeps serving and the next reload may start.";
     "MOUNT_START_FAILED" Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";
     "AGENT_UNKNOWN" Error "(tool result) The call names an agent the live generation does not have.";
     "TOOL_UNKNOWN" Error "(tool result) The agent's catalog has no tool of that name.";

@@ -41,6 +41,11 @@ pub const KEPT_OUTCOMES: usize = 50;
 /// next one may start.
 pub const CHECK_DEADLINE: Duration = Duration::from_secs(30);
 
+/// The most checks that may be left running past `CHECK_DEADLINE` (each holds a
+/// blocking thread, stuck on a file that never answers); with this many, a
+/// reload is rejected at once instead of starting another.
+pub const MAX_STUCK_CHECKS: usize = 4;
+
 /// The most diagnostics one outcome keeps for `/status`, the status page and
 /// the log (each is bounded too: `diagnostic::MAX_MESSAGE_CHARS`,
 /// `render::EXCERPT_CHARS`); `seam validate` lists them all.
@@ -406,7 +411,11 @@ impl Outcome {
     /// An outcome that built, retired and reconfigured nothing.
     fn new(outcome: OutcomeKind, generation: Option<u64>, mut diagnostics: Vec<Json>) -> Outcome {
         let diagnostics_omitted = diagnostics.len().saturating_sub(KEPT_DIAGNOSTICS);
-        diagnostics.truncate(KEPT_DIAGNOSTICS);
+        if diagnostics_omitted > 0 {
+            // What rejected the reload is kept before what only warned (a stable sort: file order otherwise).
+            diagnostics.sort_by_key(|d| d["severity"] != "error");
+            diagnostics.truncate(KEPT_DIAGNOSTICS);
+        }
         Outcome {
             outcome,
             at: SystemTime::now(),
@@ -469,6 +478,8 @@ pub struct Deployment {
     outcomes: Mutex<VecDeque<Outcome>>,
     /// When the reload running now started, for `/status`: until its outcome, the last one is not the news.
     reloading_since: Mutex<Option<SystemTime>>,
+    /// Checks on the blocking pool, the ones left past `CHECK_DEADLINE` included.
+    checks_running: Arc<AtomicUsize>,
     /// Every file the last check read (the composition and what it extends).
     files: Mutex<Vec<PathBuf>>,
     changes: Changes,
@@ -490,6 +501,7 @@ impl Deployment {
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
             reloading_since: Mutex::new(None),
+            checks_running: Arc::default(),
             files: Mutex::new(vec![path.to_owned()]),
             changes: Changes::default(),
             status_changes: Changes::default(),
@@ -556,10 +568,18 @@ impl Deployment {
     /// generation and swaps it in; or rejects it and leaves the live one serving.
     pub async fn reload(&self) -> Outcome {
         let _serial = self.reloading.lock().await;
+        /// Clears `reloading_since` however the reload ends.
+        struct Reloading<'d>(&'d Mutex<Option<SystemTime>>);
+        impl Drop for Reloading<'_> {
+            fn drop(&mut self) {
+                *self.0.lock().expect("reloading lock") = None;
+            }
+        }
         *self.reloading_since.lock().expect("reloading lock") = Some(SystemTime::now());
+        let reloading = Reloading(&self.reloading_since);
         self.status_changes.notify();
         let outcome = self.reload_locked().await;
-        *self.reloading_since.lock().expect("reloading lock") = None;
+        drop(reloading);
         let mut outcomes = self.outcomes.lock().expect("outcomes lock");
         if outcomes.len() == KEPT_OUTCOMES {
             outcomes.pop_front();
@@ -577,8 +597,6 @@ impl Deployment {
         // stdio the runtime has one thread, which must keep serving calls meanwhile.
         // Within a deadline: a file that never answers (a hung network mount) must not hold the
         // reload lock, or every later edit and SIGHUP would wait behind it unseen.
-        let (engine, path, env) = (self.engine.clone(), self.path.clone(), self.env.clone());
-        let check = tokio::task::spawn_blocking(move || engine.check_file(&path, &*env));
         let unreadable = |code: &str, message: String| {
             json!({
                 "severity": "error", "code": code, "message": message,
@@ -586,6 +604,26 @@ impl Deployment {
                 "rendered": format!("{}: error[{code}]: {message}\n", self.path.display()),
             })
         };
+        // Reloads are serialized, so every check running now but this one's was left past its deadline.
+        let stuck = self.checks_running.load(Ordering::SeqCst);
+        if stuck >= MAX_STUCK_CHECKS {
+            let message = format!("{stuck} earlier checks are still stuck reading the composition; no other starts until one ends");
+            return rejected(vec![unreadable("COMPOSITION_READ_TIMEOUT", message)]);
+        }
+        /// Counts a check from its start to its end, however long that takes.
+        struct Counted(Arc<AtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.checks_running.fetch_add(1, Ordering::SeqCst);
+        let counted = Counted(self.checks_running.clone());
+        let (engine, path, env) = (self.engine.clone(), self.path.clone(), self.env.clone());
+        let check = tokio::task::spawn_blocking(move || {
+            let _counted = counted;
+            engine.check_file(&path, &*env)
+        });
         let checked = match tokio::time::timeout(CHECK_DEADLINE, check).await {
             Err(_) => {
                 let message = format!(
@@ -1126,5 +1164,62 @@ mod tests {
             assert!(deployment.status()["reloading_since"].is_null(), "and that it is over");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Checks left past their deadline are counted: with one short of
+    /// `MAX_STUCK_CHECKS` stuck a reload still runs its check, with that many
+    /// it is rejected at once, and once they end reloads run again.
+    #[tokio::test(start_paused = true)]
+    async fn no_more_than_max_stuck_checks_are_left_running() {
+        let dir = std::env::temp_dir().join(format!("seam-stuck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        let (entered, mut entering) = tokio::sync::mpsc::unbounded_channel();
+        let (release, released) = std::sync::mpsc::channel();
+        let env = Arc::new(GatedEnv { entered, release: Mutex::new(released) });
+        let deployment = Deployment::new(Arc::new(Engine::new(Vec::new())), &file, env, Options::default());
+        let quick = |n: usize| std::fs::write(&file, format!("seam: 1\nname: quick-{n}\n")).unwrap();
+        for stuck in 0..MAX_STUCK_CHECKS {
+            quick(stuck);
+            assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied, "{stuck} stuck: the check runs");
+            std::fs::write(&file, "seam: 1\nname: gated-${GATED}\n").unwrap();
+            let reload = tokio::spawn({
+                let deployment = deployment.clone();
+                async move { deployment.reload().await }
+            });
+            entering.recv().await.unwrap();
+            tokio::time::advance(CHECK_DEADLINE).await;
+            assert_eq!(reload.await.unwrap().outcome, OutcomeKind::Rejected);
+        }
+        quick(MAX_STUCK_CHECKS);
+        let refused = deployment.reload().await;
+        assert_eq!((refused.outcome, refused.diagnostics[0]["code"].as_str()), (OutcomeKind::Rejected, Some("COMPOSITION_READ_TIMEOUT")));
+        for _ in 0..MAX_STUCK_CHECKS {
+            release.send(()).unwrap();
+        }
+        // The released checks end on their own threads.
+        while deployment.checks_running.load(Ordering::SeqCst) > 0 {
+            tokio::task::yield_now().await;
+            std::thread::yield_now();
+        }
+        assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied, "once they end, checks run again");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// One past `KEPT_DIAGNOSTICS`, the rest are counted, not kept; what
+    /// rejected the reload is kept before what only warned.
+    #[test]
+    fn an_outcome_keeps_its_errors_first_when_it_cannot_keep_all() {
+        let d = |severity: &str, n: usize| json!({ "severity": severity, "code": format!("C{n}"), "rendered": "" });
+        let at_limit: Vec<Json> = (0..KEPT_DIAGNOSTICS).map(|n| d("warning", n)).collect();
+        let kept = Outcome::new(OutcomeKind::Rejected, None, at_limit.clone());
+        assert_eq!((kept.diagnostics, kept.diagnostics_omitted), (at_limit, 0), "at the limit, all kept in order");
+        let mut past: Vec<Json> = (0..KEPT_DIAGNOSTICS).map(|n| d("warning", n)).collect();
+        past.push(d("error", KEPT_DIAGNOSTICS));
+        let kept = Outcome::new(OutcomeKind::Rejected, None, past);
+        assert_eq!((kept.diagnostics.len(), kept.diagnostics_omitted), (KEPT_DIAGNOSTICS, 1));
+        assert_eq!(kept.diagnostics[0]["severity"], "error");
+        assert_eq!(kept.diagnostics[1]["code"], "C0", "then the warnings in their order");
+        assert!(kept.human().ends_with("… and 1 more (`seam validate` lists them all)\n"));
     }
 }

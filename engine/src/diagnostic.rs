@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// The most characters of a diagnostic's message or help kept: a message may
+/// The most characters of a diagnostic's message, help or pointer kept: a message may
 /// quote a value of the file (an unknown key, say), and a file may hold
 /// anything; what `/status`, the status page and the log show stays small.
 pub const MAX_MESSAGE_CHARS: usize = 500;
@@ -119,7 +119,8 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, code, message: capped(message.into()), pointer: pointer.into(), span, help: None }
+        // The pointer is capped too: it names keys of the file, and a key may be megabytes long.
+        Diagnostic { severity: Severity::Error, code, message: capped(message.into()), pointer: capped(pointer.into()), span, help: None }
     }
 
     pub fn warning(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {

@@ -74,28 +74,18 @@ enum Unread {
 }
 
 /// Reads a composition file of at most `limit` bytes, never reading more
-/// than one byte past it, and only a regular file: it is opened without
-/// blocking (a FIFO would wait for a writer) and its type is judged on what
-/// was opened, so a file swapped in between cannot slip past.
+/// than one byte past it, and only a regular file. Its type is judged before it
+/// is opened (opening a device can itself do something, and a socket cannot be
+/// opened at all) and again on what was opened, so a file swapped in between
+/// cannot slip past; it is opened without blocking (a FIFO would wait for a
+/// writer) and never as a controlling terminal.
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Unread> {
     use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(Unread::Io)?;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    regular(&std::fs::metadata(path).map_err(Unread::Io)?)?;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(Unread::Io)?;
     let meta = file.metadata().map_err(Unread::Io)?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        return Err(Unread::NotRegular(if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_dir() {
-            "a folder"
-        } else {
-            "not a regular file"
-        }));
-    }
+    regular(&meta)?;
     if meta.len() > limit {
         return Err(Unread::TooLarge);
     }
@@ -108,41 +98,44 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Unread> {
     Ok(bytes)
 }
 
+/// `Ok` for a regular file; otherwise what it is.
+fn regular(meta: &std::fs::Metadata) -> Result<(), Unread> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    Err(Unread::NotRegular(if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }))
+}
+
 /// Loads the composition at `path`, reading at most `limit` bytes for it and
 /// the files it extends together. A missing or unreadable file is a
 /// [`ReadError`]; a file that is not a regular file, or too large, is a
 /// diagnostic located at the file.
 pub fn load_file(path: &Path, env: &dyn Env, limit: u64) -> Result<Loaded, ReadError> {
-    let mut loader = Loader::new(env, limit);
-    let bytes = match read_bounded(path, limit) {
-        Ok(bytes) => bytes,
-        Err(Unread::Io(error)) => return Err(ReadError { path: path.to_owned(), error }),
-        Err(unread) => {
-            let file = loader.sources.add(path.to_owned(), "".into());
-            let span = Span { file, line: 1, column: 1 };
-            loader.diagnostics.push(match unread {
-                Unread::NotRegular(what) => Diagnostic::error(
-                    "COMPOSITION_NOT_A_FILE",
-                    span,
-                    "",
-                    format!("the composition is {what}, not a regular file; nothing was read"),
-                ),
-                _ => too_large(span, "", None, limit),
-            });
-            return Ok(loader.finish(None));
-        }
-    };
-    Ok(loader.start(path, bytes))
+    match read_bounded(path, limit) {
+        Ok(bytes) => Ok(Loader::new(env, limit).start(path, bytes)),
+        Err(Unread::Io(error)) => Err(ReadError { path: path.to_owned(), error }),
+        Err(unread) => Ok(Loader::new(env, limit).refuse_top(path, unread)),
+    }
 }
 
 /// Loads a composition from bytes already read (its `extends` are read from
 /// disk, relative to `path`), within `limit` bytes for it and its bases.
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, env: &dyn Env, limit: u64) -> Loaded {
-    let mut loader = Loader::new(env, limit);
+    let loader = Loader::new(env, limit);
     if bytes.len() as u64 > limit {
-        let file = loader.sources.add(path.to_owned(), "".into());
-        loader.diagnostics.push(too_large(Span { file, line: 1, column: 1 }, "", None, limit));
-        return loader.finish(None);
+        return loader.refuse_top(path, Unread::TooLarge);
     }
     loader.start(path, bytes)
 }
@@ -182,6 +175,22 @@ impl<'e> Loader<'e> {
         self.finish(root)
     }
 
+    /// The top file, not read: a diagnostic at its start, nothing of it quoted.
+    fn refuse_top(mut self, path: &Path, unread: Unread) -> Loaded {
+        let file = self.sources.add(path.to_owned(), "".into());
+        let span = Span { file, line: 1, column: 1 };
+        self.diagnostics.push(match unread {
+            Unread::NotRegular(what) => Diagnostic::error(
+                "COMPOSITION_NOT_A_FILE",
+                span,
+                "",
+                format!("the composition is {what}, not a regular file; nothing was read"),
+            ),
+            _ => too_large(span, "", None, self.limit),
+        });
+        self.finish(None)
+    }
+
     fn finish(self, root: Option<Node>) -> Loaded {
         Loaded { root, sources: self.sources, diagnostics: self.diagnostics }
     }
@@ -190,6 +199,9 @@ impl<'e> Loader<'e> {
 impl Loader<'_> {
     /// Loads one file; `canonical` is its canonical path, for cycle detection.
     fn load(&mut self, path: &Path, canonical: PathBuf, bytes: Vec<u8>) -> Option<Node> {
+        // Only a file that is a YAML file by its real name is quoted under a diagnostic: one a
+        // symlink or `extends` leads to elsewhere (`/etc/shadow`) may be located, never shown.
+        let quotable = canonical.extension().is_some_and(|e| e == "yaml" || e == "yml");
         let text: Arc<str> = match String::from_utf8(bytes) {
             Ok(t) => t.into(),
             Err(e) => {
@@ -197,14 +209,14 @@ impl Loader<'_> {
                 let valid = std::str::from_utf8(&e.as_bytes()[..e.utf8_error().valid_up_to()]).expect("valid up to here");
                 let line = valid.matches('\n').count() as u32 + 1;
                 let column = valid.rsplit('\n').next().unwrap_or_default().chars().count() as u32 + 1;
-                let lossy: Arc<str> = String::from_utf8_lossy(e.as_bytes()).into();
+                let lossy: Arc<str> = if quotable { String::from_utf8_lossy(e.as_bytes()).into() } else { "".into() };
                 let file = self.sources.add(path.to_owned(), lossy);
                 self.diagnostics.push(Diagnostic::error("YAML_NOT_UTF8", Span { file, line, column }, "", "the file is not valid UTF-8"));
                 return None;
             }
         };
         let text = text.strip_prefix('\u{feff}').map(Arc::from).unwrap_or(text);
-        let file = self.sources.add(path.to_owned(), text.clone());
+        let file = self.sources.add(path.to_owned(), if quotable { text.clone() } else { "".into() });
         let root = match yaml::parse_interpolated(&text, file, self.env) {
             Ok((root, env_diagnostics)) => {
                 self.diagnostics.extend(env_diagnostics);
@@ -319,8 +331,8 @@ impl Loader<'_> {
                 Value::Map(m) => {
                     m.shift_remove("extends");
                 }
-                // An empty base adds nothing.
-                Value::Null => {}
+                // An empty base adds nothing (merged, its null would replace what came before it).
+                Value::Null => continue,
                 other => {
                     self.diagnostics.push(Diagnostic::error(
                         "EXTENDS_NOT_MAPPING",
@@ -462,13 +474,13 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
 }
 
 /// A variable whose name says it holds a secret: one of its `_`-separated
-/// words is a secret's word (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `BASIC_AUTH`,
-/// `SIGNING_KEYS`), or a word ends with one that cannot end an innocent word
+/// words is a secret's word (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `SIGNING_KEYS`;
+/// `AUTH` and `COOKIE` only last: `BASIC_AUTH`), or a word ends with one that cannot end an innocent word
 /// (`DEEPSEEKAPIKEY`, `GITHUBTOKEN`, `DBPASSWORD`). Not `TOKENIZER_PATH`, and
 /// not `MONKEY`: a bare `KEY` ending is too common to mean a secret.
 pub fn is_secret_name(name: &str) -> bool {
     // Not TOKENS: `MAX_TOKENS` is a model setting, not a secret.
-    const WORDS: [&str; 16] = [
+    const WORDS: [&str; 14] = [
         "KEY",
         "KEYS",
         "APIKEY",
@@ -483,14 +495,16 @@ pub fn is_secret_name(name: &str) -> bool {
         "CREDENTIAL",
         "CREDENTIALS",
         "PAT",
-        "AUTH",
-        "COOKIE",
     ];
     const ENDINGS: [&str; 8] = ["APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
     let ends_with = |word: &str, ending: &str| {
         word.len() >= ending.len() && word.as_bytes()[word.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
     };
-    name.split('_').any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)) || ENDINGS.iter().any(|e| ends_with(w, e)))
+    // AUTH and COOKIE only as the last word: `BASIC_AUTH` holds one, `AUTH_URL` and `COOKIE_NAME` name one.
+    const LAST_WORDS: [&str; 2] = ["AUTH", "COOKIE"];
+    let words: Vec<&str> = name.split('_').collect();
+    words.iter().any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)) || ENDINGS.iter().any(|e| ends_with(w, e)))
+        || words.last().is_some_and(|w| LAST_WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)))
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -531,7 +545,10 @@ mod tests {
             assert!(is_secret_name(name), "{name}");
             assert_eq!(interpolate(&format!("${{{name}:-x}}"), &env()).unwrap_err().0, "SECRET_INTERPOLATED", "{name}");
         }
-        for name in "TOKENIZER_PATH MAX_TOKENS MONKEY HOTKEY_MAP KEYBOARD AUTHOR HOME PWD SEAM_WEB_SEARCH PATH".split(' ') {
+        for name in
+            "AUTH_URL AUTH_DOMAIN COOKIE_NAME TOKENIZER_PATH MAX_TOKENS MONKEY HOTKEY_MAP KEYBOARD AUTHOR HOME PWD SEAM_WEB_SEARCH PATH"
+                .split(' ')
+        {
             assert!(!is_secret_name(name), "{name}");
         }
     }
@@ -613,6 +630,52 @@ mod tests {
         let loaded = load_file(&dir.join("scalar.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
         assert!(loaded.root.is_some(), "the schema says what the top file should be");
         assert_eq!(loaded.sources.files().map(|(_, f)| f.text.len()).collect::<Vec<_>>(), [0], "and quotes none of it");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An empty base (or one of comments only) adds nothing, and takes nothing
+    /// away from the bases before it.
+    #[test]
+    fn an_empty_base_adds_nothing() {
+        let dir = folder("empty-base");
+        std::fs::write(dir.join("real.yaml"), "name: from-real\n").unwrap();
+        std::fs::write(dir.join("empty.yaml"), "# nothing here\n").unwrap();
+        std::fs::write(dir.join("c.yaml"), "seam: 1\nextends: [real.yaml, empty.yaml]\n").unwrap();
+        let loaded = load_file(&dir.join("c.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!(codes(&loaded), Vec::<&str>::new());
+        assert_eq!(loaded.root.unwrap().to_json()["name"], "from-real");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A socket is refused as what it is (it cannot even be opened), before any open.
+    #[test]
+    fn a_socket_is_not_a_file() {
+        let dir = folder("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(dir.join("sock.yaml")).unwrap();
+        std::fs::write(dir.join("c.yaml"), "seam: 1\nextends: [sock.yaml]\n").unwrap();
+        let loaded = load_file(&dir.join("c.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!(codes(&loaded), ["EXTENDS_NOT_A_FILE"]);
+        assert!(loaded.diagnostics[0].message.contains("a socket"), "{}", loaded.diagnostics[0].message);
+        let loaded = load_file(&dir.join("sock.yaml"), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+        assert_eq!(codes(&loaded), ["COMPOSITION_NOT_A_FILE"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file whose real name is not a YAML file's is located but never
+    /// quoted, even when it parses as a map or fails to parse at all.
+    #[test]
+    fn only_yaml_files_by_their_real_name_are_quoted() {
+        let dir = folder("quoted");
+        std::fs::write(dir.join("secret.conf"), "password: hunter2\nbroken: [\n").unwrap();
+        std::os::unix::fs::symlink(dir.join("secret.conf"), dir.join("linked.yaml")).unwrap();
+        std::fs::write(dir.join("c.yaml"), "seam: 1\nextends: [linked.yaml]\n").unwrap();
+        for top in ["linked.yaml", "c.yaml"] {
+            let loaded = load_file(&dir.join(top), &env(), DEFAULT_MAX_COMPOSITION_BYTES).unwrap();
+            assert_eq!(codes(&loaded), ["YAML_SYNTAX"], "{top}");
+            let d = &loaded.diagnostics[0];
+            assert_eq!(loaded.sources.line_text(d.span.file, d.span.line), None, "{top}: located, not quoted");
+            assert!(loaded.sources.files().all(|(_, f)| !f.text.contains("hunter2")));
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
