@@ -298,3 +298,31 @@ fn without_a_workspace_root_the_project_is_where_seam_started() {
     compose("services:\n  workspace: { root: . }\n");
     assert_eq!((call("from-here").as_str(), call("from-there").as_str()), ("SKILL_UNKNOWN", "ok"), "the root, when set");
 }
+
+/// Without a configured root, trust is judged against the folder discovery
+/// reads (where seam was started): a project root there lies inside the
+/// workspace the served tools work in, so `read_only_roots` refuses it.
+#[test]
+fn without_a_workspace_root_read_only_roots_judges_the_folder_seam_started_in() {
+    let dir = scratch("skills-no-root-trust");
+    let here = dir.join("started-here");
+    std::fs::create_dir_all(here.join(".git")).unwrap();
+    skill(&here.join(".seam/skills"), "local", "description: d\n", "Body.\n");
+    let file = dir.join("seam.yaml");
+    let call = |read_only: bool| {
+        let composition =
+            format!("seam: 1\nmounts:\n  skills: {{ kind: skills.fs, read_only_roots: {read_only} }}\ntools:\n  skill: true\n");
+        std::fs::write(&file, composition).unwrap();
+        let args = json!({ "name": "local" }).to_string();
+        let out = std::process::Command::new(seam_bin())
+            .current_dir(&here)
+            .env("HOME", dir.join("home"))
+            .args(["call", &file.display().to_string(), "skill", "--args", &args])
+            .output()
+            .unwrap();
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        result["structuredContent"]["error"]["code"].as_str().unwrap_or("ok").to_owned()
+    };
+    assert_eq!(call(false), "ok");
+    assert_eq!(call(true), "SKILL_UNKNOWN", "a root inside the workspace is refused under read_only_roots");
+}

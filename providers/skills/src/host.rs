@@ -96,8 +96,9 @@ pub const RETRY_MAX: Duration = Duration::from_secs(30);
 pub struct SkillsMount {
     pub id: String,
     pub config: FsSkills,
-    /// `services.workspace.root`: the workspace when the client gives no roots.
-    pub workspace: Option<PathBuf>,
+    /// `services.workspace.root`: the workspace when the client gives no roots;
+    /// `None` when the composition sets none (there is no implicit one).
+    pub configured_root: Option<PathBuf>,
     /// Unique in the process: cache keys name the mount by it.
     pub serial: u64,
     revision: AtomicU64,
@@ -124,7 +125,7 @@ pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn
         let workspace = cx.workspace.as_deref().map(|w| crate::registry::workspace_of(Some(w), &[]));
         let mount = start(Arc::new(SkillsMount::new(cx.id, config, workspace, cx.changes)))?;
         // The configured workspace is read at start, so the first listing is already warm.
-        if let Some(ws) = mount.workspace.clone() {
+        if let Some(ws) = mount.configured_root.clone() {
             let m = mount.clone();
             let observed = tokio::task::spawn_blocking(move || m.observe(&ws)).await.map_err(|e| e.to_string())?;
             if let Some(reason) = observed.incomplete {
@@ -143,11 +144,11 @@ pub fn start(mount: Arc<SkillsMount>) -> Result<Arc<SkillsMount>, String> {
 }
 
 impl SkillsMount {
-    pub fn new(id: String, config: FsSkills, workspace: Option<PathBuf>, changes: Changes) -> SkillsMount {
+    pub fn new(id: String, config: FsSkills, configured_root: Option<PathBuf>, changes: Changes) -> SkillsMount {
         SkillsMount {
             id,
             config,
-            workspace,
+            configured_root,
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             revision: AtomicU64::new(0),
             republishes: AtomicU64::new(0),
@@ -211,6 +212,9 @@ impl SkillsMount {
         let _one_at_a_time = self.observing.lock().expect("observe lock");
         let project = discover::project_of(workspace);
         self.keep_project(&project);
+        // Trust is judged against the configured root, else against the workspace observed (the
+        // client's root or the folder seam was started in): the folder the served tools work in.
+        let judged = self.configured_root.as_deref().unwrap_or(workspace);
         let roots = discover::roots(&self.config, &project, Self::home().as_deref());
         let mut attempt = 0;
         let observation = loop {
@@ -221,7 +225,7 @@ impl SkillsMount {
                 observation.incomplete = Some(format!("the watcher failed: {e}"));
             }
             for root in &roots {
-                let trust = trust::of(root, self.workspace.as_deref());
+                let trust = trust::of(root, Some(judged));
                 if self.config.read_only_roots
                     && let Some(reason) = trust.refusal()
                 {
@@ -230,7 +234,7 @@ impl SkillsMount {
                     observation.refused.push((root.clone(), reason));
                     continue;
                 }
-                match self.read_root(root) {
+                match self.read_root(root, judged) {
                     Ok(scan) => observation.roots.push((root.clone(), scan)),
                     Err(e) => {
                         observation.incomplete.get_or_insert(e);
@@ -255,7 +259,7 @@ impl SkillsMount {
         observation
     }
 
-    fn read_root(&self, root: &Root) -> Result<Arc<Scan>, String> {
+    fn read_root(&self, root: &Root, judged: &Path) -> Result<Arc<Scan>, String> {
         let (previous, dirty, unwatchable) = {
             let mut inner = self.inner.lock().expect("skills lock");
             let state = inner.roots.entry(root.path.clone()).or_default();
@@ -279,7 +283,7 @@ impl SkillsMount {
             state.dirty = Dirty::All;
             return Err(e);
         }
-        let guard = self.config.read_only_roots.then(|| Arc::new(trust::Guard { root: root.clone(), workspace: self.workspace.clone() }));
+        let guard = self.config.read_only_roots.then(|| Arc::new(trust::Guard { root: root.clone(), workspace: Some(judged.to_owned()) }));
         let scan = match discover::scan(root, previous.as_deref(), &dirty, guard.as_ref()) {
             Ok(scan) => Arc::new(scan),
             Err(e) => {
@@ -502,14 +506,13 @@ impl SkillsMount {
 
     /// `/status` and the tools' view of this mount.
     pub fn status_json(&self) -> Json {
-        let workspace = self.workspace.clone();
-        let roots: Vec<Json> = workspace
-            .as_deref()
-            .map(|ws| self.roots_for(ws))
-            .unwrap_or_default()
+        // Without a configured root, the roots of the folder seam was started in, as a client without roots sees them.
+        let workspace = crate::registry::workspace_of(self.configured_root.as_deref(), &[]);
+        let roots: Vec<Json> = self
+            .roots_for(&workspace)
             .iter()
             .map(|root| {
-                let trust = trust::of(root, self.workspace.as_deref());
+                let trust = trust::of(root, Some(&workspace));
                 let (scan, unwatchable) = {
                     let inner = self.inner.lock().expect("skills lock");
                     let state = inner.roots.get(&root.path);
@@ -642,7 +645,8 @@ impl Running for SkillsMount {
     /// the client's next listing already shows the skill it wrote.
     fn saw_write(&self, arguments: &Map<String, Json>) {
         let mut hit = false;
-        for path in written_paths(arguments, self.workspace.as_deref()) {
+        let workspace = crate::registry::workspace_of(self.configured_root.as_deref(), &[]);
+        for path in written_paths(arguments, Some(&workspace)) {
             hit |= self.invalidate(&path);
         }
         if hit {

@@ -99,9 +99,10 @@ fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMoun
 /// What `validate --environment` and `seam inventory` say of a mount's roots
 /// for the configured workspace: each root with owner and mode, every invalid
 /// skill file (path, line, reason), and the trust warnings.
-fn environment(config: &FsSkills, workspace: Option<&std::path::Path>) -> Environment {
+fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> Environment {
     let mut env = Environment::default();
-    let Some(workspace) = workspace else { return env };
+    // Without a configured root, discovery reads the folder seam was started in: so does this look.
+    let workspace = &registry::workspace_of(configured_root, &[]);
     let project = discover::project_of(workspace);
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
     let mut facts = Vec::new();

@@ -92,7 +92,7 @@ pub fn render(name: &str, base: &std::path::Path, body: &str) -> String {
 /// The catalog the agent's session sees, from its providers and roots.
 async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Arc<Catalog> {
     let chain = registry::layered(providers);
-    let configured = chain.first().and_then(|l| l.mount.workspace.clone());
+    let configured = chain.first().and_then(|l| l.mount.configured_root.clone());
     let workspace = registry::workspace_of(configured.as_deref(), roots);
     registry::catalog(workspace, chain).await
 }
