@@ -354,7 +354,7 @@ fn a_server_that_timed_out_is_ended_at_once() {
         "lsp-timed-out",
         &format!("FAKE_LSP: hang-all, FAKE_LSP_LOG: {}", json!(log)),
         "    shutdown_timeout: 10m\n",
-        "{ timeout: 300ms }",
+        "{ timeout: 3s }",
     );
     let seam = HttpSeam::start(&file, &[]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
@@ -363,6 +363,30 @@ fn a_server_that_timed_out_is_ended_at_once() {
     let lifecycle = std::fs::read_to_string(&log).unwrap();
     let pid: u32 = lifecycle.split(' ').next().unwrap().parse().unwrap();
     wait_dead(&[pid]);
+}
+
+/// A question that times out while it waits in the workspace's queue, behind
+/// another agent's slower question, never reached the server: the server is
+/// not ended, and the other question gets its answer from it.
+#[test]
+fn a_question_timed_out_in_the_queue_leaves_a_busy_server_alone() {
+    let dir = scratch("lsp-queued-timeout");
+    let log = dir.join("lifecycle.log");
+    let env = format!("FAKE_LSP: slow, FAKE_LSP_DELAY_MS: \"1500\", FAKE_LSP_LOG: {}", json!(log));
+    let (file, _) = fake("lsp-queued-timeout", &env, "agents:\n  hasty:\n    tools: { lsp: { timeout: 300ms } }\n", "{ timeout: 30s }");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut patient = SdkClient::http(&format!("{}/mcp", seam.base));
+    let mut hasty = SdkClient::http(&format!("{}/agents/hasty/mcp", seam.base));
+    let hover = json!({ "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 });
+    patient.send_only(json!({ "op": "call", "name": "lsp", "args": hover }));
+    let lifecycle = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_until("the patient question is at the server", || lifecycle().contains(" opened "));
+    let result = hasty.call("lsp", hover.clone());
+    assert_eq!(error(&result).0, "LSP_TIMEOUT", "{result}");
+    let answer = patient.answer();
+    assert_eq!(text(&answer["result"]), "fake hover at 0:0", "{answer}");
+    let pids: std::collections::BTreeSet<String> = lifecycle().lines().map(|l| l.split(' ').next().unwrap().to_owned()).collect();
+    assert_eq!(pids.len(), 1, "one server throughout: {}", lifecycle());
 }
 
 /// A question the client cancels after it reached its language server: the document is closed as

@@ -12,6 +12,7 @@
 //                 one, and whether an id nested 200 deep came back as sent)
 //   lifecycle     answers hover with how many documents were opened and closed before it
 //   hang-once     never answers its first question; answers the later ones
+//   slow          answers hover after FAKE_LSP_DELAY_MS (a busy but healthy server)
 // FAKE_LSP_LOG=FILE: a line `PID opened URI` per didOpen and `PID closed URI` per didClose.
 // In every mode the document lifecycle is checked: a document opened twice, closed while not open, or
 // asked about while not open is a protocol error, and every question after it is answered with that error.
@@ -97,6 +98,11 @@ function handle(m) {
   if (violation) return send({ jsonrpc: '2.0', id: m.id, error: { code: -32600, message: violation } });
   switch (m.method) {
     case 'textDocument/hover':
+      if (mode === 'slow') {
+        const delay = Number(process.env.FAKE_LSP_DELAY_MS || '1000');
+        setTimeout(() => send({ jsonrpc: '2.0', id: m.id, result: { contents: { kind: 'markdown', value: `fake hover at ${line}:${character}` } } }), delay);
+        return;
+      }
       if (mode === 'big-message') return send({ jsonrpc: '2.0', id: m.id, result: { contents: 'x'.repeat(4096) } });
       if (mode === 'big-header') return send({ jsonrpc: '2.0', id: m.id, result: null }, `X-Filler: ${'a'.repeat(70000)}\r\n`);
       if (mode === 'lifecycle') return send({ jsonrpc: '2.0', id: m.id, result: { contents: `opened ${opened - 1} closed ${closed}` } });

@@ -112,7 +112,8 @@ pub struct Connection {
     closed_why: Arc<Mutex<Option<String>>>,
     pub stderr: Arc<Mutex<Tail>>,
     child: tokio::sync::Mutex<Child>,
-    /// Set once `shutdown` is on its way: after it, nothing but `exit` is sent (a late `didClose` is dropped).
+    /// Set once the server is being ended (`shutdown` on its way, or a signal for a hung one): after
+    /// it, nothing but `exit` is sent (a late `didClose` is dropped).
     ending: AtomicBool,
     pub pid: u32,
     pub capabilities: Json,

@@ -139,13 +139,20 @@ impl LspMount {
     /// file is read where the server will see it). A transport failure replaces
     /// the process once and replays the query (it only reads); a second one is an error.
     /// The queue is released once `didClose` is written, which is after the answer is returned.
-    pub async fn query(&self, workspace: &Path, read: impl FnOnce() -> Result<Query, LspError>) -> Result<Answer, LspError> {
+    /// `turn` is set once the query has the queue: a query dropped before that never reached the server.
+    pub async fn query(
+        &self,
+        workspace: &Path,
+        turn: &AtomicBool,
+        read: impl FnOnce() -> Result<Query, LspError>,
+    ) -> Result<Answer, LspError> {
         if self.disposed.load(Ordering::SeqCst) {
             return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
         }
         let slot = self.slot(workspace);
         // Taken out of `held` by whatever releases the queue: the `didClose` task, or an abandonment.
         let mut held = Some(slot.lock_owned().await);
+        turn.store(true, Ordering::SeqCst);
         let query = read()?;
         let uri = file_uri(&query.path);
         let mut replaced = false;

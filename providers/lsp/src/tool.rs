@@ -254,10 +254,15 @@ async fn answer(
         let (line, character) = to_lsp_position(&text, a.line, a.character)?;
         Ok(Query { operation: a.operation, path, language, text, line, character })
     };
-    let answer = match tokio::time::timeout_at(deadline, mount.query(&workspace, read)).await {
+    let turn = std::sync::atomic::AtomicBool::new(false);
+    let answer = match tokio::time::timeout_at(deadline, mount.query(&workspace, &turn, read)).await {
         Ok(result) => result?,
         Err(_) => {
-            mount.evict(&workspace);
+            // Only a server that had the question is judged hung; one still busy with another
+            // agent's question (which has its own timeout) is left to answer it.
+            if turn.load(std::sync::atomic::Ordering::SeqCst) {
+                mount.evict(&workspace);
+            }
             return Err(timed_out());
         }
     };
