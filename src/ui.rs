@@ -149,8 +149,14 @@ fn generation(deployment: &Deployment, status: &Json) -> String {
 }
 
 fn outcome(last: &Json, status: &Json) -> String {
-    let Some(kind) = last["outcome"].as_str() else { return none("No reload yet.") };
-    let mut out = format!("<p>{} at {}", badge(&format!("outcome-{kind}"), kind), time(&last["at"]));
+    // A reload under way is the news: the outcome below it is the one before.
+    let reloading = if status["reloading_since"].is_null() {
+        String::new()
+    } else {
+        format!("<p class=\"reloading\">A reload is under way since {}.</p>", time(&status["reloading_since"]))
+    };
+    let Some(kind) = last["outcome"].as_str() else { return reloading + &none("No reload yet.") };
+    let mut out = format!("{reloading}<p>{} at {}", badge(&format!("outcome-{kind}"), kind), time(&last["at"]));
     match kind {
         "rejected" => {
             let _ = write!(
@@ -432,4 +438,22 @@ pub fn changed(before: &Fragments, now: &Fragments) -> Option<Json> {
     let sections: serde_json::Map<String, Json> =
         now.iter().filter(|(k, v)| before.get(*k) != Some(*v)).map(|(k, v)| ((*k).to_owned(), Json::from(v.as_str()))).collect();
     (!sections.is_empty()).then(|| json!({ "sections": sections }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// A reload under way is said first, above the outcome before it, and only while it runs.
+    #[test]
+    fn the_outcome_card_says_a_reload_is_under_way() {
+        let last = json!({ "outcome": "applied", "at": "2026-12-05T13:00:00Z", "generation": 2 });
+        let running = json!({ "reloading_since": "2026-12-05T13:01:02.5Z", "generation": 2 });
+        let card = super::outcome(&last, &running);
+        assert!(card.starts_with("<p class=\"reloading\">A reload is under way since <time"), "{card}");
+        assert!(card.contains("2026-12-05 13:01:02 UTC"), "{card}");
+        let idle = json!({ "reloading_since": null, "generation": 2 });
+        assert!(!super::outcome(&last, &idle).contains("under way"));
+        assert!(super::outcome(&json!({}), &running).contains("under way"), "before the first outcome too");
+    }
 }

@@ -707,7 +707,12 @@ fn a_request_from_an_origin_not_allowed_is_forbidden() {
         headers.push(("Origin", origin));
         raw(&seam.base, "POST", "/mcp", &headers, initialize().as_bytes(), false).0
     };
-    let own = [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}"), format!("HTTP://LOCALHOST:{port}")];
+    let own = [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("HTTP://LOCALHOST:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
     for origin in own.iter().map(String::as_str).chain(["https://app.example.com", "https://APP.example.com:443"]) {
         assert_eq!(status_from(Some(origin), "/status"), 200, "{origin}");
         assert_eq!(mcp_from(origin), 200, "{origin}");

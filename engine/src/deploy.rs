@@ -702,7 +702,7 @@ impl Deployment {
         let subprocess = Arc::new(SubprocessService::new(
             resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
         ));
-        let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(PathBuf::from);
+        let workspace = resolved.workspace_root().map(PathBuf::from);
         let mut mounts: IndexMap<String, Arc<Slot>> = IndexMap::new();
         // A changed mount whose services did not change may take its new config while it runs.
         let services_changed = |needs: &[&str]| {

@@ -13,7 +13,7 @@ use crate::surface::Surface;
 pub const NOT_PROBED: &str = "not probed";
 
 pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Option<&str>) -> Json {
-    let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(std::path::PathBuf::from);
+    let workspace = resolved.workspace_root();
     let kinds: Vec<Json> = surfaces
         .iter()
         .flat_map(|s| s.kinds().iter().map(move |k| (s, k)))
@@ -36,7 +36,7 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
                 "ready": NOT_PROBED,
             });
             if let Some(probe) = m.resolved.as_ref().and_then(|r| r.environment.as_ref()) {
-                let found = probe.run(workspace.as_deref());
+                let found = probe.run(workspace);
                 let findings: Vec<Json> = found
                     .findings
                     .iter()

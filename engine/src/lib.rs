@@ -186,10 +186,10 @@ impl Checked {
             }
         }
         // The kinds' own looks (the skills roots: invalid skill files, writable roots).
-        let workspace = resolved.services.get("workspace").and_then(|w| w["root"].as_str()).map(std::path::PathBuf::from);
+        let workspace = resolved.workspace_root();
         for (id, mount) in &resolved.mounts {
             let Some(probe) = mount.resolved.as_ref().and_then(|r| r.environment.as_ref()) else { continue };
-            for f in probe.run(workspace.as_deref()).findings {
+            for f in probe.run(workspace).findings {
                 let pointer = format!("{}{}", diagnostic::pointer(["mounts", id.as_str()]), f.pointer);
                 let span = locate(tree, &pointer);
                 found.push(match f.severity {

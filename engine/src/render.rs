@@ -212,6 +212,8 @@ mod tests {
         let whole = "a".repeat(EXCERPT_CHARS);
         let out = rendered(&whole, 1, 7, "m");
         assert!(out.contains(&format!("1 | {whole}\n")), "at the limit the line is whole");
+        let out = rendered(&format!("{whole}b"), 1, 7, "m");
+        assert!(out.contains(&format!("1 | {whole}…\n")), "one past it, cut: {out}");
         let long = format!("{}X{}", "a".repeat(5000), "b".repeat(5000));
         let out = rendered(&long, 1, 5001, "m");
         let lines: Vec<&str> = out.lines().collect();
@@ -229,7 +231,9 @@ mod tests {
     /// A message quoting a huge value is cut; lines are found by index, whatever the line.
     #[test]
     fn messages_are_capped_and_lines_indexed() {
-        let out = rendered("a\r\nb\nc", 3, 1, &"m".repeat(10_000));
+        let at_limit = "m".repeat(crate::diagnostic::MAX_MESSAGE_CHARS);
+        assert!(rendered("a", 1, 1, &at_limit).contains(&format!(": {at_limit}\n")), "at the limit, whole");
+        let out = rendered("a\r\nb\nc", 3, 1, &"m".repeat(crate::diagnostic::MAX_MESSAGE_CHARS + 1));
         let message = out.lines().next().unwrap().rsplit(": ").next().unwrap();
         assert_eq!(message.chars().count(), crate::diagnostic::MAX_MESSAGE_CHARS + 1);
         let mut sources = Sources::default();

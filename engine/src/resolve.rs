@@ -246,6 +246,12 @@ impl Resolved {
         crate::model::TokenSource::of(&self.services).map(|s| (s, "/serve".to_owned()))
     }
 
+    /// `services.workspace.root` as resolved (absolute); `None` when the composition sets none
+    /// (there is no implicit workspace).
+    pub fn workspace_root(&self) -> Option<&std::path::Path> {
+        self.services.get("workspace").and_then(|w| w["root"].as_str()).map(std::path::Path::new)
+    }
+
     /// Agents whose endpoint no token guards, sorted.
     pub fn open_agents(&self) -> Vec<&str> {
         self.agents.keys().filter(|a| self.token_for(a).is_none()).map(String::as_str).collect()

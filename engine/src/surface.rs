@@ -489,7 +489,7 @@ impl SurfaceCx<'_> {
 
     /// `services.workspace.root` as resolved (absolute); `None` when the composition sets none.
     pub fn workspace_root(&self) -> Option<&str> {
-        self.resolved.services.get("workspace").and_then(|w| w["root"].as_str())
+        self.resolved.workspace_root().and_then(|p| p.to_str())
     }
 
     /// Whether mount `id` is visible to some agent.
