@@ -463,6 +463,269 @@ fn is_notification(line: &[u8]) -> bool {
     Peek::of(line).is_some_and(|p| p.method.is_some() && p.id.is_none())
 }
 
+/// The longest top-level id [`IdScanner`] keeps: longer ones are not read.
+const MAX_ID: usize = 1024;
+
+/// Reads the top-level `"id"` of a JSON-RPC message, and whether it has a
+/// top-level `"method"`, from its bytes as they go by (in pieces of any size),
+/// keeping none of them but the id's own: for the lines seam does not parse
+/// (longer than the line limit, so discarded as they are read, or not JSON),
+/// so that the request or the call the line belongs to can still be answered.
+/// It follows strings, escapes and nesting (an `"id"` inside the params, or
+/// inside a string, is not the message's), and reads on past a syntax error
+/// as best it can: the id is a hint for an answer, never a parse.
+#[derive(Default)]
+pub struct IdScanner {
+    /// Open objects and arrays.
+    depth: usize,
+    /// The top-level value is an object (a message).
+    object: bool,
+    /// The top-level value has ended: nothing after it is looked at.
+    done: bool,
+    string: bool,
+    escape: Escape,
+    /// Where the scanner is in a member of the top-level object.
+    member: Member,
+    /// A top-level key being read, decoded (only as far as `method` is long).
+    key: Option<Vec<u8>>,
+    /// The text of a top-level `"id"` value being read.
+    capture: Option<Vec<u8>>,
+    /// The last id read, and how many were.
+    id: Option<Vec<u8>>,
+    ids: usize,
+    /// An id that cannot be answered by (an object, an array, past [`MAX_ID`]).
+    unusable: bool,
+    method: bool,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    #[default]
+    None,
+    /// After a backslash.
+    Backslash,
+    /// Inside `\uXXXX`: the hex digits still to come, and the code so far.
+    Hex(u8, u32),
+}
+
+/// Which top-level key a member has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Id,
+    Method,
+    Other,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    /// After `{` or `,`: a key comes next.
+    #[default]
+    Key,
+    /// After a key: its `:` comes next.
+    Colon(Key),
+    /// After the `:`: the value comes next.
+    Value(Key),
+    /// Inside a number or literal value.
+    Scalar(Key),
+    /// Inside a string, object or array value, or after a value.
+    Rest,
+}
+
+/// What [`IdScanner`] found.
+#[derive(Debug)]
+pub struct Scanned {
+    /// The top-level id, when there is exactly one and it is a string or a number.
+    pub id: Option<Box<RawValue>>,
+    /// A top-level `"method"` key was seen: the line was a request or a notification, not an answer.
+    pub method: bool,
+}
+
+impl IdScanner {
+    /// [`IdScanner`] over a whole line.
+    pub fn scan(line: &[u8]) -> Scanned {
+        let mut scanner = IdScanner::default();
+        scanner.feed(line);
+        scanner.finish()
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() && !self.done {
+            // The bulk of a long line is inside strings seam does not keep: skipped to their next quote or backslash.
+            if self.string && self.escape == Escape::None && self.key.is_none() && self.capture.is_none() {
+                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    Some(n) => i += n,
+                    None => return,
+                }
+            }
+            let b = bytes[i];
+            i += 1;
+            if self.string {
+                self.in_string(b);
+            } else {
+                self.outside_string(b);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Scanned {
+        // A number at the very end of the line (the line cut after it) is whole.
+        if let Member::Scalar(_) = self.member {
+            self.end_value();
+        }
+        let usable = |text: &Vec<u8>| matches!(text.first(), Some(b'"' | b'-' | b'0'..=b'9'));
+        let id = match self.id {
+            Some(text) if self.ids == 1 && !self.unusable && usable(&text) => {
+                String::from_utf8(text).ok().and_then(|text| RawValue::from_string(text).ok())
+            }
+            _ => None,
+        };
+        Scanned { id, method: self.method }
+    }
+
+    /// At a member of the top-level object (not inside a nested value).
+    fn top(&self) -> bool {
+        self.object && self.depth == 1
+    }
+
+    fn in_string(&mut self, b: u8) {
+        if let Some(capture) = &mut self.capture {
+            capture.push(b);
+            if capture.len() > MAX_ID {
+                self.capture = None;
+                self.unusable = true;
+            }
+        }
+        // The decoded byte of a key, where there is one: escapes are read so that `"\u0069d"` is `id`.
+        let decoded = match self.escape {
+            Escape::Backslash => {
+                self.escape = if b == b'u' { Escape::Hex(4, 0) } else { Escape::None };
+                match b {
+                    b'u' => None,
+                    b'"' | b'\\' | b'/' => Some(b),
+                    // A control character: no key seam looks for has one.
+                    _ => Some(0),
+                }
+            }
+            Escape::Hex(left, code) => {
+                let code = code * 16 + (b as char).to_digit(16).unwrap_or(0x10000);
+                if left > 1 {
+                    self.escape = Escape::Hex(left - 1, code);
+                    None
+                } else {
+                    self.escape = Escape::None;
+                    Some(u8::try_from(code).ok().filter(u8::is_ascii).unwrap_or(0))
+                }
+            }
+            Escape::None => match b {
+                b'\\' => {
+                    self.escape = Escape::Backslash;
+                    None
+                }
+                b'"' => {
+                    self.string = false;
+                    self.end_string();
+                    None
+                }
+                _ => Some(b),
+            },
+        };
+        if let (Some(key), Some(b)) = (&mut self.key, decoded)
+            && key.len() <= "method".len()
+        {
+            key.push(b);
+        }
+    }
+
+    fn end_string(&mut self) {
+        if let Some(key) = self.key.take() {
+            let key = match key.as_slice() {
+                b"id" => Key::Id,
+                b"method" => Key::Method,
+                _ => Key::Other,
+            };
+            self.method |= key == Key::Method;
+            self.member = Member::Colon(key);
+        } else if self.capture.is_some() {
+            self.end_value();
+        }
+    }
+
+    /// The end of a top-level member's value: an id read is kept.
+    fn end_value(&mut self) {
+        self.member = Member::Rest;
+        if let Some(id) = self.capture.take() {
+            self.id = Some(id);
+            self.ids += 1;
+        }
+    }
+
+    fn outside_string(&mut self, b: u8) {
+        if let Member::Scalar(_) = self.member
+            && self.top()
+        {
+            if !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                if let Some(capture) = &mut self.capture {
+                    capture.push(b);
+                    if capture.len() > MAX_ID {
+                        self.capture = None;
+                        self.unusable = true;
+                    }
+                }
+                return;
+            }
+            self.end_value();
+        }
+        match b {
+            b'"' => {
+                self.string = true;
+                if self.top() {
+                    match self.member {
+                        Member::Key => self.key = Some(Vec::new()),
+                        Member::Value(key) => {
+                            self.capture = (key == Key::Id).then(|| vec![b'"']);
+                            self.member = Member::Rest;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                if self.depth == 0 {
+                    self.object = b == b'{';
+                }
+                if self.top() {
+                    // An id is a string or a number: an object or an array is none.
+                    self.unusable |= self.member == Member::Value(Key::Id);
+                    self.member = Member::Rest;
+                }
+                self.depth += 1;
+                if self.top() {
+                    self.member = Member::Key;
+                }
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                self.done = self.depth == 0;
+            }
+            b':' if self.top() => {
+                if let Member::Colon(key) = self.member {
+                    self.member = Member::Value(key);
+                }
+            }
+            b',' if self.top() => self.member = Member::Key,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ if self.top() => {
+                if let Member::Value(key) = self.member {
+                    self.member = Member::Scalar(key);
+                    self.capture = (key == Key::Id).then(|| vec![b]);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The id prefix of seam's own calls towards a child.
 const CALL_ID_PREFIX: &str = "seam-";
 
@@ -807,6 +1070,57 @@ mod tests {
         drop(to_seam);
         assert!(receiving.await.unwrap(), "the stream's end is read");
         assert_eq!(reading.await.unwrap(), LIMIT + 1 + 10);
+    }
+
+    /// What [`IdScanner`] reads of `line`, the same whether the line comes whole, in two pieces split anywhere, or byte by byte.
+    fn scan(line: &str) -> (Option<String>, bool) {
+        let read = |pieces: &mut dyn Iterator<Item = &[u8]>| {
+            let mut scanner = IdScanner::default();
+            pieces.for_each(|piece| scanner.feed(piece));
+            let Scanned { id, method } = scanner.finish();
+            (id.map(|id| id.get().to_owned()), method)
+        };
+        let whole = read(&mut std::iter::once(line.as_bytes()));
+        for at in 0..=line.len() {
+            let (head, tail) = line.as_bytes().split_at(at);
+            assert_eq!(read(&mut [head, tail].into_iter()), whole, "{line} split at {at}");
+        }
+        assert_eq!(read(&mut line.as_bytes().chunks(1)), whole, "{line} byte by byte");
+        whole
+    }
+
+    fn id(text: &str) -> Option<String> {
+        Some(text.to_owned())
+    }
+
+    #[test]
+    fn the_scanner_reads_the_top_level_id_wherever_it_is() {
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#), (id("7"), true), "first");
+        // The SDK writes `result` first: the id is at the end, past nested ids and escaped quotes.
+        let answer = r#"{"result":{"content":[{"id":"inner","text":"a \"id\": 1 } ] {"}]},"jsonrpc":"2.0","id":"seam-3"}"#;
+        assert_eq!(scan(answer), (id(r#""seam-3""#), false), "last");
+        assert_eq!(scan(r#"{"params":{"id":1,"method":"x"},"method":"y"}"#), (None, true), "nested only");
+        assert_eq!(scan(r#"{"a":["id",{"id":2}],"b":"\\","id" : -1.5e3 }"#), (id("-1.5e3"), false), "a number, after a backslash");
+        assert_eq!(scan(r#"{"id":"a\\b\"c\u00e9","method":"m"}"#), (id(r#""a\\b\"c\u00e9""#), true), "escapes kept as written");
+        assert_eq!(scan(r#"{"\u0069d":5,"m\u0065thod":"x"}"#), (id("5"), true), "keys are read through their escapes");
+        assert_eq!(scan(r#"{"i\"d":5,"identity":6,"methods":"x","idd":7}"#), (None, false), "keys that are not `id` or `method`");
+        assert_eq!(scan("{\"jsonrpc\":\"2.0\",\"id\":12"), (id("12"), false), "cut after a number");
+    }
+
+    #[test]
+    fn the_scanner_reads_past_a_syntax_error_and_gives_no_id_it_cannot_answer() {
+        let broken = r#"{"method":"tools/call","params":{"arguments":{"x":}},"id":"after"}"#;
+        assert_eq!(scan(broken), (id(r#""after""#), true), "an id past a syntax error");
+        assert_eq!(scan(r#"{"id":null,"method":"m"}"#), (None, true), "null");
+        assert_eq!(scan(r#"{"id":1,"id":2}"#), (None, false), "two ids");
+        assert_eq!(scan(r#"{"id":{"n":1}}"#), (None, false), "an object");
+        assert_eq!(scan(r#"{"id":[1]}"#), (None, false), "an array");
+        assert_eq!(scan(r#"{"id":tru}"#), (None, false), "neither a string nor a number");
+        assert_eq!(scan(r#"[{"id":1,"method":"m"}]"#), (None, false), "a batch");
+        assert_eq!(scan(r#"{"id":"ab"#), (None, false), "cut inside the id");
+        assert_eq!(scan(r#"{"a":1}{"id":2}"#), (None, false), "after the message");
+        let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID));
+        assert_eq!(scan(&long), (None, false), "longer than an id seam keeps");
     }
 
     #[tokio::test]
