@@ -17,7 +17,8 @@
 //! Lines from every writer go out whole ([`LineWriter`]). Reading follows rmcp's
 //! own stdio transport: a line longer than `max_line` is dropped, a line that is
 //! not JSON is ignored, and JSON that is not a message gets an `Invalid Request`
-//! error (a notification that rmcp cannot read is ignored).
+//! error (a notification that rmcp cannot read is ignored). Towards the client,
+//! what seam owes it is bounded ([`Backlog`]).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -49,19 +50,22 @@ pub struct LineWriter {
 }
 
 /// The lines left to tasks of their own and not yet written: the stream was
-/// busy, or would not take them (its reader is not reading).
+/// busy, or would not take them (its reader is not reading). Counted in lines
+/// and in bytes: lines differ in size, and each line is also a task.
 #[derive(Default)]
 struct Queued {
     lines: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
     fewer: tokio::sync::Notify,
 }
 
-/// One queued line, counted until its task ends however it ends.
-struct QueuedLine(Arc<Queued>);
+/// One queued line and its length, counted until its task ends however it ends.
+struct QueuedLine(Arc<Queued>, usize);
 
 impl Drop for QueuedLine {
     fn drop(&mut self) {
         self.0.lines.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.bytes.fetch_sub(self.1, std::sync::atomic::Ordering::SeqCst);
         self.0.fewer.notify_waiters();
     }
 }
@@ -71,25 +75,31 @@ impl LineWriter {
         LineWriter { stream: Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))), queued: Arc::default() }
     }
 
-    /// Returns once fewer than `limit` lines are queued.
-    pub async fn room_for(&self, limit: usize) {
-        let has_room = || self.queued.lines.load(std::sync::atomic::Ordering::SeqCst) < limit;
-        // Checked first without a waiter: the usual case, once per line read.
-        while !has_room() {
+    /// Whether fewer than `lines` lines, and fewer than `bytes` bytes, are queued.
+    fn has_room(&self, lines: usize, bytes: usize) -> bool {
+        self.queued.lines.load(std::sync::atomic::Ordering::SeqCst) < lines
+            && self.queued.bytes.load(std::sync::atomic::Ordering::SeqCst) < bytes
+    }
+
+    /// Returns once fewer than `lines` lines, and fewer than `bytes` bytes, are queued.
+    pub async fn room_for(&self, lines: usize, bytes: usize) {
+        // Checked first without a waiter: the usual case.
+        while !self.has_room(lines, bytes) {
             let fewer = self.queued.fewer.notified();
             tokio::pin!(fewer);
             fewer.as_mut().enable();
-            if has_room() {
+            if self.has_room(lines, bytes) {
                 return;
             }
             fewer.await;
         }
     }
 
-    /// Leaves a line's write to a task of its own, counted among the queued lines.
-    fn queue(&self, write: impl Future<Output = std::io::Result<()>> + Send + 'static) -> Written {
+    /// Leaves the write of a line of `len` bytes to a task of its own, counted among the queued lines.
+    fn queue(&self, len: usize, write: impl Future<Output = std::io::Result<()>> + Send + 'static) -> Written {
         self.queued.lines.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let queued = QueuedLine(self.queued.clone());
+        self.queued.bytes.fetch_add(len, std::sync::atomic::Ordering::SeqCst);
+        let queued = QueuedLine(self.queued.clone(), len);
         Written::Later(tokio::spawn(async move {
             let _queued = queued;
             write.await
@@ -108,8 +118,8 @@ impl LineWriter {
             // In the stream's queue now, not when the task first runs: lines go out in the order they were sent.
             let mut turn = Box::pin(self.stream.clone().lock_owned());
             return match turn.as_mut().poll(&mut now) {
-                std::task::Poll::Ready(write) => self.queue(finish(write, line, 0)),
-                std::task::Poll::Pending => self.queue(async move { finish(turn.await, line, 0).await }),
+                std::task::Poll::Ready(write) => self.queue(line.len(), finish(write, line, 0)),
+                std::task::Poll::Pending => self.queue(line.len(), async move { finish(turn.await, line, 0).await }),
             };
         };
         let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
@@ -121,7 +131,7 @@ impl LineWriter {
                 }
                 Written::Now(Some(outcome))
             }
-            std::task::Poll::Pending => self.queue(finish(write, line, done)),
+            std::task::Poll::Pending => self.queue(line.len(), finish(write, line, done)),
         }
     }
 
@@ -282,6 +292,80 @@ enum LineRead {
     Io(std::io::Error),
 }
 
+/// How much seam may owe a peer before it stops reading it: a peer that
+/// writes requests and never reads their answers is held back instead of
+/// growing what seam keeps for it. Owed are the lines waiting to be written
+/// to the peer, and the answers rmcp has yet to give it ([`Owed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Backlog {
+    /// Lines waiting to be written (each is a task and a buffer).
+    pub lines: usize,
+    /// Bytes of the lines waiting to be written, and of the answers rmcp owes.
+    pub bytes: usize,
+}
+
+/// What an answer rmcp owes is reckoned at, at least: a request waiting in
+/// rmcp holds its handler's task, context and parsed message before any answer
+/// exists (≈16 KiB each in the debug build that reproduced issue 23: 100,000
+/// `tools/list` read ahead of their answers took 1.6 GB).
+pub const OWED_FLOOR: usize = 16 << 10;
+
+/// The peer's requests handed to rmcp and not yet answered. rmcp answers an
+/// id once (a second request under an id in flight is not answered) and drops
+/// the answer to a request the peer cancelled: so an id leaves, with every
+/// request under it, at its answer or its cancellation. An answer not given
+/// yet has no size: each is reckoned at the largest answer given so far (no
+/// less than [`OWED_FLOOR`]), so that a large catalog lowers how many list
+/// requests seam takes at once rather than how much it holds.
+#[derive(Default)]
+struct Owed {
+    ids: HashMap<rmcp::model::RequestId, usize>,
+    requests: usize,
+    largest: usize,
+}
+
+impl Owed {
+    fn bytes(&self) -> usize {
+        self.requests.saturating_mul(self.largest.max(OWED_FLOOR))
+    }
+
+    /// A message from the peer, handed to rmcp (`text` as written).
+    fn received<Role: ServiceRole>(&mut self, message: &RxJsonRpcMessage<Role>, text: &[u8]) {
+        match message {
+            rmcp::model::JsonRpcMessage::Request(request) => {
+                *self.ids.entry(request.id.clone()).or_default() += 1;
+                self.requests += 1;
+            }
+            rmcp::model::JsonRpcMessage::Notification(_) => {
+                #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct Cancelled {
+                    request_id: rmcp::model::RequestId,
+                }
+                let cancelled = Peek::of(text)
+                    .filter(|peek| peek.method.as_deref() == Some("notifications/cancelled"))
+                    .and_then(|peek| serde_json::from_str::<Cancelled>(peek.params?.get()).ok());
+                if let Some(cancelled) = cancelled {
+                    self.leave(&cancelled.request_id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// rmcp answers `id` with a line of `len` bytes.
+    fn answered(&mut self, id: &rmcp::model::RequestId, len: usize) {
+        self.largest = self.largest.max(len);
+        self.leave(id);
+    }
+
+    fn leave(&mut self, id: &rmcp::model::RequestId) {
+        if let Some(n) = self.ids.remove(id) {
+            self.requests -= n;
+        }
+    }
+}
+
 /// The transport: rmcp sends and receives through it; a [`Divert`] sees every line first.
 pub struct LineTransport<Role, D: Divert> {
     read: BufReader<Pin<Box<dyn AsyncRead + Send>>>,
@@ -289,8 +373,11 @@ pub struct LineTransport<Role, D: Divert> {
     /// Inside a line that was too long, until its end.
     discarding: bool,
     max_line: usize,
-    /// With a limit, no line is read while that many lines wait to be written.
-    backlog: Option<usize>,
+    /// With a limit, no request is taken while seam owes the peer that much.
+    backlog: Option<Backlog>,
+    owed: Owed,
+    /// `line` is a request read while seam owed the peer its limit, not yet taken.
+    held: bool,
     writer: LineWriter,
     divert: D,
     ended: bool,
@@ -305,6 +392,8 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             discarding: false,
             max_line: MAX_LINE,
             backlog: None,
+            owed: Owed::default(),
+            held: false,
             writer,
             divert,
             ended: false,
@@ -317,13 +406,24 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
         self
     }
 
-    /// Reads no further line while `limit` lines wait to be written: a peer
-    /// that writes but does not read is held back instead of growing the
-    /// replies queued for it. (Not for a child's stream: seam's calls to a
-    /// child wait on its answers, so reading them must never stop.)
-    pub fn with_backlog(mut self, limit: usize) -> Self {
-        self.backlog = Some(limit);
+    /// Takes no further request from the peer while seam owes it `backlog`
+    /// (lines waiting to be written, or their bytes and those of the answers
+    /// rmcp owes): a peer that writes but does not read is held back instead of
+    /// growing what seam keeps for it. The request read last waits, whole, and
+    /// nothing behind it is read; the peer's answers and notifications before it
+    /// are still read, so that a request of rmcp's that waits on the peer's
+    /// answer (`roots/list`) waits on the bound only when the peer wrote more
+    /// requests ahead of that answer (and then until seam stops waiting for
+    /// it). (Not for a child's stream: seam's calls to a child wait on its
+    /// answers, so reading them must never stop.)
+    pub fn with_backlog(mut self, backlog: Backlog) -> Self {
+        self.backlog = Some(backlog);
         self
+    }
+
+    /// Whether seam owes the peer less than `backlog`.
+    fn has_room(&self, backlog: Backlog) -> bool {
+        self.writer.has_room(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes()))
     }
 
     /// Reads one line into `self.line`, never holding more than `max_line` bytes of it.
@@ -361,6 +461,19 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
     }
 }
 
+/// A line without its end of line (`\n` or `\r\n`) and a leading byte order mark.
+fn text_of(line: &[u8]) -> &[u8] {
+    let mut text = line;
+    text = text.strip_suffix(b"\n").unwrap_or(text);
+    text = text.strip_suffix(b"\r").unwrap_or(text);
+    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+}
+
+/// An answer or a notification (no request, which would be owed an answer, nor a line that is not a message).
+fn is_answer_or_notification(line: &[u8]) -> bool {
+    Peek::of(line).is_some_and(|peek| peek.id.is_some() != peek.method.is_some())
+}
+
 impl<Role, D: Divert> LineTransport<Role, D> {
     /// Once, however the stream ends (its end read, a close, a drop): the divert is told.
     fn end(&mut self) {
@@ -376,47 +489,69 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let line = line_of(&item);
-        let writer = self.writer.clone();
-        async move { writer.write_line(line).await }
+        if self.backlog.is_some() {
+            match &item {
+                rmcp::model::JsonRpcMessage::Response(response) => self.owed.answered(&response.id, line.len()),
+                rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError { id: Some(id), .. }) => self.owed.answered(id, line.len()),
+                _ => {}
+            }
+        }
+        // Sent now, not when rmcp's task first polls the write: from here on the line counts among those queued.
+        self.writer.send_line(line)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
-            if let Some(limit) = self.backlog {
-                self.writer.room_for(limit).await;
+            if !self.held {
+                match self.read_line().await {
+                    LineRead::Line => {}
+                    LineRead::Oversized => {
+                        tracing::error!(max_line = self.max_line, "an incoming message is longer than the line limit; discarded");
+                        continue;
+                    }
+                    LineRead::Eof => {
+                        self.end();
+                        return None;
+                    }
+                    LineRead::Io(e) => {
+                        tracing::error!("reading the stream failed: {e}");
+                        self.end();
+                        return None;
+                    }
+                }
             }
-            match self.read_line().await {
-                LineRead::Line => {}
-                LineRead::Oversized => {
-                    tracing::error!(max_line = self.max_line, "an incoming message is longer than the line limit; discarded");
-                    continue;
-                }
-                LineRead::Eof => {
-                    self.end();
-                    return None;
-                }
-                LineRead::Io(e) => {
-                    tracing::error!("reading the stream failed: {e}");
-                    self.end();
-                    return None;
-                }
+            if let Some(backlog) = self.backlog
+                && !self.has_room(backlog)
+                && !is_answer_or_notification(text_of(&self.line))
+            {
+                // Cancel-safe: the line stays held until there is room.
+                self.held = true;
+                self.writer.room_for(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes())).await;
             }
-            let mut text: &[u8] = &self.line;
-            text = text.strip_suffix(b"\n").unwrap_or(text);
-            text = text.strip_suffix(b"\r").unwrap_or(text);
-            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            self.held = false;
+            let text = text_of(&self.line);
             if text.is_empty() || self.divert.take(text) {
                 self.line.clear();
                 continue;
             }
-            let parsed = serde_json::from_slice::<RxJsonRpcMessage<Role>>(text);
-            let notification = parsed.is_err() && is_notification(text);
-            self.line.clear();
-            match parsed {
-                Ok(message) => return Some(message),
-                Err(e) if e.is_syntax() || e.is_eof() => tracing::debug!("ignoring a line that is not JSON: {e}"),
-                Err(e) if notification => tracing::debug!("ignoring a notification rmcp cannot read: {e}"),
+            match serde_json::from_slice::<RxJsonRpcMessage<Role>>(text) {
+                Ok(message) => {
+                    if self.backlog.is_some() {
+                        self.owed.received::<Role>(&message, text);
+                    }
+                    self.line.clear();
+                    return Some(message);
+                }
+                Err(e) if e.is_syntax() || e.is_eof() => {
+                    self.line.clear();
+                    tracing::debug!("ignoring a line that is not JSON: {e}");
+                }
+                Err(e) if is_notification(text) => {
+                    self.line.clear();
+                    tracing::debug!("ignoring a notification rmcp cannot read: {e}");
+                }
                 Err(e) => {
+                    self.line.clear();
                     tracing::debug!("answering Invalid Request to a message rmcp cannot read: {e}");
                     // Not awaited here: `receive` is raced against sends and may be dropped at any await.
                     self.writer.send_line(INVALID_REQUEST.to_vec());
@@ -1034,15 +1169,17 @@ mod tests {
         }
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
-        const LIMIT: usize = 4;
-        // The peer's side: its lines reach seam through a stream that holds one line; seam's replies
-        // go to a stream that holds one byte, which the peer does not read yet.
+    /// A peer that writes lines and reads nothing, until seam stops reading it;
+    /// then it reads. Every line is `{}`, JSON that is no message: each is
+    /// answered `Invalid Request` by the transport, and none returns from
+    /// `receive`. Returns how many lines seam answered before it stopped
+    /// reading; asserts that, once the peer reads, every line is answered.
+    async fn answered_before_seam_stops_reading(backlog: Backlog) -> usize {
+        // The peer's lines reach seam through a stream that holds one line; seam's
+        // answers go to a stream that holds one byte, so that each answer is queued whole.
         let (mut to_seam, from_peer) = tokio::io::duplex(3);
         let (to_peer, from_seam) = tokio::io::duplex(1);
-        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(LIMIT);
-        // Every line is `{}`, JSON that is no message: each is answered `Invalid Request`, and none returns from `receive`.
+        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(backlog);
         let receiving = tokio::spawn(async move { transport.receive().await.is_none() });
         let mut sent = 0;
         // Paused time moves only when every task waits: a timeout here means seam reads no further.
@@ -1050,15 +1187,15 @@ mod tests {
             sent += 1;
             assert!(sent <= 100, "seam kept reading a peer that reads nothing");
         }
-        // LIMIT lines were read and answered (the answers queued), one more waits in the stream.
-        assert_eq!(sent, LIMIT + 1);
+        // Behind the lines answered: one read and held until there is room, one waiting in the stream.
+        let answered = sent - 2;
         // The peer reads: seam reads on, and every line gets its answer.
         let reading = tokio::spawn(async move {
             let mut from_seam = BufReader::new(from_seam);
             let mut answers = 0;
             let mut line = String::new();
             while from_seam.read_line(&mut line).await.unwrap() > 0 {
-                assert!(line.contains("-32600"), "{line}");
+                assert_eq!(line.as_bytes(), INVALID_REQUEST);
                 answers += 1;
                 line.clear();
             }
@@ -1069,7 +1206,63 @@ mod tests {
         }
         drop(to_seam);
         assert!(receiving.await.unwrap(), "the stream's end is read");
-        assert_eq!(reading.await.unwrap(), LIMIT + 1 + 10);
+        assert_eq!(reading.await.unwrap(), sent + 10);
+        answered
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
+        let answer = INVALID_REQUEST.len();
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 4, bytes: usize::MAX }).await, 4, "4 lines queued");
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer }).await, 3, "at the byte limit");
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer + 1 }).await, 4, "one byte under it");
+    }
+
+    /// A server-side transport over in-memory streams, seam owing its client
+    /// at most `bytes`; the client's ends of the streams.
+    fn server_side(bytes: usize) -> (LineTransport<rmcp::RoleServer, Nothing>, DuplexStream, BufReader<DuplexStream>) {
+        let (to_seam, from_client) = tokio::io::duplex(1 << 20);
+        let (to_client, from_seam) = tokio::io::duplex(1 << 20);
+        let transport = LineTransport::new(from_client, LineWriter::new(to_client), Nothing).with_backlog(Backlog { lines: 100, bytes });
+        (transport, to_seam, BufReader::new(from_seam))
+    }
+
+    /// The answers rmcp owes count as [`OWED_FLOOR`] each, or as the largest
+    /// answer given so far: a request past the limit waits for one of them;
+    /// the client's answers and notifications before it are still read, and
+    /// a cancellation frees its request's place, as rmcp drops that answer.
+    #[tokio::test(start_paused = true)]
+    async fn requests_rmcp_has_not_answered_count_until_answered_or_cancelled() {
+        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR);
+        let request = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let mut lines = request(1) + &request(2);
+        lines += "{\"jsonrpc\":\"2.0\",\"id\":\"roots-1\",\"result\":{\"roots\":[]}}\n";
+        lines += "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
+        lines += &(request(3) + &request(4) + &request(5));
+        client.write_all(lines.as_bytes()).await.unwrap();
+        // Paused time moves only when every task waits: `None` is a receive that waits on.
+        async fn next(transport: &mut LineTransport<rmcp::RoleServer, Nothing>) -> Option<Json> {
+            let received = tokio::time::timeout(std::time::Duration::from_secs(60), transport.receive()).await.ok().flatten();
+            received.map(|message| serde_json::to_value(message).unwrap())
+        }
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 1);
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 2);
+        // Two answers owed: the limit. The client's answer and its cancellation are read all the same.
+        assert_eq!(next(&mut transport).await.unwrap()["id"], "roots-1");
+        assert_eq!(next(&mut transport).await.unwrap()["method"], "notifications/cancelled");
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 3, "the cancelled request's place is free");
+        assert!(next(&mut transport).await.is_none(), "a third answer owed");
+        let answer = |id: u32, len: usize| {
+            let message = "x".repeat(len);
+            serde_json::from_value(serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -1, "message": message } })).unwrap()
+        };
+        transport.send(answer(2, 10)).await.unwrap();
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 4, "request 2 answered");
+        // An answer three times the floor: each owed answer now counts as much, and one is past the limit.
+        transport.send(answer(3, 3 * OWED_FLOOR)).await.unwrap();
+        assert!(next(&mut transport).await.is_none(), "one answer owed, reckoned at the largest given");
+        transport.send(answer(4, 10)).await.unwrap();
+        assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 5);
     }
 
     /// What [`IdScanner`] reads of `line`, the same whether the line comes whole, in two pieces split anywhere, or byte by byte.
@@ -1121,6 +1314,19 @@ mod tests {
         assert_eq!(scan(r#"{"a":1}{"id":2}"#), (None, false), "after the message");
         let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID));
         assert_eq!(scan(&long), (None, false), "longer than an id seam keeps");
+    }
+
+    /// rmcp's answer counts among the lines queued from the moment rmcp sends it,
+    /// not from when its write task first runs (rmcp spawns one per answer).
+    #[tokio::test]
+    async fn an_answer_counts_as_queued_as_soon_as_rmcp_sends_it() {
+        let (to_client, _from_seam) = tokio::io::duplex(1);
+        let (_to_seam, from_client) = tokio::io::duplex(1);
+        let writer = LineWriter::new(to_client);
+        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_client, writer.clone(), Nothing);
+        let answer = serde_json::from_value(serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": {} })).unwrap();
+        let _unpolled = transport.send(answer);
+        assert_eq!(writer.queued.bytes.load(std::sync::atomic::Ordering::SeqCst), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".len());
     }
 
     #[tokio::test]
