@@ -15,10 +15,13 @@
 //!   session is initialized, and its answer written by the gateway.
 //!
 //! Lines from every writer go out whole ([`LineWriter`]). Reading follows rmcp's
-//! own stdio transport: a line longer than `max_line` is dropped, a line that is
-//! not JSON is ignored, and JSON that is not a message gets an `Invalid Request`
-//! error (a notification that rmcp cannot read is ignored). Towards the client,
-//! what seam owes it is bounded ([`Backlog`]).
+//! own stdio transport (a line longer than `max_line` is dropped, JSON that is
+//! not a message gets an `Invalid Request` error, a notification that rmcp
+//! cannot read is ignored), except that a line dropped for its length, or one
+//! that is not JSON, is still read for its id ([`IdScanner`]), so that the
+//! request it is, or the request it answers, is answered or failed at once
+//! rather than waited on. Towards the client, what seam owes it is bounded
+//! ([`Backlog`]).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -274,6 +277,11 @@ pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
 pub trait Divert: Send + 'static {
     /// `true` when the line (without its `\n`) was taken.
     fn take(&mut self, line: &[u8]) -> bool;
+    /// An answer seam could not read, to the request `id`: `true` when taken
+    /// (otherwise rmcp is handed an error answer to `id` in its place).
+    fn unreadable(&mut self, _id: &RawValue, _why: &Unread) -> bool {
+        false
+    }
     /// The stream ended, or seam closed it: nothing more will be read.
     fn closed(&mut self) {}
     /// Before the writing half closes: the work this divert still has to answer, to be awaited (bounded).
@@ -287,9 +295,46 @@ const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 enum LineRead {
     Line,
-    Oversized,
+    /// A line longer than the limit, discarded; what its bytes said of its id.
+    Oversized(Scanned),
     Eof,
     Io(std::io::Error),
+}
+
+/// Why seam did not read a line.
+#[derive(Debug)]
+pub enum Unread {
+    /// It was longer than `limit` bytes (and discarded as it was read).
+    TooLong { limit: usize },
+    /// It is not JSON: the parser's complaint.
+    NotJson(String),
+}
+
+impl Unread {
+    /// The JSON-RPC error that answers such a line.
+    fn error(&self) -> (i32, String) {
+        match self {
+            Unread::TooLong { limit } => (-32600, format!("Invalid Request: the message is longer than the line limit of {limit} bytes")),
+            Unread::NotJson(e) => (-32700, format!("Parse error: {e}")),
+        }
+    }
+
+    /// A JSON-RPC error answer to `id` for such a line.
+    fn answer(&self, id: &RawValue) -> Vec<u8> {
+        #[derive(serde::Serialize)]
+        struct ErrorAnswer<'a> {
+            jsonrpc: &'static str,
+            id: &'a RawValue,
+            error: ErrorData<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct ErrorData<'a> {
+            code: i32,
+            message: &'a str,
+        }
+        let (code, message) = self.error();
+        line_of(&ErrorAnswer { jsonrpc: "2.0", id, error: ErrorData { code, message: &message } })
+    }
 }
 
 /// How much seam may owe a peer before it stops reading it: a peer that
@@ -370,8 +415,8 @@ impl Owed {
 pub struct LineTransport<Role, D: Divert> {
     read: BufReader<Pin<Box<dyn AsyncRead + Send>>>,
     line: Vec<u8>,
-    /// Inside a line that was too long, until its end.
-    discarding: bool,
+    /// Inside a line that was too long, until its end: what its bytes say of its id.
+    discarding: Option<IdScanner>,
     max_line: usize,
     /// With a limit, no request is taken while seam owes the peer that much.
     backlog: Option<Backlog>,
@@ -389,7 +434,7 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
         LineTransport {
             read: BufReader::new(Box::pin(read)),
             line: Vec::new(),
-            discarding: false,
+            discarding: None,
             max_line: MAX_LINE,
             backlog: None,
             owed: Owed::default(),
@@ -441,21 +486,59 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };
-            if self.discarding {
-                self.discarding = !complete;
+            if let Some(scanner) = &mut self.discarding {
+                scanner.feed(&available[..used]);
                 self.read.consume(used);
+                if complete {
+                    return LineRead::Oversized(self.discarding.take().expect("discarding").finish());
+                }
                 continue;
             }
             if self.line.len() + used > self.max_line.saturating_add(1) {
+                // Read on to the line's end, keeping only what its id is.
+                let mut scanner = IdScanner::default();
+                scanner.feed(&self.line);
                 self.line.clear();
-                self.discarding = !complete;
-                self.read.consume(used);
-                return LineRead::Oversized;
+                self.discarding = Some(scanner);
+                continue;
             }
             self.line.extend_from_slice(&available[..used]);
             self.read.consume(used);
             if complete {
                 return LineRead::Line;
+            }
+        }
+    }
+}
+
+impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
+    /// A line seam did not read (`why`), by what its bytes said: a request is
+    /// answered an error at once, and an answer fails the request it answers
+    /// at once (a call of the divert's, or else one of rmcp's, which is handed
+    /// an error answer in its place), rather than leaving either side waiting
+    /// for an answer that was lost. A line whose id cannot be read is logged.
+    fn unreadable(&mut self, scanned: Scanned, why: Unread) -> Option<RxJsonRpcMessage<Role>> {
+        match scanned {
+            Scanned { id: Some(id), method: true } => {
+                tracing::warn!(id = id.get(), "a request seam cannot read is answered an error: {why:?}");
+                self.writer.send_line(why.answer(&id));
+                None
+            }
+            Scanned { id: Some(id), method: false } => {
+                tracing::warn!(id = id.get(), "an answer seam cannot read fails its request: {why:?}");
+                if self.divert.unreadable(&id, &why) {
+                    return None;
+                }
+                serde_json::from_slice(&why.answer(&id)).ok()
+            }
+            Scanned { id: None, .. } => {
+                match why {
+                    Unread::TooLong { limit } => {
+                        tracing::warn!(limit, "a message longer than the line limit, whose id cannot be read, was discarded")
+                    }
+                    Unread::NotJson(e) => tracing::warn!("a line that is not JSON, whose id cannot be read, was ignored: {e}"),
+                }
+                None
             }
         }
     }
@@ -505,10 +588,10 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
             if !self.held {
                 match self.read_line().await {
                     LineRead::Line => {}
-                    LineRead::Oversized => {
-                        tracing::error!(max_line = self.max_line, "an incoming message is longer than the line limit; discarded");
-                        continue;
-                    }
+                    LineRead::Oversized(scanned) => match self.unreadable(scanned, Unread::TooLong { limit: self.max_line }) {
+                        Some(message) => return Some(message),
+                        None => continue,
+                    },
                     LineRead::Eof => {
                         self.end();
                         return None;
@@ -543,8 +626,11 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
                     return Some(message);
                 }
                 Err(e) if e.is_syntax() || e.is_eof() => {
+                    let scanned = IdScanner::scan(text);
                     self.line.clear();
-                    tracing::debug!("ignoring a line that is not JSON: {e}");
+                    if let Some(message) = self.unreadable(scanned, Unread::NotJson(e.to_string())) {
+                        return Some(message);
+                    }
                 }
                 Err(e) if is_notification(text) => {
                     self.line.clear();
@@ -876,8 +962,10 @@ pub enum CallFailure {
 pub enum Answer {
     /// Its `result` and `error` as written (a `null` reads as absent).
     Reply { result: Option<Box<RawValue>>, error: Option<Box<RawValue>> },
-    /// A line with the call's id that does not read as a response (a key written twice), and why.
+    /// A line with the call's id that does not read as a response (a key written twice, or not JSON), and why.
     Unreadable(String),
+    /// A line with the call's id longer than the line limit (`limit` bytes), discarded as it was read.
+    TooLong { limit: usize },
 }
 
 /// What an `error` says.
@@ -984,6 +1072,27 @@ impl Drop for Pending<'_> {
 /// Takes the answers to [`Calls`] off the child's stream.
 pub struct CallAnswers(Arc<Calls>);
 
+impl CallAnswers {
+    /// Gives `answer` to the call `id` names, if it is one of seam's: `true` then.
+    fn answer(&self, id: &RawValue, answer: Answer) -> bool {
+        let Some(n) = id
+            .get()
+            .strip_prefix('"')
+            .and_then(|s| s.strip_prefix(CALL_ID_PREFIX))
+            .and_then(|s| s.strip_suffix('"'))
+            .and_then(|s| s.parse().ok())
+        else {
+            return false;
+        };
+        let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(answer);
+        }
+        // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
+        true
+    }
+}
+
 impl Divert for CallAnswers {
     fn take(&mut self, line: &[u8]) -> bool {
         // Every line is peeked, but only a line naming the prefix can be an answer to seam.
@@ -1003,21 +1112,15 @@ impl Divert for CallAnswers {
                 _ => return false,
             },
         };
-        let Some(n) = id
-            .get()
-            .strip_prefix('"')
-            .and_then(|s| s.strip_prefix(CALL_ID_PREFIX))
-            .and_then(|s| s.strip_suffix('"'))
-            .and_then(|s| s.parse().ok())
-        else {
-            return false;
+        self.answer(id, answer)
+    }
+
+    fn unreadable(&mut self, id: &RawValue, why: &Unread) -> bool {
+        let answer = match why {
+            Unread::TooLong { limit } => Answer::TooLong { limit: *limit },
+            Unread::NotJson(e) => Answer::Unreadable(format!("not JSON: {e}")),
         };
-        let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(answer);
-        }
-        // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
-        true
+        self.answer(id, answer)
     }
 
     fn closed(&mut self) {
@@ -1314,6 +1417,68 @@ mod tests {
         assert_eq!(scan(r#"{"a":1}{"id":2}"#), (None, false), "after the message");
         let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID));
         assert_eq!(scan(&long), (None, false), "longer than an id seam keeps");
+    }
+
+    /// A line seam does not read that answers one of its calls fails that call
+    /// at once: over the limit (its id after the bulk of it, as Node writes
+    /// it), or not JSON. One that answers rmcp's request is given to rmcp as an
+    /// error answer; one seam cannot tell anything of is passed over.
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_seam_cannot_read_fails_the_call_it_answers_at_once() {
+        let (mut transport, calls, mut server, mut from_client) = client_side(100);
+        let call = |calls: &Arc<Calls>| {
+            let calls = calls.clone();
+            tokio::spawn(async move { calls.call_tool("echo", &Map::new()).await.unwrap() })
+        };
+        let (first, second) = (call(&calls), call(&calls));
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-2");
+        let text = "y".repeat(200);
+        let over = format!(r#"{{"result":{{"content":[{{"type":"text","text":"{text}"}}]}},"jsonrpc":"2.0","id":"seam-1"}}"#);
+        server.write_all(format!("{over}\n").as_bytes()).await.unwrap();
+        server
+            .write_all(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},]},\"jsonrpc\":\"2.0\",\"id\":\"seam-2\"}\n")
+            .await
+            .unwrap();
+        server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"t\":\"{text}\"}}}}\n").as_bytes()).await.unwrap();
+        server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{text}\"}}\nnot json\n").as_bytes()).await.unwrap();
+        server.write_all(&ping(9, 60)).await.unwrap();
+        let rmcps = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!((&rmcps["id"], &rmcps["error"]["code"]), (&Json::from(5), &Json::from(-32600)), "{rmcps}");
+        assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "lines without an id passed over");
+        // Paused time moves only when every task waits: an answer the call never got elapses here.
+        let patience = std::time::Duration::from_secs(60);
+        let first = tokio::time::timeout(patience, first).await.expect("the call still waits").unwrap();
+        assert!(matches!(first, Answer::TooLong { limit: 100 }), "{first:?}");
+        let second = tokio::time::timeout(patience, second).await.expect("the call still waits").unwrap();
+        assert!(matches!(&second, Answer::Unreadable(why) if why.starts_with("not JSON: ")), "{second:?}");
+    }
+
+    /// A request seam does not read is answered at once with its id: a parse
+    /// error for one that is not JSON, the limit for one over it. One whose id
+    /// cannot be read is not answered (and is logged).
+    #[tokio::test(start_paused = true)]
+    async fn a_request_seam_cannot_read_is_answered_an_error_with_its_id() {
+        let (mut transport, mut client, mut from_seam) = server_side(usize::MAX);
+        let mut lines = String::from("{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"params\":{\"cursor\":},\"id\":\"x-1\"}\n");
+        lines += &format!("{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}},\"id\":2}}\n", "p".repeat(MAX_LINE));
+        lines += "{\"jsonrpc\":\"2.0\",\"method\": oops\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n";
+        let writing = tokio::spawn(async move { client.write_all(lines.as_bytes()).await.map(|()| client) });
+        assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 3);
+        // Paused time moves only when every task waits: an answer never written elapses here.
+        let patience = std::time::Duration::from_secs(60);
+        let parse_error = tokio::time::timeout(patience, read_line(&mut from_seam)).await.expect("no answer to the line that is not JSON");
+        assert_eq!((&parse_error["id"], &parse_error["error"]["code"]), (&Json::from("x-1"), &Json::from(-32700)), "{parse_error}");
+        let too_long = tokio::time::timeout(patience, read_line(&mut from_seam)).await.expect("no answer to the line over the limit");
+        assert_eq!((&too_long["id"], &too_long["error"]["code"]), (&Json::from(2), &Json::from(-32600)), "{too_long}");
+        let message = too_long["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("line limit of {MAX_LINE} bytes")), "{message}");
+        drop(writing.await.unwrap().unwrap());
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap();
+        let mut rest = String::new();
+        from_seam.read_line(&mut rest).await.unwrap();
+        assert_eq!(rest, "", "the line without a readable id was answered");
     }
 
     /// rmcp's answer counts among the lines queued from the moment rmcp sends it,
