@@ -515,6 +515,14 @@ pub struct StdioCalls {
 /// still read.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 
+/// Bytes seam may owe one stdio client (answers waiting for it to read them,
+/// and answers rmcp has yet to give, `seam_mcp::lane::Backlog`) before it
+/// takes no more of its requests. One answer past it still goes out whole, so
+/// a catalog of any size is listed; the bound only lowers how many requests a
+/// client that does not read can have seam answer ahead of it. As large as
+/// the longest line seam reads.
+pub const MAX_BYTES_OWED: usize = seam_mcp::lane::MAX_LINE;
+
 impl StdioCalls {
     pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
         StdioCalls {

@@ -1010,3 +1010,60 @@ fn over_stdio_a_client_may_have_1024_calls_running_and_the_next_is_refused_at_on
         assert!(seam.wait().unwrap().success());
     }
 }
+
+/// A stdio server's answer longer than the line seam reads fails its call at
+/// once with `MCP_FRAME_TOO_LARGE` (its id, at the end of the line as the SDK
+/// writes it, is read as the line is discarded), not `TOOL_TIMEOUT` after
+/// `call_timeout`; the server's next answer is read as usual.
+#[test]
+fn over_stdio_a_server_answer_past_the_line_limit_fails_its_call_at_once() {
+    let dir = scratch("frame-too-large");
+    let file = dir.join("c.yaml");
+    // The text alone is one byte past the limit. A call_timeout past the test's patience: only the fix answers in time.
+    let bytes = (seam_mcp::lane::MAX_LINE + 1).to_string();
+    compose(&file, &[flaky_mount("a", &[("FLAKY_ANSWER_BYTES", &bytes)], "    call_timeout: 300s\n")], "");
+    let mut client = SdkClient::stdio(&file, &[]);
+    let failed = client.call("mcp__a__ping", json!({}));
+    assert_eq!(failed["isError"], true, "{failed}");
+    let text = failed["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("MCP_FRAME_TOO_LARGE: "), "{text}");
+    assert!(client.call_text("mcp__a__pid", json!({})).parse::<u32>().is_ok(), "the server's next answer is read");
+    client.close();
+}
+
+/// A client line seam cannot read is answered an error with its id where the
+/// id reads: not JSON (the id after the error, as the TS SDK writes keys
+/// after `params`), or longer than the line limit. A line whose id cannot be
+/// read is not answered; the session goes on either way.
+#[test]
+fn over_stdio_a_client_line_seam_cannot_read_is_answered_with_its_id() {
+    use std::io::Write as _;
+    let dir = scratch("client-unreadable");
+    let file = dir.join("c.yaml");
+    compose(&file, &[flaky_mount("a", &[], "")], "");
+    let mut seam = serve_stdio_raw(&file);
+    let mut answers = Lines::spawn(seam.stdout.take().unwrap(), "");
+    let mut stdin = seam.stdin.take().unwrap();
+    let mut text = mcp_handshake_lines();
+    text.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"params\":{\"cursor\":},\"id\":\"broken-1\"}\n");
+    text.push_str("{\"jsonrpc\":\"2.0\",\"method\": oops\n");
+    let pad = "p".repeat(seam_mcp::lane::MAX_LINE);
+    text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "method": "ping", "params": { "pad": pad }, "id": 7 })));
+    text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "id": "after", "method": "ping" })));
+    stdin.write_all(text.as_bytes()).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    while !seen.contains_key("\"after\"") {
+        let line = answers.next(PATIENCE).unwrap_or_else(|| panic!("no answer to the ping after the lines; answered {seen:?}"));
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        seen.insert(answer["id"].to_string(), answer);
+    }
+    let answer = |id: &str| seen.get(id).unwrap_or_else(|| panic!("no answer to {id}: {seen:?}"));
+    let broken = answer("\"broken-1\"");
+    assert_eq!(broken["error"]["code"], -32700, "{broken}");
+    let long = answer("7");
+    assert_eq!(long["error"]["code"], -32600, "{long}");
+    assert!(long["error"]["message"].as_str().unwrap().contains(&seam_mcp::lane::MAX_LINE.to_string()), "{long}");
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ["\"after\"", "\"broken-1\"", "\"init\"", "7"], "{seen:?}");
+    drop(stdin);
+    assert!(seam.wait().unwrap().success());
+}

@@ -172,7 +172,7 @@ impl Signals {
 }
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
-    use seam_mcp::lane::{LineTransport, LineWriter};
+    use seam_mcp::lane::{Backlog, LineTransport, LineWriter};
     say!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent);
     let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
@@ -184,8 +184,10 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
     };
     let peer = Arc::default();
     let calls = crate::gateway::StdioCalls::new(gateway.clone(), writer.clone(), Arc::clone(&peer));
-    // A client that sends but does not read is held back once as many lines wait for it as calls may run.
-    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls).with_backlog(crate::gateway::MAX_CALLS_IN_FLIGHT);
+    // A client that sends but does not read is held back once as many lines wait for it as calls may run,
+    // or once it is owed so many bytes.
+    let backlog = Backlog { lines: crate::gateway::MAX_CALLS_IN_FLIGHT, bytes: crate::gateway::MAX_BYTES_OWED };
+    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls).with_backlog(backlog);
     let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
     let _ = peer.set(service.peer().clone());
     let cancel = service.cancellation_token();

@@ -129,6 +129,8 @@ if (env.FLAKY_HANG_STARTUP === '1') {
       case 'rpc_error':
         throw new McpError(ErrorCode.InternalError, 'it broke on purpose');
     }
+    // FLAKY_ANSWER_BYTES=N: the echo tools answer N bytes of text instead (one line past a client's limit, say).
+    if (names.includes(name) && env.FLAKY_ANSWER_BYTES) return text('z'.repeat(Number(env.FLAKY_ANSWER_BYTES)));
     if (names.includes(name)) return text(`${name}: ${args.message ?? ''}`);
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   });

@@ -15,9 +15,13 @@
 //!   session is initialized, and its answer written by the gateway.
 //!
 //! Lines from every writer go out whole ([`LineWriter`]). Reading follows rmcp's
-//! own stdio transport: a line longer than `max_line` is dropped, a line that is
-//! not JSON is ignored, and JSON that is not a message gets an `Invalid Request`
-//! error (a notification that rmcp cannot read is ignored).
+//! own stdio transport (a line longer than `max_line` is dropped, JSON that is
+//! not a message gets an `Invalid Request` error, a notification that rmcp
+//! cannot read is ignored), except that a line dropped for its length, or one
+//! that is not JSON, is still read for its id ([`IdScanner`]), so that the
+//! request it is, or the request it answers, is answered or failed at once
+//! rather than waited on. Towards the client, what seam owes it is bounded
+//! ([`Backlog`]).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -49,19 +53,22 @@ pub struct LineWriter {
 }
 
 /// The lines left to tasks of their own and not yet written: the stream was
-/// busy, or would not take them (its reader is not reading).
+/// busy, or would not take them (its reader is not reading). Counted in lines
+/// and in bytes: lines differ in size, and each line is also a task.
 #[derive(Default)]
 struct Queued {
     lines: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
     fewer: tokio::sync::Notify,
 }
 
-/// One queued line, counted until its task ends however it ends.
-struct QueuedLine(Arc<Queued>);
+/// One queued line and its length, counted until its task ends however it ends.
+struct QueuedLine(Arc<Queued>, usize);
 
 impl Drop for QueuedLine {
     fn drop(&mut self) {
         self.0.lines.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.bytes.fetch_sub(self.1, std::sync::atomic::Ordering::SeqCst);
         self.0.fewer.notify_waiters();
     }
 }
@@ -71,25 +78,31 @@ impl LineWriter {
         LineWriter { stream: Arc::new(tokio::sync::Mutex::new(Some(Box::pin(write)))), queued: Arc::default() }
     }
 
-    /// Returns once fewer than `limit` lines are queued.
-    pub async fn room_for(&self, limit: usize) {
-        let has_room = || self.queued.lines.load(std::sync::atomic::Ordering::SeqCst) < limit;
-        // Checked first without a waiter: the usual case, once per line read.
-        while !has_room() {
+    /// Whether fewer than `lines` lines, and fewer than `bytes` bytes, are queued.
+    fn has_room(&self, lines: usize, bytes: usize) -> bool {
+        self.queued.lines.load(std::sync::atomic::Ordering::SeqCst) < lines
+            && self.queued.bytes.load(std::sync::atomic::Ordering::SeqCst) < bytes
+    }
+
+    /// Returns once fewer than `lines` lines, and fewer than `bytes` bytes, are queued.
+    pub async fn room_for(&self, lines: usize, bytes: usize) {
+        // Checked first without a waiter: the usual case.
+        while !self.has_room(lines, bytes) {
             let fewer = self.queued.fewer.notified();
             tokio::pin!(fewer);
             fewer.as_mut().enable();
-            if has_room() {
+            if self.has_room(lines, bytes) {
                 return;
             }
             fewer.await;
         }
     }
 
-    /// Leaves a line's write to a task of its own, counted among the queued lines.
-    fn queue(&self, write: impl Future<Output = std::io::Result<()>> + Send + 'static) -> Written {
+    /// Leaves the write of a line of `len` bytes to a task of its own, counted among the queued lines.
+    fn queue(&self, len: usize, write: impl Future<Output = std::io::Result<()>> + Send + 'static) -> Written {
         self.queued.lines.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let queued = QueuedLine(self.queued.clone());
+        self.queued.bytes.fetch_add(len, std::sync::atomic::Ordering::SeqCst);
+        let queued = QueuedLine(self.queued.clone(), len);
         Written::Later(tokio::spawn(async move {
             let _queued = queued;
             write.await
@@ -108,8 +121,8 @@ impl LineWriter {
             // In the stream's queue now, not when the task first runs: lines go out in the order they were sent.
             let mut turn = Box::pin(self.stream.clone().lock_owned());
             return match turn.as_mut().poll(&mut now) {
-                std::task::Poll::Ready(write) => self.queue(finish(write, line, 0)),
-                std::task::Poll::Pending => self.queue(async move { finish(turn.await, line, 0).await }),
+                std::task::Poll::Ready(write) => self.queue(line.len(), finish(write, line, 0)),
+                std::task::Poll::Pending => self.queue(line.len(), async move { finish(turn.await, line, 0).await }),
             };
         };
         let Some(w) = write.as_mut() else { return Written::Now(Some(Err(closed()))) };
@@ -121,7 +134,7 @@ impl LineWriter {
                 }
                 Written::Now(Some(outcome))
             }
-            std::task::Poll::Pending => self.queue(finish(write, line, done)),
+            std::task::Poll::Pending => self.queue(line.len(), finish(write, line, done)),
         }
     }
 
@@ -264,6 +277,11 @@ pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
 pub trait Divert: Send + 'static {
     /// `true` when the line (without its `\n`) was taken.
     fn take(&mut self, line: &[u8]) -> bool;
+    /// An answer seam could not read, to the request `id`: `true` when taken
+    /// (otherwise rmcp is handed an error answer to `id` in its place).
+    fn unreadable(&mut self, _id: &RawValue, _why: &Unread) -> bool {
+        false
+    }
     /// The stream ended, or seam closed it: nothing more will be read.
     fn closed(&mut self) {}
     /// Before the writing half closes: the work this divert still has to answer, to be awaited (bounded).
@@ -277,20 +295,134 @@ const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 enum LineRead {
     Line,
-    Oversized,
+    /// A line longer than the limit, discarded; what its bytes said of its id.
+    Oversized(Scanned),
     Eof,
     Io(std::io::Error),
+}
+
+/// Why seam did not read a line.
+#[derive(Debug)]
+pub enum Unread {
+    /// It was longer than `limit` bytes (and discarded as it was read).
+    TooLong { limit: usize },
+    /// It is not JSON: the parser's complaint.
+    NotJson(String),
+}
+
+impl Unread {
+    /// The JSON-RPC error that answers such a line.
+    fn error(&self) -> (i32, String) {
+        match self {
+            Unread::TooLong { limit } => (-32600, format!("Invalid Request: the message is longer than the line limit of {limit} bytes")),
+            Unread::NotJson(e) => (-32700, format!("Parse error: {e}")),
+        }
+    }
+
+    /// A JSON-RPC error answer to `id` for such a line.
+    fn answer(&self, id: &RawValue) -> Vec<u8> {
+        #[derive(serde::Serialize)]
+        struct ErrorAnswer<'a> {
+            jsonrpc: &'static str,
+            id: &'a RawValue,
+            error: ErrorData<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct ErrorData<'a> {
+            code: i32,
+            message: &'a str,
+        }
+        let (code, message) = self.error();
+        line_of(&ErrorAnswer { jsonrpc: "2.0", id, error: ErrorData { code, message: &message } })
+    }
+}
+
+/// How much seam may owe a peer before it stops reading it: a peer that
+/// writes requests and never reads their answers is held back instead of
+/// growing what seam keeps for it. Owed are the lines waiting to be written
+/// to the peer, and the answers rmcp has yet to give it ([`Owed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Backlog {
+    /// Lines waiting to be written (each is a task and a buffer).
+    pub lines: usize,
+    /// Bytes of the lines waiting to be written, and of the answers rmcp owes.
+    pub bytes: usize,
+}
+
+/// What an answer rmcp owes is reckoned at, at least: a request waiting in
+/// rmcp holds its handler's task, context and parsed message before any answer
+/// exists (≈16 KiB each in the debug build that reproduced issue 23: 100,000
+/// `tools/list` read ahead of their answers took 1.6 GB).
+pub const OWED_FLOOR: usize = 16 << 10;
+
+/// The peer's requests handed to rmcp and not yet answered. rmcp answers an
+/// id once (a second request under an id in flight is not answered) and drops
+/// the answer to a request the peer cancelled: so an id leaves, with every
+/// request under it, at its answer or its cancellation. An answer not given
+/// yet has no size: each is reckoned at the largest answer given so far (no
+/// less than [`OWED_FLOOR`]), so that a large catalog lowers how many list
+/// requests seam takes at once rather than how much it holds.
+#[derive(Default)]
+struct Owed {
+    ids: HashMap<rmcp::model::RequestId, usize>,
+    requests: usize,
+    largest: usize,
+}
+
+impl Owed {
+    fn bytes(&self) -> usize {
+        self.requests.saturating_mul(self.largest.max(OWED_FLOOR))
+    }
+
+    /// A message from the peer, handed to rmcp (`text` as written).
+    fn received<Role: ServiceRole>(&mut self, message: &RxJsonRpcMessage<Role>, text: &[u8]) {
+        match message {
+            rmcp::model::JsonRpcMessage::Request(request) => {
+                *self.ids.entry(request.id.clone()).or_default() += 1;
+                self.requests += 1;
+            }
+            rmcp::model::JsonRpcMessage::Notification(_) => {
+                #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct Cancelled {
+                    request_id: rmcp::model::RequestId,
+                }
+                let cancelled = Peek::of(text)
+                    .filter(|peek| peek.method.as_deref() == Some("notifications/cancelled"))
+                    .and_then(|peek| serde_json::from_str::<Cancelled>(peek.params?.get()).ok());
+                if let Some(cancelled) = cancelled {
+                    self.leave(&cancelled.request_id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// rmcp answers `id` with a line of `len` bytes.
+    fn answered(&mut self, id: &rmcp::model::RequestId, len: usize) {
+        self.largest = self.largest.max(len);
+        self.leave(id);
+    }
+
+    fn leave(&mut self, id: &rmcp::model::RequestId) {
+        if let Some(n) = self.ids.remove(id) {
+            self.requests -= n;
+        }
+    }
 }
 
 /// The transport: rmcp sends and receives through it; a [`Divert`] sees every line first.
 pub struct LineTransport<Role, D: Divert> {
     read: BufReader<Pin<Box<dyn AsyncRead + Send>>>,
     line: Vec<u8>,
-    /// Inside a line that was too long, until its end.
-    discarding: bool,
+    /// Inside a line that was too long, until its end: what its bytes say of its id.
+    discarding: Option<IdScanner>,
     max_line: usize,
-    /// With a limit, no line is read while that many lines wait to be written.
-    backlog: Option<usize>,
+    /// With a limit, no request is taken while seam owes the peer that much.
+    backlog: Option<Backlog>,
+    owed: Owed,
+    /// `line` is a request read while seam owed the peer its limit, not yet taken.
+    held: bool,
     writer: LineWriter,
     divert: D,
     ended: bool,
@@ -302,9 +434,11 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
         LineTransport {
             read: BufReader::new(Box::pin(read)),
             line: Vec::new(),
-            discarding: false,
+            discarding: None,
             max_line: MAX_LINE,
             backlog: None,
+            owed: Owed::default(),
+            held: false,
             writer,
             divert,
             ended: false,
@@ -317,13 +451,24 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
         self
     }
 
-    /// Reads no further line while `limit` lines wait to be written: a peer
-    /// that writes but does not read is held back instead of growing the
-    /// replies queued for it. (Not for a child's stream: seam's calls to a
-    /// child wait on its answers, so reading them must never stop.)
-    pub fn with_backlog(mut self, limit: usize) -> Self {
-        self.backlog = Some(limit);
+    /// Takes no further request from the peer while seam owes it `backlog`
+    /// (lines waiting to be written, or their bytes and those of the answers
+    /// rmcp owes): a peer that writes but does not read is held back instead of
+    /// growing what seam keeps for it. The request read last waits, whole, and
+    /// nothing behind it is read; the peer's answers and notifications before it
+    /// are still read, so that a request of rmcp's that waits on the peer's
+    /// answer (`roots/list`) waits on the bound only when the peer wrote more
+    /// requests ahead of that answer (and then until seam stops waiting for
+    /// it). (Not for a child's stream: seam's calls to a child wait on its
+    /// answers, so reading them must never stop.)
+    pub fn with_backlog(mut self, backlog: Backlog) -> Self {
+        self.backlog = Some(backlog);
         self
+    }
+
+    /// Whether seam owes the peer less than `backlog`.
+    fn has_room(&self, backlog: Backlog) -> bool {
+        self.writer.has_room(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes()))
     }
 
     /// Reads one line into `self.line`, never holding more than `max_line` bytes of it.
@@ -341,16 +486,21 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };
-            if self.discarding {
-                self.discarding = !complete;
+            if let Some(scanner) = &mut self.discarding {
+                scanner.feed(&available[..used]);
                 self.read.consume(used);
+                if complete {
+                    return LineRead::Oversized(self.discarding.take().expect("discarding").finish());
+                }
                 continue;
             }
             if self.line.len() + used > self.max_line.saturating_add(1) {
+                // Read on to the line's end, keeping only what its id is.
+                let mut scanner = IdScanner::default();
+                scanner.feed(&self.line);
                 self.line.clear();
-                self.discarding = !complete;
-                self.read.consume(used);
-                return LineRead::Oversized;
+                self.discarding = Some(scanner);
+                continue;
             }
             self.line.extend_from_slice(&available[..used]);
             self.read.consume(used);
@@ -359,6 +509,52 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             }
         }
     }
+}
+
+impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
+    /// A line seam did not read (`why`), by what its bytes said: a request is
+    /// answered an error at once, and an answer fails the request it answers
+    /// at once (a call of the divert's, or else one of rmcp's, which is handed
+    /// an error answer in its place), rather than leaving either side waiting
+    /// for an answer that was lost. A line whose id cannot be read is logged.
+    fn unreadable(&mut self, scanned: Scanned, why: Unread) -> Option<RxJsonRpcMessage<Role>> {
+        match scanned {
+            Scanned { id: Some(id), method: true } => {
+                tracing::warn!(id = id.get(), "a request seam cannot read is answered an error: {why:?}");
+                self.writer.send_line(why.answer(&id));
+                None
+            }
+            Scanned { id: Some(id), method: false } => {
+                tracing::warn!(id = id.get(), "an answer seam cannot read fails its request: {why:?}");
+                if self.divert.unreadable(&id, &why) {
+                    return None;
+                }
+                serde_json::from_slice(&why.answer(&id)).ok()
+            }
+            Scanned { id: None, .. } => {
+                match why {
+                    Unread::TooLong { limit } => {
+                        tracing::warn!(limit, "a message longer than the line limit, whose id cannot be read, was discarded")
+                    }
+                    Unread::NotJson(e) => tracing::warn!("a line that is not JSON, whose id cannot be read, was ignored: {e}"),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// A line without its end of line (`\n` or `\r\n`) and a leading byte order mark.
+fn text_of(line: &[u8]) -> &[u8] {
+    let mut text = line;
+    text = text.strip_suffix(b"\n").unwrap_or(text);
+    text = text.strip_suffix(b"\r").unwrap_or(text);
+    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+}
+
+/// An answer or a notification (no request, which would be owed an answer, nor a line that is not a message).
+fn is_answer_or_notification(line: &[u8]) -> bool {
+    Peek::of(line).is_some_and(|peek| peek.id.is_some() != peek.method.is_some())
 }
 
 impl<Role, D: Divert> LineTransport<Role, D> {
@@ -376,47 +572,72 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let line = line_of(&item);
-        let writer = self.writer.clone();
-        async move { writer.write_line(line).await }
+        if self.backlog.is_some() {
+            match &item {
+                rmcp::model::JsonRpcMessage::Response(response) => self.owed.answered(&response.id, line.len()),
+                rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError { id: Some(id), .. }) => self.owed.answered(id, line.len()),
+                _ => {}
+            }
+        }
+        // Sent now, not when rmcp's task first polls the write: from here on the line counts among those queued.
+        self.writer.send_line(line)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
-            if let Some(limit) = self.backlog {
-                self.writer.room_for(limit).await;
+            if !self.held {
+                match self.read_line().await {
+                    LineRead::Line => {}
+                    LineRead::Oversized(scanned) => match self.unreadable(scanned, Unread::TooLong { limit: self.max_line }) {
+                        Some(message) => return Some(message),
+                        None => continue,
+                    },
+                    LineRead::Eof => {
+                        self.end();
+                        return None;
+                    }
+                    LineRead::Io(e) => {
+                        tracing::error!("reading the stream failed: {e}");
+                        self.end();
+                        return None;
+                    }
+                }
             }
-            match self.read_line().await {
-                LineRead::Line => {}
-                LineRead::Oversized => {
-                    tracing::error!(max_line = self.max_line, "an incoming message is longer than the line limit; discarded");
-                    continue;
-                }
-                LineRead::Eof => {
-                    self.end();
-                    return None;
-                }
-                LineRead::Io(e) => {
-                    tracing::error!("reading the stream failed: {e}");
-                    self.end();
-                    return None;
-                }
+            if let Some(backlog) = self.backlog
+                && !self.has_room(backlog)
+                && !is_answer_or_notification(text_of(&self.line))
+            {
+                // Cancel-safe: the line stays held until there is room.
+                self.held = true;
+                self.writer.room_for(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes())).await;
             }
-            let mut text: &[u8] = &self.line;
-            text = text.strip_suffix(b"\n").unwrap_or(text);
-            text = text.strip_suffix(b"\r").unwrap_or(text);
-            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            self.held = false;
+            let text = text_of(&self.line);
             if text.is_empty() || self.divert.take(text) {
                 self.line.clear();
                 continue;
             }
-            let parsed = serde_json::from_slice::<RxJsonRpcMessage<Role>>(text);
-            let notification = parsed.is_err() && is_notification(text);
-            self.line.clear();
-            match parsed {
-                Ok(message) => return Some(message),
-                Err(e) if e.is_syntax() || e.is_eof() => tracing::debug!("ignoring a line that is not JSON: {e}"),
-                Err(e) if notification => tracing::debug!("ignoring a notification rmcp cannot read: {e}"),
+            match serde_json::from_slice::<RxJsonRpcMessage<Role>>(text) {
+                Ok(message) => {
+                    if self.backlog.is_some() {
+                        self.owed.received::<Role>(&message, text);
+                    }
+                    self.line.clear();
+                    return Some(message);
+                }
+                Err(e) if e.is_syntax() || e.is_eof() => {
+                    let scanned = IdScanner::scan(text);
+                    self.line.clear();
+                    if let Some(message) = self.unreadable(scanned, Unread::NotJson(e.to_string())) {
+                        return Some(message);
+                    }
+                }
+                Err(e) if is_notification(text) => {
+                    self.line.clear();
+                    tracing::debug!("ignoring a notification rmcp cannot read: {e}");
+                }
                 Err(e) => {
+                    self.line.clear();
                     tracing::debug!("answering Invalid Request to a message rmcp cannot read: {e}");
                     // Not awaited here: `receive` is raced against sends and may be dropped at any await.
                     self.writer.send_line(INVALID_REQUEST.to_vec());
@@ -463,6 +684,269 @@ fn is_notification(line: &[u8]) -> bool {
     Peek::of(line).is_some_and(|p| p.method.is_some() && p.id.is_none())
 }
 
+/// The longest top-level id [`IdScanner`] keeps: longer ones are not read.
+const MAX_ID: usize = 1024;
+
+/// Reads the top-level `"id"` of a JSON-RPC message, and whether it has a
+/// top-level `"method"`, from its bytes as they go by (in pieces of any size),
+/// keeping none of them but the id's own: for the lines seam does not parse
+/// (longer than the line limit, so discarded as they are read, or not JSON),
+/// so that the request or the call the line belongs to can still be answered.
+/// It follows strings, escapes and nesting (an `"id"` inside the params, or
+/// inside a string, is not the message's), and reads on past a syntax error
+/// as best it can: the id is a hint for an answer, never a parse.
+#[derive(Default)]
+pub struct IdScanner {
+    /// Open objects and arrays.
+    depth: usize,
+    /// The top-level value is an object (a message).
+    object: bool,
+    /// The top-level value has ended: nothing after it is looked at.
+    done: bool,
+    string: bool,
+    escape: Escape,
+    /// Where the scanner is in a member of the top-level object.
+    member: Member,
+    /// A top-level key being read, decoded (only as far as `method` is long).
+    key: Option<Vec<u8>>,
+    /// The text of a top-level `"id"` value being read.
+    capture: Option<Vec<u8>>,
+    /// The last id read, and how many were.
+    id: Option<Vec<u8>>,
+    ids: usize,
+    /// An id that cannot be answered by (an object, an array, past [`MAX_ID`]).
+    unusable: bool,
+    method: bool,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    #[default]
+    None,
+    /// After a backslash.
+    Backslash,
+    /// Inside `\uXXXX`: the hex digits still to come, and the code so far.
+    Hex(u8, u32),
+}
+
+/// Which top-level key a member has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Id,
+    Method,
+    Other,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    /// After `{` or `,`: a key comes next.
+    #[default]
+    Key,
+    /// After a key: its `:` comes next.
+    Colon(Key),
+    /// After the `:`: the value comes next.
+    Value(Key),
+    /// Inside a number or literal value.
+    Scalar(Key),
+    /// Inside a string, object or array value, or after a value.
+    Rest,
+}
+
+/// What [`IdScanner`] found.
+#[derive(Debug)]
+pub struct Scanned {
+    /// The top-level id, when there is exactly one and it is a string or a number.
+    pub id: Option<Box<RawValue>>,
+    /// A top-level `"method"` key was seen: the line was a request or a notification, not an answer.
+    pub method: bool,
+}
+
+impl IdScanner {
+    /// [`IdScanner`] over a whole line.
+    pub fn scan(line: &[u8]) -> Scanned {
+        let mut scanner = IdScanner::default();
+        scanner.feed(line);
+        scanner.finish()
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() && !self.done {
+            // The bulk of a long line is inside strings seam does not keep: skipped to their next quote or backslash.
+            if self.string && self.escape == Escape::None && self.key.is_none() && self.capture.is_none() {
+                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    Some(n) => i += n,
+                    None => return,
+                }
+            }
+            let b = bytes[i];
+            i += 1;
+            if self.string {
+                self.in_string(b);
+            } else {
+                self.outside_string(b);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Scanned {
+        // A number at the very end of the line (the line cut after it) is whole.
+        if let Member::Scalar(_) = self.member {
+            self.end_value();
+        }
+        let usable = |text: &Vec<u8>| matches!(text.first(), Some(b'"' | b'-' | b'0'..=b'9'));
+        let id = match self.id {
+            Some(text) if self.ids == 1 && !self.unusable && usable(&text) => {
+                String::from_utf8(text).ok().and_then(|text| RawValue::from_string(text).ok())
+            }
+            _ => None,
+        };
+        Scanned { id, method: self.method }
+    }
+
+    /// At a member of the top-level object (not inside a nested value).
+    fn top(&self) -> bool {
+        self.object && self.depth == 1
+    }
+
+    fn in_string(&mut self, b: u8) {
+        if let Some(capture) = &mut self.capture {
+            capture.push(b);
+            if capture.len() > MAX_ID {
+                self.capture = None;
+                self.unusable = true;
+            }
+        }
+        // The decoded byte of a key, where there is one: escapes are read so that `"\u0069d"` is `id`.
+        let decoded = match self.escape {
+            Escape::Backslash => {
+                self.escape = if b == b'u' { Escape::Hex(4, 0) } else { Escape::None };
+                match b {
+                    b'u' => None,
+                    b'"' | b'\\' | b'/' => Some(b),
+                    // A control character: no key seam looks for has one.
+                    _ => Some(0),
+                }
+            }
+            Escape::Hex(left, code) => {
+                let code = code * 16 + (b as char).to_digit(16).unwrap_or(0x10000);
+                if left > 1 {
+                    self.escape = Escape::Hex(left - 1, code);
+                    None
+                } else {
+                    self.escape = Escape::None;
+                    Some(u8::try_from(code).ok().filter(u8::is_ascii).unwrap_or(0))
+                }
+            }
+            Escape::None => match b {
+                b'\\' => {
+                    self.escape = Escape::Backslash;
+                    None
+                }
+                b'"' => {
+                    self.string = false;
+                    self.end_string();
+                    None
+                }
+                _ => Some(b),
+            },
+        };
+        if let (Some(key), Some(b)) = (&mut self.key, decoded)
+            && key.len() <= "method".len()
+        {
+            key.push(b);
+        }
+    }
+
+    fn end_string(&mut self) {
+        if let Some(key) = self.key.take() {
+            let key = match key.as_slice() {
+                b"id" => Key::Id,
+                b"method" => Key::Method,
+                _ => Key::Other,
+            };
+            self.method |= key == Key::Method;
+            self.member = Member::Colon(key);
+        } else if self.capture.is_some() {
+            self.end_value();
+        }
+    }
+
+    /// The end of a top-level member's value: an id read is kept.
+    fn end_value(&mut self) {
+        self.member = Member::Rest;
+        if let Some(id) = self.capture.take() {
+            self.id = Some(id);
+            self.ids += 1;
+        }
+    }
+
+    fn outside_string(&mut self, b: u8) {
+        if let Member::Scalar(_) = self.member
+            && self.top()
+        {
+            if !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                if let Some(capture) = &mut self.capture {
+                    capture.push(b);
+                    if capture.len() > MAX_ID {
+                        self.capture = None;
+                        self.unusable = true;
+                    }
+                }
+                return;
+            }
+            self.end_value();
+        }
+        match b {
+            b'"' => {
+                self.string = true;
+                if self.top() {
+                    match self.member {
+                        Member::Key => self.key = Some(Vec::new()),
+                        Member::Value(key) => {
+                            self.capture = (key == Key::Id).then(|| vec![b'"']);
+                            self.member = Member::Rest;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                if self.depth == 0 {
+                    self.object = b == b'{';
+                }
+                if self.top() {
+                    // An id is a string or a number: an object or an array is none.
+                    self.unusable |= self.member == Member::Value(Key::Id);
+                    self.member = Member::Rest;
+                }
+                self.depth += 1;
+                if self.top() {
+                    self.member = Member::Key;
+                }
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                self.done = self.depth == 0;
+            }
+            b':' if self.top() => {
+                if let Member::Colon(key) = self.member {
+                    self.member = Member::Value(key);
+                }
+            }
+            b',' if self.top() => self.member = Member::Key,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ if self.top() => {
+                if let Member::Value(key) = self.member {
+                    self.member = Member::Scalar(key);
+                    self.capture = (key == Key::Id).then(|| vec![b]);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The id prefix of seam's own calls towards a child.
 const CALL_ID_PREFIX: &str = "seam-";
 
@@ -478,8 +962,10 @@ pub enum CallFailure {
 pub enum Answer {
     /// Its `result` and `error` as written (a `null` reads as absent).
     Reply { result: Option<Box<RawValue>>, error: Option<Box<RawValue>> },
-    /// A line with the call's id that does not read as a response (a key written twice), and why.
+    /// A line with the call's id that does not read as a response (a key written twice, or not JSON), and why.
     Unreadable(String),
+    /// A line with the call's id longer than the line limit (`limit` bytes), discarded as it was read.
+    TooLong { limit: usize },
 }
 
 /// What an `error` says.
@@ -586,6 +1072,27 @@ impl Drop for Pending<'_> {
 /// Takes the answers to [`Calls`] off the child's stream.
 pub struct CallAnswers(Arc<Calls>);
 
+impl CallAnswers {
+    /// Gives `answer` to the call `id` names, if it is one of seam's: `true` then.
+    fn answer(&self, id: &RawValue, answer: Answer) -> bool {
+        let Some(n) = id
+            .get()
+            .strip_prefix('"')
+            .and_then(|s| s.strip_prefix(CALL_ID_PREFIX))
+            .and_then(|s| s.strip_suffix('"'))
+            .and_then(|s| s.parse().ok())
+        else {
+            return false;
+        };
+        let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(answer);
+        }
+        // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
+        true
+    }
+}
+
 impl Divert for CallAnswers {
     fn take(&mut self, line: &[u8]) -> bool {
         // Every line is peeked, but only a line naming the prefix can be an answer to seam.
@@ -605,21 +1112,15 @@ impl Divert for CallAnswers {
                 _ => return false,
             },
         };
-        let Some(n) = id
-            .get()
-            .strip_prefix('"')
-            .and_then(|s| s.strip_prefix(CALL_ID_PREFIX))
-            .and_then(|s| s.strip_suffix('"'))
-            .and_then(|s| s.parse().ok())
-        else {
-            return false;
+        self.answer(id, answer)
+    }
+
+    fn unreadable(&mut self, id: &RawValue, why: &Unread) -> bool {
+        let answer = match why {
+            Unread::TooLong { limit } => Answer::TooLong { limit: *limit },
+            Unread::NotJson(e) => Answer::Unreadable(format!("not JSON: {e}")),
         };
-        let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(answer);
-        }
-        // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
-        true
+        self.answer(id, answer)
     }
 
     fn closed(&mut self) {
@@ -771,15 +1272,17 @@ mod tests {
         }
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
-        const LIMIT: usize = 4;
-        // The peer's side: its lines reach seam through a stream that holds one line; seam's replies
-        // go to a stream that holds one byte, which the peer does not read yet.
+    /// A peer that writes lines and reads nothing, until seam stops reading it;
+    /// then it reads. Every line is `{}`, JSON that is no message: each is
+    /// answered `Invalid Request` by the transport, and none returns from
+    /// `receive`. Returns how many lines seam answered before it stopped
+    /// reading; asserts that, once the peer reads, every line is answered.
+    async fn answered_before_seam_stops_reading(backlog: Backlog) -> usize {
+        // The peer's lines reach seam through a stream that holds one line; seam's
+        // answers go to a stream that holds one byte, so that each answer is queued whole.
         let (mut to_seam, from_peer) = tokio::io::duplex(3);
         let (to_peer, from_seam) = tokio::io::duplex(1);
-        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(LIMIT);
-        // Every line is `{}`, JSON that is no message: each is answered `Invalid Request`, and none returns from `receive`.
+        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(backlog);
         let receiving = tokio::spawn(async move { transport.receive().await.is_none() });
         let mut sent = 0;
         // Paused time moves only when every task waits: a timeout here means seam reads no further.
@@ -787,15 +1290,15 @@ mod tests {
             sent += 1;
             assert!(sent <= 100, "seam kept reading a peer that reads nothing");
         }
-        // LIMIT lines were read and answered (the answers queued), one more waits in the stream.
-        assert_eq!(sent, LIMIT + 1);
+        // Behind the lines answered: one read and held until there is room, one waiting in the stream.
+        let answered = sent - 2;
         // The peer reads: seam reads on, and every line gets its answer.
         let reading = tokio::spawn(async move {
             let mut from_seam = BufReader::new(from_seam);
             let mut answers = 0;
             let mut line = String::new();
             while from_seam.read_line(&mut line).await.unwrap() > 0 {
-                assert!(line.contains("-32600"), "{line}");
+                assert_eq!(line.as_bytes(), INVALID_REQUEST);
                 answers += 1;
                 line.clear();
             }
@@ -806,7 +1309,189 @@ mod tests {
         }
         drop(to_seam);
         assert!(receiving.await.unwrap(), "the stream's end is read");
-        assert_eq!(reading.await.unwrap(), LIMIT + 1 + 10);
+        assert_eq!(reading.await.unwrap(), sent + 10);
+        answered
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
+        let answer = INVALID_REQUEST.len();
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 4, bytes: usize::MAX }).await, 4, "4 lines queued");
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer }).await, 3, "at the byte limit");
+        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer + 1 }).await, 4, "one byte under it");
+    }
+
+    /// A server-side transport over in-memory streams, seam owing its client
+    /// at most `bytes`; the client's ends of the streams.
+    fn server_side(bytes: usize) -> (LineTransport<rmcp::RoleServer, Nothing>, DuplexStream, BufReader<DuplexStream>) {
+        let (to_seam, from_client) = tokio::io::duplex(1 << 20);
+        let (to_client, from_seam) = tokio::io::duplex(1 << 20);
+        let transport = LineTransport::new(from_client, LineWriter::new(to_client), Nothing).with_backlog(Backlog { lines: 100, bytes });
+        (transport, to_seam, BufReader::new(from_seam))
+    }
+
+    /// The answers rmcp owes count as [`OWED_FLOOR`] each, or as the largest
+    /// answer given so far: a request past the limit waits for one of them;
+    /// the client's answers and notifications before it are still read, and
+    /// a cancellation frees its request's place, as rmcp drops that answer.
+    #[tokio::test(start_paused = true)]
+    async fn requests_rmcp_has_not_answered_count_until_answered_or_cancelled() {
+        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR);
+        let request = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let mut lines = request(1) + &request(2);
+        lines += "{\"jsonrpc\":\"2.0\",\"id\":\"roots-1\",\"result\":{\"roots\":[]}}\n";
+        lines += "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
+        lines += &(request(3) + &request(4) + &request(5));
+        client.write_all(lines.as_bytes()).await.unwrap();
+        // Paused time moves only when every task waits: `None` is a receive that waits on.
+        async fn next(transport: &mut LineTransport<rmcp::RoleServer, Nothing>) -> Option<Json> {
+            let received = tokio::time::timeout(std::time::Duration::from_secs(60), transport.receive()).await.ok().flatten();
+            received.map(|message| serde_json::to_value(message).unwrap())
+        }
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 1);
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 2);
+        // Two answers owed: the limit. The client's answer and its cancellation are read all the same.
+        assert_eq!(next(&mut transport).await.unwrap()["id"], "roots-1");
+        assert_eq!(next(&mut transport).await.unwrap()["method"], "notifications/cancelled");
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 3, "the cancelled request's place is free");
+        assert!(next(&mut transport).await.is_none(), "a third answer owed");
+        let answer = |id: u32, len: usize| {
+            let message = "x".repeat(len);
+            serde_json::from_value(serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -1, "message": message } })).unwrap()
+        };
+        transport.send(answer(2, 10)).await.unwrap();
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 4, "request 2 answered");
+        // An answer three times the floor: each owed answer now counts as much, and one is past the limit.
+        transport.send(answer(3, 3 * OWED_FLOOR)).await.unwrap();
+        assert!(next(&mut transport).await.is_none(), "one answer owed, reckoned at the largest given");
+        transport.send(answer(4, 10)).await.unwrap();
+        assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 5);
+    }
+
+    /// What [`IdScanner`] reads of `line`, the same whether the line comes whole, in two pieces split anywhere, or byte by byte.
+    fn scan(line: &str) -> (Option<String>, bool) {
+        let read = |pieces: &mut dyn Iterator<Item = &[u8]>| {
+            let mut scanner = IdScanner::default();
+            pieces.for_each(|piece| scanner.feed(piece));
+            let Scanned { id, method } = scanner.finish();
+            (id.map(|id| id.get().to_owned()), method)
+        };
+        let whole = read(&mut std::iter::once(line.as_bytes()));
+        for at in 0..=line.len() {
+            let (head, tail) = line.as_bytes().split_at(at);
+            assert_eq!(read(&mut [head, tail].into_iter()), whole, "{line} split at {at}");
+        }
+        assert_eq!(read(&mut line.as_bytes().chunks(1)), whole, "{line} byte by byte");
+        whole
+    }
+
+    fn id(text: &str) -> Option<String> {
+        Some(text.to_owned())
+    }
+
+    #[test]
+    fn the_scanner_reads_the_top_level_id_wherever_it_is() {
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#), (id("7"), true), "first");
+        // The SDK writes `result` first: the id is at the end, past nested ids and escaped quotes.
+        let answer = r#"{"result":{"content":[{"id":"inner","text":"a \"id\": 1 } ] {"}]},"jsonrpc":"2.0","id":"seam-3"}"#;
+        assert_eq!(scan(answer), (id(r#""seam-3""#), false), "last");
+        assert_eq!(scan(r#"{"params":{"id":1,"method":"x"},"method":"y"}"#), (None, true), "nested only");
+        assert_eq!(scan(r#"{"a":["id",{"id":2}],"b":"\\","id" : -1.5e3 }"#), (id("-1.5e3"), false), "a number, after a backslash");
+        assert_eq!(scan(r#"{"id":"a\\b\"c\u00e9","method":"m"}"#), (id(r#""a\\b\"c\u00e9""#), true), "escapes kept as written");
+        assert_eq!(scan(r#"{"\u0069d":5,"m\u0065thod":"x"}"#), (id("5"), true), "keys are read through their escapes");
+        assert_eq!(scan(r#"{"i\"d":5,"identity":6,"methods":"x","idd":7}"#), (None, false), "keys that are not `id` or `method`");
+        assert_eq!(scan("{\"jsonrpc\":\"2.0\",\"id\":12"), (id("12"), false), "cut after a number");
+    }
+
+    #[test]
+    fn the_scanner_reads_past_a_syntax_error_and_gives_no_id_it_cannot_answer() {
+        let broken = r#"{"method":"tools/call","params":{"arguments":{"x":}},"id":"after"}"#;
+        assert_eq!(scan(broken), (id(r#""after""#), true), "an id past a syntax error");
+        assert_eq!(scan(r#"{"id":null,"method":"m"}"#), (None, true), "null");
+        assert_eq!(scan(r#"{"id":1,"id":2}"#), (None, false), "two ids");
+        assert_eq!(scan(r#"{"id":{"n":1}}"#), (None, false), "an object");
+        assert_eq!(scan(r#"{"id":[1]}"#), (None, false), "an array");
+        assert_eq!(scan(r#"{"id":tru}"#), (None, false), "neither a string nor a number");
+        assert_eq!(scan(r#"[{"id":1,"method":"m"}]"#), (None, false), "a batch");
+        assert_eq!(scan(r#"{"id":"ab"#), (None, false), "cut inside the id");
+        assert_eq!(scan(r#"{"a":1}{"id":2}"#), (None, false), "after the message");
+        let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID));
+        assert_eq!(scan(&long), (None, false), "longer than an id seam keeps");
+    }
+
+    /// A line seam does not read that answers one of its calls fails that call
+    /// at once: over the limit (its id after the bulk of it, as Node writes
+    /// it), or not JSON. One that answers rmcp's request is given to rmcp as an
+    /// error answer; one seam cannot tell anything of is passed over.
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_seam_cannot_read_fails_the_call_it_answers_at_once() {
+        let (mut transport, calls, mut server, mut from_client) = client_side(100);
+        let call = |calls: &Arc<Calls>| {
+            let calls = calls.clone();
+            tokio::spawn(async move { calls.call_tool("echo", &Map::new()).await.unwrap() })
+        };
+        let (first, second) = (call(&calls), call(&calls));
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
+        assert_eq!(read_line(&mut from_client).await["id"], "seam-2");
+        let text = "y".repeat(200);
+        let over = format!(r#"{{"result":{{"content":[{{"type":"text","text":"{text}"}}]}},"jsonrpc":"2.0","id":"seam-1"}}"#);
+        server.write_all(format!("{over}\n").as_bytes()).await.unwrap();
+        server
+            .write_all(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},]},\"jsonrpc\":\"2.0\",\"id\":\"seam-2\"}\n")
+            .await
+            .unwrap();
+        server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"t\":\"{text}\"}}}}\n").as_bytes()).await.unwrap();
+        server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{text}\"}}\nnot json\n").as_bytes()).await.unwrap();
+        server.write_all(&ping(9, 60)).await.unwrap();
+        let rmcps = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!((&rmcps["id"], &rmcps["error"]["code"]), (&Json::from(5), &Json::from(-32600)), "{rmcps}");
+        assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "lines without an id passed over");
+        // Paused time moves only when every task waits: an answer the call never got elapses here.
+        let patience = std::time::Duration::from_secs(60);
+        let first = tokio::time::timeout(patience, first).await.expect("the call still waits").unwrap();
+        assert!(matches!(first, Answer::TooLong { limit: 100 }), "{first:?}");
+        let second = tokio::time::timeout(patience, second).await.expect("the call still waits").unwrap();
+        assert!(matches!(&second, Answer::Unreadable(why) if why.starts_with("not JSON: ")), "{second:?}");
+    }
+
+    /// A request seam does not read is answered at once with its id: a parse
+    /// error for one that is not JSON, the limit for one over it. One whose id
+    /// cannot be read is not answered (and is logged).
+    #[tokio::test(start_paused = true)]
+    async fn a_request_seam_cannot_read_is_answered_an_error_with_its_id() {
+        let (mut transport, mut client, mut from_seam) = server_side(usize::MAX);
+        let mut lines = String::from("{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"params\":{\"cursor\":},\"id\":\"x-1\"}\n");
+        lines += &format!("{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}},\"id\":2}}\n", "p".repeat(MAX_LINE));
+        lines += "{\"jsonrpc\":\"2.0\",\"method\": oops\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n";
+        let writing = tokio::spawn(async move { client.write_all(lines.as_bytes()).await.map(|()| client) });
+        assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 3);
+        // Paused time moves only when every task waits: an answer never written elapses here.
+        let patience = std::time::Duration::from_secs(60);
+        let parse_error = tokio::time::timeout(patience, read_line(&mut from_seam)).await.expect("no answer to the line that is not JSON");
+        assert_eq!((&parse_error["id"], &parse_error["error"]["code"]), (&Json::from("x-1"), &Json::from(-32700)), "{parse_error}");
+        let too_long = tokio::time::timeout(patience, read_line(&mut from_seam)).await.expect("no answer to the line over the limit");
+        assert_eq!((&too_long["id"], &too_long["error"]["code"]), (&Json::from(2), &Json::from(-32600)), "{too_long}");
+        let message = too_long["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("line limit of {MAX_LINE} bytes")), "{message}");
+        drop(writing.await.unwrap().unwrap());
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap();
+        let mut rest = String::new();
+        from_seam.read_line(&mut rest).await.unwrap();
+        assert_eq!(rest, "", "the line without a readable id was answered");
+    }
+
+    /// rmcp's answer counts among the lines queued from the moment rmcp sends it,
+    /// not from when its write task first runs (rmcp spawns one per answer).
+    #[tokio::test]
+    async fn an_answer_counts_as_queued_as_soon_as_rmcp_sends_it() {
+        let (to_client, _from_seam) = tokio::io::duplex(1);
+        let (_to_seam, from_client) = tokio::io::duplex(1);
+        let writer = LineWriter::new(to_client);
+        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_client, writer.clone(), Nothing);
+        let answer = serde_json::from_value(serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": {} })).unwrap();
+        let _unpolled = transport.send(answer);
+        assert_eq!(writer.queued.bytes.load(std::sync::atomic::Ordering::SeqCst), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".len());
     }
 
     #[tokio::test]

@@ -277,6 +277,11 @@ impl Surface for McpSurface {
                 meaning: "(tool result) The MCP server answered the call with a JSON-RPC error.",
             },
             CodeDoc {
+                code: "MCP_FRAME_TOO_LARGE",
+                severity: Error,
+                meaning: "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.",
+            },
+            CodeDoc {
                 code: "MCP_TASK_REQUIRED",
                 severity: Error,
                 meaning: "(tool result) The server answered the call with a task (task-based execution); seam serves only calls that complete.",

@@ -611,6 +611,10 @@ impl Mount {
         let (result, error) = match answer {
             lane::Answer::Reply { result, error } => (result, error),
             lane::Answer::Unreadable(why) => return Err(not_a_response(&why)),
+            lane::Answer::TooLong { limit } => {
+                let why = format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded");
+                return Err(ToolOutput::error("MCP_FRAME_TOO_LARGE", why));
+            }
         };
         if let Some(error) = error {
             let error = serde_json::from_str::<lane::ReplyError>(error.get()).map_err(|e| not_a_response(&e))?;
