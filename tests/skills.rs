@@ -266,6 +266,20 @@ fn the_shipped_skills_are_served_by_base_yaml() {
     client.close();
 }
 
+/// `seam call FILE skill {name}` started in `started_in` with `home` as HOME
+/// (a client that gives no roots): `ok`, or the error's code.
+fn skill_from(started_in: &Path, home: &Path, file: &Path, name: &str) -> String {
+    let args = json!({ "name": name }).to_string();
+    let out = std::process::Command::new(seam_bin())
+        .current_dir(started_in)
+        .env("HOME", home)
+        .args(["call", &file.display().to_string(), "skill", "--args", &args])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    result["structuredContent"]["error"]["code"].as_str().unwrap_or("ok").to_owned()
+}
+
 /// There is no implicit workspace: without `services.workspace.root`, the
 /// project discovery reads is the folder seam was started in (a client gives
 /// no roots through `seam call`), never the composition's own folder; with the
@@ -279,17 +293,7 @@ fn without_a_workspace_root_the_project_is_where_seam_started() {
         skill(&project.join(".seam/skills"), name, "description: d\n", "Body.\n");
     }
     let file = there.join("seam.yaml");
-    let call = |name: &str| {
-        let args = json!({ "name": name }).to_string();
-        let out = std::process::Command::new(seam_bin())
-            .current_dir(&here)
-            .env("HOME", dir.join("home"))
-            .args(["call", &file.display().to_string(), "skill", "--args", &args])
-            .output()
-            .unwrap();
-        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
-        result["structuredContent"]["error"]["code"].as_str().unwrap_or("ok").to_owned()
-    };
+    let call = |name: &str| skill_from(&here, &dir.join("home"), &file, name);
     let compose = |services: &str| {
         std::fs::write(&file, format!("seam: 1\n{services}mounts:\n  skills: {{ kind: skills.fs }}\ntools:\n  skill: true\n")).unwrap()
     };
@@ -313,15 +317,7 @@ fn without_a_workspace_root_read_only_roots_judges_the_folder_seam_started_in() 
         let composition =
             format!("seam: 1\nmounts:\n  skills: {{ kind: skills.fs, read_only_roots: {read_only} }}\ntools:\n  skill: true\n");
         std::fs::write(&file, composition).unwrap();
-        let args = json!({ "name": "local" }).to_string();
-        let out = std::process::Command::new(seam_bin())
-            .current_dir(&here)
-            .env("HOME", dir.join("home"))
-            .args(["call", &file.display().to_string(), "skill", "--args", &args])
-            .output()
-            .unwrap();
-        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
-        result["structuredContent"]["error"]["code"].as_str().unwrap_or("ok").to_owned()
+        skill_from(&here, &dir.join("home"), &file, "local")
     };
     assert_eq!(call(false), "ok");
     assert_eq!(call(true), "SKILL_UNKNOWN", "a root inside the workspace is refused under read_only_roots");
