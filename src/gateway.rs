@@ -43,6 +43,9 @@ pub struct Gateway {
     /// enters its gateway and peer there, so that its plain calls are answered
     /// by seam (`crate::sessions`).
     sessions: Option<Arc<crate::sessions::Sessions>>,
+    /// Set by the session's first `notifications/initialized`: a client that
+    /// repeats it gets no second notifier (each lived as long as the session).
+    initialized: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -81,6 +84,7 @@ impl Gateway {
             shown: Arc::default(),
             _counted: None,
             sessions: None,
+            initialized: Arc::default(),
         }
     }
 
@@ -251,6 +255,10 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.initialized.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            tracing::debug!(agent = %self.agent, "a repeated notifications/initialized is ignored");
+            return;
+        }
         let mut changes = self.deployment.subscribe();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
         let this = Gateway { _counted: None, sessions: None, ..self.clone() };
@@ -594,7 +602,7 @@ pub struct Answer<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{PlainCall, Running, ToolOutput, for_session_peer, id_key};
+    use super::{Gateway, PlainCall, Running, ToolOutput, for_session_peer, id_key};
     use serde_json::json;
     use serde_json::value::RawValue;
 
@@ -673,5 +681,40 @@ mod tests {
             for_session_peer(&mut seam_shaped);
             assert_eq!(serde_json::to_value(&seam_shaped).unwrap(), serde_json::to_value(&rmcp_shaped).unwrap(), "{output:?}");
         }
+    }
+
+    /// A client that repeats `notifications/initialized` starts one notifier,
+    /// not one each: every notifier lived as long as the session, so a client
+    /// repeating it grew seam without bound.
+    #[tokio::test]
+    async fn a_session_has_one_notifier_however_often_it_says_initialized() {
+        use rmcp::ServiceExt as _;
+        let dir = std::env::temp_dir().join(format!("seam-initialized-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        std::fs::write(&file, "seam: 1\n").unwrap();
+        let engine = std::sync::Arc::new(crate::engine());
+        let env = std::sync::Arc::new(seam_engine::load::ProcessEnv);
+        let deployment = seam_engine::deploy::Deployment::new(engine, &file, env, seam_engine::deploy::Options::default());
+        deployment.reload().await;
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        let gateway = Gateway::new(deployment, "default".to_owned());
+        let server = tokio::spawn(async move { gateway.serve(server_io).await });
+        // The client's handshake sends the first `initialized`.
+        let client = ().serve(client_io).await.unwrap();
+        let server = server.await.unwrap().unwrap();
+        let settled = || async {
+            // A request answered after the notifications sent before it: they have been handled.
+            client.peer().list_tools(None).await.unwrap();
+            tokio::runtime::Handle::current().metrics().num_alive_tasks()
+        };
+        let before = settled().await;
+        for _ in 0..100 {
+            client.peer().notify_initialized().await.unwrap();
+        }
+        let after = settled().await;
+        assert!(after < before + 10, "{before} tasks before 100 repeats, {after} after");
+        server.cancellation_token().cancel();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
