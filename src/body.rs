@@ -111,27 +111,40 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
     let whole = async {
         let mut chunks = body.into_data_stream();
         while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(|_| Refusal::Broken)?;
+            let chunk = chunk.map_err(|_| (Refusal::Broken, None))?;
             let len = chunk.len() as u64;
             if bytes.len() as u64 + len > max {
-                return Err(Refusal::TooLarge);
+                return Err((Refusal::TooLarge, None));
             }
             if declared.is_none() && !share.grow(len, limit) {
-                return Err(Refusal::Busy);
+                // The rest is read and let go of, as for a declared body refused before it came.
+                return Err((Refusal::Busy, Some(chunks)));
             }
             bytes.extend_from_slice(&chunk);
         }
         Ok(())
     };
-    tokio::time::timeout(limits.body_timeout.to_std(), whole).await.map_err(|_| Refusal::Slow)??;
-    Ok((Bytes::from(bytes), share))
+    match tokio::time::timeout(limits.body_timeout.to_std(), whole).await {
+        Err(_) => Err(Refusal::Slow),
+        Ok(Err((refusal, rest))) => {
+            if let Some(rest) = rest {
+                tokio::spawn(discard_stream(rest, limits.body_timeout.to_std()));
+            }
+            Err(refusal)
+        }
+        Ok(Ok(())) => Ok((Bytes::from(bytes), share)),
+    }
 }
 
 /// Reads a refused body to its end and lets go of it, chunk by chunk, within
 /// `timeout`: the client reads its 503 instead of a reset (closing a socket
 /// with unread bytes resets it), and the connection may serve again.
 async fn discard(body: Body, timeout: std::time::Duration) {
-    let mut chunks = body.into_data_stream();
+    discard_stream(body.into_data_stream(), timeout).await
+}
+
+/// [`discard`] for what is left of a body already being read.
+async fn discard_stream(mut chunks: axum::body::BodyDataStream, timeout: std::time::Duration) {
     let _ = tokio::time::timeout(timeout, async { while let Some(Ok(_)) = chunks.next().await {} }).await;
 }
 
@@ -199,6 +212,17 @@ mod tests {
         assert_eq!(refused.err(), Some(Refusal::Busy));
         end.await.expect("the refused body was read to its end");
         assert_eq!(budget.held(), 100, "without taking a share");
+        // A chunked body refused part way: its rest is read to its end too.
+        let (ended, end) = tokio::sync::oneshot::channel::<()>();
+        let chunks = futures::stream::iter((0..3).map(|_| Ok::<_, std::convert::Infallible>(Bytes::from_static(&[b'x'; 20]))));
+        let last = futures::stream::once(async move {
+            let _ = ended.send(());
+            Ok(Bytes::new())
+        });
+        let refused = read(Body::from_stream(chunks.chain(last)), None, &limits, &budget).await;
+        assert_eq!(refused.err(), Some(Refusal::Busy));
+        end.await.expect("the refused chunked body was read to its end");
+        assert_eq!(budget.held(), 100, "and gave back what it had taken");
     }
 
     /// `max_request_bytes` as before: at it passes, past it 413, declared or chunked.

@@ -573,9 +573,11 @@ fn connections_slow_to_send_a_request_head_are_closed_after_header_timeout() {
     assert_eq!(until_closed(&mut connect(&seam.base)), "", "silent from the start");
     // The timeout written, not hyper's own (30 s): a bound far from the timeout, so a slow machine passes too.
     assert!(opened.elapsed() < std::time::Duration::from_secs(15), "closed after {:?}", opened.elapsed());
+    let begun = std::time::Instant::now();
     let mut slow = connect(&seam.base);
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
     assert_eq!(until_closed(&mut slow), "", "a head begun and not ended");
+    assert!(begun.elapsed() < std::time::Duration::from_secs(15), "closed after {:?}", begun.elapsed());
     // A head sent at once is answered within the timeout, unless this machine stalls past it: then try again.
     let mut kept = None;
     wait_until("a request answered within the header timeout", || {
@@ -583,7 +585,9 @@ fn connections_slow_to_send_a_request_head_are_closed_after_header_timeout() {
         kept = healthz_on(&mut stream, &seam.base).map(|_| stream);
         kept.is_some()
     });
+    let answered = std::time::Instant::now();
     assert_eq!(until_closed(&mut kept.unwrap()), "", "kept alive, then idle");
+    assert!(answered.elapsed() < std::time::Duration::from_secs(15), "closed after {:?}", answered.elapsed());
 }
 
 /// `body_timeout`: a body that stops arriving is answered 408 and its connection closed.
