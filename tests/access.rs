@@ -729,3 +729,25 @@ fn a_request_from_an_origin_not_allowed_is_forbidden() {
     }
     assert_eq!(status_from(None, "/status"), 200, "no Origin: not a browser's cross-site request");
 }
+
+/// `serve` raises its soft open-file limit to the hard one: a soft limit of
+/// 1024 (common) would run out before `max_connections` (1024) does.
+#[test]
+fn serve_raises_its_open_file_limit_to_the_hard_one() {
+    let file = composition("access-nofile", "");
+    let mut child = std::process::Command::new("prlimit")
+        .args(["--nofile=256:4096", "--", seam_bin(), "serve"])
+        .arg(&file)
+        .args(["--transport", "http", "--listen", "127.0.0.1:0", "--no-watch"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let limits = || std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap_or_default();
+    let soft =
+        |text: &str| text.lines().find(|l| l.starts_with("Max open files")).and_then(|l| l.split_whitespace().nth(3)).map(str::to_owned);
+    wait_until("seam's soft open-file limit raised to the hard one", || soft(&limits()).as_deref() == Some("4096"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -91,11 +91,28 @@ pub fn print_mounts(g: &Generation) {
 }
 
 pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
+    raise_descriptor_limit();
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
         Transport::Http => super::runtime()?,
     };
     runtime.block_on(serve(engine, args))
+}
+
+/// Raises the soft limit on open descriptors to the hard one, as servers do: the
+/// soft limit is often 1024, the default `serve.max_connections`, and a server
+/// that runs out of descriptors before its own cap cannot even answer `/healthz`.
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                tracing::warn!("cannot raise the open-file limit from {}: {}", limit.rlim_cur, std::io::Error::last_os_error());
+            }
+        }
+    }
 }
 
 async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
