@@ -34,6 +34,11 @@ const BURST_GAP: Duration = Duration::from_secs(10);
 
 /// What a connection past `max_connections` is told before it is closed: an
 /// HTTP client reads an answer rather than only a closed connection.
+/// How long the connections open when seam stops may take to finish what they
+/// are answering: a client that stops reading a large answer would otherwise
+/// hold the stop (and the disposal of every mount) for ever.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 /// The connections open now, and a wake-up when one closes (for a graceful stop).
@@ -73,8 +78,9 @@ impl Burst {
     }
 }
 
-/// Accepts connections and serves `router` on each until `stop`; then waits
-/// for the open ones to finish what they are answering (idle ones close at once).
+/// Accepts connections and serves `router` on each until `stop`; then stops
+/// listening and waits, at most [`SHUTDOWN_GRACE`], for the open ones to finish
+/// what they are answering (idle ones close at once).
 pub async fn serve(listener: TcpListener, router: Router, deployment: Arc<Deployment>, stop: CancellationToken) {
     let open = Arc::new(Open::default());
     let (mut refusals, mut errors) = (Burst(None), Burst(None));
@@ -130,12 +136,23 @@ pub async fn serve(listener: TcpListener, router: Router, deployment: Arc<Deploy
             }
         });
     }
-    loop {
-        let closed = open.closed.notified();
-        if open.count.load(Ordering::Acquire) == 0 {
-            return;
+    // New clients are refused by the system from here on, not left waiting on a listener no one accepts from.
+    drop(listener);
+    let drained = async {
+        loop {
+            let closed = open.closed.notified();
+            if open.count.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            closed.await;
         }
-        closed.await;
+    };
+    if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+        tracing::warn!(
+            connections = open.count.load(Ordering::Acquire),
+            "connections still open {}s after the stop are left behind",
+            SHUTDOWN_GRACE.as_secs()
+        );
     }
 }
 

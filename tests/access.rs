@@ -751,3 +751,21 @@ fn serve_raises_its_open_file_limit_to_the_hard_one() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A stop waits for the connections open then at most `SHUTDOWN_GRACE`: a
+/// connection halfway through its head, under a head timeout of ten minutes,
+/// does not hold seam (and the disposal of its mounts) until it gives up.
+#[test]
+fn a_stop_waits_for_open_connections_only_so_long() {
+    let file = composition("access-stop", "serve:\n  header_timeout: 10m\n");
+    let mut seam = HttpSeam::start(&file, &[]);
+    let mut held = connect(&seam.base);
+    held.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    signal(seam.child.id(), "TERM");
+    let mut exited = None;
+    wait_until("seam exits with a connection still open", || {
+        exited = seam.child.try_wait().unwrap();
+        exited.is_some()
+    });
+    assert!(exited.unwrap().success());
+}
