@@ -87,24 +87,20 @@ impl Refusal {
 }
 
 /// Reads `body` whole under the limits; the bytes and their share of the budget,
-/// which the caller holds for as long as it holds the bytes. A body with a
-/// `Content-Length` (`declared`) takes its whole share before it is read, so a
-/// body that could not be held is refused before any of it is; a chunked one
-/// takes its share as it arrives.
+/// which the caller holds for as long as it holds the bytes. A body takes its
+/// share as its bytes arrive, declared (`Content-Length`) or chunked: a share
+/// taken for bytes not yet sent would let a few heads that never send their
+/// bodies hold the whole budget, and every other body be refused, for
+/// `body_timeout`. A declared size past `max_request_bytes` is refused before
+/// any of it is read.
 pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budget: &Arc<Budget>) -> Result<(Bytes, Share), Refusal> {
     let mut share = budget.share();
     if axum::body::HttpBody::is_end_stream(&body) {
         return Ok((Bytes::new(), share));
     }
     let (max, limit) = (limits.max_request_bytes.bytes(), limits.max_buffered_request_bytes.bytes());
-    if let Some(n) = declared {
-        if n > max {
-            return Err(Refusal::TooLarge);
-        }
-        if !share.grow(n, limit) {
-            tokio::spawn(discard(body, limits.body_timeout.to_std()));
-            return Err(Refusal::Busy);
-        }
+    if declared.is_some_and(|n| n > max) {
+        return Err(Refusal::TooLarge);
     }
     let capacity = declared.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
     let mut bytes = Vec::with_capacity(capacity);
@@ -116,8 +112,8 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
             if bytes.len() as u64 + len > max {
                 return Err((Refusal::TooLarge, None));
             }
-            if declared.is_none() && !share.grow(len, limit) {
-                // The rest is read and let go of, as for a declared body refused before it came.
+            if !share.grow(len, limit) {
+                // The rest is read and let go of, so that the client reads the 503 rather than a reset.
                 return Err((Refusal::Busy, Some(chunks)));
             }
             bytes.extend_from_slice(&chunk);
@@ -128,7 +124,7 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
         Err(_) => Err(Refusal::Slow),
         Ok(Err((refusal, rest))) => {
             if let Some(rest) = rest {
-                tokio::spawn(discard_stream(rest, limits.body_timeout.to_std()));
+                tokio::spawn(discard(rest, limits.body_timeout.to_std()));
             }
             Err(refusal)
         }
@@ -136,15 +132,10 @@ pub async fn read(body: Body, declared: Option<u64>, limits: &ServeLimits, budge
     }
 }
 
-/// Reads a refused body to its end and lets go of it, chunk by chunk, within
+/// Reads the rest of a refused body and lets go of it, chunk by chunk, within
 /// `timeout`: the client reads its 503 instead of a reset (closing a socket
 /// with unread bytes resets it), and the connection may serve again.
-async fn discard(body: Body, timeout: std::time::Duration) {
-    discard_stream(body.into_data_stream(), timeout).await
-}
-
-/// [`discard`] for what is left of a body already being read.
-async fn discard_stream(mut chunks: axum::body::BodyDataStream, timeout: std::time::Duration) {
+async fn discard(mut chunks: axum::body::BodyDataStream, timeout: std::time::Duration) {
     let _ = tokio::time::timeout(timeout, async { while let Some(Ok(_)) = chunks.next().await {} }).await;
 }
 
@@ -175,8 +166,7 @@ mod tests {
     }
 
     /// The budget held exactly full passes; one byte more is refused, declared
-    /// (before any of it is read) or chunked (as it comes); a refused or
-    /// finished body gives its share back.
+    /// or chunked, as it comes; a refused or finished body gives its share back.
     #[tokio::test]
     async fn the_budget_holds_exactly_its_bytes_and_not_one_more() {
         let budget = Arc::new(Budget::default());
@@ -256,5 +246,24 @@ mod tests {
         assert_eq!(read(late(timeout + tick), Some(8), &limits, &budget).await.err(), Some(Refusal::Slow));
         assert_eq!(read(chunked(&[10], true), None, &limits, &budget).await.err(), Some(Refusal::Slow));
         assert_eq!(budget.held(), 0);
+    }
+
+    /// A declared body takes its share as its bytes arrive: heads whose bodies
+    /// never come hold nothing, and the whole budget is still there for others.
+    #[tokio::test]
+    async fn a_declared_body_holds_only_the_bytes_that_came() {
+        let budget = Arc::new(Budget::default());
+        let limits = limits(100, 150);
+        let waiting = {
+            let (budget, limits) = (budget.clone(), limits.clone());
+            tokio::spawn(async move { read(chunked(&[10], true), Some(100), &limits, &budget).await.map(|_| ()) })
+        };
+        while budget.held() < 10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(budget.held(), 10, "the ten bytes that came, not the hundred declared");
+        let (bytes, _share) = read(Body::from(vec![b'x'; 100]), Some(100), &limits, &budget).await.unwrap();
+        assert_eq!((bytes.len(), budget.held()), (100, 110));
+        waiting.abort();
     }
 }

@@ -603,10 +603,10 @@ fn a_body_that_does_not_arrive_within_body_timeout_gets_408() {
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
 }
 
-/// `max_buffered_request_bytes`: while one body holds its share (declared,
-/// waiting to be sent), a body that fills the rest exactly is read and one
-/// byte more gets 503 with `Retry-After`, declared or chunked; once the first
-/// is sent and answered, its share is free again.
+/// `max_buffered_request_bytes`: while one body holds the share of the bytes
+/// it has sent (500 of its 600), a body that fills the rest exactly is read
+/// and one byte more gets 503 with `Retry-After`, declared or chunked; once
+/// the first is sent whole and answered, its share is free again.
 #[test]
 fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
     let file = composition("access-buffered", "serve:\n  max_request_bytes: 1KiB\n  max_buffered_request_bytes: 1500B\n");
@@ -616,17 +616,19 @@ fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
         body.push_str(&" ".repeat(n - body.len()));
         body
     };
-    // Its head only: seam asks for the body (100 Continue) once it has taken the body's share.
     let addr = seam.base.trim_start_matches("http://");
     let mut holding = connect(&seam.base);
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: 500\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+         Content-Length: 600\r\nConnection: close\r\n\r\n"
     );
+    let held = padded(600);
     holding.write_all(head.as_bytes()).unwrap();
-    let mut go_on = [0u8; 25];
-    holding.read_exact(&mut go_on).unwrap();
-    assert_eq!(&go_on, b"HTTP/1.1 100 Continue\r\n\r\n");
+    holding.write_all(&held.as_bytes()[..500]).unwrap();
+    // Its 500 bytes are counted once a body that fits 1,001 bytes beside nothing else no longer fits.
+    wait_until("the holding body's bytes are counted", || {
+        raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0 == 503
+    });
     for chunked in [false, true] {
         let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1000).as_bytes(), chunked);
         assert_eq!(code, 200, "exactly full, chunked: {chunked}: {response}");
@@ -634,7 +636,7 @@ fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
         assert_eq!(code, 503, "one byte past, chunked: {chunked}: {response}");
         assert!(response.to_ascii_lowercase().contains("retry-after: 1"), "{response}");
     }
-    holding.write_all(padded(500).as_bytes()).unwrap();
+    holding.write_all(&held.as_bytes()[500..]).unwrap();
     let answer = until_closed(&mut holding);
     assert!(answer.starts_with("HTTP/1.1 200"), "the holding body is read in its turn: {answer}");
     assert_eq!(raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0, 200, "its share is free again");

@@ -54,7 +54,7 @@ pub struct Serve {
     /// How long a request's body may take to arrive once its head has; past it, 408 and the connection closed, so that a slow sender cannot hold its share of `max_buffered_request_bytes`. Follows reloads.
     #[serde(default = "Serve::default_body_timeout")]
     pub body_timeout: Duration,
-    /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body is held from its arrival until its answer begins, one with a `Content-Length` taking its share before it is read, a chunked one as it arrives; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
+    /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body's bytes are counted as they arrive (declared or chunked, so that heads whose bodies never come hold nothing) until its answer begins; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
     #[serde(default = "Serve::default_max_buffered_request_bytes")]
     pub max_buffered_request_bytes: crate::units::Size,
     /// Origins (`scheme://host[:port]`) a browser's request may come from besides seam's own
