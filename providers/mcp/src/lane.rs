@@ -1415,8 +1415,11 @@ mod tests {
         assert_eq!(scan(r#"[{"id":1,"method":"m"}]"#), (None, false), "a batch");
         assert_eq!(scan(r#"{"id":"ab"#), (None, false), "cut inside the id");
         assert_eq!(scan(r#"{"a":1}{"id":2}"#), (None, false), "after the message");
-        let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID));
-        assert_eq!(scan(&long), (None, false), "longer than an id seam keeps");
+        // An id is kept as written, quotes included: at MAX_ID bytes it is read, one past it is not.
+        let at_limit = format!(r#""{}""#, "x".repeat(MAX_ID - 2));
+        assert_eq!(scan(&format!(r#"{{"id":{at_limit}}}"#)), (id(&at_limit), false), "an id of MAX_ID bytes");
+        let long = format!(r#"{{"id":"{}"}}"#, "x".repeat(MAX_ID - 1));
+        assert_eq!(scan(&long), (None, false), "one byte longer than an id seam keeps");
     }
 
     /// A line seam does not read that answers one of its calls fails that call
