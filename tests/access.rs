@@ -625,10 +625,11 @@ fn request_bodies_together_are_held_to_max_buffered_request_bytes() {
     let held = padded(600);
     holding.write_all(head.as_bytes()).unwrap();
     holding.write_all(&held.as_bytes()[..500]).unwrap();
-    // Its 500 bytes are counted once a body that fits 1,001 bytes beside nothing else no longer fits.
-    wait_until("the holding body's bytes are counted", || {
-        raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1001).as_bytes(), false).0 == 503
-    });
+    // Its 500 bytes are counted once a body of 1,001 bytes, which fits beside nothing else, no longer
+    // fits. The probe names a session no one has (404 when its body fits), so that it opens none.
+    let mut probe: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+    probe.push(("mcp-session-id", "no-such-session"));
+    wait_until("the holding body's bytes are counted", || raw(&seam.base, "POST", "/mcp", &probe, padded(1001).as_bytes(), false).0 == 503);
     for chunked in [false, true] {
         let (code, response) = raw(&seam.base, "POST", "/mcp", &MCP_HEADERS, padded(1000).as_bytes(), chunked);
         assert_eq!(code, 200, "exactly full, chunked: {chunked}: {response}");
