@@ -95,14 +95,14 @@ impl App {
     /// Whether a browser's request from `origin` may go on: one of seam's own origins (`http://`
     /// a name it answers to, at its port) or one `serve.allowed_origins` names; compared as URLs
     /// parse them (case, default ports). `null` and anything that is not an origin are refused.
-    fn origin_allowed(&self, origin: &str) -> bool {
+    fn origin_allowed(&self, origin: &str, allowed: &[seam_engine::model::Origin]) -> bool {
         let Ok(origin) = url::Url::parse(origin) else { return false };
         let Some(host) = origin.host_str() else { return false };
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let own = origin.scheme() == "http"
             && origin.port_or_known_default() == Some(self.port)
             && self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host));
-        own || self.limits().allowed_origins.iter().any(|allowed| url::Url::parse(&allowed.0).is_ok_and(|a| a.origin() == origin.origin()))
+        own || allowed.iter().any(|allowed| url::Url::parse(&allowed.0).is_ok_and(|a| a.origin() == origin.origin()))
     }
 
     /// The live composition's `serve` limits (defaults when it has no `serve`).
@@ -242,8 +242,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
         return plain(StatusCode::FORBIDDEN, "forbidden host\n");
     }
+    // Read once per request: every check below is against the same generation's limits.
+    let limits = app.limits();
     if let Some(origin) = request.headers().get(ORIGIN)
-        && !origin.to_str().is_ok_and(|o| app.origin_allowed(o))
+        && !origin.to_str().is_ok_and(|o| app.origin_allowed(o, &limits.allowed_origins))
     {
         return plain(StatusCode::FORBIDDEN, "forbidden origin\n");
     }
@@ -300,7 +302,6 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         // As Streamable HTTP says for a session the server does not have (rmcp answers any DELETE 202).
         return plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n");
     }
-    let limits = app.limits();
     let is_mcp = route.is_some();
     if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
         // A request without a session opens one.

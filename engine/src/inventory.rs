@@ -104,10 +104,7 @@ pub fn to_human(inventory: &Json) -> String {
             let _ = writeln!(out, "workspace: {root}\n");
         }
         None => {
-            let _ = writeln!(
-                out,
-                "workspace: none (`services.workspace.root` is not set: `lsp` answers LSP_WORKSPACE_REQUIRED, skills read the client's root or the folder seam was started in)\n"
-            );
+            let _ = writeln!(out, "workspace: none (`services.workspace.root` is not set, and there is no implicit one)\n");
         }
     }
     let _ = writeln!(out, "{:<24} {:<22} {:<9} {:<11} {:<24} ready", "MOUNT", "KIND", "COMPILED", "CONFIGURED", "VISIBLE TO");

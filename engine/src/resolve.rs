@@ -451,9 +451,8 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
     }
     if !services.contains_key("workspace") && needed("workspace") {
         // No implicit workspace: the composition's folder is where it was written, not the code it
-        // is about (under Kubernetes, a ConfigMap's). Without a root the `lsp` tool answers
-        // LSP_WORKSPACE_REQUIRED, and skill discovery takes the client's root or the folder seam
-        // was started in; `inventory` and the graph show the root as null.
+        // is about (under Kubernetes, a ConfigMap's). Each surface says what it does without one;
+        // `inventory` and the graph show the root as null.
         services.insert("workspace".to_owned(), serde_json::json!({ "root": null }));
     }
 

@@ -99,6 +99,10 @@ pub struct SkillsMount {
     /// `services.workspace.root`: the workspace when the client gives no roots;
     /// `None` when the composition sets none (there is no implicit one).
     pub configured_root: Option<PathBuf>,
+    /// The workspace of a client that gives no roots: the configured root, else
+    /// the folder seam was started in. Fixed for the mount's life, so found once
+    /// (`saw_write` runs after every call that may write).
+    rootless_workspace: PathBuf,
     /// Unique in the process: cache keys name the mount by it.
     pub serial: u64,
     revision: AtomicU64,
@@ -148,6 +152,7 @@ impl SkillsMount {
         SkillsMount {
             id,
             config,
+            rootless_workspace: crate::registry::workspace_of(configured_root.as_deref(), &[]),
             configured_root,
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             revision: AtomicU64::new(0),
@@ -507,12 +512,12 @@ impl SkillsMount {
     /// `/status` and the tools' view of this mount.
     pub fn status_json(&self) -> Json {
         // Without a configured root, the roots of the folder seam was started in, as a client without roots sees them.
-        let workspace = crate::registry::workspace_of(self.configured_root.as_deref(), &[]);
+        let workspace = &self.rootless_workspace;
         let roots: Vec<Json> = self
-            .roots_for(&workspace)
+            .roots_for(workspace)
             .iter()
             .map(|root| {
-                let trust = trust::of(root, Some(&workspace));
+                let trust = trust::of(root, Some(workspace));
                 let (scan, unwatchable) = {
                     let inner = self.inner.lock().expect("skills lock");
                     let state = inner.roots.get(&root.path);
@@ -645,8 +650,7 @@ impl Running for SkillsMount {
     /// the client's next listing already shows the skill it wrote.
     fn saw_write(&self, arguments: &Map<String, Json>) {
         let mut hit = false;
-        let workspace = crate::registry::workspace_of(self.configured_root.as_deref(), &[]);
-        for path in written_paths(arguments, Some(&workspace)) {
+        for path in written_paths(arguments, Some(&self.rootless_workspace)) {
             hit |= self.invalidate(&path);
         }
         if hit {
