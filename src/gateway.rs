@@ -1,19 +1,25 @@
 //! The MCP server side: one agent's catalog of a running deployment, served over
-//! rmcp (stdio or Streamable HTTP). Lists and calls always read the live
-//! generation; each session is told `tools/list_changed` (`prompts/list_changed`)
-//! when, and only when, its agent's tools (prompts) differ from those it was
+//! rmcp (stdio or Streamable HTTP). Lists, calls and requests always read the
+//! live generation; each session is told `tools/list_changed`
+//! (`prompts/list_changed`, `resources/list_changed`) when, and only when, its
+//! agent's tools (prompts, resources and templates) differ from those it was
 //! last shown. A live tool (the skill catalog) lists by the session's roots.
+//! The visible mounts' prompts, resources, templates and completions are
+//! relayed to the mount that serves them (`seam_engine::offers`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment, Source, View};
+use seam_engine::offers::{MountRequest, Offered, RequestError};
 use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
 use seam_mcp::lane::{Divert, LineWriter, Peek, line_of};
@@ -67,7 +73,20 @@ impl Drop for OpenSession {
 #[derive(Default)]
 struct Shown {
     tools: Option<Vec<ToolSpec>>,
-    prompts: Option<Arc<Vec<PromptSpec>>>,
+    /// The live tools' prompts, then the mounts'.
+    prompts: Option<(Arc<Vec<PromptSpec>>, Vec<Offered>)>,
+    /// Resources, then templates.
+    resources: Option<(Vec<Offered>, Vec<Offered>)>,
+}
+
+/// The prompts a view shows, as `Shown` keeps them.
+fn shown_prompts(view: &View) -> (Arc<Vec<PromptSpec>>, Vec<Offered>) {
+    (view.prompts.clone(), view.offered.prompts.clone())
+}
+
+/// The resources and templates a view shows, as `Shown` keeps them.
+fn shown_resources(view: &View) -> (Vec<Offered>, Vec<Offered>) {
+    (view.offered.resources.clone(), view.offered.templates.clone())
 }
 
 /// How long a client may take to answer `roots/list`; past it the call goes on without roots.
@@ -169,6 +188,14 @@ impl Gateway {
         self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel }).await
     }
 
+    /// A request of this session's agent for what a visible mount offers.
+    async fn request(&self, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+        let Some(live) = self.deployment.live() else {
+            return Err(RequestError::Unavailable("no generation is live".to_owned()));
+        };
+        live.request(&self.agent, request, cancel).await
+    }
+
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
     async fn view(&self, peer: &rmcp::Peer<RoleServer>) -> View {
         let Some(live) = self.deployment.live() else { return View::default() };
@@ -179,6 +206,33 @@ impl Gateway {
 
 fn prompt(spec: &PromptSpec) -> Prompt {
     Prompt::new(&*spec.name, Some(&*spec.description), None)
+}
+
+/// A mount's item as rmcp's type, or `None` (logged) when its JSON is not one.
+fn typed<T: serde::de::DeserializeOwned>(item: &Offered) -> Option<T> {
+    match serde_json::from_value(Json::Object((*item.definition).clone())) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!(item = %item.key, "not listed, its definition does not read as MCP: {e}");
+            None
+        }
+    }
+}
+
+/// A mount's answer, read as the result rmcp gives the client.
+fn result_of<T: serde::de::DeserializeOwned>(json: Json, what: &str) -> Result<T, McpError> {
+    serde_json::from_value(json).map_err(|e| McpError::internal_error(format!("the answer for {what} is not an MCP result: {e}"), None))
+}
+
+/// Why a request got no result, as the client is told: the server's own
+/// JSON-RPC error as it gave it; an unknown resource as `resource_not_found`.
+fn request_error(e: RequestError, resource: bool) -> McpError {
+    match e {
+        RequestError::Unknown(message) if resource => McpError::resource_not_found(message, None),
+        RequestError::Unknown(message) => McpError::invalid_params(message, None),
+        RequestError::Unavailable(message) => McpError::internal_error(message, None),
+        RequestError::Upstream { code, message, data } => McpError::new(ErrorCode(code), message, data),
+    }
 }
 
 fn tool(spec: &ToolSpec) -> Option<Tool> {
@@ -192,11 +246,24 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
 }
 
 impl ServerHandler for Gateway {
+    /// Every capability seam can serve is declared, whatever the agent sees
+    /// now: a reload may add mounts to a session that is already open.
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
-            ServerCapabilities::builder().enable_prompts().enable_prompts_list_changed().enable_tools().enable_tool_list_changed().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         let name = format!("seam ({})", self.agent);
-        ServerConfig::new(capabilities).with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+        let config = ServerConfig::new(capabilities).with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")));
+        match self.deployment.live().and_then(|live| live.instructions(&self.agent)) {
+            Some(instructions) => config.with_instructions(instructions),
+            None => config,
+        }
     }
 
     async fn list_tools(
@@ -215,10 +282,54 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let prompts = self.view(&context.peer).await.prompts;
-        let listed = prompts.iter().map(prompt).collect();
-        self.shown.lock().expect("shown lock").prompts = Some(prompts);
+        let view = self.view(&context.peer).await;
+        let listed = view.prompts.iter().map(prompt).chain(view.offered.prompts.iter().filter_map(typed)).collect();
+        self.shown.lock().expect("shown lock").prompts = Some(shown_prompts(&view));
         Ok(ListPromptsResult::with_all_items(listed))
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let view = self.view(&context.peer).await;
+        let listed: Vec<Resource> = view.offered.resources.iter().filter_map(typed).collect();
+        self.shown.lock().expect("shown lock").resources = Some(shown_resources(&view));
+        Ok(ListResourcesResult::with_all_items(listed))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let view = self.view(&context.peer).await;
+        let listed: Vec<ResourceTemplate> = view.offered.templates.iter().filter_map(typed).collect();
+        self.shown.lock().expect("shown lock").resources = Some(shown_resources(&view));
+        Ok(ListResourceTemplatesResult::with_all_items(listed))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let what = format!("resource `{}`", request.uri);
+        let json = self.request(MountRequest::ReadResource { uri: request.uri }, context.ct).await.map_err(|e| request_error(e, true))?;
+        Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, &what)?))
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
+            return Err(McpError::invalid_params("completion/complete has no JSON form", None));
+        };
+        match self.request(MountRequest::Complete { params }, context.ct).await {
+            Ok(json) => result_of(json, "completion/complete"),
+            // Nothing to complete from: no values, as a server without suggestions answers.
+            Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
+            Err(e) => Err(request_error(e, false)),
+        }
     }
 
     async fn get_prompt(
@@ -229,8 +340,14 @@ impl ServerHandler for Gateway {
         let Some(live) = self.deployment.live() else {
             return Err(McpError::internal_error("no generation is live", None));
         };
-        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
         let arguments = request.arguments.unwrap_or_default();
+        if live.is_mount_prompt(&self.agent, &request.name) {
+            let what = format!("prompt `{}`", request.name);
+            let asked = MountRequest::GetPrompt { name: request.name, arguments };
+            let json = self.request(asked, context.ct).await.map_err(|e| request_error(e, false))?;
+            return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, &what)?));
+        }
+        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
         match live.get_prompt(&self.agent, &request.name, arguments, &roots).await {
             Ok(json) => {
                 let result: GetPromptResult = serde_json::from_value(json)
@@ -285,23 +402,30 @@ impl ServerHandler for Gateway {
                     }
                 }
                 let now = this.view(&peer).await;
-                let (tools, prompts) = {
+                let (tools, prompts, resources) = {
                     let mut shown = this.shown.lock().expect("shown lock");
                     let tools = *shown.tools.as_ref().unwrap_or(&first.tools) != now.tools;
-                    let prompts = *shown.prompts.as_ref().unwrap_or(&first.prompts) != now.prompts;
+                    let prompts = shown.prompts.clone().unwrap_or_else(|| shown_prompts(&first)) != shown_prompts(&now);
+                    let resources = shown.resources.clone().unwrap_or_else(|| shown_resources(&first)) != shown_resources(&now);
                     if tools {
                         shown.tools = Some(now.tools.clone());
                     }
                     if prompts {
-                        shown.prompts = Some(now.prompts.clone());
+                        shown.prompts = Some(shown_prompts(&now));
                     }
-                    (tools, prompts)
+                    if resources {
+                        shown.resources = Some(shown_resources(&now));
+                    }
+                    (tools, prompts, resources)
                 };
                 first = now;
                 if tools && peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
                 if prompts && peer.notify_prompt_list_changed().await.is_err() {
+                    break;
+                }
+                if resources && peer.notify_resource_list_changed().await.is_err() {
                     break;
                 }
             }

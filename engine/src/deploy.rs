@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::diagnostic::{Diagnostic, Severity, Sources};
 use crate::diff::Diff;
 use crate::load::Env;
+use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
 use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
@@ -121,6 +122,8 @@ pub struct Generation {
     write_watchers: Vec<Arc<dyn Running>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
+    /// URIs that mounts' tool results carried: where a read of one goes when no mount lists it.
+    links: Links,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -207,14 +210,28 @@ fn provider(resolved: &Resolved, slot: &Slot) -> Provider {
     Provider { id: slot.id.clone(), registry: slot.registry, config, running: slot.running.clone(), layer: 0 }
 }
 
-/// What one session of an agent is shown: its tools and its prompts.
+/// What one session of an agent is shown: its tools, prompts and resources.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct View {
     /// Sorted by name.
     pub tools: Vec<ToolSpec>,
-    /// Sorted by name.
+    /// The live tools' prompts (skills), sorted by name.
     pub prompts: Arc<Vec<PromptSpec>>,
+    /// The visible mounts' prompts, resources and templates (`Routes::listed`).
+    pub offered: OfferedView,
 }
+
+/// The visible mounts' prompts, resources and resource templates, each sorted by key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OfferedView {
+    pub prompts: Vec<Offered>,
+    pub resources: Vec<Offered>,
+    pub templates: Vec<Offered>,
+}
+
+/// How much of one mount's instructions an agent's instructions quote, and how much in all (characters).
+pub const MOUNT_INSTRUCTIONS_CHARS: u64 = 2048;
+pub const INSTRUCTIONS_CHARS: u64 = 16 << 10;
 
 impl Generation {
     /// `serve`'s limits for this generation.
@@ -268,6 +285,13 @@ impl Generation {
                 prompts.push(listed.prompts);
             }
         }
+        if let Some(routes) = self.routes(agent) {
+            view.offered = OfferedView {
+                prompts: routes.listed(|o| &o.prompts),
+                resources: routes.listed(|o| &o.resources),
+                templates: routes.listed(|o| &o.templates),
+            };
+        }
         // One tool's prompts are shared as they are; several are merged in name order.
         view.prompts = match prompts.len() {
             0 => Arc::default(),
@@ -300,6 +324,84 @@ impl Generation {
             }
         }
         Err(PromptError::unknown(name))
+    }
+
+    /// The mounts agent `agent` sees, in mount order, with what each offers; `None` for an unknown agent.
+    pub fn routes(&self, agent: &str) -> Option<Routes<'_>> {
+        self.resolved.agents.get(agent)?;
+        let mounts = self
+            .mounts
+            .iter()
+            .filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some())
+            .map(|(id, slot)| (id.as_str(), slot.running.offers()))
+            .collect();
+        Some(Routes { mounts })
+    }
+
+    /// The agent's instructions: each visible mount's, under its id, in mount
+    /// order, at most [`MOUNT_INSTRUCTIONS_CHARS`] each and [`INSTRUCTIONS_CHARS`]
+    /// in all; `None` when no visible mount gives any.
+    pub fn instructions(&self, agent: &str) -> Option<String> {
+        let routes = self.routes(agent)?;
+        let mut sections = Vec::new();
+        for (id, offers) in &routes.mounts {
+            let Some(text) = offers.instructions.as_deref().map(str::trim).filter(|t| !t.is_empty()) else { continue };
+            let mut text = text.to_owned();
+            crate::runtime::cap_with_footer(&mut text, MOUNT_INSTRUCTIONS_CHARS, "\n[seam: instructions cut]");
+            sections.push(format!("## {id}\n\n{text}"));
+        }
+        if sections.is_empty() {
+            return None;
+        }
+        let mut all = sections.join("\n\n");
+        crate::runtime::cap_with_footer(&mut all, INSTRUCTIONS_CHARS, "\n[seam: instructions cut]");
+        Some(all)
+    }
+
+    /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.
+    fn prompt_mount(&self, agent: &str, name: &str) -> Option<&Arc<Slot>> {
+        let lists = |slot: &Slot| slot.running.offers().prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
+        self.mounts
+            .iter()
+            .find(|(id, slot)| self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)) && lists(slot))
+            .map(|(_, slot)| slot)
+    }
+
+    /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
+    pub fn is_mount_prompt(&self, agent: &str, name: &str) -> bool {
+        self.prompt_mount(agent, name).is_some()
+    }
+
+    /// A request for a prompt, a resource or a completion of agent `agent`, at the mount that serves it.
+    pub async fn request(&self, agent: &str, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+        let Some(routes) = self.routes(agent) else {
+            return Err(RequestError::Unknown(format!("the composition has no agent `{agent}`")));
+        };
+        let mount = match &request {
+            MountRequest::GetPrompt { name, .. } => self.prompt_mount(agent, name).map(|slot| slot.id.clone()),
+            MountRequest::ReadResource { uri } => routes.resource(uri, &self.links).map(str::to_owned),
+            MountRequest::Complete { params } => {
+                let reference = params.get("ref");
+                let field = |key: &str| reference.and_then(|r| r.get(key)).and_then(Json::as_str);
+                match field("type") {
+                    Some("ref/prompt") => field("name").and_then(|name| self.prompt_mount(agent, name)).map(|slot| slot.id.clone()),
+                    Some("ref/resource") => {
+                        field("uri").and_then(|uri| routes.template(uri).or_else(|| routes.resource(uri, &self.links))).map(str::to_owned)
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let Some(mount) = mount else {
+            let what = match &request {
+                MountRequest::GetPrompt { name, .. } => format!("no prompt `{name}` is listed for agent `{agent}`"),
+                MountRequest::ReadResource { uri } => format!("no mount that agent `{agent}` sees serves resource `{uri}`"),
+                MountRequest::Complete { .. } => format!("no mount that agent `{agent}` sees serves the reference to complete"),
+            };
+            return Err(RequestError::Unknown(what));
+        };
+        drop(routes);
+        self.mounts[&mount].running.request(request, cancel).await
     }
 
     /// One tool of the agent's catalog, found without building the catalog: the
@@ -843,6 +945,7 @@ impl Deployment {
             fixed,
             write_watchers,
             in_flight: AtomicUsize::new(0),
+            links: Links::default(),
             drained: Mutex::new(None),
         });
         // Arm the old generation's drain signal before it can be let go.
@@ -918,6 +1021,9 @@ impl Deployment {
             },
             None => call.await,
         };
+        if let Source::Mount(id) = &entry.source {
+            generation.links.learn(id, &output.content);
+        }
         if let Some(max) = entry.max_output_chars {
             output.truncate_text(max);
         }

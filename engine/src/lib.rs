@@ -13,6 +13,7 @@ pub mod diff;
 pub mod inventory;
 pub mod load;
 pub mod model;
+pub mod offers;
 pub mod plan;
 pub mod render;
 pub mod resolve;

@@ -229,6 +229,24 @@ pub trait Running: AsAny + Send + Sync {
         let out = ToolOutput::error("TOOL_UNKNOWN", format!("this mount serves through a fixed tool and has no tool `{tool}`"));
         Box::pin(async move { out })
     }
+    /// What the mount offers beyond tools (prompts with final names, resources,
+    /// templates, instructions); nothing for most kinds.
+    fn offers(&self) -> Arc<crate::offers::Offers> {
+        Arc::default()
+    }
+    /// A request for something in `offers`: its MCP result JSON.
+    fn request(
+        &self,
+        request: crate::offers::MountRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>> {
+        let what = match request {
+            crate::offers::MountRequest::GetPrompt { name, .. } => format!("prompt `{name}`"),
+            crate::offers::MountRequest::ReadResource { uri } => format!("resource `{uri}`"),
+            crate::offers::MountRequest::Complete { .. } => "completions".to_owned(),
+        };
+        Box::pin(async move { Err(crate::offers::RequestError::Unknown(format!("this mount offers no {what}"))) })
+    }
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
     /// A config change this mount can take while it runs (a tool filter, say):

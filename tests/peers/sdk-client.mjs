@@ -10,7 +10,8 @@ const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/d
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
-const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ListRootsRequestSchema } = await import(new URL('types.js', sdk));
+const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema } =
+  await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
 const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
@@ -34,16 +35,21 @@ if (roots) {
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((p) => ({ uri: new URL(`file://${p}`).href, name: p })) }));
 }
 
-// list_changed bookkeeping, per list (`tools`, `prompts`): `received` counts
+// list_changed bookkeeping, per list (`tools`, `prompts`, `resources`): `received` counts
 // notifications, `consumed` counts those already handed out by a wait; `wake`
 // is the pending waiter.
-const lists = { tools: { received: 0, consumed: 0, wake: null }, prompts: { received: 0, consumed: 0, wake: null } };
+const lists = {
+  tools: { received: 0, consumed: 0, wake: null },
+  prompts: { received: 0, consumed: 0, wake: null },
+  resources: { received: 0, consumed: 0, wake: null },
+};
 const notified = (list) => () => {
   list.received += 1;
   list.wake?.();
 };
 client.setNotificationHandler(ToolListChangedNotificationSchema, notified(lists.tools));
 client.setNotificationHandler(PromptListChangedNotificationSchema, notified(lists.prompts));
+client.setNotificationHandler(ResourceListChangedNotificationSchema, notified(lists.resources));
 let closing = false; // errors raised while closing (aborted streams) are expected noise
 const transportErrors = [];
 client.onerror = (e) => {
@@ -81,6 +87,21 @@ async function listAll() {
     seen.add(cursor);
   } while (cursor !== undefined);
   return tools;
+}
+
+// Every page of a list; `key` names the page's items.
+async function paged(list, key) {
+  const items = [];
+  const seen = new Set();
+  let cursor;
+  do {
+    const page = await list(cursor === undefined ? {} : { cursor });
+    items.push(...page[key]);
+    cursor = page.nextCursor;
+    if (cursor !== undefined && seen.has(cursor)) throw new Error(`repeated cursor: ${cursor}`);
+    seen.add(cursor);
+  } while (cursor !== undefined);
+  return items;
 }
 
 async function closeClient() {
@@ -135,12 +156,25 @@ async function handle(cmd) {
       return { ok: true, count: lists.tools.received };
     case 'wait_prompt_list_changed':
       return waitListChanged(lists.prompts, cmd.timeout_ms ?? 5000);
+    case 'wait_resource_list_changed':
+      return waitListChanged(lists.resources, cmd.timeout_ms ?? 5000);
     case 'count_prompt_list_changed':
       return { ok: true, count: lists.prompts.received };
     case 'prompts':
       return { ok: true, prompts: (await client.listPrompts()).prompts };
     case 'get_prompt':
       return { ok: true, result: await client.getPrompt({ name: cmd.name, arguments: cmd.args ?? {} }) };
+    case 'resources':
+      return { ok: true, resources: await paged((cursor) => client.listResources(cursor), 'resources') };
+    case 'templates':
+      return { ok: true, templates: await paged((cursor) => client.listResourceTemplates(cursor), 'resourceTemplates') };
+    case 'read':
+      return { ok: true, result: await client.readResource({ uri: cmd.uri }) };
+    case 'complete':
+      return { ok: true, result: await client.complete({ ref: cmd.ref, argument: cmd.argument, context: cmd.context }) };
+    case 'server':
+      // What the server said of itself at initialization.
+      return { ok: true, capabilities: client.getServerCapabilities() ?? null, instructions: client.getInstructions() ?? null };
     default:
       return { ok: false, error: `unknown op: ${cmd.op}`, code: null };
   }

@@ -134,6 +134,13 @@ impl SdkClient {
         client
     }
 
+    /// A server spawned by the SDK's stdio transport, with no seam between.
+    pub fn direct(command: &str, args: &[&str]) -> SdkClient {
+        let mut command_line = Command::new("node");
+        command_line.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(command).args(args);
+        SdkClient::start(command_line)
+    }
+
     /// `seam serve FILE ARGS…` over stdio, spawned by the SDK's stdio transport.
     pub fn stdio(file: &Path, args: &[&str]) -> SdkClient {
         let mut command = Command::new("node");
@@ -221,6 +228,11 @@ impl SdkClient {
 
     pub fn prompt_list_changed_count(&mut self) -> u64 {
         self.send(json!({ "op": "count_prompt_list_changed" }))["count"].as_u64().unwrap()
+    }
+
+    pub fn wait_resource_list_changed(&mut self) {
+        let answer = self.send(json!({ "op": "wait_resource_list_changed", "timeout_ms": PATIENCE.as_millis() as u64 }));
+        assert_eq!(answer["ok"], true, "no resources/list_changed arrived: {answer}");
     }
 
     /// The prompts the client is served (`prompts/list`), as the server ordered them.

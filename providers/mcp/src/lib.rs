@@ -47,18 +47,20 @@ fn allow_all() -> Vec<String> {
 }
 
 /// Which discovered tools are imported: `allow` first, then `deny` (globs over raw tool names).
+/// Which of a server's tools, prompts or resources a mount serves: globs over
+/// raw names (tools, prompts) or over URIs and URI templates (resources).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolFilter {
+pub struct NameFilter {
     #[serde(default = "allow_all")]
     pub allow: Vec<String>,
     #[serde(default)]
     pub deny: Vec<String>,
 }
 
-impl Default for ToolFilter {
+impl Default for NameFilter {
     fn default() -> Self {
-        ToolFilter { allow: allow_all(), deny: Vec::new() }
+        NameFilter { allow: allow_all(), deny: Vec::new() }
     }
 }
 
@@ -94,7 +96,13 @@ pub struct Common {
     #[serde(default = "call_timeout")]
     pub call_timeout: Duration,
     #[serde(default)]
-    pub tools: ToolFilter,
+    pub tools: NameFilter,
+    /// The server's prompts this mount serves, by raw name.
+    #[serde(default)]
+    pub prompts: NameFilter,
+    /// The server's resources and resource templates this mount serves, by URI and by `uriTemplate`.
+    #[serde(default)]
+    pub resources: NameFilter,
     #[serde(default)]
     pub reconnect: Reconnect,
 }
@@ -170,12 +178,19 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
         cx.error("RECONNECT_DELAY_ORDER", "/reconnect/initial_delay", message);
         ok = false;
     }
-    for (list, globs) in [("allow", &common.tools.allow), ("deny", &common.tools.deny)] {
-        for (i, g) in globs.iter().enumerate() {
-            // `*` and plain names are valid globs; only other patterns need parsing.
-            if let Err(e) = if g == "*" || !seam_engine::resolve::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
-                cx.error("MCP_TOOL_GLOB_INVALID", &format!("/tools/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
-                ok = false;
+    let filters = [
+        ("tools", &common.tools, "MCP_TOOL_GLOB_INVALID"),
+        ("prompts", &common.prompts, "MCP_FILTER_GLOB_INVALID"),
+        ("resources", &common.resources, "MCP_FILTER_GLOB_INVALID"),
+    ];
+    for (field, filter, code) in filters {
+        for (list, globs) in [("allow", &filter.allow), ("deny", &filter.deny)] {
+            for (i, g) in globs.iter().enumerate() {
+                // `*` and plain names are valid globs; only other patterns need parsing.
+                if let Err(e) = if g == "*" || !seam_engine::resolve::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
+                    cx.error(code, &format!("/{field}/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
+                    ok = false;
+                }
             }
         }
     }
@@ -266,6 +281,11 @@ impl Surface for McpSurface {
             },
             CodeDoc { code: "MCP_NAMESPACE_DUPLICATE", severity: Error, meaning: "Two MCP mounts have namespaces equal but for case." },
             CodeDoc { code: "MCP_TOOL_GLOB_INVALID", severity: Error, meaning: "A `tools.allow`/`tools.deny` glob does not parse." },
+            CodeDoc {
+                code: "MCP_FILTER_GLOB_INVALID",
+                severity: Error,
+                meaning: "A `prompts` or `resources` `allow`/`deny` glob does not parse.",
+            },
             CodeDoc {
                 code: "MCP_UNAVAILABLE",
                 severity: Error,

@@ -2,7 +2,11 @@
 //! a supervisor task that connects, syncs the tool list, re-syncs on
 //! `notifications/tools/list_changed`, and reconnects with a bounded backoff.
 //!
-//! - Names: `mcp__<server>__<raw>`, see [`tool_name`].
+//! - Names: `mcp__<server>__<raw>`, see [`tool_name`]; prompts are named the same way.
+//! - Prompts, resources and resource templates are listed in the same sync as
+//!   the tools, when the server declares them, and filtered by the mount's
+//!   `prompts` and `resources` filters; requests for them are relayed to the
+//!   server as rmcp's typed requests, its JSON-RPC errors as they are.
 //! - Sync is two-phase: every page is fetched (a repeated cursor is an error)
 //!   and the whole next map is built aside; a failure or a raw name listed twice
 //!   keeps the previous map; then the map is swapped whole. Tools that map to
@@ -24,10 +28,11 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListToolsRequest,
-    PaginatedRequestParams, ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
+use seam_engine::offers::{MountRequest, Offered, Offers, RequestError};
 use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -83,8 +88,34 @@ enum Transport {
 struct Catalog {
     specs: Arc<Vec<ToolSpec>>,
     by_name: HashMap<String, Imported>,
-    /// Names two or more of the server's tools map to, each with those raw names, sorted: left out.
+    /// Names two or more of the server's tools (or prompts) map to, each with those raw names, sorted: left out.
     colliding: Vec<(String, Vec<String>)>,
+    /// The server's prompts, resources and templates as clients see them.
+    offers: Arc<Offers>,
+    /// Each prompt's raw name, by its final name.
+    prompts: HashMap<String, String>,
+}
+
+/// What the server listed beyond tools at its last complete sync, before the mount's filters.
+#[derive(Default)]
+struct Offerings {
+    prompts: Vec<rmcp::model::Prompt>,
+    resources: Vec<rmcp::model::Resource>,
+    templates: Vec<rmcp::model::ResourceTemplate>,
+    instructions: Option<Arc<str>>,
+}
+
+/// A mount's `tools`, `prompts` and `resources` filters, compiled.
+struct Filters {
+    tools: Filter,
+    prompts: Filter,
+    resources: Filter,
+}
+
+impl Filters {
+    fn new(common: &Common) -> Filters {
+        Filters { tools: Filter::new(&common.tools), prompts: Filter::new(&common.prompts), resources: Filter::new(&common.resources) }
+    }
 }
 
 struct Imported {
@@ -98,10 +129,11 @@ struct Mount {
     transport: Transport,
     common: Common,
     cx: BuildCx,
-    /// `tools: {allow, deny}`, replaceable while running.
-    filter: Mutex<Filter>,
+    /// `tools`, `prompts` and `resources` filters, replaceable while running.
+    filter: Mutex<Filters>,
     /// The server's last complete listing, so a new filter applies without asking again.
     listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
+    listed_offers: Mutex<Arc<Offerings>>,
     status: StatusCell,
     catalog: Mutex<Arc<Catalog>>,
     /// How calls reach the server while it is connected and synced.
@@ -126,6 +158,14 @@ impl rmcp::ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        let _ = self.resync.send(());
+    }
+
+    async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
+        let _ = self.resync.send(());
+    }
+
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
         let _ = self.resync.send(());
     }
 }
@@ -164,7 +204,7 @@ struct Filter {
 }
 
 impl Filter {
-    fn new(tools: &crate::ToolFilter) -> Filter {
+    fn new(tools: &crate::NameFilter) -> Filter {
         // Validation has compiled every pattern already.
         let globs = |patterns: &[String]| patterns.iter().filter_map(|p| Glob::new(p).ok()).map(|g| g.compile_matcher()).collect();
         Filter { allow: globs(&tools.allow), deny: globs(&tools.deny) }
@@ -179,8 +219,9 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
     Box::pin(async move {
         let mount = Arc::new(Mount {
             id: cx.id.clone(),
-            filter: Mutex::new(Filter::new(&common.tools)),
+            filter: Mutex::new(Filters::new(&common)),
             listed: Mutex::new(Arc::default()),
+            listed_offers: Mutex::new(Arc::default()),
             transport,
             common,
             status: StatusCell::notifying(State::Starting, cx.status.clone()),
@@ -436,32 +477,57 @@ impl Mount {
         status.is_some()
     }
 
-    /// Fetches every page and swaps the whole map in, or keeps the previous one.
+    /// Fetches every page of every list the server declares and swaps the
+    /// whole map in, or keeps the previous one.
     async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        loop {
-            let request = ListToolsRequest {
-                method: Default::default(),
-                params: Some(PaginatedRequestParams::default().with_cursor(cursor.clone())),
-                extensions: Default::default(),
-            };
-            // Sent as a plain request: rmcp's `list_tools` may answer a failure from its cache.
-            let page = match peer.send_request(ClientRequest::ListToolsRequest(request)).await.map_err(|e| e.to_string())? {
-                ServerResult::ListToolsResult(page) => page,
-                other => return Err(format!("unexpected answer to tools/list: {other:?}")),
-            };
-            tools.extend(page.tools);
-            match page.next_cursor {
-                None => break,
-                Some(next) if !seen.insert(next.clone()) => return Err(format!("the server repeated cursor `{next}`")),
-                Some(next) => cursor = Some(next),
-            }
+        let tools = all_pages(
+            peer,
+            "tools/list",
+            |params| ClientRequest::ListToolsRequest(list_request(params)),
+            |page| match page {
+                ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                _ => None,
+            },
+        )
+        .await?;
+        let info = peer.peer_info();
+        let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
+        let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
+        let mut offerings = Offerings { instructions, ..Offerings::default() };
+        if declares(|c| c.prompts.is_some()) {
+            offerings.prompts = all_pages(
+                peer,
+                "prompts/list",
+                |params| ClientRequest::ListPromptsRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await?;
         }
-        let tools = Arc::new(tools);
-        let next = self.import(&tools)?;
+        if declares(|c| c.resources.is_some()) {
+            offerings.resources = all_pages(
+                peer,
+                "resources/list",
+                |params| ClientRequest::ListResourcesRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await?;
+            let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
+            offerings.templates = all_pages(peer, "resources/templates/list", templates, |page| match page {
+                ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor)),
+                _ => None,
+            })
+            .await?;
+        }
+        let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
+        let next = self.import(&tools, &offerings)?;
         *self.listed.lock().expect("listing lock") = tools;
+        *self.listed_offers.lock().expect("listing lock") = offerings;
         self.publish(next);
         Ok(())
     }
@@ -476,7 +542,7 @@ impl Mount {
                 }
                 self.cx.status.notify();
             }
-            let changed = current.specs != next.specs;
+            let changed = current.specs != next.specs || current.offers != next.offers;
             *current = Arc::new(next);
             changed
         };
@@ -489,8 +555,9 @@ impl Mount {
     /// hashes to a clean name the server also lists) is left out, those tools
     /// only: a call could not tell which was meant, and the others are still
     /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
-    fn import(&self, tools: &[rmcp::model::Tool]) -> Result<Catalog, String> {
-        let filter = self.filter.lock().expect("filter lock");
+    fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Catalog, String> {
+        let filters = self.filter.lock().expect("filter lock");
+        let filter = &filters.tools;
         let mut raw_seen = HashSet::new();
         let mut specs = Vec::new();
         let mut by_name: HashMap<String, Imported> = HashMap::new();
@@ -531,7 +598,120 @@ impl Mount {
                 (name, raws)
             })
             .collect();
-        Ok(Catalog { specs: Arc::new(specs), by_name, colliding })
+        let (prompts, by_prompt_name, colliding_prompts) = self.import_prompts(&offerings.prompts, &filters.prompts)?;
+        let mut colliding = colliding;
+        colliding.extend(colliding_prompts);
+        let resources = definitions(offerings.resources.iter().filter(|r| filters.resources.admits(&r.uri)), |r| r.uri.clone())?;
+        let templates =
+            definitions(offerings.templates.iter().filter(|t| filters.resources.admits(&t.uri_template)), |t| t.uri_template.clone())?;
+        let offers = Offers { prompts, resources, templates, instructions: offerings.instructions.clone() };
+        Ok(Catalog { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
+    }
+
+    /// The server's prompts that pass the filter, named as tools are; a final
+    /// name two prompts map to is left out, as for tools.
+    #[allow(clippy::type_complexity)]
+    fn import_prompts(
+        &self,
+        prompts: &[rmcp::model::Prompt],
+        filter: &Filter,
+    ) -> Result<(Vec<Offered>, HashMap<String, String>, Vec<(String, Vec<String>)>), String> {
+        let mut raws: std::collections::BTreeMap<String, Vec<&rmcp::model::Prompt>> = std::collections::BTreeMap::new();
+        let mut raw_seen = HashSet::new();
+        for prompt in prompts {
+            if !raw_seen.insert(prompt.name.as_str()) {
+                return Err(format!("the server listed prompt `{}` twice", prompt.name));
+            }
+            if filter.admits(&prompt.name) {
+                raws.entry(tool_name(&self.id, &prompt.name)).or_default().push(prompt);
+            }
+        }
+        let (mut offered, mut by_name, mut colliding) = (Vec::new(), HashMap::new(), Vec::new());
+        for (name, same) in raws {
+            if let [prompt] = same[..] {
+                let mut definition = match serde_json::to_value(prompt) {
+                    Ok(Json::Object(o)) => o,
+                    _ => return Err(format!("prompt `{}` has no JSON form", prompt.name)),
+                };
+                definition.insert("name".into(), Json::String(name.clone()));
+                by_name.insert(name.clone(), prompt.name.clone());
+                offered.push(Offered { key: name, definition: Arc::new(definition) });
+            } else {
+                let mut names: Vec<String> = same.iter().map(|p| p.name.clone()).collect();
+                names.sort();
+                colliding.push((name, names));
+            }
+        }
+        Ok((offered, by_name, colliding))
+    }
+
+    /// A request for a prompt, a resource or a completion, relayed to the server.
+    async fn request_inner(self: Arc<Self>, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+        let catalog = self.catalog.lock().expect("catalog lock").clone();
+        let link = self.link.lock().expect("link lock").clone();
+        let Some(link) = link else {
+            let why = self.status.get().detail.unwrap_or_else(|| "not connected".to_owned());
+            return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable: {why}", self.id)));
+        };
+        let unknown = |what: String| RequestError::Unknown(format!("MCP server `{}` has no {what}", self.id));
+        let (what, request) = match request {
+            MountRequest::GetPrompt { name, arguments } => {
+                let raw = catalog.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
+                let params = rmcp::model::GetPromptRequestParams::new(raw.clone()).with_arguments(arguments);
+                (format!("prompt `{name}`"), ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params)))
+            }
+            MountRequest::ReadResource { uri } => {
+                let params = rmcp::model::ReadResourceRequestParams::new(uri.clone());
+                (format!("resource `{uri}`"), ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params)))
+            }
+            MountRequest::Complete { mut params } => {
+                // A prompt is completed by the name the server gave it.
+                if let Some(Json::Object(reference)) = params.get_mut("ref")
+                    && reference.get("type").and_then(Json::as_str) == Some("ref/prompt")
+                    && let Some(Json::String(name)) = reference.get_mut("name")
+                {
+                    *name = catalog.prompts.get(name.as_str()).ok_or_else(|| unknown(format!("prompt `{name}`")))?.clone();
+                }
+                let params: rmcp::model::CompleteRequestParams = serde_json::from_value(Json::Object(params))
+                    .map_err(|e| RequestError::Upstream { code: -32602, message: format!("completion/complete: {e}"), data: None })?;
+                ("completions".to_owned(), ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params)))
+            }
+        };
+        let handle = link
+            .peer
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
+        let id = handle.id.clone();
+        let answered = tokio::select! {
+            r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
+            _ = cancel.cancelled() => {
+                cancel_upstream(&link.peer, id, "the client cancelled the request");
+                return Err(RequestError::Unavailable(format!("the request for {what} was cancelled")));
+            }
+        };
+        match answered {
+            Err(_) => {
+                cancel_upstream(&link.peer, id, "call_timeout");
+                Err(RequestError::Unavailable(format!(
+                    "MCP server `{}` did not answer for {what} within call_timeout {}",
+                    self.id, self.common.call_timeout
+                )))
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                Err(RequestError::Upstream { code: e.code.0, message: e.message.into_owned(), data: e.data })
+            }
+            Ok(Err(e)) => Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
+            Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}"))),
+        }
+    }
+
+    /// A request that could not reach the server: the connection is treated as closed when the transport failed.
+    fn unreachable_request(&self, e: ServiceError, what: &str) -> String {
+        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+            self.broken.notify_waiters();
+        }
+        format!("MCP server `{}` is unreachable for {what}: {e}", self.id)
     }
 
     async fn call_inner(self: Arc<Self>, tool: String, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
@@ -693,6 +873,64 @@ fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolO
     Ok(ToolOutput { content, structured_content, is_error })
 }
 
+/// A `tools/list`-shaped request for one page.
+fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
+    rmcp::model::RequestOptionalParam { method: M::default(), params: Some(params), extensions: Default::default() }
+}
+
+/// Every page of one list, sent as plain requests (rmcp's own `list_*` may
+/// answer a failure from its cache); a repeated cursor is an error.
+async fn all_pages<T>(
+    peer: &Peer<RoleClient>,
+    method: &str,
+    request: impl Fn(PaginatedRequestParams) -> ClientRequest,
+    page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
+) -> Result<Vec<T>, String> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    loop {
+        let answer = peer.send_request(request(PaginatedRequestParams::default().with_cursor(cursor.clone()))).await;
+        let (listed, next) = page(answer.map_err(|e| format!("{method}: {e}"))?).ok_or_else(|| format!("unexpected answer to {method}"))?;
+        items.extend(listed);
+        match next {
+            None => return Ok(items),
+            Some(next) if !seen.insert(next.clone()) => return Err(format!("{method}: the server repeated cursor `{next}`")),
+            Some(next) => cursor = Some(next),
+        }
+    }
+}
+
+/// Each item's MCP JSON, keyed and sorted; two items with one key are an error (the server contradicts itself).
+fn definitions<'a, T: serde::Serialize + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    key: impl Fn(&T) -> String,
+) -> Result<Vec<Offered>, String> {
+    let mut out = Vec::new();
+    for item in items {
+        let Ok(Json::Object(definition)) = serde_json::to_value(item) else { return Err(format!("`{}` has no JSON form", key(item))) };
+        out.push(Offered { key: key(item), definition: Arc::new(definition) });
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    if let Some(twice) = out.windows(2).find(|w| w[0].key == w[1].key) {
+        return Err(format!("the server listed `{}` twice", twice[0].key));
+    }
+    Ok(out)
+}
+
+/// Tells the server a request seam sent it is abandoned.
+fn cancel_upstream(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
+    let (peer, reason) = (peer.clone(), reason.to_owned());
+    tokio::spawn(async move {
+        let _ = peer.notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason))).await;
+    });
+}
+
+/// `config` with `new`'s filters replaced by `old`'s: equal to the old config when only filters changed.
+fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T) -> T {
+    config(Common { tools: old.tools.clone(), prompts: old.prompts.clone(), resources: old.resources.clone(), ..new.clone() })
+}
+
 /// What the engine holds: calls need an owned reference to the mount.
 struct Handle(Arc<Mount>);
 
@@ -709,6 +947,14 @@ impl Running for Handle {
         Box::pin(self.0.clone().call_inner(tool.to_owned(), arguments, cancel))
     }
 
+    fn offers(&self) -> Arc<Offers> {
+        self.0.catalog.lock().expect("catalog lock").offers.clone()
+    }
+
+    fn request(&self, request: MountRequest, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
+        Box::pin(self.0.clone().request_inner(request, cancel))
+    }
+
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
         self.0.stop.cancel();
         let task = self.0.supervisor.lock().expect("supervisor lock").take();
@@ -722,28 +968,25 @@ impl Running for Handle {
         })
     }
 
-    /// A change of `tools: {allow, deny}` alone is applied to the running server:
-    /// the last listing is filtered again, no process restarts.
+    /// A change of the `tools`, `prompts` or `resources` filters alone is applied
+    /// to the running server: the last listing is filtered again, no process restarts.
     fn reconfigure(&self, new: &dyn seam_engine::surface::MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
         let new_tools = match (&self.0.transport, new.as_any()) {
             (Transport::Stdio(old), n) => {
                 let n = n.downcast_ref::<StdioServer>()?;
-                let mut same = n.clone();
-                same.common.tools = old.common.tools.clone();
-                (same == *old).then(|| n.common.tools.clone())?
+                (same_but_filters(&n.common, &old.common, |c| StdioServer { common: c, ..n.clone() }) == *old).then(|| n.common.clone())?
             }
             (Transport::Http(old), n) => {
                 let n = n.downcast_ref::<HttpServer>()?;
-                let mut same = n.clone();
-                same.common.tools = old.common.tools.clone();
-                (same == *old).then(|| n.common.tools.clone())?
+                (same_but_filters(&n.common, &old.common, |c| HttpServer { common: c, ..n.clone() }) == *old).then(|| n.common.clone())?
             }
         };
         let mount = self.0.clone();
         Some(Box::new(move || {
-            *mount.filter.lock().expect("filter lock") = Filter::new(&new_tools);
+            *mount.filter.lock().expect("filter lock") = Filters::new(&new_tools);
             let listed = mount.listed.lock().expect("listing lock").clone();
-            match mount.import(&listed) {
+            let offerings = mount.listed_offers.lock().expect("listing lock").clone();
+            match mount.import(&listed, &offerings) {
                 Ok(next) => mount.publish(next),
                 Err(e) => tracing::warn!(mount = %mount.id, "new tool filter not applied: {e}"),
             }

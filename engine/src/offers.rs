@@ -1,0 +1,335 @@
+//! What a mount offers beyond tools, and how a request for it finds its mount.
+//!
+//! An MCP mount may offer prompts, resources, resource templates and
+//! instructions. They travel as their MCP JSON definitions, like tools. The
+//! engine decides which agent sees which, and routes a request to one mount:
+//!
+//! - a prompt by its final name (`mcp__<server>__<prompt>`), through the
+//!   mount's name prefix, as a tool is;
+//! - a resource by its URI, which seam never rewrites (links inside content
+//!   and `ui://` resources must stay valid). The rules, in order: the first
+//!   visible mount, in the composition's mount order, that lists the URI;
+//!   else the visible template that matches it with the most literal
+//!   characters (ties: mount order); else the mount whose tool result carried
+//!   the URI last (a `resource_link`, an embedded resource), if the agent
+//!   sees it; else the resource is unknown. A URI or template two mounts list
+//!   goes to the first: the others' are shadowed, never chosen by arrival.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value as Json};
+
+/// A prompt, a resource or a resource template a mount offers: `key` is what
+/// clients name it by (a prompt's final name, a resource's URI, a template's
+/// `uriTemplate`), `definition` its MCP JSON as clients are shown it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offered {
+    pub key: String,
+    pub definition: Arc<Map<String, Json>>,
+}
+
+/// Everything a mount offers beyond tools, each list sorted by key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Offers {
+    pub prompts: Vec<Offered>,
+    pub resources: Vec<Offered>,
+    pub templates: Vec<Offered>,
+    /// The server's instructions, as it gave them.
+    pub instructions: Option<Arc<str>>,
+}
+
+/// A request for something a mount offers.
+#[derive(Clone, Debug)]
+pub enum MountRequest {
+    /// `prompts/get`, by the prompt's final name.
+    GetPrompt { name: String, arguments: Map<String, Json> },
+    /// `resources/read`.
+    ReadResource { uri: String },
+    /// `completion/complete`, with its `ref` as the client wrote it (a prompt by
+    /// its final name).
+    Complete { params: Map<String, Json> },
+}
+
+/// Why a request for a prompt, a resource or a completion got no result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RequestError {
+    /// Nothing the agent sees answers to that name or URI.
+    Unknown(String),
+    /// The mount could not be asked (disconnected, timed out).
+    Unavailable(String),
+    /// The mount's server answered with a JSON-RPC error: relayed as it is.
+    Upstream { code: i32, message: String, data: Option<Json> },
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestError::Unknown(m) | RequestError::Unavailable(m) | RequestError::Upstream { message: m, .. } => f.write_str(m),
+        }
+    }
+}
+
+/// How many URIs seen in tool results a generation remembers, newest kept.
+pub const REMEMBERED_LINKS: usize = 4096;
+
+/// URIs that mounts' tool results carried, each with the mount that gave it
+/// last; the oldest are forgotten past [`REMEMBERED_LINKS`].
+#[derive(Default)]
+pub struct Links(Mutex<(HashMap<String, String>, VecDeque<String>)>);
+
+impl Links {
+    /// Remembers every URI a tool result of mount `mount` carries.
+    pub fn learn(&self, mount: &str, content: &[Json]) {
+        let uris: Vec<&str> = content
+            .iter()
+            .filter_map(|block| match block.get("type").and_then(Json::as_str) {
+                Some("resource_link") => block.get("uri").and_then(Json::as_str),
+                Some("resource") => block.get("resource").and_then(|r| r.get("uri")).and_then(Json::as_str),
+                _ => None,
+            })
+            .collect();
+        if uris.is_empty() {
+            return;
+        }
+        let mut links = self.0.lock().expect("links lock");
+        let (by_uri, order) = &mut *links;
+        for uri in uris {
+            if by_uri.insert(uri.to_owned(), mount.to_owned()).is_none() {
+                order.push_back(uri.to_owned());
+            }
+        }
+        while order.len() > REMEMBERED_LINKS {
+            if let Some(old) = order.pop_front() {
+                by_uri.remove(&old);
+            }
+        }
+    }
+
+    /// The mount whose result carried `uri` last.
+    pub fn mount_of(&self, uri: &str) -> Option<String> {
+        self.0.lock().expect("links lock").0.get(uri).cloned()
+    }
+}
+
+/// Whether `uri` matches RFC 6570 template `template` (levels 1 to 3, the
+/// forms MCP servers use), and if so how many of the template's characters
+/// are literal: the more, the more specific the match.
+pub fn template_match(template: &str, uri: &str) -> Option<usize> {
+    let parts = parse_template(template)?;
+    let literal = parts.iter().map(|p| if let Part::Literal(l) = p { l.len() } else { 0 }).sum();
+    matches(&parts, uri).then_some(literal)
+}
+
+#[derive(Debug)]
+enum Part<'t> {
+    Literal(&'t str),
+    /// An expression, by its operator (`\0` for none).
+    Expression(char),
+}
+
+fn parse_template(template: &str) -> Option<Vec<Part<'_>>> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while !rest.is_empty() {
+        match rest.find('{') {
+            Some(0) => {
+                let end = rest.find('}')?;
+                let body = &rest[1..end];
+                let operator = body.chars().next().filter(|c| "+#./;?&".contains(*c)).unwrap_or('\0');
+                parts.push(Part::Expression(operator));
+                rest = &rest[end + 1..];
+            }
+            Some(at) => {
+                parts.push(Part::Literal(&rest[..at]));
+                rest = &rest[at..];
+            }
+            None => {
+                parts.push(Part::Literal(rest));
+                rest = "";
+            }
+        }
+    }
+    Some(parts)
+}
+
+/// Matches `parts` against `uri` in one sweep per part: the set of positions
+/// the parts so far can end at, carried forward. An expression may expand to
+/// nothing (an undefined variable), or to its operator's first character and
+/// then characters it may hold. Cost: parts × characters.
+fn matches(parts: &[Part<'_>], uri: &str) -> bool {
+    let chars: Vec<char> = uri.chars().collect();
+    let mut ends = vec![false; chars.len() + 1];
+    ends[0] = true;
+    for part in parts {
+        let mut next = vec![false; chars.len() + 1];
+        match part {
+            Part::Literal(l) => {
+                let literal: Vec<char> = l.chars().collect();
+                for (at, _) in ends.iter().enumerate().filter(|(_, e)| **e) {
+                    if chars[at..].starts_with(&literal) {
+                        next[at + literal.len()] = true;
+                    }
+                }
+            }
+            Part::Expression(op) => {
+                // What one expansion may hold: simple strings stop at the reserved characters that separate parts.
+                let allowed = |c: char| match op {
+                    '+' | '#' => true,
+                    '?' | '&' => c != '#',
+                    '/' | '.' | ';' => c == *op || !matches!(c, '/' | '?' | '#' | '&'),
+                    _ => !matches!(c, '/' | '?' | '#' | '&'),
+                };
+                let starts_with_operator = matches!(op, '#' | '.' | '/' | ';' | '?' | '&');
+                // `inside[i]`: an expansion that has begun can end at `i`.
+                let mut inside = false;
+                for i in 0..=chars.len() {
+                    if i > 0 {
+                        let c = chars[i - 1];
+                        let begins = if starts_with_operator { ends[i - 1] && c == *op } else { ends[i - 1] && allowed(c) };
+                        inside = begins || (inside && allowed(c));
+                    }
+                    next[i] = ends[i] || inside;
+                }
+            }
+        }
+        ends = next;
+    }
+    ends[chars.len()]
+}
+
+/// Where a request of one agent goes: the mounts it sees, in the
+/// composition's mount order, each with what it offers.
+pub struct Routes<'g> {
+    pub mounts: Vec<(&'g str, Arc<Offers>)>,
+}
+
+impl Routes<'_> {
+    /// The mount that serves `uri`, by the rules at the top of this module.
+    pub fn resource(&self, uri: &str, links: &Links) -> Option<&str> {
+        if let Some((id, _)) = self.mounts.iter().find(|(_, o)| o.resources.binary_search_by(|r| r.key.as_str().cmp(uri)).is_ok()) {
+            return Some(id);
+        }
+        let mut best: Option<(&str, usize)> = None;
+        for (id, offers) in &self.mounts {
+            for template in &offers.templates {
+                if let Some(literal) = template_match(&template.key, uri)
+                    && best.is_none_or(|(_, b)| literal > b)
+                {
+                    best = Some((id, literal));
+                }
+            }
+        }
+        if let Some((id, _)) = best {
+            return Some(id);
+        }
+        let learned = links.mount_of(uri)?;
+        self.mounts.iter().map(|(id, _)| *id).find(|id| **id == learned)
+    }
+
+    /// The mount that listed template `template` first.
+    pub fn template(&self, template: &str) -> Option<&str> {
+        self.mounts.iter().find(|(_, o)| o.templates.binary_search_by(|t| t.key.as_str().cmp(template)).is_ok()).map(|(id, _)| *id)
+    }
+
+    /// Every item of one kind the agent sees, the first of each key kept (by mount order), sorted by key.
+    pub fn listed(&self, kind: impl Fn(&Offers) -> &Vec<Offered>) -> Vec<Offered> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out: Vec<Offered> =
+            self.mounts.iter().flat_map(|(_, o)| kind(o).iter()).filter(|item| seen.insert(item.key.as_str())).cloned().collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+
+    /// What each mount lists that an earlier mount lists too: `(mount, key, the mount it yields to)`.
+    pub fn shadowed(&self) -> Vec<(String, String, String)> {
+        let mut first: HashMap<&str, &str> = HashMap::new();
+        let mut out = Vec::new();
+        for (id, offers) in &self.mounts {
+            for item in offers.resources.iter().chain(&offers.templates) {
+                match first.get(item.key.as_str()) {
+                    Some(owner) if owner != id => out.push((id.to_string(), item.key.clone(), owner.to_string())),
+                    Some(_) => {}
+                    None => {
+                        first.insert(&item.key, id);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn offered(key: &str) -> Offered {
+        Offered { key: key.to_owned(), definition: Arc::default() }
+    }
+
+    fn offers(resources: &[&str], templates: &[&str]) -> Arc<Offers> {
+        let mut o = Offers {
+            resources: resources.iter().map(|k| offered(k)).collect(),
+            templates: templates.iter().map(|k| offered(k)).collect(),
+            ..Offers::default()
+        };
+        o.resources.sort_by(|a, b| a.key.cmp(&b.key));
+        o.templates.sort_by(|a, b| a.key.cmp(&b.key));
+        Arc::new(o)
+    }
+
+    #[test]
+    fn templates_match_the_uris_they_expand_to_and_only_those() {
+        let t = "demo://resource/dynamic/text/{resourceId}";
+        assert_eq!(template_match(t, "demo://resource/dynamic/text/12"), Some(t.len() - "{resourceId}".len()));
+        assert_eq!(template_match(t, "demo://resource/dynamic/blob/12"), None);
+        assert_eq!(template_match(t, "demo://resource/dynamic/text/1/2"), None, "a simple expansion holds no `/`");
+        assert_eq!(template_match("file:///{+path}", "file:///a/b/c.txt"), Some("file:///".len()));
+        assert!(template_match("repo://{owner}/{name}", "repo://me/seam").is_some());
+        assert!(template_match("repo://{owner}/{name}", "repo://me").is_none());
+        assert!(template_match("search://items{?q,page}", "search://items?q=x&page=2").is_some());
+        assert!(template_match("search://items{?q,page}", "search://items").is_some());
+        assert!(template_match("docs://{/path*}", "docs:///a/b").is_some());
+        assert!(template_match("broken://{x", "broken://y").is_none(), "an unclosed expression matches nothing");
+        let many = "m://".to_owned() + &"{a}".repeat(64) + "!";
+        assert!(template_match(&many, &("m://".to_owned() + &"x".repeat(10_000))).is_none(), "no exponential search");
+    }
+
+    #[test]
+    fn a_uri_goes_to_its_lister_then_the_most_literal_template_then_the_link_it_came_in() {
+        let routes = Routes {
+            mounts: vec![
+                ("a", offers(&["x://one"], &["x://{anything}"])),
+                ("b", offers(&["x://one", "y://two"], &["x://items/{id}"])),
+                ("c", offers(&[], &[])),
+            ],
+        };
+        let links = Links::default();
+        assert_eq!(routes.resource("x://one", &links), Some("a"), "listed by two: the first in mount order");
+        assert_eq!(routes.resource("y://two", &links), Some("b"));
+        assert_eq!(routes.resource("x://items/7", &links), Some("b"), "the template with more literal characters");
+        assert_eq!(routes.resource("x://other", &links), Some("a"));
+        assert_eq!(routes.resource("z://made-by-a-tool", &links), None);
+        links.learn("c", &[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]);
+        assert_eq!(routes.resource("z://made-by-a-tool", &links), Some("c"));
+        links.learn("gone", &[json!({ "type": "resource", "resource": { "uri": "z://elsewhere", "text": "" } })]);
+        assert_eq!(routes.resource("z://elsewhere", &links), None, "a link of a mount the agent does not see");
+        assert_eq!(routes.shadowed(), vec![("b".to_owned(), "x://one".to_owned(), "a".to_owned())]);
+        assert_eq!(routes.listed(|o| &o.resources).iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["x://one", "y://two"]);
+    }
+
+    #[test]
+    fn links_are_remembered_up_to_their_bound_and_the_oldest_go_first() {
+        let links = Links::default();
+        let link = |i: usize| json!({ "type": "resource_link", "uri": format!("u://{i}"), "name": "n" });
+        let at_limit: Vec<Json> = (0..REMEMBERED_LINKS).map(link).collect();
+        links.learn("m", &at_limit);
+        assert_eq!(links.mount_of("u://0").as_deref(), Some("m"), "at the bound every link is kept");
+        links.learn("m", &[link(REMEMBERED_LINKS)]);
+        assert_eq!(links.mount_of("u://0"), None, "one past it, the oldest is forgotten");
+        assert_eq!(links.mount_of("u://1").as_deref(), Some("m"));
+        assert_eq!(links.mount_of(&format!("u://{REMEMBERED_LINKS}")).as_deref(), Some("m"));
+    }
+}

@@ -1,0 +1,171 @@
+//! Parity: what the official SDK client sees of server-everything beyond its
+//! tools, directly and through `seam serve` (stdio and Streamable HTTP), with
+//! seam's prefix taken off names. Every feature the direct connection shows
+//! must show through seam.
+
+use serde_json::{Value, json};
+
+use super::{compose, everything_mount};
+use crate::support::*;
+
+/// The server-everything mount's name prefix in seam.
+const PREFIX: &str = "mcp__everything__";
+
+/// A list answer's items, each a JSON object, with `key`'s prefix taken off and sorted by it.
+fn items(answer: &Value, list: &str, key: &str, prefix: &str) -> Vec<Value> {
+    assert_eq!(answer["ok"], true, "{answer}");
+    let mut out: Vec<Value> = answer[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{list}`: {answer}"))
+        .iter()
+        .map(|item| {
+            let mut item = item.clone();
+            let name = item[key].as_str().unwrap().to_owned();
+            item[key] = json!(name.strip_prefix(prefix).unwrap_or(&name));
+            item
+        })
+        .collect();
+    out.sort_by(|a, b| a[key].as_str().cmp(&b[key].as_str()));
+    out
+}
+
+/// The text of each content item, timestamps aside (server-everything's
+/// dynamic resources say when they were made); a blob, which holds one, as
+/// its MIME type.
+fn texts(result: &Value, list: &str) -> Vec<String> {
+    let strip = |t: &str| t.split(" created at ").next().unwrap_or_default().to_owned();
+    let text = |c: &Value| {
+        let text = c["text"].as_str().or_else(|| c["content"]["text"].as_str()).or_else(|| c["content"]["resource"]["text"].as_str());
+        match (text, c["blob"].is_string()) {
+            (Some(text), _) => strip(text),
+            (None, true) => format!("blob of {}", c["mimeType"]),
+            (None, false) => panic!("no text or blob in {c}"),
+        }
+    };
+    result[list].as_array().unwrap_or_else(|| panic!("no `{list}`: {result}")).iter().map(text).collect()
+}
+
+/// Everything one client sees of server-everything beyond tools, names without `prefix`.
+fn probe(client: &mut SdkClient, prefix: &str) -> Value {
+    let resources = items(&client.send(json!({ "op": "resources" })), "resources", "uri", "");
+    let templates = items(&client.send(json!({ "op": "templates" })), "templates", "uriTemplate", "");
+    let prompts = items(&client.send(json!({ "op": "prompts" })), "prompts", "name", prefix);
+    let read = |client: &mut SdkClient, uri: &str| {
+        let answer = client.send(json!({ "op": "read", "uri": uri }));
+        assert_eq!(answer["ok"], true, "{uri}: {answer}");
+        texts(&answer["result"], "contents")
+    };
+    let listed = read(client, "demo://resource/static/document/startup.md");
+    let templated = read(client, "demo://resource/dynamic/text/42");
+    // A tool answers with links; each is read back.
+    let links = client.call(&format!("{prefix}get-resource-links"), json!({ "count": 3 }));
+    let linked: Vec<Vec<String>> = links["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "resource_link")
+        .map(|block| read(client, block["uri"].as_str().unwrap()))
+        .collect();
+    assert_eq!(linked.len(), 3, "{links}");
+    let prompt = client.send(json!({ "op": "get_prompt", "name": format!("{prefix}args-prompt"), "args": { "city": "Paris" } }));
+    assert_eq!(prompt["ok"], true, "{prompt}");
+    let embedded = client.send(json!({
+        "op": "get_prompt", "name": format!("{prefix}resource-prompt"), "args": { "resourceType": "Text", "resourceId": "2" }
+    }));
+    assert_eq!(embedded["ok"], true, "{embedded}");
+    let completion = client.send(json!({
+        "op": "complete",
+        "ref": { "type": "ref/prompt", "name": format!("{prefix}completable-prompt") },
+        "argument": { "name": "department", "value": "E" }
+    }));
+    assert_eq!(completion["ok"], true, "{completion}");
+    let server = client.send(json!({ "op": "server" }));
+    let capabilities = &server["capabilities"];
+    json!({
+        "resources": resources,
+        "templates": templates,
+        "prompts": prompts,
+        "read": { "listed": listed, "templated": templated, "linked": linked },
+        "prompt": prompt["result"],
+        "embedded": texts(&embedded["result"], "messages"),
+        "completion": completion["result"],
+        "declares": {
+            "prompts": capabilities["prompts"].is_object(),
+            "resources": capabilities["resources"].is_object(),
+            "completions": capabilities["completions"].is_object(),
+        },
+        "instructions": server["instructions"].as_str().map(|i| i.lines().find(|l| l.starts_with("# ")).unwrap_or_default().to_owned()),
+    })
+}
+
+/// What server-everything shows a client connected to it directly.
+fn direct() -> Value {
+    let mut client = SdkClient::direct(&peer_bin("mcp-server-everything"), &["stdio"]);
+    let seen = probe(&mut client, "");
+    client.close();
+    seen
+}
+
+#[test]
+fn prompts_resources_completions_and_instructions_pass_through_seam_over_stdio_and_http() {
+    let direct = direct();
+    assert_eq!(direct["resources"].as_array().map(Vec::len), Some(7), "{direct}");
+    assert_eq!(direct["prompts"].as_array().map(Vec::len), Some(4), "{direct}");
+    let dir = scratch("parity");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+
+    let mut client = SdkClient::stdio(&file, &[]);
+    assert_eq!(probe(&mut client, PREFIX), direct, "over stdio");
+    client.close();
+
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(probe(&mut client, PREFIX), direct, "over Streamable HTTP");
+    // The instructions come under the mount's id.
+    let instructions = client.send(json!({ "op": "server" }))["instructions"].as_str().unwrap_or_default().to_owned();
+    assert!(instructions.starts_with("## everything\n\n# Everything Server"), "{instructions}");
+    client.close();
+    assert!(seam.terminate().success());
+}
+
+#[test]
+fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
+    let dir = scratch("parity-filters");
+    let file = dir.join("c.yaml");
+    let filters = "    prompts: { allow: [\"simple-*\", \"args-*\"] }\n    resources: { deny: [\"*/startup.md\", \"*/blob/*\"] }\n";
+    let agents = "agents:\n  blind:\n    tools: { \"mcp__everything__*\": false }\n";
+    compose(&file, &[everything_mount("everything", filters)], agents);
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let names = |client: &mut SdkClient, op: &str, list: &str, key: &str| -> Vec<String> {
+        items(&client.send(json!({ "op": op })), list, key, "").iter().map(|i| i[key].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(&mut client, "prompts", "prompts", "name"), ["mcp__everything__args-prompt", "mcp__everything__simple-prompt"]);
+    let resources = names(&mut client, "resources", "resources", "uri");
+    assert_eq!(resources.len(), 6, "{resources:?}");
+    assert!(!resources.iter().any(|r| r.ends_with("/startup.md")), "{resources:?}");
+    assert_eq!(names(&mut client, "templates", "templates", "uriTemplate"), ["demo://resource/dynamic/text/{resourceId}"]);
+    // A prompt the filter leaves out is unknown; a URI no visible template or listing covers is not found.
+    let hidden = client.send(json!({ "op": "get_prompt", "name": "mcp__everything__completable-prompt" }));
+    assert_eq!((hidden["ok"].as_bool(), hidden["code"].as_i64()), (Some(false), Some(-32602)), "{hidden}");
+    let unrouted = client.send(json!({ "op": "read", "uri": "demo://resource/dynamic/blob/1" }));
+    assert_eq!((unrouted["ok"].as_bool(), unrouted["code"].as_i64()), (Some(false), Some(-32002)), "{unrouted}");
+
+    // An agent that sees none of the mount's tools sees none of its prompts or resources either.
+    let mut blind = SdkClient::http(&format!("{}/agents/blind/mcp", seam.base));
+    assert!(names(&mut blind, "prompts", "prompts", "name").is_empty());
+    assert!(names(&mut blind, "resources", "resources", "uri").is_empty());
+    let read = blind.send(json!({ "op": "read", "uri": "demo://resource/static/document/features.md" }));
+    assert_eq!(read["code"].as_i64(), Some(-32002), "{read}");
+
+    // A filter edit applies live: the open session is told its resources changed, and lists the new set.
+    compose(&file, &[everything_mount("everything", "    prompts: { allow: [\"simple-*\", \"args-*\"] }\n")], agents);
+    client.wait_resource_list_changed();
+    assert_eq!(names(&mut client, "resources", "resources", "uri").len(), 7);
+    assert_eq!(names(&mut client, "templates", "templates", "uriTemplate").len(), 2);
+    assert_eq!(seam.status()["generation"], 2);
+    client.close();
+    blind.close();
+    assert!(seam.terminate().success());
+}
