@@ -1066,8 +1066,23 @@ impl Deployment {
                     "tools": slot.running.tools().len(),
                     "required": slot.required,
                 });
+                let offers = slot.running.offers();
+                if !offers.prompts.is_empty() || !offers.resources.is_empty() || !offers.templates.is_empty() {
+                    m["prompts"] = json!(offers.prompts.len());
+                    m["resources"] = json!(offers.resources.len());
+                    m["templates"] = json!(offers.templates.len());
+                }
                 m.as_object_mut().expect("object").extend(slot.running.facts());
                 mounts.insert(id.clone(), m);
+            }
+            // A URI or template two mounts list is read from the first, in mount order: the others are told so.
+            let all = Routes { mounts: g.mounts.iter().map(|(id, slot)| (id.as_str(), slot.running.offers())).collect() };
+            for (id, key, first) in all.shadowed() {
+                let warning = json!(format!("`{key}` is also listed by mount `{first}`, which comes first: reads of it go there"));
+                match mounts[&id]["warnings"].as_array_mut() {
+                    Some(warnings) => warnings.push(warning),
+                    None => mounts[&id]["warnings"] = json!([warning]),
+                }
             }
         }
         let mut services = Map::new();

@@ -83,6 +83,11 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         m["ready"] = Json::String(ready);
         m["state"] = Json::String(state);
         m["tools"] = s["tools"].clone();
+        for offered in ["prompts", "resources", "templates"] {
+            if let Some(count) = s.get(offered) {
+                m[offered] = count.clone();
+            }
+        }
         if s["discovered"].as_array().is_some_and(|d| !d.is_empty()) {
             m["discovered"] = s["discovered"].clone();
         }
@@ -149,6 +154,10 @@ pub fn to_human(inventory: &Json) -> String {
                 t["name"].as_str().unwrap_or_default(),
                 if hints.is_empty() { String::new() } else { format!("  ({})", hints.join(", ")) }
             );
+        }
+        if let (Some(prompts), Some(resources), Some(templates)) = (m["prompts"].as_u64(), m["resources"].as_u64(), m["templates"].as_u64())
+        {
+            let _ = writeln!(out, "  and {prompts} prompts, {resources} resources, {templates} resource templates");
         }
     }
     // What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).

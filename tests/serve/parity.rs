@@ -169,3 +169,35 @@ fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
     blind.close();
     assert!(seam.terminate().success());
 }
+
+/// Two mounts that list the same URIs: `inventory --probe` (as `/status`)
+/// shows what each offers and warns on the second that the first serves those
+/// URIs (the routing itself: `seam_engine::offers` unit tests).
+#[test]
+fn inventory_shows_what_each_mount_offers_and_which_uris_a_later_mount_yields() {
+    let dir = scratch("parity-shadow");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("first", ""), everything_mount("second", "")], "");
+    let out = std::process::Command::new(seam_bin())
+        .args(["inventory", "--probe", "--format", "json", &file.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let inventory: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mount = |id: &str| inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == id).cloned().unwrap();
+    for id in ["first", "second"] {
+        let m = mount(id);
+        assert_eq!((m["prompts"].as_u64(), m["resources"].as_u64(), m["templates"].as_u64()), (Some(4), Some(7), Some(2)), "{m}");
+    }
+    assert!(mount("first")["warnings"].is_null(), "{}", mount("first"));
+    let warnings = mount("second")["warnings"].clone();
+    assert_eq!(warnings.as_array().map(Vec::len), Some(9), "7 resources and 2 templates shadowed: {warnings}");
+    assert!(
+        warnings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("`demo://resource/static/document/startup.md` is also listed by mount `first`")),
+        "{warnings}"
+    );
+}
