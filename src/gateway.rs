@@ -52,6 +52,11 @@ pub struct Gateway {
     /// Set by the session's first `notifications/initialized`: a client that
     /// repeats it gets no second notifier (each lived as long as the session).
     initialized: Arc<std::sync::atomic::AtomicBool>,
+    /// The least severe log level this session wants (`logging/setLevel`); all until it says.
+    #[allow(deprecated)]
+    log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
+    /// The URIs this session subscribed to, each with the mount that serves it.
+    subscribed: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<dyn seam_engine::runtime::Running>>>>,
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -104,6 +109,8 @@ impl Gateway {
             _counted: None,
             sessions: None,
             initialized: Arc::default(),
+            log_level: Arc::default(),
+            subscribed: Arc::default(),
         }
     }
 
@@ -248,13 +255,17 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
 impl ServerHandler for Gateway {
     /// Every capability seam can serve is declared, whatever the agent sees
     /// now: a reload may add mounts to a session that is already open.
+    /// (Logging is deprecated by SEP-2577 but still the 2025-11-25 clients' way.)
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_completions()
             .enable_prompts()
             .enable_prompts_list_changed()
+            .enable_logging()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -320,6 +331,41 @@ impl ServerHandler for Gateway {
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, &what)?))
     }
 
+    /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.
+    #[allow(deprecated)]
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
+        *self.log_level.lock().expect("level lock") = Some(request.level);
+        let level = serde_json::to_value(request.level).ok().and_then(|l| l.as_str().map(str::to_owned)).unwrap_or_default();
+        for mount in self.deployment.live().map(|live| live.seen_mounts(&self.agent)).unwrap_or_default() {
+            mount.raise_log_level(&level);
+        }
+        Ok(())
+    }
+
+    /// A session subscribes to a URI once, however often it asks; the mount counts sessions.
+    async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if self.subscribed.lock().expect("subscriptions lock").contains_key(&request.uri) {
+            return Ok(());
+        }
+        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
+        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
+        let mount = mount.map_err(|e| request_error(e, true))?;
+        mount.subscribe(&request.uri, true).await.map_err(|e| request_error(e, true))?;
+        if let Some(raced) = self.subscribed.lock().expect("subscriptions lock").insert(request.uri.clone(), mount) {
+            // Two subscriptions of one URI at once: the mount counted both, so one is given back.
+            tokio::spawn(async move { raced.subscribe(&request.uri, false).await });
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let mount = self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
+        if let Some(mount) = mount {
+            mount.subscribe(&request.uri, false).await.map_err(|e| request_error(e, true))?;
+        }
+        Ok(())
+    }
+
     async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
         let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
@@ -377,6 +423,7 @@ impl ServerHandler for Gateway {
             return;
         }
         let mut changes = self.deployment.subscribe();
+        let mut events = self.deployment.mount_events();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
         let this = Gateway { _counted: None, sessions: None, ..self.clone() };
         let peer = context.peer;
@@ -396,6 +443,16 @@ impl ServerHandler for Gateway {
                 tokio::select! {
                     changed = changes.changed() => if changed.is_err() { break },
                     _ = this.roots_changed.notified() => {}
+                    event = events.recv() => {
+                        match event {
+                            Ok(event) => if this.pass_on(&peer, event).await.is_err() { break },
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
+                                tracing::warn!(agent = %this.agent, "{skipped} mount log lines or resource updates were not sent: the session fell behind");
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                        }
+                        continue;
+                    }
                     _ = check.tick() => {
                         if peer.is_transport_closed() { break }
                         continue;
@@ -429,7 +486,48 @@ impl ServerHandler for Gateway {
                     break;
                 }
             }
+            this.unsubscribe_all().await;
         });
+    }
+}
+
+impl Gateway {
+    /// A mount's log line or resource update, sent on if this session may see
+    /// it: a log line of a mount its agent sees, at or above the session's
+    /// level, with the mount's id as `logger` (`<mount>/<logger>` when the
+    /// server named one); an update of a URI the session subscribed to.
+    #[allow(deprecated)]
+    async fn pass_on(&self, peer: &Peer<RoleServer>, event: seam_engine::runtime::MountEvent) -> Result<(), rmcp::service::ServiceError> {
+        use seam_engine::runtime::MountEvent;
+        match event {
+            MountEvent::Log { mount, level, logger, data } => {
+                let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return Ok(()) };
+                let wanted = *self.log_level.lock().expect("level lock");
+                let seen = self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount));
+                if !seen || wanted.is_some_and(|w| seam_mcp::runtime::verbosity(level) > seam_mcp::runtime::verbosity(w)) {
+                    return Ok(());
+                }
+                let logger = match logger {
+                    Some(logger) => format!("{mount}/{logger}"),
+                    None => mount,
+                };
+                peer.notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger(logger)).await
+            }
+            MountEvent::ResourceUpdated { uri, .. } => {
+                if !self.subscribed.lock().expect("subscriptions lock").contains_key(&uri) {
+                    return Ok(());
+                }
+                peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await
+            }
+        }
+    }
+
+    /// The session ended: its subscriptions are given back to their mounts.
+    async fn unsubscribe_all(&self) {
+        let subscribed: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
+        for (uri, mount) in subscribed {
+            let _ = mount.subscribe(&uri, false).await;
+        }
     }
 }
 

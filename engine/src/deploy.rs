@@ -367,6 +367,23 @@ impl Generation {
             .map(|(_, slot)| slot)
     }
 
+    /// Whether agent `agent` sees mount `id`'s tools, prompts and resources.
+    pub fn sees(&self, agent: &str, id: &str) -> bool {
+        self.mounts.get(id).is_some_and(|slot| self.visible_prefix(agent, id, slot).is_some())
+    }
+
+    /// The mounts agent `agent` sees, in mount order.
+    pub fn seen_mounts(&self, agent: &str) -> Vec<Arc<dyn Running>> {
+        self.mounts.iter().filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some()).map(|(_, s)| s.running.clone()).collect()
+    }
+
+    /// The mount that serves `uri` for agent `agent` (`Routes::resource`).
+    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<Arc<dyn Running>> {
+        let routes = self.routes(agent)?;
+        let id = routes.resource(uri, &self.links)?;
+        Some(self.mounts[id].running.clone())
+    }
+
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
     pub fn is_mount_prompt(&self, agent: &str, name: &str) -> bool {
         self.prompt_mount(agent, name).is_some()
@@ -589,6 +606,8 @@ pub struct Deployment {
     status_changes: Changes,
     next_number: AtomicU64,
     retiring: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// What mounts' servers say that no call asked for, to the sessions.
+    events: crate::runtime::MountEvents,
 }
 
 impl Deployment {
@@ -609,7 +628,13 @@ impl Deployment {
             status_changes: Changes::default(),
             next_number: AtomicU64::new(1),
             retiring: Mutex::new(Vec::new()),
+            events: Default::default(),
         })
+    }
+
+    /// Every mount's log lines and resource updates from now on.
+    pub fn mount_events(&self) -> tokio::sync::broadcast::Receiver<crate::runtime::MountEvent> {
+        self.events.listen()
     }
 
     pub fn live(&self) -> Option<Arc<Generation>> {
@@ -851,6 +876,7 @@ impl Deployment {
                 workspace: workspace.clone(),
                 changes: self.changes.clone(),
                 status: self.status_changes.clone(),
+                events: self.events.clone(),
             };
             let kind = mount.kind;
             let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);

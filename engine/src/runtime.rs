@@ -247,6 +247,14 @@ pub trait Running: AsAny + Send + Sync {
         };
         Box::pin(async move { Err(crate::offers::RequestError::Unknown(format!("this mount offers no {what}"))) })
     }
+    /// A client asked for log lines at `level` (an MCP logging level) or above:
+    /// the mount asks its server for at least as much, and never less again.
+    fn raise_log_level(&self, _level: &str) {}
+    /// `resources/subscribe` (`on`) or `unsubscribe` of a URI this mount serves.
+    fn subscribe(&self, uri: &str, _on: bool) -> BoxFuture<'static, Result<(), crate::offers::RequestError>> {
+        let message = format!("this mount offers no subscription to `{uri}`");
+        Box::pin(async move { Err(crate::offers::RequestError::Unknown(message)) })
+    }
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
     /// A config change this mount can take while it runs (a tool filter, say):
@@ -279,6 +287,41 @@ pub struct BuildCx {
     pub changes: Changes,
     /// Told when the mount's own state changes (not its tools): `/events`.
     pub status: Changes,
+    /// What the mount's server says that no call asked for: log lines, resources that changed.
+    pub events: MountEvents,
+}
+
+/// Something a mount's server said that is not tied to a call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MountEvent {
+    /// A log line (`notifications/message`): its level as MCP names it, the server's logger, its data.
+    Log { mount: String, level: String, logger: Option<String>, data: Json },
+    /// A resource a client subscribed to changed (`notifications/resources/updated`).
+    ResourceUpdated { mount: String, uri: String },
+}
+
+/// How many mount events wait for the slowest listener; past it, that listener skips the oldest.
+pub const MOUNT_EVENTS_KEPT: usize = 1024;
+
+/// Every mount's events, to every session that listens (each keeps those its agent may see).
+#[derive(Clone, Debug)]
+pub struct MountEvents(tokio::sync::broadcast::Sender<MountEvent>);
+
+impl Default for MountEvents {
+    fn default() -> Self {
+        MountEvents(tokio::sync::broadcast::channel(MOUNT_EVENTS_KEPT).0)
+    }
+}
+
+impl MountEvents {
+    /// Tells every listener now; with none, the event is dropped.
+    pub fn send(&self, event: MountEvent) {
+        let _ = self.0.send(event);
+    }
+
+    pub fn listen(&self) -> tokio::sync::broadcast::Receiver<MountEvent> {
+        self.0.subscribe()
+    }
 }
 
 /// A mount tells the engine its tools or state changed; the engine works out

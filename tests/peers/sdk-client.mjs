@@ -10,8 +10,14 @@ const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/d
 const { Client } = await import(new URL('client/index.js', sdk));
 const { StdioClientTransport } = await import(new URL('client/stdio.js', sdk));
 const { StreamableHTTPClientTransport } = await import(new URL('client/streamableHttp.js', sdk));
-const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema } =
-  await import(new URL('types.js', sdk));
+const {
+  ToolListChangedNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  LoggingMessageNotificationSchema,
+  ListRootsRequestSchema,
+} = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
 const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
@@ -50,6 +56,22 @@ const notified = (list) => () => {
 client.setNotificationHandler(ToolListChangedNotificationSchema, notified(lists.tools));
 client.setNotificationHandler(PromptListChangedNotificationSchema, notified(lists.prompts));
 client.setNotificationHandler(ResourceListChangedNotificationSchema, notified(lists.resources));
+// Log lines and resource updates, kept in arrival order; `seen.wake` is the pending waiter.
+const seen = { logs: [], updates: [], wake: null };
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { seen.logs.push(n.params); seen.wake?.(); });
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { seen.updates.push(n.params); seen.wake?.(); });
+
+// The first kept notification of `list` that `matches`, now or once it arrives.
+function waitSeen(list, matches, timeoutMs) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { seen.wake = null; resolve({ ok: false, error: 'timeout', seen: seen[list] }); }, timeoutMs);
+    seen.wake = () => {
+      const found = seen[list].find(matches);
+      if (found) { clearTimeout(timer); seen.wake = null; resolve({ ok: true, found }); }
+    };
+    seen.wake();
+  });
+}
 let closing = false; // errors raised while closing (aborted streams) are expected noise
 const transportErrors = [];
 client.onerror = (e) => {
@@ -158,6 +180,16 @@ async function handle(cmd) {
       return waitListChanged(lists.prompts, cmd.timeout_ms ?? 5000);
     case 'wait_resource_list_changed':
       return waitListChanged(lists.resources, cmd.timeout_ms ?? 5000);
+    case 'set_level':
+      return { ok: true, result: await client.setLoggingLevel(cmd.level) };
+    case 'subscribe':
+      return { ok: true, result: await client.subscribeResource({ uri: cmd.uri }) };
+    case 'unsubscribe':
+      return { ok: true, result: await client.unsubscribeResource({ uri: cmd.uri }) };
+    case 'wait_log':
+      return waitSeen('logs', (l) => JSON.stringify(l).includes(cmd.contains), cmd.timeout_ms ?? 5000);
+    case 'wait_resource_updated':
+      return waitSeen('updates', (u) => u.uri === cmd.uri, cmd.timeout_ms ?? 5000);
     case 'count_prompt_list_changed':
       return { ok: true, count: lists.prompts.received };
     case 'prompts':

@@ -201,3 +201,41 @@ fn inventory_shows_what_each_mount_offers_and_which_uris_a_later_mount_yields() 
         "{warnings}"
     );
 }
+
+/// Log lines and resource updates that no call asked for reach the sessions
+/// that may see them: a log line under the mount's id as its logger, an update
+/// of a URI the session subscribed to; `logging/setLevel` reaches the mount.
+#[test]
+fn mount_log_lines_and_resource_updates_reach_the_session_that_asked() {
+    let dir = scratch("parity-events");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let uri = "demo://resource/static/document/features.md";
+    for transport in ["stdio", "http"] {
+        let seam = (transport == "http").then(|| HttpSeam::start(&file, &[]));
+        let mut client = match &seam {
+            Some(seam) => SdkClient::http(&format!("{}/mcp", seam.base)),
+            None => SdkClient::stdio(&file, &[]),
+        };
+        let patience = PATIENCE.as_millis() as u64;
+        assert_eq!(client.send(json!({ "op": "set_level", "level": "info" }))["ok"], true);
+        let subscribed = client.send(json!({ "op": "subscribe", "uri": uri }));
+        assert_eq!(subscribed["ok"], true, "{transport}: {subscribed}");
+        // server-everything says at level info that it got the subscription.
+        let log = client.send(json!({ "op": "wait_log", "contains": uri, "timeout_ms": patience }));
+        assert_eq!(log["ok"], true, "{transport}: {log}");
+        assert_eq!(log["found"]["logger"], "everything", "{transport}: {log}");
+        assert_eq!(log["found"]["level"], "info", "{transport}: {log}");
+        // Updates of subscribed resources start with this toggle, one at once.
+        client.call("mcp__everything__toggle-subscriber-updates", json!({}));
+        let updated = client.send(json!({ "op": "wait_resource_updated", "uri": uri, "timeout_ms": patience }));
+        assert_eq!(updated["ok"], true, "{transport}: {updated}");
+        assert_eq!(client.send(json!({ "op": "unsubscribe", "uri": uri }))["ok"], true);
+        let unknown = client.send(json!({ "op": "subscribe", "uri": "nowhere://x" }));
+        assert_eq!(unknown["code"].as_i64(), Some(-32002), "{transport}: {unknown}");
+        client.close();
+        if let Some(seam) = seam {
+            assert!(seam.terminate().success());
+        }
+    }
+}

@@ -33,7 +33,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 use seam_engine::offers::{MountRequest, Offered, Offers, RequestError};
-use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
+use seam_engine::runtime::{BoxFuture, BuildCx, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -139,6 +139,11 @@ struct Mount {
     /// How calls reach the server while it is connected and synced.
     link: Mutex<Option<Link>>,
     pid: Mutex<Option<u32>>,
+    /// The most verbose log level any client asked for (`Running::raise_log_level`), asked of every connection.
+    #[allow(deprecated)]
+    log_level: Mutex<Option<rmcp::model::LoggingLevel>>,
+    /// Clients' subscriptions by URI, counted: the server is asked once per URI, and again after a reconnect.
+    subscriptions: Mutex<HashMap<String, usize>>,
     stop: CancellationToken,
     /// A call or sync hit a transport error: the connection is treated as closed.
     /// Over Streamable HTTP a dead server does not close rmcp's transport, so
@@ -150,6 +155,9 @@ struct Mount {
 /// Turns `list_changed` notifications into re-sync requests for the supervisor.
 struct Handler {
     resync: mpsc::UnboundedSender<()>,
+    /// The mount's id and the deployment's events: log lines and resource updates go there.
+    mount: String,
+    events: MountEvents,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -167,6 +175,16 @@ impl rmcp::ClientHandler for Handler {
 
     async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
         let _ = self.resync.send(());
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(&self, params: rmcp::model::LoggingMessageNotificationParam, _: NotificationContext<RoleClient>) {
+        let level = serde_json::to_value(params.level).ok().and_then(|l| l.as_str().map(str::to_owned)).unwrap_or_default();
+        self.events.send(MountEvent::Log { mount: self.mount.clone(), level, logger: params.logger, data: params.data });
+    }
+
+    async fn on_resource_updated(&self, params: rmcp::model::ResourceUpdatedNotificationParam, _: NotificationContext<RoleClient>) {
+        self.events.send(MountEvent::ResourceUpdated { mount: self.mount.clone(), uri: params.uri });
     }
 }
 
@@ -229,6 +247,8 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             catalog: Mutex::new(Arc::default()),
             link: Mutex::new(None),
             pid: Mutex::new(None),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
             supervisor: Mutex::new(None),
@@ -277,6 +297,7 @@ impl Mount {
                         self.status.set(State::Ready, None);
                         self.cx.changes.notify();
                         up_since = Some(Instant::now());
+                        self.restore(&c.service.peer().clone()).await;
                     }
                     Err(e) => self.status.set(self.outage_state(), Some(format!("tool discovery failed: {e}"))),
                 }
@@ -391,7 +412,7 @@ impl Mount {
     /// Connects and completes the handshake within `startup_timeout`. A child whose
     /// handshake fails is ended here, and its exit proven, before the caller may start another.
     async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, Failed> {
-        let handler = Handler { resync };
+        let handler = Handler { resync, mount: self.id.clone(), events: self.cx.events.clone() };
         let startup = self.common.startup_timeout;
         let timed_out = || format!("no answer within startup_timeout {startup}");
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -706,6 +727,77 @@ impl Mount {
         }
     }
 
+    /// What clients asked of the previous connection, asked of a new one: the log level, the subscriptions.
+    /// (`resources/subscribe` is the legacy era's; a 2026-07-28 server's `subscriptions/listen` is issue 28's.)
+    #[allow(deprecated)]
+    async fn restore(&self, peer: &Peer<RoleClient>) {
+        let level = *self.log_level.lock().expect("level lock");
+        if let Some(level) = level {
+            self.send_log_level(peer, level).await;
+        }
+        let uris: Vec<String> = self.subscriptions.lock().expect("subscriptions lock").keys().cloned().collect();
+        for uri in uris {
+            if let Err(e) = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await {
+                tracing::warn!(mount = %self.id, "resources/subscribe `{uri}` after reconnecting failed: {e}");
+            }
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn send_log_level(&self, peer: &Peer<RoleClient>, level: rmcp::model::LoggingLevel) {
+        if peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
+            return;
+        }
+        if let Err(e) = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await {
+            tracing::warn!(mount = %self.id, "logging/setLevel failed: {e}");
+        }
+    }
+
+    /// Counts a client's subscription to `uri` (or its end) and asks the server on the first (or after the last).
+    #[allow(deprecated)]
+    async fn subscribe_inner(self: Arc<Self>, uri: String, on: bool) -> Result<(), RequestError> {
+        let link = self.link.lock().expect("link lock").clone();
+        let Some(link) = link else {
+            return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id)));
+        };
+        if link.peer.peer_info().is_none_or(|i| i.capabilities.resources.as_ref().is_none_or(|r| r.subscribe != Some(true))) {
+            return Err(RequestError::Unknown(format!("MCP server `{}` offers no resource subscriptions", self.id)));
+        }
+        let ask = {
+            let mut counts = self.subscriptions.lock().expect("subscriptions lock");
+            if on {
+                let count = counts.entry(uri.clone()).or_default();
+                *count += 1;
+                *count == 1
+            } else {
+                match counts.get_mut(&uri) {
+                    Some(1) => {
+                        counts.remove(&uri);
+                        true
+                    }
+                    Some(count) => {
+                        *count -= 1;
+                        false
+                    }
+                    None => false,
+                }
+            }
+        };
+        if !ask {
+            return Ok(());
+        }
+        let answer = if on {
+            link.peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
+        } else {
+            link.peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
+        };
+        match answer {
+            Ok(()) => Ok(()),
+            Err(ServiceError::McpError(e)) => Err(RequestError::Upstream { code: e.code.0, message: e.message.into_owned(), data: e.data }),
+            Err(e) => Err(RequestError::Unavailable(self.unreachable_request(e, &format!("subscription to `{uri}`")))),
+        }
+    }
+
     /// A request that could not reach the server: the connection is treated as closed when the transport failed.
     fn unreachable_request(&self, e: ServiceError, what: &str) -> String {
         if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
@@ -873,6 +965,22 @@ fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolO
     Ok(ToolOutput { content, structured_content, is_error })
 }
 
+/// How much a log level lets through: the more verbose, the larger.
+#[allow(deprecated)]
+pub fn verbosity(level: rmcp::model::LoggingLevel) -> u8 {
+    use rmcp::model::LoggingLevel::*;
+    match level {
+        Emergency => 0,
+        Alert => 1,
+        Critical => 2,
+        Error => 3,
+        Warning => 4,
+        Notice => 5,
+        Info => 6,
+        Debug => 7,
+    }
+}
+
 /// A `tools/list`-shaped request for one page.
 fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
     rmcp::model::RequestOptionalParam { method: M::default(), params: Some(params), extensions: Default::default() }
@@ -953,6 +1061,27 @@ impl Running for Handle {
 
     fn request(&self, request: MountRequest, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
         Box::pin(self.0.clone().request_inner(request, cancel))
+    }
+
+    #[allow(deprecated)]
+    fn raise_log_level(&self, level: &str) {
+        let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return };
+        {
+            let mut current = self.0.log_level.lock().expect("level lock");
+            if current.is_some_and(|c| verbosity(c) >= verbosity(level)) {
+                return;
+            }
+            *current = Some(level);
+        }
+        let link = self.0.link.lock().expect("link lock").clone();
+        if let Some(link) = link {
+            let mount = self.0.clone();
+            tokio::spawn(async move { mount.send_log_level(&link.peer, level).await });
+        }
+    }
+
+    fn subscribe(&self, uri: &str, on: bool) -> BoxFuture<'static, Result<(), RequestError>> {
+        Box::pin(self.0.clone().subscribe_inner(uri.to_owned(), on))
     }
 
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
