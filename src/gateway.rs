@@ -192,7 +192,7 @@ impl Gateway {
 
     /// One tool call of this session's agent, with the roots given.
     pub async fn call_with_roots(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, roots: Roots) -> ToolOutput {
-        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel }).await
+        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel, client: Default::default() }).await
     }
 
     /// A request of this session's agent for what a visible mount offers.

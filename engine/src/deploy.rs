@@ -152,6 +152,8 @@ pub struct CallContext {
     pub roots: crate::surface::Roots,
     /// Cancelled when the client gives up on the call.
     pub cancel: CancellationToken,
+    /// The client, for what a mount's server asks it during the call and the progress it reports.
+    pub client: crate::runtime::Client,
 }
 
 /// What serves a tool.
@@ -461,9 +463,9 @@ impl Generation {
         arguments: Map<String, Json>,
         context: CallContext,
     ) -> BoxFuture<'static, ToolOutput> {
-        let CallContext { roots, cancel } = context;
+        let CallContext { roots, cancel, client } = context;
         match &entry.source {
-            Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel),
+            Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel, client),
             Source::Service(_) => {
                 let f = self.fixed[agent].iter().find(|f| f.entry.spec.name == entry.spec.name).expect("looked up in this generation");
                 let call = ToolCall {

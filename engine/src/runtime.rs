@@ -224,8 +224,14 @@ pub trait Running: AsAny + Send + Sync {
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }
-    /// A call of one of `tools`; a mount served through a fixed tool has none to call.
-    fn call(&self, tool: &str, _arguments: Map<String, Json>, _cancel: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+    /// A call of one of `tools`, for `client`; a mount served through a fixed tool has none to call.
+    fn call(
+        &self,
+        tool: &str,
+        _arguments: Map<String, Json>,
+        _cancel: CancellationToken,
+        _client: Client,
+    ) -> BoxFuture<'static, ToolOutput> {
         let out = ToolOutput::error("TOOL_UNKNOWN", format!("this mount serves through a fixed tool and has no tool `{tool}`"));
         Box::pin(async move { out })
     }
@@ -276,6 +282,65 @@ pub trait Running: AsAny + Send + Sync {
     /// name. Told before the result goes back to the client, so that what the
     /// client lists next already follows the write.
     fn saw_write(&self, _arguments: &Map<String, Json>) {}
+}
+
+/// What a server may ask the client during a call (a server→client request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskKind {
+    /// `sampling/createMessage`.
+    Sampling,
+    /// `elicitation/create`, in form or URL mode (its params say which).
+    Elicitation,
+    /// `roots/list`.
+    Roots,
+}
+
+impl AskKind {
+    /// The capability a client declares for it, as MCP names it.
+    pub fn capability(self) -> &'static str {
+        match self {
+            AskKind::Sampling => "sampling",
+            AskKind::Elicitation => "elicitation",
+            AskKind::Roots => "roots",
+        }
+    }
+}
+
+/// The client a call came from, as a mount reaches it during that call: to
+/// ask it something, or to tell it how far the call has come. Empty for a
+/// call with no MCP client behind it (`seam call`): every ask is refused.
+#[derive(Clone, Default)]
+pub struct Client(Option<Arc<dyn ClientLink>>);
+
+impl Client {
+    pub fn new(link: Arc<dyn ClientLink>) -> Client {
+        Client(Some(link))
+    }
+
+    pub fn link(&self) -> Option<&Arc<dyn ClientLink>> {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Client(linked)" } else { "Client(none)" })
+    }
+}
+
+/// One client session, as the calls it makes see it.
+pub trait ClientLink: Send + Sync {
+    /// Equal for every call of one client session, different between sessions.
+    fn session(&self) -> u64;
+    /// The agent the session is served.
+    fn agent(&self) -> &str;
+    /// Whether the client declared what an ask of `kind` with `params` needs
+    /// (for elicitation, the mode its params name).
+    fn declares(&self, kind: AskKind, params: &Json) -> bool;
+    /// Asks the client, on the stream of the call that asks: its result JSON, or its error.
+    fn ask(&self, kind: AskKind, params: Json) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>>;
+    /// Tells the client how far the call has come; nothing when it gave no progress token.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
 }
 
 /// What a kind builds a mount with.
@@ -367,7 +432,7 @@ impl Running for Inert {
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }
-    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken) -> BoxFuture<'static, ToolOutput> {
+    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken, _: Client) -> BoxFuture<'static, ToolOutput> {
         let out = ToolOutput::error("TOOL_UNAVAILABLE", format!("`{tool}`: {}", self.status.detail.as_deref().unwrap_or("unavailable")));
         Box::pin(async move { out })
     }

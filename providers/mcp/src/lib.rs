@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+pub mod asks;
 pub mod lane;
 pub mod runtime;
 

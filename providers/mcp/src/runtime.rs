@@ -33,7 +33,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 use seam_engine::offers::{MountRequest, Offered, Offers, RequestError};
-use seam_engine::runtime::{BoxFuture, BuildCx, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
+use seam_engine::runtime::{BoxFuture, BuildCx, Client, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -144,6 +144,8 @@ struct Mount {
     log_level: Mutex<Option<rmcp::model::LoggingLevel>>,
     /// Clients' subscriptions by URI, counted: the server is asked once per URI, and again after a reconnect.
     subscriptions: Mutex<HashMap<String, usize>>,
+    /// Calls sent and not answered, with their clients (`asks`).
+    calls: Arc<crate::asks::InFlight>,
     stop: CancellationToken,
     /// A call or sync hit a transport error: the connection is treated as closed.
     /// Over Streamable HTTP a dead server does not close rmcp's transport, so
@@ -158,11 +160,74 @@ struct Handler {
     /// The mount's id and the deployment's events: log lines and resource updates go there.
     mount: String,
     events: MountEvents,
+    /// The mount's calls in flight: whom the server's questions and progress are for.
+    calls: Arc<crate::asks::InFlight>,
+    /// The composition's workspace root: the roots the server is given.
+    workspace: Option<std::path::PathBuf>,
 }
 
+/// The question's params as JSON, the client's answer as rmcp's result type.
+async fn relayed<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+    handler: &Handler,
+    kind: seam_engine::runtime::AskKind,
+    params: P,
+    context: &rmcp::service::RequestContext<RoleClient>,
+) -> Result<R, rmcp::ErrorData> {
+    let params = serde_json::to_value(params).map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?;
+    let origin = context.extensions.get::<rmcp::service::InboundStreamOrigin>();
+    let answer = crate::asks::relay(&handler.calls, &handler.mount, kind, params, origin).await?;
+    serde_json::from_value(answer)
+        .map_err(|e| rmcp::ErrorData::internal_error(format!("the client's answer does not read as MCP: {e}"), None))
+}
+
+// Sampling and roots are deprecated by SEP-2577, and still what 2025-11-25 servers ask.
+#[allow(deprecated)]
 impl rmcp::ClientHandler for Handler {
+    /// seam declares what its clients may answer: it asks the calling client
+    /// and refuses the server when that client did not declare it (`asks`).
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("seam", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ClientCapabilities::builder().enable_roots().enable_sampling().build();
+        capabilities.elicitation =
+            Some(rmcp::model::ElicitationCapability::new().with_form(Default::default()).with_url(Default::default()));
+        ClientConfig::new(capabilities, Implementation::new("seam", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        relayed(self, seam_engine::runtime::AskKind::Sampling, params, &context).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        relayed(self, seam_engine::runtime::AskKind::Elicitation, params, &context).await
+    }
+
+    /// The server sees the composition's workspace root (none without one), whoever calls.
+    async fn list_roots(&self, _: rmcp::service::RequestContext<RoleClient>) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self
+            .workspace
+            .iter()
+            .filter_map(|root| url::Url::from_file_path(root).ok().map(|uri| (uri, root)))
+            .map(|(uri, root)| {
+                let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+                let mut root = rmcp::model::Root::new(uri.to_string());
+                root.name = name;
+                root
+            })
+            .collect();
+        Ok(rmcp::model::ListRootsResult::new(roots))
+    }
+
+    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        if let Some(client) = self.calls.by_token(&params.progress_token) {
+            client.progress(params.progress, params.total, params.message);
+        }
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
@@ -249,6 +314,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             pid: Mutex::new(None),
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashMap::new()),
+            calls: Arc::default(),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
             supervisor: Mutex::new(None),
@@ -412,7 +478,13 @@ impl Mount {
     /// Connects and completes the handshake within `startup_timeout`. A child whose
     /// handshake fails is ended here, and its exit proven, before the caller may start another.
     async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, Failed> {
-        let handler = Handler { resync, mount: self.id.clone(), events: self.cx.events.clone() };
+        let handler = Handler {
+            resync,
+            mount: self.id.clone(),
+            events: self.cx.events.clone(),
+            calls: self.calls.clone(),
+            workspace: self.cx.workspace.clone(),
+        };
         let startup = self.common.startup_timeout;
         let timed_out = || format!("no answer within startup_timeout {startup}");
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -806,7 +878,13 @@ impl Mount {
         format!("MCP server `{}` is unreachable for {what}: {e}", self.id)
     }
 
-    async fn call_inner(self: Arc<Self>, tool: String, arguments: Map<String, Json>, cancel: CancellationToken) -> ToolOutput {
+    async fn call_inner(
+        self: Arc<Self>,
+        tool: String,
+        arguments: Map<String, Json>,
+        cancel: CancellationToken,
+        _client: Client,
+    ) -> ToolOutput {
         let catalog = self.catalog.lock().expect("catalog lock").clone();
         let Some(imported) = catalog.by_name.get(&tool) else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
@@ -1051,8 +1129,8 @@ impl Running for Handle {
         self.0.catalog.lock().expect("catalog lock").specs.clone()
     }
 
-    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(self.0.clone().call_inner(tool.to_owned(), arguments, cancel))
+    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, client: Client) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(self.0.clone().call_inner(tool.to_owned(), arguments, cancel, client))
     }
 
     fn offers(&self) -> Arc<Offers> {

@@ -1,0 +1,159 @@
+//! What a mount's server asks while a call runs (sampling, elicitation,
+//! roots) and the progress it reports, routed to the client session whose
+//! call caused it.
+//!
+//! Each call seam sends a server is entered in [`InFlight`] under the request
+//! id and progress token rmcp gave it, with the calling client. A question is
+//! for the call whose response stream it came on (Streamable HTTP says which);
+//! where the transport cannot say (stdio, the standalone GET stream), it is
+//! for the one client session that has calls in flight, and refused when
+//! there are several. A client that did not declare what the question needs
+//! is never asked: the server gets an error, and seam's log says why.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ErrorCode, ProgressToken, RequestId};
+use rmcp::service::InboundStreamOrigin;
+use seam_engine::offers::RequestError;
+use seam_engine::runtime::{AskKind, Client, ClientLink};
+use serde_json::Value as Json;
+
+/// The calls a mount has sent its server and not had answered, by request id.
+#[derive(Default)]
+pub struct InFlight(Mutex<HashMap<RequestId, Caller>>);
+
+struct Caller {
+    client: Client,
+    token: ProgressToken,
+}
+
+/// A call's place in [`InFlight`], given back when the call ends however it ends.
+pub struct Entered {
+    calls: Arc<InFlight>,
+    id: RequestId,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.calls.0.lock().expect("in-flight lock").remove(&self.id);
+    }
+}
+
+impl InFlight {
+    pub fn enter(self: &Arc<Self>, id: RequestId, token: ProgressToken, client: Client) -> Entered {
+        self.0.lock().expect("in-flight lock").insert(id.clone(), Caller { client, token });
+        Entered { calls: self.clone(), id }
+    }
+
+    /// The client a question is for: by the stream it came on, else the one session with calls in flight.
+    pub fn caller(&self, origin: Option<&InboundStreamOrigin>) -> Result<Arc<dyn ClientLink>, String> {
+        let calls = self.0.lock().expect("in-flight lock");
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
+            let caller = calls.get(id).ok_or("it came on the stream of a call that has ended")?;
+            return caller.client.link().cloned().ok_or_else(|| "the call has no MCP client behind it (`seam call`)".to_owned());
+        }
+        let mut links = calls.values().map(|c| c.client.link());
+        let first = match links.next() {
+            None => return Err("no call is running, so no client can be asked".to_owned()),
+            Some(None) => return Err("the call has no MCP client behind it (`seam call`)".to_owned()),
+            Some(Some(first)) => first.clone(),
+        };
+        if links.any(|other| other.is_none_or(|other| other.session() != first.session())) {
+            return Err("calls of several client sessions are running and the transport does not say which one asks".to_owned());
+        }
+        Ok(first)
+    }
+
+    /// The client of the call that `token` tracks.
+    pub fn by_token(&self, token: &ProgressToken) -> Option<Arc<dyn ClientLink>> {
+        self.0.lock().expect("in-flight lock").values().find(|c| c.token == *token).and_then(|c| c.client.link().cloned())
+    }
+}
+
+/// Asks the calling client what mount `mount`'s server asked, as JSON both ways.
+pub async fn relay(
+    calls: &InFlight,
+    mount: &str,
+    kind: AskKind,
+    params: Json,
+    origin: Option<&InboundStreamOrigin>,
+) -> Result<Json, McpError> {
+    let what = kind.capability();
+    let client = calls.caller(origin).map_err(|why| {
+        tracing::warn!(mount, "a {what} request from the server was refused: {why}");
+        McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("seam cannot pass this {what} request to a client: {why}"), None)
+    })?;
+    if !client.declares(kind, &params) {
+        let agent = client.agent();
+        tracing::warn!(mount, agent, "a {what} request from the server was refused: the client did not declare {what}");
+        let message = format!("the client of agent `{agent}` did not declare {what} (or this kind of {what})");
+        return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, message, None));
+    }
+    client.ask(kind, params).await.map_err(|e| match e {
+        RequestError::Upstream { code, message, data } => McpError::new(ErrorCode(code), message, data),
+        RequestError::Unknown(message) | RequestError::Unavailable(message) => McpError::internal_error(message, None),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seam_engine::runtime::BoxFuture;
+
+    struct Session(u64);
+
+    impl ClientLink for Session {
+        fn session(&self) -> u64 {
+            self.0
+        }
+        fn agent(&self) -> &str {
+            "a"
+        }
+        fn declares(&self, kind: AskKind, _: &Json) -> bool {
+            kind == AskKind::Sampling
+        }
+        fn ask(&self, _: AskKind, params: Json) -> BoxFuture<'static, Result<Json, RequestError>> {
+            Box::pin(async move { Ok(params) })
+        }
+        fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+    }
+
+    fn session(n: u64) -> Client {
+        Client::new(Arc::new(Session(n)))
+    }
+
+    #[test]
+    fn a_question_goes_to_the_call_whose_stream_it_came_on_else_to_the_only_session_calling() {
+        let calls = Arc::new(InFlight::default());
+        let (one, two) = (RequestId::Number(1), RequestId::Number(2));
+        let token = |n: i64| ProgressToken(RequestId::Number(n));
+        assert!(calls.caller(None).is_err(), "no call: nobody to ask");
+        let first = calls.enter(one.clone(), token(1), session(7));
+        let also_seven = calls.enter(two.clone(), token(2), session(7));
+        assert_eq!(calls.caller(None).unwrap().session(), 7, "every call is session 7's");
+        let other = calls.enter(RequestId::Number(3), token(3), session(8));
+        assert!(calls.caller(None).is_err(), "two sessions calling, and no stream to tell them apart");
+        assert_eq!(calls.caller(Some(&InboundStreamOrigin::OutboundRequest(RequestId::Number(3)))).unwrap().session(), 8);
+        assert_eq!(calls.by_token(&token(2)).unwrap().session(), 7);
+        drop((first, also_seven));
+        assert!(calls.caller(Some(&InboundStreamOrigin::OutboundRequest(one))).is_err(), "that call has ended");
+        assert_eq!(calls.caller(None).unwrap().session(), 8);
+        drop(other);
+        let local = calls.enter(two, token(2), Client::default());
+        assert!(calls.caller(None).is_err(), "`seam call` has no client to ask");
+        drop(local);
+    }
+
+    #[tokio::test]
+    async fn a_client_that_did_not_declare_what_is_asked_is_not_asked() {
+        let calls = Arc::new(InFlight::default());
+        let _call = calls.enter(RequestId::Number(1), ProgressToken(RequestId::Number(1)), session(1));
+        let asked = relay(&calls, "m", AskKind::Sampling, serde_json::json!({ "x": 1 }), None).await;
+        assert_eq!(asked.unwrap(), serde_json::json!({ "x": 1 }));
+        let refused = relay(&calls, "m", AskKind::Elicitation, serde_json::json!({}), None).await.unwrap_err();
+        assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(refused.message.contains("did not declare elicitation"), "{}", refused.message);
+    }
+}
