@@ -269,9 +269,18 @@ impl ServerHandler for Gateway {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        let mut capabilities = capabilities;
+        let live = self.deployment.live();
+        // Extensions (MCP Apps' `io.modelcontextprotocol/ui`) as the agent's mounts declare them now.
+        let extensions = live.as_ref().and_then(|live| live.routes(&self.agent)).map(|routes| routes.extensions()).unwrap_or_default();
+        let extensions: std::collections::BTreeMap<String, rmcp::model::JsonObject> =
+            extensions.into_iter().filter_map(|(name, settings)| Some((name, settings.as_object()?.clone()))).collect();
+        if !extensions.is_empty() {
+            capabilities.extensions = Some(extensions);
+        }
         let name = format!("seam ({})", self.agent);
         let config = ServerConfig::new(capabilities).with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")));
-        match self.deployment.live().and_then(|live| live.instructions(&self.agent)) {
+        match live.and_then(|live| live.instructions(&self.agent)) {
             Some(instructions) => config.with_instructions(instructions),
             None => config,
         }

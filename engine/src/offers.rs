@@ -10,8 +10,9 @@
 //!   and `ui://` resources must stay valid). The rules, in order: the first
 //!   visible mount, in the composition's mount order, that lists the URI;
 //!   else the visible template that matches it with the most literal
-//!   characters (ties: mount order); else the mount whose tool result carried
-//!   the URI last (a `resource_link`, an embedded resource), if the agent
+//!   characters (ties: mount order); else the mount one of whose tools names
+//!   it as its MCP Apps view (`_meta.ui.resourceUri`); else the mount whose
+//!   tool result carried the URI last (a `resource_link`, an embedded resource), if the agent
 //!   sees it; else the resource is unknown. A URI or template two mounts list
 //!   goes to the first: the others' are shadowed, never chosen by arrival.
 
@@ -37,6 +38,11 @@ pub struct Offers {
     pub templates: Vec<Offered>,
     /// The server's instructions, as it gave them.
     pub instructions: Option<Arc<str>>,
+    /// The extensions the server declares (`capabilities.extensions`, e.g. MCP Apps'
+    /// `io.modelcontextprotocol/ui`), each with its settings.
+    pub extensions: Map<String, Json>,
+    /// The views its tools name (`_meta.ui.resourceUri`), sorted: readable even when not listed.
+    pub views: Vec<String>,
 }
 
 /// A request for something a mount offers.
@@ -223,8 +229,22 @@ impl Routes<'_> {
         if let Some((id, _)) = best {
             return Some(id);
         }
+        if let Some((id, _)) = self.mounts.iter().find(|(_, o)| o.views.binary_search_by(|v| v.as_str().cmp(uri)).is_ok()) {
+            return Some(id);
+        }
         let learned = links.mount_of(uri)?;
         self.mounts.iter().map(|(id, _)| *id).find(|id| **id == learned)
+    }
+
+    /// The extensions the agent's mounts declare, the first mount's settings kept for each.
+    pub fn extensions(&self) -> Map<String, Json> {
+        let mut all = Map::new();
+        for (_, offers) in &self.mounts {
+            for (name, settings) in &offers.extensions {
+                all.entry(name.clone()).or_insert_with(|| settings.clone());
+            }
+        }
+        all
     }
 
     /// The mount that listed template `template` first.
@@ -304,8 +324,10 @@ mod tests {
                 ("a", offers(&["x://one"], &["x://{anything}"])),
                 ("b", offers(&["x://one", "y://two"], &["x://items/{id}"])),
                 ("c", offers(&[], &[])),
+                ("d", Arc::new(Offers { views: vec!["ui://app/view.html".to_owned()], ..Offers::default() })),
             ],
         };
+        assert_eq!(routes.resource("ui://app/view.html", &Links::default()), Some("d"), "a view a tool names");
         let links = Links::default();
         assert_eq!(routes.resource("x://one", &links), Some("a"), "listed by two: the first in mount order");
         assert_eq!(routes.resource("y://two", &links), Some("b"));

@@ -239,3 +239,32 @@ fn mount_log_lines_and_resource_updates_reach_the_session_that_asked() {
         }
     }
 }
+
+/// MCP Apps: a tool's `_meta.ui` is kept, the view it names is readable
+/// through seam though its server does not list it, and the `ui` extension
+/// its server declares is declared to the clients of the agents that see it.
+#[test]
+fn an_mcp_apps_view_is_kept_readable_and_its_extension_declared() {
+    let dir = scratch("parity-apps");
+    let file = dir.join("c.yaml");
+    let apps = format!(
+        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
+        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
+    );
+    compose(&file, &[apps], "agents:\n  blind:\n    tools: { \"mcp__apps__*\": false }\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let tool = client.tool("mcp__apps__clock");
+    assert_eq!(tool["_meta"]["ui"]["resourceUri"], "ui://clock/app.html", "{tool}");
+    let view = client.send(json!({ "op": "read", "uri": "ui://clock/app.html" }));
+    assert_eq!(view["result"]["contents"][0]["text"], "<html><body>clock</body></html>", "{view}");
+    let server = client.send(json!({ "op": "server" }));
+    let ui = &server["capabilities"]["extensions"]["io.modelcontextprotocol/ui"];
+    assert_eq!(ui["mimeTypes"][0], "text/html;profile=mcp-app", "{server}");
+    let mut blind = SdkClient::http(&format!("{}/agents/blind/mcp", seam.base));
+    let server = blind.send(json!({ "op": "server" }));
+    assert!(server["capabilities"]["extensions"].is_null(), "an agent that does not see the mount: {server}");
+    client.close();
+    blind.close();
+    assert!(seam.terminate().success());
+}

@@ -103,6 +103,8 @@ struct Offerings {
     resources: Vec<rmcp::model::Resource>,
     templates: Vec<rmcp::model::ResourceTemplate>,
     instructions: Option<Arc<str>>,
+    /// The extensions the server declares, each with its settings.
+    extensions: Map<String, Json>,
 }
 
 /// A mount's `tools`, `prompts` and `resources` filters, compiled.
@@ -573,9 +575,8 @@ impl Mount {
     /// Fetches every page of every list the server declares and swaps the
     /// whole map in, or keeps the previous one.
     async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
-        let tools = all_pages(
+        let tools = all_pages::<rmcp::model::ListToolsRequestMethod, _>(
             peer,
-            "tools/list",
             |params| ClientRequest::ListToolsRequest(list_request(params)),
             |page| match page {
                 ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
@@ -586,11 +587,13 @@ impl Mount {
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
         let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
-        let mut offerings = Offerings { instructions, ..Offerings::default() };
+        let extensions = info.as_ref().and_then(|i| i.capabilities.extensions.as_ref()).map_or_else(Map::new, |extensions| {
+            extensions.iter().map(|(name, settings)| (name.clone(), Json::Object(settings.clone()))).collect()
+        });
+        let mut offerings = Offerings { instructions, extensions, ..Offerings::default() };
         if declares(|c| c.prompts.is_some()) {
-            offerings.prompts = all_pages(
+            offerings.prompts = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
                 peer,
-                "prompts/list",
                 |params| ClientRequest::ListPromptsRequest(list_request(params)),
                 |page| match page {
                     ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
@@ -600,9 +603,8 @@ impl Mount {
             .await?;
         }
         if declares(|c| c.resources.is_some()) {
-            offerings.resources = all_pages(
+            offerings.resources = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
                 peer,
-                "resources/list",
                 |params| ClientRequest::ListResourcesRequest(list_request(params)),
                 |page| match page {
                     ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor)),
@@ -611,7 +613,7 @@ impl Mount {
             )
             .await?;
             let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
-            offerings.templates = all_pages(peer, "resources/templates/list", templates, |page| match page {
+            offerings.templates = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(peer, templates, |page| match page {
                 ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor)),
                 _ => None,
             })
@@ -697,7 +699,21 @@ impl Mount {
         let resources = definitions(offerings.resources.iter().filter(|r| filters.resources.admits(&r.uri)), |r| r.uri.clone())?;
         let templates =
             definitions(offerings.templates.iter().filter(|t| filters.resources.admits(&t.uri_template)), |t| t.uri_template.clone())?;
-        let offers = Offers { prompts, resources, templates, instructions: offerings.instructions.clone() };
+        // An MCP Apps view a served tool names is readable through this mount, listed or not.
+        let mut views: Vec<String> = specs
+            .iter()
+            .filter_map(|spec| spec.definition.get("_meta")?.get("ui")?.get("resourceUri")?.as_str().map(str::to_owned))
+            .collect();
+        views.sort();
+        views.dedup();
+        let offers = Offers {
+            prompts,
+            resources,
+            templates,
+            instructions: offerings.instructions.clone(),
+            extensions: offerings.extensions.clone(),
+            views,
+        };
         Ok(Catalog { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
     }
 
@@ -1065,19 +1081,30 @@ fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::Requ
 }
 
 /// Every page of one list, sent as plain requests (rmcp's own `list_*` may
-/// answer a failure from its cache); a repeated cursor is an error.
-async fn all_pages<T>(
+/// answer a failure from its cache); a repeated cursor is an error. Of a list
+/// beside the tools, a server that answers "method not found" lists nothing:
+/// servers that declare `resources` without templates do.
+async fn all_pages<M: rmcp::model::ConstString, T>(
     peer: &Peer<RoleClient>,
-    method: &str,
     request: impl Fn(PaginatedRequestParams) -> ClientRequest,
     page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
 ) -> Result<Vec<T>, String> {
+    let method = M::VALUE;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     loop {
-        let answer = peer.send_request(request(PaginatedRequestParams::default().with_cursor(cursor.clone()))).await;
-        let (listed, next) = page(answer.map_err(|e| format!("{method}: {e}"))?).ok_or_else(|| format!("unexpected answer to {method}"))?;
+        let answer = match peer.send_request(request(PaginatedRequestParams::default().with_cursor(cursor.clone()))).await {
+            Err(ServiceError::McpError(e))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND
+                    && method != <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE =>
+            {
+                tracing::debug!("the server does not answer {method}: it lists nothing there");
+                return Ok(items);
+            }
+            answer => answer.map_err(|e| format!("{method}: {e}"))?,
+        };
+        let (listed, next) = page(answer).ok_or_else(|| format!("unexpected answer to {method}"))?;
         items.extend(listed);
         match next {
             None => return Ok(items),

@@ -1,0 +1,25 @@
+// A stdio MCP server with an MCP Apps view, built on the official SDK's
+// low-level Server: it declares the `io.modelcontextprotocol/ui` extension,
+// its `clock` tool names the view `ui://clock/app.html` in `_meta.ui`, and the
+// view is readable but, as servers may, not listed by `resources/list`.
+const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
+const { Server } = await import(new URL('server/index.js', sdk));
+const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
+const { CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, McpError, ErrorCode } =
+  await import(new URL('types.js', sdk));
+
+const VIEW = 'ui://clock/app.html';
+const server = new Server(
+  { name: 'apps-server', version: '0.1.0' },
+  { capabilities: { tools: {}, resources: {}, extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
+);
+server.setRequestHandler(ListToolsRequestSchema, () => ({
+  tools: [{ name: 'clock', description: 'Shows a clock', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: VIEW } } }],
+}));
+server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: 'tick' }] }));
+server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  if (request.params.uri !== VIEW) throw new McpError(ErrorCode.InvalidParams, `no resource ${request.params.uri}`);
+  return { contents: [{ uri: VIEW, mimeType: 'text/html;profile=mcp-app', text: '<html><body>clock</body></html>' }] };
+});
+await server.connect(new StdioServerTransport());
