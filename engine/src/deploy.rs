@@ -231,10 +231,6 @@ pub struct OfferedView {
     pub templates: Vec<Offered>,
 }
 
-/// How much of one mount's instructions an agent's instructions quote, and how much in all (characters).
-pub const MOUNT_INSTRUCTIONS_CHARS: u64 = 2048;
-pub const INSTRUCTIONS_CHARS: u64 = 16 << 10;
-
 impl Generation {
     /// `serve`'s limits for this generation.
     pub fn serve(&self) -> &crate::model::ServeLimits {
@@ -340,24 +336,10 @@ impl Generation {
         Some(Routes { mounts })
     }
 
-    /// The agent's instructions: each visible mount's, under its id, in mount
-    /// order, at most [`MOUNT_INSTRUCTIONS_CHARS`] each and [`INSTRUCTIONS_CHARS`]
-    /// in all; `None` when no visible mount gives any.
+    /// The agent's instructions: each visible mount's (`offers::instructions`).
     pub fn instructions(&self, agent: &str) -> Option<String> {
         let routes = self.routes(agent)?;
-        let mut sections = Vec::new();
-        for (id, offers) in &routes.mounts {
-            let Some(text) = offers.instructions.as_deref().map(str::trim).filter(|t| !t.is_empty()) else { continue };
-            let mut text = text.to_owned();
-            crate::runtime::cap_with_footer(&mut text, MOUNT_INSTRUCTIONS_CHARS, "\n[seam: instructions cut]");
-            sections.push(format!("## {id}\n\n{text}"));
-        }
-        if sections.is_empty() {
-            return None;
-        }
-        let mut all = sections.join("\n\n");
-        crate::runtime::cap_with_footer(&mut all, INSTRUCTIONS_CHARS, "\n[seam: instructions cut]");
-        Some(all)
+        crate::offers::instructions(routes.mounts.iter().filter_map(|(id, offers)| Some((*id, offers.instructions.as_deref()?))))
     }
 
     /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.

@@ -76,6 +76,31 @@ impl std::fmt::Display for RequestError {
     }
 }
 
+/// How much of one mount's instructions an agent's instructions quote, and how much in all (characters).
+pub const MOUNT_INSTRUCTIONS_CHARS: u64 = 2048;
+pub const INSTRUCTIONS_CHARS: u64 = 16 << 10;
+
+/// An agent's instructions from its mounts' `(id, instructions)`, in mount
+/// order: each under `## <id>`, at most [`MOUNT_INSTRUCTIONS_CHARS`] each and
+/// [`INSTRUCTIONS_CHARS`] in all, a cut marked; `None` when none has any.
+pub fn instructions<'a>(mounts: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    const CUT: &str = "\n[seam: instructions cut]";
+    let sections: Vec<String> = mounts
+        .filter(|(_, text)| !text.trim().is_empty())
+        .map(|(id, text)| {
+            let mut text = text.trim().to_owned();
+            crate::runtime::cap_with_footer(&mut text, MOUNT_INSTRUCTIONS_CHARS, CUT);
+            format!("## {id}\n\n{text}")
+        })
+        .collect();
+    if sections.is_empty() {
+        return None;
+    }
+    let mut all = sections.join("\n\n");
+    crate::runtime::cap_with_footer(&mut all, INSTRUCTIONS_CHARS, CUT);
+    Some(all)
+}
+
 /// How many URIs seen in tool results a generation remembers, newest kept.
 pub const REMEMBERED_LINKS: usize = 4096;
 
@@ -340,6 +365,22 @@ mod tests {
         assert_eq!(routes.resource("z://elsewhere", &links), None, "a link of a mount the agent does not see");
         assert_eq!(routes.shadowed(), vec![("b".to_owned(), "x://one".to_owned(), "a".to_owned())]);
         assert_eq!(routes.listed(|o| &o.resources).iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["x://one", "y://two"]);
+    }
+
+    #[test]
+    fn instructions_are_bounded_per_mount_and_in_all() {
+        assert_eq!(instructions([("a", "  "), ("b", "")].into_iter()), None);
+        let at_limit = "x".repeat(MOUNT_INSTRUCTIONS_CHARS as usize);
+        let one_over = "y".repeat(MOUNT_INSTRUCTIONS_CHARS as usize + 1);
+        let both = instructions([("a", at_limit.as_str()), ("b", one_over.as_str())].into_iter()).unwrap();
+        let (a, b) = both.split_once("\n\n## b\n\n").unwrap();
+        assert_eq!(a, format!("## a\n\n{at_limit}"), "at the limit a mount's instructions are whole");
+        assert_eq!(b.chars().count() as u64, MOUNT_INSTRUCTIONS_CHARS, "one past it they are cut to it");
+        assert!(b.ends_with("[seam: instructions cut]"));
+        let many: Vec<(String, String)> = (0..20).map(|i| (format!("m{i}"), "z".repeat(2000))).collect();
+        let all = instructions(many.iter().map(|(id, text)| (id.as_str(), text.as_str()))).unwrap();
+        assert_eq!(all.chars().count() as u64, INSTRUCTIONS_CHARS, "past the total, the whole is cut to it");
+        assert!(all.starts_with("## m0\n\n") && all.ends_with("[seam: instructions cut]"));
     }
 
     #[test]

@@ -17,6 +17,8 @@ const {
   ResourceUpdatedNotificationSchema,
   LoggingMessageNotificationSchema,
   ListRootsRequestSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
 } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
@@ -36,9 +38,31 @@ if (mode === 'stdio' && target) {
 
 // env SEAM_ROOTS (paths joined by ':'): the client offers these folders as its roots.
 const roots = process.env.SEAM_ROOTS ? process.env.SEAM_ROOTS.split(':') : null;
-const client = new Client({ name: 'seam-test-sdk-client', version: '0.1.0' }, roots ? { capabilities: { roots: { listChanged: true } } } : {});
+// env SEAM_ANSWERS=1: the client also declares sampling and elicitation (form and URL) and answers them:
+// sampling with `sampled: <the last message's text>`, a form with `{ name: 'seam' }`, a URL by accepting.
+// Each request a server makes of the client is kept for `asked`.
+const answers = process.env.SEAM_ANSWERS === '1';
+const capabilities = {};
+if (roots) capabilities.roots = { listChanged: true };
+if (answers) Object.assign(capabilities, { sampling: {}, elicitation: { form: {}, url: {} } });
+const client = new Client({ name: 'seam-test-sdk-client', version: '0.1.0' }, { capabilities });
+const asked = [];
 if (roots) {
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((p) => ({ uri: new URL(`file://${p}`).href, name: p })) }));
+  client.setRequestHandler(ListRootsRequestSchema, () => {
+    asked.push({ method: 'roots/list' });
+    return { roots: roots.map((p) => ({ uri: new URL(`file://${p}`).href, name: p })) };
+  });
+}
+if (answers) {
+  client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+    asked.push({ method: 'sampling/createMessage', params: request.params });
+    const last = request.params.messages.at(-1)?.content;
+    return { role: 'assistant', model: 'seam-test', content: { type: 'text', text: `sampled: ${last?.text ?? ''}` } };
+  });
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    asked.push({ method: 'elicitation/create', params: request.params });
+    return request.params.mode === 'url' ? { action: 'accept' } : { action: 'accept', content: { name: 'seam' } };
+  });
 }
 
 // list_changed bookkeeping, per list (`tools`, `prompts`, `resources`): `received` counts
@@ -136,8 +160,13 @@ async function handle(cmd) {
     case 'list':
       return { ok: true, tools: await listAll() };
     case 'call': {
-      const opts = cmd.timeout_ms !== undefined ? { timeout: cmd.timeout_ms } : undefined;
-      return { ok: true, result: await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts) };
+      // With `progress`, the call asks for progress and its notifications come back beside the result.
+      const progress = [];
+      const opts = {};
+      if (cmd.timeout_ms !== undefined) opts.timeout = cmd.timeout_ms;
+      if (cmd.progress) opts.onprogress = (p) => progress.push(p);
+      const result = await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts);
+      return cmd.progress ? { ok: true, result, progress } : { ok: true, result };
     }
     case 'call_all':
       // Every call in flight at once; the results in the order of the calls.
@@ -190,6 +219,8 @@ async function handle(cmd) {
       return waitSeen('logs', (l) => JSON.stringify(l).includes(cmd.contains), cmd.timeout_ms ?? 5000);
     case 'wait_resource_updated':
       return waitSeen('updates', (u) => u.uri === cmd.uri, cmd.timeout_ms ?? 5000);
+    case 'asked':
+      return { ok: true, asked };
     case 'count_prompt_list_changed':
       return { ok: true, count: lists.prompts.received };
     case 'prompts':

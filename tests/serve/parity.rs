@@ -100,7 +100,7 @@ fn probe(client: &mut SdkClient, prefix: &str) -> Value {
 
 /// What server-everything shows a client connected to it directly.
 fn direct() -> Value {
-    let mut client = SdkClient::direct(&peer_bin("mcp-server-everything"), &["stdio"]);
+    let mut client = SdkClient::direct(&peer_bin("mcp-server-everything"), &["stdio"], &[]);
     let seen = probe(&mut client, "");
     client.close();
     seen

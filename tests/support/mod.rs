@@ -134,11 +134,26 @@ impl SdkClient {
         client
     }
 
-    /// A server spawned by the SDK's stdio transport, with no seam between.
-    pub fn direct(command: &str, args: &[&str]) -> SdkClient {
+    /// A server spawned by the SDK's stdio transport, with no seam between; `env` for the client (`SEAM_ANSWERS`, `SEAM_ROOTS`).
+    pub fn direct(command: &str, args: &[&str], env: &[(&str, &str)]) -> SdkClient {
         let mut command_line = Command::new("node");
-        command_line.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(command).args(args);
+        command_line.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(command).args(args).envs(env.iter().copied());
         SdkClient::start(command_line)
+    }
+
+    /// `seam serve FILE` over stdio, the client run with `env` (`SEAM_ANSWERS`, `SEAM_ROOTS`).
+    pub fn stdio_with_env(file: &Path, env: &[(&str, &str)]) -> SdkClient {
+        let mut command = Command::new("node");
+        command.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(seam_bin()).arg("serve").arg(file);
+        command.env("RUST_LOG", "info,rmcp=warn").envs(env.iter().copied());
+        SdkClient::start(command)
+    }
+
+    /// A client over HTTP run with `env` (`SEAM_ANSWERS`, `SEAM_ROOTS`).
+    pub fn http_with_env(url: &str, env: &[(&str, &str)]) -> SdkClient {
+        let mut command = Command::new("node");
+        command.arg(root().join("tests/peers/sdk-client.mjs")).arg("http").arg(url).envs(env.iter().copied());
+        SdkClient::start(command)
     }
 
     /// `seam serve FILE ARGS…` over stdio, spawned by the SDK's stdio transport.
