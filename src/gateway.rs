@@ -8,15 +8,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment, Source, View};
 use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
-use seam_mcp::lane::{Divert, LineWriter, Peek, line_of};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
@@ -43,6 +42,9 @@ pub struct Gateway {
     /// enters its gateway and peer there, so that its plain calls are answered
     /// by seam (`crate::sessions`).
     sessions: Option<Arc<crate::sessions::Sessions>>,
+    /// One permit per call of this session that may run at once
+    /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
+    room: Arc<tokio::sync::Semaphore>,
     /// Set by the session's first `notifications/initialized`: a client that
     /// repeats it gets no second notifier (each lived as long as the session).
     initialized: Arc<std::sync::atomic::AtomicBool>,
@@ -84,6 +86,7 @@ impl Gateway {
             shown: Arc::default(),
             _counted: None,
             sessions: None,
+            room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             initialized: Arc::default(),
         }
     }
@@ -191,6 +194,12 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
     }
 }
 
+/// A tool's output as rmcp's result.
+fn tool_result(output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
+    serde_json::from_value(output.into_json())
+        .map_err(|e| McpError::internal_error(format!("the result of `{tool}` is not an MCP result: {e}"), None))
+}
+
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let capabilities =
@@ -242,11 +251,17 @@ impl ServerHandler for Gateway {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        // Taken before anything else: over stdio, calls start on one thread in the order they were read.
+        let Ok(_permit) = self.room.clone().try_acquire_owned() else {
+            let refused = ToolOutput::error(
+                "TOOL_CALLS_EXCEEDED",
+                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
+            );
+            return tool_result(refused, &request.name).map(CallToolResponse::Complete);
+        };
         let arguments = request.arguments.unwrap_or_default();
         let output = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone()).await;
-        let result: CallToolResult = serde_json::from_value(output.into_json())
-            .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
-        Ok(CallToolResponse::Complete(result))
+        tool_result(output, &request.name).map(CallToolResponse::Complete)
     }
 
     async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
@@ -372,19 +387,6 @@ impl Running {
             token.cancel();
         }
     }
-
-    /// Resolves once no call runs.
-    pub async fn drained(self) {
-        loop {
-            let notified = self.answered.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.calls.lock().expect("running lock").is_empty() {
-                return;
-            }
-            notified.await;
-        }
-    }
 }
 
 /// A call in [`Running`], there until this is dropped.
@@ -500,28 +502,21 @@ pub fn for_session_peer(output: &mut ToolOutput) {
     }
 }
 
-/// `seam serve` over stdio: `tools/call` requests taken off the client's stream
-/// (`seam_mcp::lane`) and answered here, on the session's gateway, once the
-/// session is initialized; rmcp serves everything else, and whatever seam cannot
-/// read as a plain call (rmcp then answers it as it would).
-pub struct StdioCalls {
-    gateway: Gateway,
-    writer: LineWriter,
-    /// The session's peer, for its roots; set when rmcp has finished the handshake.
-    peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
-    /// The client said `notifications/initialized`.
-    initialized: bool,
-    running: Running,
-    /// One permit per call that may run at once; a call holds one until it is answered.
-    room: Arc<tokio::sync::Semaphore>,
-}
-
-/// Calls one stdio client may have running at once. A call past it is
-/// answered `TOOL_CALLS_EXCEEDED` at once, so a client that sends calls and
-/// never reads their answers cannot make seam hold unbounded work, while its
-/// other messages (cancellations, pings, answers to seam's requests) are
-/// still read.
+/// Calls one session may have running at once (a stdio client is one
+/// session). A call past it is answered `TOOL_CALLS_EXCEEDED` at once, so a
+/// client that sends calls and never reads their answers cannot make seam
+/// hold unbounded work, while its other messages (cancellations, pings,
+/// answers to seam's requests) are still read: the stdio backlog leaves calls
+/// to this cap ([`capped`]).
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
+
+/// The requests [`MAX_CALLS_IN_FLIGHT`] bounds, which the stdio backlog
+/// (`seam_mcp::lane::Backlog`) therefore does not reckon: were calls reckoned
+/// there too, the backlog would stop reading before the call past the cap
+/// could be refused.
+pub fn capped(request: &ClientRequest) -> bool {
+    matches!(request, ClientRequest::CallToolRequest(_))
+}
 
 /// Bytes seam may owe one stdio client (answers waiting for it to read them,
 /// and answers rmcp has yet to give, `seam_mcp::lane::Backlog`) before it
@@ -530,67 +525,6 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 /// client that does not read can have seam answer ahead of it. As large as
 /// the longest line seam reads.
 pub const MAX_BYTES_OWED: usize = seam_mcp::lane::MAX_LINE;
-
-impl StdioCalls {
-    pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
-        StdioCalls {
-            gateway,
-            writer,
-            peer,
-            initialized: false,
-            running: Running::default(),
-            room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
-        }
-    }
-}
-
-impl Divert for StdioCalls {
-    fn take(&mut self, line: &[u8]) -> bool {
-        // A plain call is read once, whole; any other line is peeked at for what seam must know of it.
-        let (Some(call), Some(peer)) = (self.initialized.then(|| PlainCall::of(line)).flatten(), self.peer.get()) else {
-            match Peek::of(line).and_then(|peek| Some((peek.method?, peek.params))) {
-                Some((method, _)) if method == "notifications/initialized" => self.initialized = true,
-                // A call running here is cancelled; rmcp is told too, and finds nothing of its own.
-                Some((method, Some(params))) if method == "notifications/cancelled" => self.running.cancel(params),
-                _ => {}
-            }
-            return false;
-        };
-        let Ok(permit) = self.room.clone().try_acquire_owned() else {
-            let refused = ToolOutput::error(
-                "TOOL_CALLS_EXCEEDED",
-                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", call.params.name),
-            );
-            self.writer.send_line(line_of(&Answer { jsonrpc: "2.0", id: call.id, result: &refused }));
-            return true;
-        };
-        let (id, params) = (call.id.to_owned(), call.params);
-        let running = self.running.start(&id);
-        let (gateway, writer, peer) = (self.gateway.clone(), self.writer.clone(), peer.clone());
-        tokio::spawn(async move {
-            // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `running.token`.
-            let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), running.token.child_token(), peer).await;
-            // A request the client cancelled is not answered (as rmcp does).
-            if !running.token.is_cancelled() {
-                let mut output = output;
-                for_session_peer(&mut output);
-                let answer = Answer { jsonrpc: "2.0", id: &id, result: &output };
-                if let Err(e) = writer.write_line(line_of(&answer)).await {
-                    tracing::warn!("the answer to a call could not be written: {e}");
-                }
-            }
-            // Out of `running` only once answered: closing the stream waits for that.
-            drop(running);
-            drop(permit);
-        });
-        true
-    }
-
-    /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
-    fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
-        Some(Box::pin(self.running.clone().drained()))
-    }
-}
 
 /// The answer to a call seam answered itself.
 #[derive(serde::Serialize)]

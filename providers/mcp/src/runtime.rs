@@ -105,7 +105,7 @@ struct Mount {
     status: StatusCell,
     catalog: Mutex<Arc<Catalog>>,
     /// How calls reach the server while it is connected and synced.
-    link: Mutex<Option<Link>>,
+    link: Mutex<Option<Peer<RoleClient>>>,
     pid: Mutex<Option<u32>>,
     stop: CancellationToken,
     /// A call or sync hit a transport error: the connection is treated as closed.
@@ -145,17 +145,8 @@ impl Failed {
 /// One live connection.
 struct Connection {
     service: rmcp::service::RunningService<RoleClient, Handler>,
-    /// Over stdio, tool calls go beside rmcp on the same stream.
-    calls: Option<Arc<lane::Calls>>,
     child: Option<Child>,
     stderr: Arc<Mutex<String>>,
-}
-
-/// A connected server: rmcp's peer, and over stdio seam's own call lane.
-#[derive(Clone)]
-struct Link {
-    peer: Peer<RoleClient>,
-    calls: Option<Arc<lane::Calls>>,
 }
 
 struct Filter {
@@ -232,7 +223,7 @@ impl Mount {
             if let Some(c) = &mut connection {
                 match self.sync(&c.service.peer().clone()).await {
                     Ok(()) => {
-                        *self.link.lock().expect("link lock") = Some(Link { peer: c.service.peer().clone(), calls: c.calls.clone() });
+                        *self.link.lock().expect("link lock") = Some(c.service.peer().clone());
                         self.status.set(State::Ready, None);
                         self.cx.changes.notify();
                         up_since = Some(Instant::now());
@@ -382,11 +373,10 @@ impl Mount {
                     });
                 }
                 let writer = lane::LineWriter::new(child.stdin.take().expect("piped stdin"));
-                let calls = lane::Calls::new(writer.clone());
                 let stdout = child.stdout.take().expect("piped stdout");
-                let transport = lane::LineTransport::<RoleClient, _>::new(stdout, writer, calls.divert());
+                let transport = lane::LineTransport::<RoleClient>::new(stdout, writer);
                 let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => return Ok(Connection { service, calls: Some(calls), child: Some(child), stderr }),
+                    Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => format!("handshake failed: {e}"),
                     Err(_) => timed_out(),
                 };
@@ -416,7 +406,7 @@ impl Mount {
                 let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, calls: None, child: None, stderr }),
+                    Ok(Ok(service)) => Ok(Connection { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
                     Err(_) => Err(Failed::proven(timed_out())),
                 }
@@ -539,24 +529,19 @@ impl Mount {
         let Some(imported) = catalog.by_name.get(&tool) else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
-        let link = self.link.lock().expect("link lock").clone();
-        let Some(link) = link else {
+        let peer = self.link.lock().expect("link lock").clone();
+        let Some(peer) = peer else {
             let status = self.status.get();
             let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
             return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unavailable: {why}", self.id));
         };
-        // Dropping the call (timeout, cancellation) sends `notifications/cancelled` to the server, on either path.
+        // Dropping the call (timeout, cancellation) sends `notifications/cancelled` to the server.
         let call = async {
-            match &link.calls {
-                Some(calls) => self.lane_answer(calls.call_tool(&imported.raw, &arguments).await, &tool),
-                None => {
-                    let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
-                    // Boxed: rmcp's call is a large future, and every call's state would be as large as it.
-                    match Box::pin(link.peer.call_tool_once(params)).await {
-                        Ok(response) => answer_of(response, &tool),
-                        Err(e) => Err(self.failure(e, &tool)),
-                    }
-                }
+            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+            // Boxed: rmcp's call is a large future, and every call's state would be as large as it.
+            match Box::pin(peer.call_tool_once(params)).await {
+                Ok(response) => answer_of(response, &tool),
+                Err(e) => Err(self.failure(e, &tool)),
             }
         };
         let answered = tokio::select! {
@@ -588,7 +573,14 @@ impl Mount {
     /// An rmcp call that got no result.
     fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
         match e {
-            ServiceError::McpError(e) => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            ServiceError::McpError(e) => match lane::line_limit_of(&e) {
+                // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
+                Some(limit) => ToolOutput::error(
+                    "MCP_FRAME_TOO_LARGE",
+                    format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
+                ),
+                None => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            },
             e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
             e => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
         }
@@ -599,64 +591,6 @@ impl Mount {
         self.broken.notify_waiters();
         ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
     }
-
-    /// The child's answer on the stdio lane, read as JSON in place. A plain
-    /// complete result (`content` or `structuredContent`, `resultType` absent or
-    /// `complete`) is taken as it is, its blocks intact; anything else is read by
-    /// rmcp's types and judged as rmcp's own call would be.
-    fn lane_answer(&self, answer: Result<lane::Answer, lane::CallFailure>, tool: &str) -> Result<ToolOutput, ToolOutput> {
-        let answer = answer.map_err(|lane::CallFailure::Closed(why)| self.unreachable(why, tool))?;
-        let failed = |why: String| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {why}"));
-        let not_a_response = |why: &dyn std::fmt::Display| failed(format!("the answer is not a JSON-RPC response: {why}"));
-        let (result, error) = match answer {
-            lane::Answer::Reply { result, error } => (result, error),
-            lane::Answer::Unreadable(why) => return Err(not_a_response(&why)),
-            lane::Answer::TooLong { limit } => {
-                let why = format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded");
-                return Err(ToolOutput::error("MCP_FRAME_TOO_LARGE", why));
-            }
-        };
-        if let Some(error) = error {
-            let error = serde_json::from_str::<lane::ReplyError>(error.get()).map_err(|e| not_a_response(&e))?;
-            return Err(failed(error.message));
-        }
-        let Some(result) = result else { return Err(failed("the answer has neither a result nor an error".into())) };
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Plain {
-            result_type: Option<String>,
-            content: Option<Vec<Json>>,
-            structured_content: Option<Json>,
-            is_error: Option<bool>,
-        }
-        let plain: Plain = serde_json::from_str(result.get()).map_err(|e| failed(format!("the result is not a tool result: {e}")))?;
-        let complete = matches!(plain.result_type.as_deref(), None | Some("complete"));
-        if complete && (plain.content.is_some() || plain.structured_content.is_some()) {
-            let content = plain.content.unwrap_or_default();
-            // Each block must read as MCP content (as rmcp's typed result required); it is passed on as written.
-            for block in content.iter().filter(|b| !plain_text(b)) {
-                if let Err(e) = <rmcp::model::ContentBlock as serde::Deserialize>::deserialize(block) {
-                    return Err(failed(format!("a content block is not MCP content ({e}): {block}")));
-                }
-            }
-            return Ok(ToolOutput { content, structured_content: plain.structured_content, is_error: plain.is_error.unwrap_or(false) });
-        }
-        let response = match serde_json::from_str::<ServerResult>(result.get()) {
-            Ok(ServerResult::CallToolResult(r)) => CallToolResponse::Complete(r),
-            Ok(ServerResult::CreateTaskResult(t)) => CallToolResponse::Task(t),
-            Ok(ServerResult::InputRequiredResult(i)) => CallToolResponse::InputRequired(i),
-            Ok(ServerResult::EmptyResult(_)) => CallToolResponse::Complete(Default::default()),
-            Ok(_) | Err(_) => return Err(failed("unexpected answer to tools/call".into())),
-        };
-        answer_of(response, tool)
-    }
-}
-
-/// A block that is `{"type": "text", "text": <string>}` and nothing else: MCP
-/// content as it is, without asking rmcp's types (the usual block, read per call).
-fn plain_text(block: &Json) -> bool {
-    let Json::Object(fields) = block else { return false };
-    fields.len() == 2 && fields.get("type").and_then(Json::as_str) == Some("text") && fields.get("text").is_some_and(Json::is_string)
 }
 
 /// What a call's typed answer means: `Ok` a result (its output schema still to
@@ -780,22 +714,6 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_bare_text_block_skips_rmcp_s_content_check_and_rmcp_agrees_with_each_skip() {
-        let bare = serde_json::json!({ "type": "text", "text": "hi" });
-        assert!(plain_text(&bare));
-        assert!(<rmcp::model::ContentBlock as serde::Deserialize>::deserialize(&bare).is_ok());
-        for checked in [
-            serde_json::json!({ "type": "text", "text": 5 }),
-            serde_json::json!({ "type": "text", "text": "hi", "annotations": { "priority": 0.5 } }),
-            serde_json::json!({ "type": "image", "data": "", "mimeType": "image/png" }),
-            serde_json::json!({ "text": "hi", "kind": "text" }),
-            serde_json::json!("text"),
-        ] {
-            assert!(!plain_text(&checked), "{checked}");
-        }
-    }
 
     #[test]
     fn clean_names_up_to_64_characters_are_kept_as_written() {
