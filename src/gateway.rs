@@ -11,21 +11,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
-use seam_engine::deploy::{CallContext, Deployment, Source, View};
+use seam_engine::deploy::{CallContext, Deployment, View};
 use seam_engine::offers::{MountRequest, Offered, RequestError};
 use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
-use seam_mcp::lane::{Divert, LineWriter, Peek, line_of};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
+
+/// The number the next session gets.
+static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// How often a session's notifier checks whether its session has ended.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -45,10 +46,11 @@ pub struct Gateway {
     /// Counts this session among the open ones while the session's own
     /// handler lives (not the notifier's copy).
     _counted: Option<Arc<OpenSession>>,
-    /// Over HTTP, the table of seam's sessions: once initialized, the session
-    /// enters its gateway and peer there, so that its plain calls are answered
-    /// by seam (`crate::sessions`).
-    sessions: Option<Arc<crate::sessions::Sessions>>,
+    /// One permit per call of this session that may run at once
+    /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
+    room: Arc<tokio::sync::Semaphore>,
+    /// This session among all of this process's: a server's question during a call is for one session.
+    session: u64,
     /// Set by the session's first `notifications/initialized`: a client that
     /// repeats it gets no second notifier (each lived as long as the session).
     initialized: Arc<std::sync::atomic::AtomicBool>,
@@ -107,40 +109,12 @@ impl Gateway {
             roots_changed: Arc::default(),
             shown: Arc::default(),
             _counted: None,
-            sessions: None,
+            room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+            session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
             log_level: Arc::default(),
             subscribed: Arc::default(),
         }
-    }
-
-    /// This gateway entered in `sessions` once its session is initialized.
-    pub fn listed_in(self, sessions: Arc<crate::sessions::Sessions>) -> Gateway {
-        Gateway { sessions: Some(sessions), ..self }
-    }
-
-    /// The roots a call of `tool` can have without asking the client: none when
-    /// the client offers none; those seam already has, as they are now (a later
-    /// `roots/list_changed` does not make the call ask); none for a mount's tool,
-    /// which never asks. `None` when the call could need to ask: roots are asked
-    /// on the stream of the request that needs them, which only rmcp has.
-    pub fn roots_at_hand(&self, peer: &Peer<RoleServer>, tool: &str) -> Option<Roots> {
-        if peer.peer_info().is_none_or(|info| info.capabilities.roots.is_none()) {
-            return Some(Roots::default());
-        }
-        if let Ok(cached) = self.roots.try_lock()
-            && let Some(roots) = &*cached
-        {
-            let roots = roots.clone();
-            return Some(Roots::new(move || Box::pin(std::future::ready(roots.clone()))));
-        }
-        let asks = self
-            .deployment
-            .live()
-            .and_then(|g| g.lookup(&self.agent, tool))
-            .flatten()
-            .is_some_and(|e| !matches!(e.source, Source::Mount(_)));
-        (!asks).then(Roots::default)
     }
 
     /// This gateway counted among the open sessions for as long as it lives.
@@ -181,18 +155,20 @@ impl Gateway {
     }
 
     /// One tool call of this session's agent; the session's roots are asked only if the tool needs them.
-    async fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, peer: Peer<RoleServer>) -> ToolOutput {
+    async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Json>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        client: seam_engine::runtime::Client,
+    ) -> ToolOutput {
         let gateway = self.clone();
         let roots = Roots::new(move || {
             let (gateway, peer) = (gateway.clone(), peer.clone());
             Box::pin(async move { gateway.roots(&peer).await })
         });
-        self.call_with_roots(tool, arguments, cancel, roots).await
-    }
-
-    /// One tool call of this session's agent, with the roots given.
-    pub async fn call_with_roots(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, roots: Roots) -> ToolOutput {
-        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel, client: Default::default() }).await
+        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel, client }).await
     }
 
     /// A request of this session's agent for what a visible mount offers.
@@ -250,6 +226,12 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
             None
         }
     }
+}
+
+/// A tool's output as rmcp's result.
+fn tool_result(output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
+    serde_json::from_value(output.into_json())
+        .map_err(|e| McpError::internal_error(format!("the result of `{tool}` is not an MCP result: {e}"), None))
 }
 
 impl ServerHandler for Gateway {
@@ -414,11 +396,22 @@ impl ServerHandler for Gateway {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        // Taken before anything else: over stdio, calls start on one thread in the order they were read.
+        let Ok(_permit) = self.room.clone().try_acquire_owned() else {
+            let refused = ToolOutput::error(
+                "TOOL_CALLS_EXCEEDED",
+                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
+            );
+            return tool_result(refused, &request.name).map(CallToolResponse::Complete);
+        };
         let arguments = request.arguments.unwrap_or_default();
-        let output = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone()).await;
-        let result: CallToolResult = serde_json::from_value(output.into_json())
-            .map_err(|e| McpError::internal_error(format!("the result of `{}` is not an MCP result: {e}", request.name), None))?;
-        Ok(CallToolResponse::Complete(result))
+        let token = context.meta.get_progress_token();
+        let (link, asks) =
+            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone());
+        let client = seam_engine::runtime::Client::new(link);
+        let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
+        let output = asks.serve(&context.peer, call).await;
+        tool_result(output, &request.name).map(CallToolResponse::Complete)
     }
 
     async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
@@ -434,14 +427,8 @@ impl ServerHandler for Gateway {
         let mut changes = self.deployment.subscribe();
         let mut events = self.deployment.mount_events();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
-        let this = Gateway { _counted: None, sessions: None, ..self.clone() };
+        let this = Gateway { _counted: None, ..self.clone() };
         let peer = context.peer;
-        if let Some(sessions) = &self.sessions
-            && let Some(id) =
-                context.extensions.get::<axum::http::request::Parts>().and_then(|parts| crate::sessions::session_id(&parts.headers))
-        {
-            sessions.initialized(id, this.clone(), peer.clone());
-        }
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.
             let mut first = this.view(&peer).await;
@@ -540,219 +527,21 @@ impl Gateway {
     }
 }
 
-/// The calls of one session that seam answers itself (over stdio, every call
-/// once the session is initialized; over HTTP, the plain ones), by request id
-/// as JSON text, so that the client may cancel them.
-///
-/// A client must not reuse the id of a request in flight; one that does gets
-/// both calls answered, and its cancellation of that id cancels both (the id
-/// names them both). Each id's entry counts the calls under it, so it leaves
-/// with the last of them.
-#[derive(Clone, Default)]
-pub struct Running {
-    calls: Arc<std::sync::Mutex<std::collections::HashMap<String, (CancellationToken, usize)>>>,
-    /// Rung when a call has been answered and left.
-    answered: Arc<tokio::sync::Notify>,
-    /// Cancelled when the session ends: every call's token is its child.
-    session: CancellationToken,
-}
-
-impl Running {
-    /// The calls of a session that `session` ends.
-    pub fn within(session: CancellationToken) -> Running {
-        Running { session, ..Running::default() }
-    }
-
-    /// A call begins; it leaves when what this returns is dropped, once it
-    /// has been answered (or will not be), however it ended.
-    pub fn start(&self, id: &RawValue) -> RunningCall {
-        let key = id_key(id);
-        let token = {
-            let mut calls = self.calls.lock().expect("running lock");
-            let (token, count) = calls.entry(key.clone()).or_insert_with(|| (self.session.child_token(), 0));
-            // An id reused after its cancellation starts afresh: the cancelled call is on its way out.
-            if token.is_cancelled() && !self.session.is_cancelled() {
-                *token = self.session.child_token();
-            }
-            *count += 1;
-            token.clone()
-        };
-        RunningCall { token, key, running: self.clone() }
-    }
-
-    /// The session has ended: every call of it is cancelled.
-    pub fn end(&self) {
-        self.session.cancel();
-    }
-
-    /// Resolves once the session has ended.
-    pub async fn session_ended(&self) {
-        self.session.cancelled().await
-    }
-
-    /// `notifications/cancelled`'s params: the call it names is cancelled, if it runs here.
-    pub fn cancel(&self, params: &RawValue) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Cancelled<'a> {
-            #[serde(borrow)]
-            request_id: &'a RawValue,
-        }
-        let Ok(cancelled) = serde_json::from_str::<Cancelled>(params.get()) else { return };
-        if let Some((token, _)) = self.calls.lock().expect("running lock").get(&id_key(cancelled.request_id)) {
-            token.cancel();
-        }
-    }
-
-    /// Resolves once no call runs.
-    pub async fn drained(self) {
-        loop {
-            let notified = self.answered.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.calls.lock().expect("running lock").is_empty() {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-/// A call in [`Running`], there until this is dropped.
-pub struct RunningCall {
-    /// Cancelled by the client's `notifications/cancelled`, or by the session's end.
-    pub token: CancellationToken,
-    key: String,
-    running: Running,
-}
-
-impl Drop for RunningCall {
-    fn drop(&mut self) {
-        let mut calls = self.running.calls.lock().expect("running lock");
-        if let Some((_, count)) = calls.get_mut(&self.key) {
-            *count -= 1;
-            if *count == 0 {
-                calls.remove(&self.key);
-            }
-        }
-        drop(calls);
-        self.running.answered.notify_waiters();
-    }
-}
-
-/// A request id as rmcp compares ids: a string by its value (escapes read), a
-/// number by its integer value (`1`, `1.0` and `1e0` are one id); anything else
-/// by its text.
-fn id_key(id: &RawValue) -> String {
-    let text = id.get();
-    // The ids clients send, read without a parse: an integer as written (JSON has no leading zeros), a string without escapes.
-    if !text.is_empty() && text != "-0" && text.strip_prefix('-').unwrap_or(text).bytes().all(|b| b.is_ascii_digit()) {
-        return text.to_owned();
-    }
-    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
-        && !inner.contains('\\')
-    {
-        return format!("\"{inner}");
-    }
-    match serde_json::from_str::<Json>(text) {
-        Ok(Json::String(s)) => format!("\"{s}"),
-        // A float stands for an integer only where f64 holds every integer (to 2^53), as rmcp reads it.
-        Ok(Json::Number(n)) => {
-            match n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).map(|f| f as i64)) {
-                Some(i) => i.to_string(),
-                None => id.get().to_owned(),
-            }
-        }
-        _ => id.get().to_owned(),
-    }
-}
-
-/// A `tools/call` request seam answers itself: read from the message as
-/// written, with nothing seam would not act on. A message with anything more
-/// (a task, `_meta` beyond a progress token, a field rmcp knows and seam does
-/// not) or an id rmcp reads differently is left to rmcp, which serves it as it
-/// would any request. (seam sends no progress, as over rmcp.)
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlainCall<'a> {
-    #[serde(borrow)]
-    jsonrpc: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    pub id: &'a RawValue,
-    #[serde(borrow)]
-    method: std::borrow::Cow<'a, str>,
-    pub params: CallParams,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CallParams {
-    pub name: String,
-    #[serde(default)]
-    pub arguments: Option<Map<String, Json>>,
-    #[serde(default, rename = "_meta")]
-    meta: Option<Map<String, Json>>,
-}
-
-impl<'a> PlainCall<'a> {
-    pub fn of(message: &'a [u8]) -> Option<PlainCall<'a>> {
-        let call: PlainCall = serde_json::from_slice(message).ok()?;
-        let plain_meta = call.params.meta.as_ref().is_none_or(|meta| meta.keys().all(|k| k == "progressToken"));
-        (call.jsonrpc == "2.0" && call.method == "tools/call" && plain_id(call.id) && plain_meta).then_some(call)
-    }
-}
-
-/// A request id seam answers itself: a string or an integer, as rmcp reads them.
-/// (Anything else is left to rmcp, which answers it `Invalid Request`, or
-/// refuses the body: a string with a lone surrogate escape.)
-fn plain_id(id: &RawValue) -> bool {
-    let text = id.get();
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    match text.strip_prefix('"') {
-        Some(inner) => !inner.contains('\\') || serde_json::from_str::<String>(text).is_ok(),
-        None => !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()),
-    }
-}
-
-/// The result as rmcp gives it to a peer of a protocol version before
-/// 2026-07-28 (every peer of a session): `structuredContent` that is not an
-/// object is dropped, and given as a text block first unless the first block
-/// already says it.
-pub fn for_session_peer(output: &mut ToolOutput) {
-    let Some(value) = output.structured_content.take_if(|value| !value.is_object()) else { return };
-    let said = output
-        .content
-        .first()
-        .filter(|block| block["type"] == "text")
-        .and_then(|block| block["text"].as_str())
-        .is_some_and(|text| serde_json::from_str::<Json>(text).is_ok_and(|v| v == value));
-    if !said {
-        output.content.insert(0, serde_json::json!({ "type": "text", "text": value.to_string() }));
-    }
-}
-
-/// `seam serve` over stdio: `tools/call` requests taken off the client's stream
-/// (`seam_mcp::lane`) and answered here, on the session's gateway, once the
-/// session is initialized; rmcp serves everything else, and whatever seam cannot
-/// read as a plain call (rmcp then answers it as it would).
-pub struct StdioCalls {
-    gateway: Gateway,
-    writer: LineWriter,
-    /// The session's peer, for its roots; set when rmcp has finished the handshake.
-    peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
-    /// The client said `notifications/initialized`.
-    initialized: bool,
-    running: Running,
-    /// One permit per call that may run at once; a call holds one until it is answered.
-    room: Arc<tokio::sync::Semaphore>,
-}
-
-/// Calls one stdio client may have running at once. A call past it is
-/// answered `TOOL_CALLS_EXCEEDED` at once, so a client that sends calls and
-/// never reads their answers cannot make seam hold unbounded work, while its
-/// other messages (cancellations, pings, answers to seam's requests) are
-/// still read.
+/// Calls one session may have running at once (a stdio client is one
+/// session). A call past it is answered `TOOL_CALLS_EXCEEDED` at once, so a
+/// client that sends calls and never reads their answers cannot make seam
+/// hold unbounded work, while its other messages (cancellations, pings,
+/// answers to seam's requests) are still read: the stdio backlog leaves calls
+/// to this cap ([`capped`]).
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
+
+/// The requests [`MAX_CALLS_IN_FLIGHT`] bounds, which the stdio backlog
+/// (`seam_mcp::lane::Backlog`) therefore does not reckon: were calls reckoned
+/// there too, the backlog would stop reading before the call past the cap
+/// could be refused.
+pub fn capped(request: &ClientRequest) -> bool {
+    matches!(request, ClientRequest::CallToolRequest(_))
+}
 
 /// Bytes seam may owe one stdio client (answers waiting for it to read them,
 /// and answers rmcp has yet to give, `seam_mcp::lane::Backlog`) before it
@@ -762,157 +551,9 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 /// the longest line seam reads.
 pub const MAX_BYTES_OWED: usize = seam_mcp::lane::MAX_LINE;
 
-impl StdioCalls {
-    pub fn new(gateway: Gateway, writer: LineWriter, peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>) -> StdioCalls {
-        StdioCalls {
-            gateway,
-            writer,
-            peer,
-            initialized: false,
-            running: Running::default(),
-            room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
-        }
-    }
-}
-
-impl Divert for StdioCalls {
-    fn take(&mut self, line: &[u8]) -> bool {
-        // A plain call is read once, whole; any other line is peeked at for what seam must know of it.
-        let (Some(call), Some(peer)) = (self.initialized.then(|| PlainCall::of(line)).flatten(), self.peer.get()) else {
-            match Peek::of(line).and_then(|peek| Some((peek.method?, peek.params))) {
-                Some((method, _)) if method == "notifications/initialized" => self.initialized = true,
-                // A call running here is cancelled; rmcp is told too, and finds nothing of its own.
-                Some((method, Some(params))) if method == "notifications/cancelled" => self.running.cancel(params),
-                _ => {}
-            }
-            return false;
-        };
-        let Ok(permit) = self.room.clone().try_acquire_owned() else {
-            let refused = ToolOutput::error(
-                "TOOL_CALLS_EXCEEDED",
-                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", call.params.name),
-            );
-            self.writer.send_line(line_of(&Answer { jsonrpc: "2.0", id: call.id, result: &refused }));
-            return true;
-        };
-        let (id, params) = (call.id.to_owned(), call.params);
-        let running = self.running.start(&id);
-        let (gateway, writer, peer) = (self.gateway.clone(), self.writer.clone(), peer.clone());
-        tokio::spawn(async move {
-            // The call gets a child: the engine cancels it on a timeout, which is answered; only the client cancels `running.token`.
-            let output = gateway.call(&params.name, params.arguments.unwrap_or_default(), running.token.child_token(), peer).await;
-            // A request the client cancelled is not answered (as rmcp does).
-            if !running.token.is_cancelled() {
-                let mut output = output;
-                for_session_peer(&mut output);
-                let answer = Answer { jsonrpc: "2.0", id: &id, result: &output };
-                if let Err(e) = writer.write_line(line_of(&answer)).await {
-                    tracing::warn!("the answer to a call could not be written: {e}");
-                }
-            }
-            // Out of `running` only once answered: closing the stream waits for that.
-            drop(running);
-            drop(permit);
-        });
-        true
-    }
-
-    /// The client closed its input: the calls it sent before are still answered (for up to 5 s), as rmcp does its own.
-    fn drain(&mut self) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
-        Some(Box::pin(self.running.clone().drained()))
-    }
-}
-
-/// The answer to a call seam answered itself.
-#[derive(serde::Serialize)]
-pub struct Answer<'a> {
-    pub jsonrpc: &'static str,
-    pub id: &'a RawValue,
-    pub result: &'a ToolOutput,
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Gateway, PlainCall, Running, ToolOutput, for_session_peer, id_key};
-    use serde_json::json;
-    use serde_json::value::RawValue;
-
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
-    }
-
-    #[test]
-    fn ids_match_as_rmcp_reads_them() {
-        assert_eq!(id_key(&raw("1")), id_key(&raw("1.0")));
-        assert_eq!(id_key(&raw("1")), id_key(&raw("1e0")));
-        assert_eq!(id_key(&raw("0")), id_key(&raw("-0")));
-        assert_eq!(id_key(&raw(r#""a""#)), id_key(&raw(r#""\u0061""#)));
-        assert_ne!(id_key(&raw("1")), id_key(&raw(r#""1""#)), "a number and a string are two ids");
-        assert_eq!(id_key(&raw("9007199254740992")), id_key(&raw("9007199254740992.0")));
-        assert_ne!(id_key(&raw("100000000000000000")), id_key(&raw("1e17")), "past 2^53 a float is no integer id");
-    }
-
-    /// A client that reuses the id of a call in flight: its cancellation reaches
-    /// both calls, and the id stays cancellable until the last of them leaves.
-    #[test]
-    fn calls_sharing_an_id_are_cancelled_together_and_leave_one_by_one() {
-        let running = Running::default();
-        let (first, second) = (running.start(&raw("7")), running.start(&raw("7.0")));
-        let other = running.start(&raw(r#""7""#));
-        drop(first);
-        running.cancel(&raw(r#"{"requestId":7}"#));
-        assert!(second.token.is_cancelled(), "the call still running under the id is cancelled");
-        assert!(!other.token.is_cancelled(), "the string id \"7\" is another id");
-        let again = running.start(&raw("7"));
-        assert!(!again.token.is_cancelled(), "an id reused after its cancellation starts afresh");
-        drop((second, other));
-        running.cancel(&raw(r#"{"requestId":7}"#));
-        assert!(again.token.is_cancelled(), "the id's entry stayed while a call ran under it");
-        drop(again);
-        assert!(running.calls.lock().unwrap().is_empty(), "the last call under each id took its entry");
-    }
-
-    #[test]
-    fn a_plain_call_has_nothing_seam_would_not_act_on() {
-        let call = |params: serde_json::Value, id: &str| {
-            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
-            PlainCall::of(text.as_bytes()).is_some()
-        };
-        let ping = json!({ "name": "ping", "arguments": { "m": 1 } });
-        assert!(call(ping.clone(), "7") && call(ping.clone(), r#""x""#) && call(json!({ "name": "ping" }), "-3"));
-        assert!(call(json!({ "name": "ping", "_meta": { "progressToken": 5 } }), "1"), "a progress token (seam sends none)");
-        assert!(!call(json!({ "name": "ping", "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }), "1"));
-        assert!(!call(json!({ "name": "ping", "task": {} }), "1"), "a task");
-        assert!(!call(ping.clone(), "1.5") && !call(ping.clone(), "null") && !call(ping.clone(), "{}"));
-        assert!(!call(ping.clone(), r#""\ud800""#), "a lone surrogate: rmcp refuses the body");
-        assert!(call(ping.clone(), r#""\u00e9""#));
-        assert!(PlainCall::of(br#"{"id":1,"method":"tools/call","params":{"name":"ping"}}"#).is_none(), "no jsonrpc");
-        assert!(PlainCall::of(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"p"}}"#).is_none());
-    }
-
-    /// seam's answers have the shape rmcp gives a session's peer, structured content included.
-    #[test]
-    fn results_are_shaped_as_rmcp_shapes_them_for_a_session_peer() {
-        let text = |t: &str| json!({ "type": "text", "text": t });
-        let outputs = [
-            ToolOutput { content: vec![text("hi")], structured_content: Some(json!({ "a": 1 })), is_error: false },
-            ToolOutput { content: vec![text("hi")], structured_content: Some(json!([1, 2])), is_error: false },
-            ToolOutput { content: vec![text("[1,2]")], structured_content: Some(json!([1, 2])), is_error: false },
-            ToolOutput { content: vec![], structured_content: Some(json!("s")), is_error: true },
-            ToolOutput {
-                content: vec![json!({ "type": "image", "data": "AA==", "mimeType": "image/png" })],
-                structured_content: Some(json!(3)),
-                is_error: false,
-            },
-        ];
-        for output in outputs {
-            let mut rmcp_shaped = rmcp::model::ServerResult::CallToolResult(serde_json::from_value(output.clone().into_json()).unwrap());
-            rmcp_shaped.strip_non_object_output_for_legacy_peer();
-            let mut seam_shaped = output.clone();
-            for_session_peer(&mut seam_shaped);
-            assert_eq!(serde_json::to_value(&seam_shaped).unwrap(), serde_json::to_value(&rmcp_shaped).unwrap(), "{output:?}");
-        }
-    }
+    use super::Gateway;
 
     /// A client that repeats `notifications/initialized` starts one notifier,
     /// not one each: every notifier lived as long as the session, so a client

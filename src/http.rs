@@ -20,6 +20,7 @@ use axum::http::{Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, JSON_MIME_TYPE};
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -45,7 +46,7 @@ struct App {
     agents: Arc<Mutex<Agents>>,
     /// MCP sessions open now, every agent's together.
     session_count: Arc<AtomicUsize>,
-    /// The sessions as seam sees them: their use, and their gateways once initialized.
+    /// The sessions as seam sees them: their use, for closing idle ones.
     sessions: Arc<Sessions>,
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
     stop: CancellationToken,
@@ -127,23 +128,18 @@ impl App {
 
     /// The agent's MCP service and its session manager, made at its first
     /// request. rmcp's own idle timer is off: seam closes idle sessions
-    /// (`Sessions::close_idle`), counting the calls it answers itself.
+    /// (`Sessions::close_idle`), with the timeout of the live generation.
     fn service(&self, agent: &str) -> (AgentService, Arc<LocalSessionManager>) {
         let mut agents = self.agents.lock().expect("agents lock");
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
                 let (deployment, agent, count) = (self.deployment.clone(), agent.to_owned(), self.session_count.clone());
-                let sessions = self.sessions.clone();
                 let mut manager = LocalSessionManager::default();
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || {
-                        Ok(Gateway::new(deployment.clone(), agent.clone())
-                            .counted(OpenSession::new(count.clone()))
-                            .listed_in(sessions.clone()))
-                    },
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted(OpenSession::new(count.clone()))),
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -317,32 +313,14 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         Err(refusal) => return refusal.response(),
     };
     let post = parts.method == Method::POST && is_mcp;
-    // Sessions are tracked, and calls answered here, on the agents' MCP endpoints only (elsewhere the router answers 404).
+    // Sessions are tracked on the agents' MCP endpoints only (elsewhere the router answers 404).
     let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
     let delete = parts.method == Method::DELETE;
-    let mut in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
-    if post && let Some(request) = in_use.take() {
-        match request.answer(agent, &parts.headers, &bytes, &app.hosts) {
-            Ok(answer) => {
-                drop((bytes, share));
-                return answer.await;
-            }
-            Err(request) => in_use = Some(request),
-        }
-    }
-    // A client resuming the stream of a long call seam answered.
-    if is_mcp
-        && parts.method == Method::GET
-        && let Some(request) = in_use.take()
-    {
-        match request.resume(agent, &parts.headers) {
-            Ok(stream) => return stream,
-            Err(request) => in_use = Some(request),
-        }
-    }
+    let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
     let opens = post && session.is_none();
-    let session_era = crate::sessions::session_version(&parts.headers);
     let json_body = crate::sessions::json_body(&parts.headers);
+    // A GET naming the last event it read resumes a request's stream (rmcp replays it).
+    let resumes = is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID);
     let agent = agent.to_owned();
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = if opens {
@@ -372,22 +350,17 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     {
         app.sessions.ended(id, &agent);
     }
-    if post
-        && let Some(in_use) = &in_use
-        && response.status() == StatusCode::ACCEPTED
-    {
-        in_use.accepted(&agent, session_era, &bytes);
-    }
     if post && json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return unreadable_message(&bytes);
     }
     drop((bytes, share));
-    if !post {
-        return response;
-    }
-    let response = answer_as_json(response).await;
-    // A request rmcp streams the answer of keeps its session in use until the stream ends.
-    let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let response = match (post, resumes) {
+        (true, _) => answer_as_json(response).await,
+        (false, true) => response,
+        (false, false) => return response,
+    };
+    // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends.
+    let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
     match in_use.filter(|_| streamed) {
         Some(in_use) => response.map(|body| {
             use futures::StreamExt as _;
@@ -400,20 +373,25 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     }
 }
 
-/// How long a POST's answer may take before its SSE stream is passed on as it
-/// is (and a call seam answers itself is streamed).
-pub(crate) const JSON_PATIENCE: Duration = Duration::from_secs(10);
+/// How long a POST's answer may take before its SSE stream is passed on as it is.
+const JSON_PATIENCE: Duration = Duration::from_secs(10);
 
-/// A POST whose SSE stream opens with its answer is answered `application/json`
-/// instead (Streamable HTTP lets a server choose either for each request). rmcp
-/// streams every answer while sessions are on; a client reading one JSON body
-/// does much less work than one opening an SSE stream per call, and on two cores
-/// the clients' work bounds the calls per second. An answer that brings a
-/// server request or a notification first (a call asking the client's roots),
-/// or that takes longer than [`JSON_PATIENCE`], is streamed as rmcp wrote it.
+/// A framing adapter, and nothing more: a POST whose SSE stream, as rmcp wrote
+/// it, opens with its answer is answered with that answer as the body,
+/// `application/json`, instead (Streamable HTTP lets a server choose either
+/// for each request; rmcp streams every answer while sessions are on, until it
+/// honours `json_response` there). It reads only where an event ends and
+/// whether the first event with data is a response, the rule rmcp applies
+/// itself where it answers JSON; rmcp has parsed, dispatched and shaped the
+/// message, and nothing else of it is interpreted here. A client reading one
+/// JSON body does much less work than one opening an SSE stream per call, and
+/// on two cores the clients' work bounds the calls per second. An answer that
+/// brings a server request or a notification first (a call asking the
+/// client's roots), or that takes longer than [`JSON_PATIENCE`], is streamed
+/// as rmcp wrote it.
 async fn answer_as_json(response: Response) -> Response {
     use futures::StreamExt as _;
-    let sse = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let sse = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
     if !sse || response.status() != StatusCode::OK {
         return response;
     }
@@ -428,7 +406,7 @@ async fn answer_as_json(response: Response) -> Response {
             let data = sse_data(&read[seen..end]);
             if !data.is_empty() {
                 if is_answer(&data) {
-                    parts.headers.insert(CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+                    parts.headers.insert(CONTENT_TYPE, axum::http::HeaderValue::from_static(JSON_MIME_TYPE));
                     parts.headers.remove(CACHE_CONTROL);
                     return Response::from_parts(parts, Body::from(data));
                 }
@@ -499,7 +477,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
     // (Subscribed first, so that no swap after the first reading goes unseen.)
     let mut swaps = deployment.subscribe();
-    let sessions = Sessions::new(deployment.serve_limits().session_idle_timeout.to_std(), stop.child_token());
+    let sessions = Sessions::new(deployment.serve_limits().session_idle_timeout.to_std());
     tokio::spawn(sessions.clone().close_idle(stop.clone()));
     let (following, swapped, stopped) = (sessions.clone(), deployment.clone(), stop.clone());
     tokio::spawn(async move {

@@ -17,6 +17,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
 }
 
 mod body;
+mod client_link;
 mod commands;
 mod gateway;
 mod http;

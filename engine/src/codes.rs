@@ -72,6 +72,6 @@ codes! {
     "TOOL_UNAVAILABLE" Error "(tool result) The mount behind the tool is not running (no runtime, or it failed to build).";
     "TOOL_TIMEOUT" Error "(tool result) The call outlived its budget (`timeout`) or its mount's `call_timeout`.";
     "TOOL_CANCELLED" Error "(tool result) The client cancelled the call.";
-    "TOOL_CALLS_EXCEEDED" Error "(tool result) The client already has `MAX_CALLS_IN_FLIGHT` (1,024) calls running over stdio; this one was refused at once.";
+    "TOOL_CALLS_EXCEEDED" Error "(tool result) The client's session (a stdio client is one) already has `MAX_CALLS_IN_FLIGHT` (1,024) calls running; this one was refused at once.";
     "PROMPT_UNKNOWN" Error "(prompts/get) The agent lists no prompt of that name.";
 }

@@ -199,14 +199,11 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
             (Box::new(stdin), LineWriter::new(stdout))
         }
     };
-    let peer = Arc::default();
-    let calls = crate::gateway::StdioCalls::new(gateway.clone(), writer.clone(), Arc::clone(&peer));
     // A client that sends but does not read is held back once as many lines wait for it as calls may run,
-    // or once it is owed so many bytes.
+    // or once it is owed so many bytes; its calls are bounded by the gateway's cap instead.
     let backlog = Backlog { lines: crate::gateway::MAX_CALLS_IN_FLIGHT, bytes: crate::gateway::MAX_BYTES_OWED };
-    let transport = LineTransport::<rmcp::RoleServer, _>::new(read, writer, calls).with_backlog(backlog);
+    let transport = LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(backlog, crate::gateway::capped);
     let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
-    let _ = peer.set(service.peer().clone());
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}

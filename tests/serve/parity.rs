@@ -268,3 +268,74 @@ fn an_mcp_apps_view_is_kept_readable_and_its_extension_declared() {
     blind.close();
     assert!(seam.terminate().success());
 }
+
+/// The names of the tools a client is served, without `prefix`, sorted.
+fn tool_names(client: &mut SdkClient, prefix: &str) -> Vec<String> {
+    client
+        .tool_names()
+        .iter()
+        .map(|n| n.strip_prefix(prefix).unwrap_or(n).to_owned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// The first text block of a call's result.
+fn first_text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// What a server asks during a call (sampling, elicitation in form and URL
+/// mode) reaches the client that made the call and its answer goes back;
+/// `roots/list` is answered with the workspace root; the client's progress
+/// token follows the call upstream and the server's progress comes back. A
+/// client that did not declare sampling is not asked: the call fails clearly.
+#[test]
+fn a_server_s_questions_during_a_call_reach_the_calling_client_and_progress_comes_back() {
+    let answers = [("SEAM_ANSWERS", "1")];
+    // A direct client offers roots too, as seam does to its mounts.
+    let mut direct = SdkClient::direct(&peer_bin("mcp-server-everything"), &["stdio"], &[("SEAM_ANSWERS", "1"), ("SEAM_ROOTS", "/")]);
+    let direct_tools = tool_names(&mut direct, "");
+    direct.close();
+    assert_eq!(direct_tools.len(), 17, "{direct_tools:?}");
+    let dir = scratch("parity-asks");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "services: { workspace: { root: . } }\n");
+    for transport in ["stdio", "http"] {
+        let seam = (transport == "http").then(|| HttpSeam::start(&file, &[]));
+        let url = seam.as_ref().map(|seam| format!("{}/mcp", seam.base));
+        let connect = |env: &[(&str, &str)]| match &url {
+            Some(url) => SdkClient::http_with_env(url, env),
+            None => SdkClient::stdio_with_env(&file, env),
+        };
+        let mut client = connect(&answers);
+        assert_eq!(tool_names(&mut client, PREFIX), direct_tools, "{transport}");
+        let sampled = client.call("mcp__everything__trigger-sampling-request", json!({ "prompt": "hi", "maxTokens": 10 }));
+        assert!(first_text(&sampled).contains("sampled: Resource trigger-sampling-request context: hi"), "{transport}: {sampled}");
+        let form = client.call("mcp__everything__trigger-elicitation-request", json!({}));
+        assert!(form["content"][1]["text"].as_str().unwrap_or_default().contains("Name: seam"), "{transport}: {form}");
+        let url_mode = client.call("mcp__everything__trigger-url-elicitation", json!({ "url": "https://example.com/consent" }));
+        assert!(first_text(&url_mode).contains("completed the URL elicitation"), "{transport}: {url_mode}");
+        let asked = client.send(json!({ "op": "asked" }));
+        let methods: Vec<&str> = asked["asked"].as_array().unwrap().iter().filter_map(|a| a["method"].as_str()).collect();
+        assert_eq!(methods, ["sampling/createMessage", "elicitation/create", "elicitation/create"], "{transport}: {asked}");
+        let roots = client.call("mcp__everything__get-roots-list", json!({}));
+        let workspace = url::Url::from_file_path(dir.canonicalize().unwrap()).unwrap().to_string();
+        assert!(roots["content"][0]["text"].as_str().unwrap_or_default().contains(&workspace), "{transport}: {roots}");
+        let long = client.send(json!({
+            "op": "call", "name": "mcp__everything__trigger-long-running-operation", "args": { "duration": 1, "steps": 3 }, "progress": true
+        }));
+        assert_eq!(long["ok"], true, "{transport}: {long}");
+        let progress = long["progress"].as_array().unwrap();
+        assert!(!progress.is_empty() && progress.iter().all(|p| p["total"] == 3), "{transport}: {long}");
+        client.close();
+
+        let mut silent = connect(&[]);
+        let refused = silent.call("mcp__everything__trigger-sampling-request", json!({ "prompt": "hi", "maxTokens": 10 }));
+        assert!(first_text(&refused).contains("did not declare sampling"), "{transport}: {refused}");
+        silent.close();
+        if let Some(seam) = seam {
+            assert!(seam.terminate().success());
+        }
+    }
+}

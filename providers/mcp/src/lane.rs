@@ -1,41 +1,28 @@
-//! MCP over stdio (newline-delimited JSON-RPC) as an rmcp transport with a
-//! side lane: seam answers or sends the one hot message, `tools/call`, itself,
-//! as JSON in place, while rmcp runs everything else on the same stream.
+//! MCP over stdio (newline-delimited JSON-RPC) as an rmcp transport, for both
+//! ends of seam's stdio path: towards a `mcp.stdio` child, and towards the
+//! client of `seam serve` over stdio. rmcp parses, dispatches and shapes every
+//! message; this transport only frames lines and bounds what it reads.
 //!
-//! A relay that only copies lines adds ≈50 µs to a call on this machine; rmcp's
-//! typed message model (untagged enums buffered through serde's `Content`, a
-//! task and a channel hop per message, a typed result converted on each hop) added
-//! ≈250 µs per hop. Both ends of seam's stdio path use this transport:
-//!
-//! - towards a `mcp.stdio` child ([`Calls`]): a call goes out as one line with a
-//!   string id `"seam-N"` (rmcp numbers its own), and the child's answer to it is
-//!   taken off the stream before rmcp parses anything;
-//! - towards the MCP client of `seam serve` over stdio ([`Divert`], implemented
-//!   by the gateway): a `tools/call` request is taken off the stream once the
-//!   session is initialized, and its answer written by the gateway.
-//!
-//! Lines from every writer go out whole ([`LineWriter`]). Reading follows rmcp's
-//! own stdio transport (a line longer than `max_line` is dropped, JSON that is
-//! not a message gets an `Invalid Request` error, a notification that rmcp
-//! cannot read is ignored), except that a line dropped for its length, or one
-//! that is not JSON, is still read for its id ([`IdScanner`]), so that the
-//! request it is, or the request it answers, is answered or failed at once
-//! rather than waited on. Towards the client, what seam owes it is bounded
-//! ([`Backlog`]).
+//! rmcp's own stdio transport reads ahead without bound. Here lines from
+//! every writer go out whole ([`LineWriter`]), and reading follows rmcp's own
+//! stdio transport (a line longer than `max_line` is dropped, JSON that is not
+//! a message gets an `Invalid Request` error, a notification that rmcp cannot
+//! read is ignored), except that a line dropped for its length, or one that
+//! does not read as a message, is still read for its id ([`IdScanner`]), so
+//! that the request it is, or the request it answers, is answered or failed at
+//! once rather than waited on. Towards the client, what seam owes it is
+//! bounded ([`Backlog`]).
 
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
+use serde_json::Value as Json;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value as Json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::oneshot;
 
 /// The longest line read: rmcp's own limit for stdio.
 pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
@@ -273,26 +260,6 @@ pub fn line_of(message: &impl serde::Serialize) -> Vec<u8> {
     line
 }
 
-/// What may take a line off the stream before rmcp sees it.
-pub trait Divert: Send + 'static {
-    /// `true` when the line (without its `\n`) was taken.
-    fn take(&mut self, line: &[u8]) -> bool;
-    /// An answer seam could not read, to the request `id`: `true` when taken
-    /// (otherwise rmcp is handed an error answer to `id` in its place).
-    fn unreadable(&mut self, _id: &RawValue, _why: &Unread) -> bool {
-        false
-    }
-    /// The stream ended, or seam closed it: nothing more will be read.
-    fn closed(&mut self) {}
-    /// Before the writing half closes: the work this divert still has to answer, to be awaited (bounded).
-    fn drain(&mut self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
-        None
-    }
-}
-
-/// How long closing waits for a divert's calls in flight to be answered.
-const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
-
 enum LineRead {
     Line,
     /// A line longer than the limit, discarded; what its bytes said of its id.
@@ -303,22 +270,29 @@ enum LineRead {
 
 /// Why seam did not read a line.
 #[derive(Debug)]
-pub enum Unread {
+enum Unread {
     /// It was longer than `limit` bytes (and discarded as it was read).
     TooLong { limit: usize },
     /// It is not JSON: the parser's complaint.
     NotJson(String),
+    /// An answer that does not read as a JSON-RPC response (a key written twice, say): why.
+    NotAResponse(String),
+}
+
+/// The key under which the error seam makes for a line past the line limit
+/// carries that limit, in its `data`.
+const LINE_LIMIT: &str = "lineLimit";
+
+/// The line limit an error names when seam made it for an answer longer than
+/// that limit, which it discarded: the error rmcp was handed in that answer's
+/// place, so that its request fails at once and its caller can say why without
+/// reading the error's wording.
+pub fn line_limit_of(error: &rmcp::ErrorData) -> Option<usize> {
+    let limit = error.data.as_ref()?.get(LINE_LIMIT)?.as_u64()?;
+    usize::try_from(limit).ok()
 }
 
 impl Unread {
-    /// The JSON-RPC error that answers such a line.
-    fn error(&self) -> (i32, String) {
-        match self {
-            Unread::TooLong { limit } => (-32600, format!("Invalid Request: the message is longer than the line limit of {limit} bytes")),
-            Unread::NotJson(e) => (-32700, format!("Parse error: {e}")),
-        }
-    }
-
     /// A JSON-RPC error answer to `id` for such a line.
     fn answer(&self, id: &RawValue) -> Vec<u8> {
         #[derive(serde::Serialize)]
@@ -331,9 +305,19 @@ impl Unread {
         struct ErrorData<'a> {
             code: i32,
             message: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            data: Option<Json>,
         }
-        let (code, message) = self.error();
-        line_of(&ErrorAnswer { jsonrpc: "2.0", id, error: ErrorData { code, message: &message } })
+        let (code, message, data) = match self {
+            Unread::TooLong { limit } => (
+                -32600,
+                format!("Invalid Request: the message is longer than the line limit of {limit} bytes"),
+                Some(serde_json::json!({ LINE_LIMIT: limit })),
+            ),
+            Unread::NotJson(e) => (-32700, format!("Parse error: {e}"), None),
+            Unread::NotAResponse(e) => (-32600, format!("Invalid Request: the answer is not a JSON-RPC response: {e}"), None),
+        };
+        line_of(&ErrorAnswer { jsonrpc: "2.0", id, error: ErrorData { code, message: &message, data } })
     }
 }
 
@@ -362,22 +346,31 @@ pub const OWED_FLOOR: usize = 16 << 10;
 /// yet has no size: each is reckoned at the largest answer given so far (no
 /// less than [`OWED_FLOOR`]), so that a large catalog lowers how many list
 /// requests seam takes at once rather than how much it holds.
-#[derive(Default)]
-struct Owed {
+///
+/// Requests the handler bounds by number itself (`capped`: it refuses one
+/// past its cap at once) are not reckoned here, nor are their answers: the
+/// two bounds would otherwise disagree, and the backlog stop reading before
+/// the handler could refuse the request past its cap.
+struct Owed<Role: ServiceRole> {
     ids: HashMap<rmcp::model::RequestId, usize>,
     requests: usize,
     largest: usize,
+    capped: fn(&Role::PeerReq) -> bool,
 }
 
-impl Owed {
+impl<Role: ServiceRole> Owed<Role> {
+    fn new(capped: fn(&Role::PeerReq) -> bool) -> Owed<Role> {
+        Owed { ids: HashMap::new(), requests: 0, largest: 0, capped }
+    }
+
     fn bytes(&self) -> usize {
         self.requests.saturating_mul(self.largest.max(OWED_FLOOR))
     }
 
     /// A message from the peer, handed to rmcp (`text` as written).
-    fn received<Role: ServiceRole>(&mut self, message: &RxJsonRpcMessage<Role>, text: &[u8]) {
+    fn received(&mut self, message: &RxJsonRpcMessage<Role>, text: &[u8]) {
         match message {
-            rmcp::model::JsonRpcMessage::Request(request) => {
+            rmcp::model::JsonRpcMessage::Request(request) if !(self.capped)(&request.request) => {
                 *self.ids.entry(request.id.clone()).or_default() += 1;
                 self.requests += 1;
             }
@@ -390,8 +383,8 @@ impl Owed {
                 let cancelled = Peek::of(text)
                     .filter(|peek| peek.method.as_deref() == Some("notifications/cancelled"))
                     .and_then(|peek| serde_json::from_str::<Cancelled>(peek.params?.get()).ok());
-                if let Some(cancelled) = cancelled {
-                    self.leave(&cancelled.request_id);
+                if let Some(n) = cancelled.and_then(|cancelled| self.ids.remove(&cancelled.request_id)) {
+                    self.requests -= n;
                 }
             }
             _ => {}
@@ -400,19 +393,15 @@ impl Owed {
 
     /// rmcp answers `id` with a line of `len` bytes.
     fn answered(&mut self, id: &rmcp::model::RequestId, len: usize) {
-        self.largest = self.largest.max(len);
-        self.leave(id);
-    }
-
-    fn leave(&mut self, id: &rmcp::model::RequestId) {
         if let Some(n) = self.ids.remove(id) {
             self.requests -= n;
+            self.largest = self.largest.max(len);
         }
     }
 }
 
-/// The transport: rmcp sends and receives through it; a [`Divert`] sees every line first.
-pub struct LineTransport<Role, D: Divert> {
+/// The transport rmcp sends and receives through.
+pub struct LineTransport<Role: ServiceRole> {
     read: BufReader<Pin<Box<dyn AsyncRead + Send>>>,
     line: Vec<u8>,
     /// Inside a line that was too long, until its end: what its bytes say of its id.
@@ -420,29 +409,23 @@ pub struct LineTransport<Role, D: Divert> {
     max_line: usize,
     /// With a limit, no request is taken while seam owes the peer that much.
     backlog: Option<Backlog>,
-    owed: Owed,
+    owed: Owed<Role>,
     /// `line` is a request read while seam owed the peer its limit, not yet taken.
     held: bool,
     writer: LineWriter,
-    divert: D,
-    ended: bool,
-    _role: PhantomData<fn() -> Role>,
 }
 
-impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
-    pub fn new(read: impl AsyncRead + Send + 'static, writer: LineWriter, divert: D) -> Self {
+impl<Role: ServiceRole> LineTransport<Role> {
+    pub fn new(read: impl AsyncRead + Send + 'static, writer: LineWriter) -> Self {
         LineTransport {
             read: BufReader::new(Box::pin(read)),
             line: Vec::new(),
             discarding: None,
             max_line: MAX_LINE,
             backlog: None,
-            owed: Owed::default(),
+            owed: Owed::new(|_| false),
             held: false,
             writer,
-            divert,
-            ended: false,
-            _role: PhantomData,
         }
     }
 
@@ -459,10 +442,13 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
     /// are still read, so that a request of rmcp's that waits on the peer's
     /// answer (`roots/list`) waits on the bound only when the peer wrote more
     /// requests ahead of that answer (and then until seam stops waiting for
-    /// it). (Not for a child's stream: seam's calls to a child wait on its
-    /// answers, so reading them must never stop.)
-    pub fn with_backlog(mut self, backlog: Backlog) -> Self {
+    /// it). Requests for which `capped` holds are bounded by the handler (by
+    /// number, refusing one past its cap at once), and their answers are not
+    /// reckoned as owed. (Not for a child's stream: seam's calls to a child wait
+    /// on its answers, so reading them must never stop.)
+    pub fn with_backlog(mut self, backlog: Backlog, capped: fn(&Role::PeerReq) -> bool) -> Self {
         self.backlog = Some(backlog);
+        self.owed.capped = capped;
         self
     }
 
@@ -509,14 +495,12 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             }
         }
     }
-}
 
-impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
     /// A line seam did not read (`why`), by what its bytes said: a request is
-    /// answered an error at once, and an answer fails the request it answers
-    /// at once (a call of the divert's, or else one of rmcp's, which is handed
-    /// an error answer in its place), rather than leaving either side waiting
-    /// for an answer that was lost. A line whose id cannot be read is logged.
+    /// answered an error at once, and an answer fails the request of rmcp's it
+    /// answers at once (rmcp is handed an error answer to it in its place),
+    /// rather than leaving either side waiting for an answer that was lost. A
+    /// line whose id cannot be read is logged.
     fn unreadable(&mut self, scanned: Scanned, why: Unread) -> Option<RxJsonRpcMessage<Role>> {
         match scanned {
             Scanned { id: Some(id), method: true } => {
@@ -526,9 +510,6 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
             }
             Scanned { id: Some(id), method: false } => {
                 tracing::warn!(id = id.get(), "an answer seam cannot read fails its request: {why:?}");
-                if self.divert.unreadable(&id, &why) {
-                    return None;
-                }
                 serde_json::from_slice(&why.answer(&id)).ok()
             }
             Scanned { id: None, .. } => {
@@ -537,6 +518,9 @@ impl<Role: ServiceRole, D: Divert> LineTransport<Role, D> {
                         tracing::warn!(limit, "a message longer than the line limit, whose id cannot be read, was discarded")
                     }
                     Unread::NotJson(e) => tracing::warn!("a line that is not JSON, whose id cannot be read, was ignored: {e}"),
+                    Unread::NotAResponse(e) => {
+                        tracing::warn!("an answer that is not a response, whose id cannot be read, was ignored: {e}")
+                    }
                 }
                 None
             }
@@ -557,17 +541,7 @@ fn is_answer_or_notification(line: &[u8]) -> bool {
     Peek::of(line).is_some_and(|peek| peek.id.is_some() != peek.method.is_some())
 }
 
-impl<Role, D: Divert> LineTransport<Role, D> {
-    /// Once, however the stream ends (its end read, a close, a drop): the divert is told.
-    fn end(&mut self) {
-        if !self.ended {
-            self.ended = true;
-            self.divert.closed();
-        }
-    }
-}
-
-impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
+impl<Role: ServiceRole> Transport<Role> for LineTransport<Role> {
     type Error = std::io::Error;
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
@@ -592,13 +566,9 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
                         Some(message) => return Some(message),
                         None => continue,
                     },
-                    LineRead::Eof => {
-                        self.end();
-                        return None;
-                    }
+                    LineRead::Eof => return None,
                     LineRead::Io(e) => {
                         tracing::error!("reading the stream failed: {e}");
-                        self.end();
                         return None;
                     }
                 }
@@ -613,14 +583,14 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
             }
             self.held = false;
             let text = text_of(&self.line);
-            if text.is_empty() || self.divert.take(text) {
+            if text.is_empty() {
                 self.line.clear();
                 continue;
             }
             match serde_json::from_slice::<RxJsonRpcMessage<Role>>(text) {
                 Ok(message) => {
                     if self.backlog.is_some() {
-                        self.owed.received::<Role>(&message, text);
+                        self.owed.received(&message, text);
                     }
                     self.line.clear();
                     return Some(message);
@@ -637,7 +607,15 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
                     tracing::debug!("ignoring a notification rmcp cannot read: {e}");
                 }
                 Err(e) => {
+                    let scanned = IdScanner::scan(text);
                     self.line.clear();
+                    // An answer fails the request it answers now, rather than at its timeout.
+                    if let Scanned { id: Some(_), method: false } = scanned {
+                        if let Some(message) = self.unreadable(scanned, Unread::NotAResponse(e.to_string())) {
+                            return Some(message);
+                        }
+                        continue;
+                    }
                     tracing::debug!("answering Invalid Request to a message rmcp cannot read: {e}");
                     // Not awaited here: `receive` is raced against sends and may be dropped at any await.
                     self.writer.send_line(INVALID_REQUEST.to_vec());
@@ -647,18 +625,8 @@ impl<Role: ServiceRole, D: Divert> Transport<Role> for LineTransport<Role, D> {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        if let Some(drained) = self.divert.drain() {
-            let _ = tokio::time::timeout(DRAIN, drained).await;
-        }
-        self.end();
         self.writer.close().await;
         Ok(())
-    }
-}
-
-impl<Role, D: Divert> Drop for LineTransport<Role, D> {
-    fn drop(&mut self) {
-        self.end();
     }
 }
 
@@ -947,202 +915,19 @@ impl IdScanner {
     }
 }
 
-/// The id prefix of seam's own calls towards a child.
-const CALL_ID_PREFIX: &str = "seam-";
-
-/// Why a call on the lane got no answer.
-#[derive(Debug)]
-pub enum CallFailure {
-    /// The stream is closed, or closed before the answer came.
-    Closed(String),
-}
-
-/// An answer to a call, read off the child's line in the same pass that found its id.
-#[derive(Debug)]
-pub enum Answer {
-    /// Its `result` and `error` as written (a `null` reads as absent).
-    Reply { result: Option<Box<RawValue>>, error: Option<Box<RawValue>> },
-    /// A line with the call's id that does not read as a response (a key written twice, or not JSON), and why.
-    Unreadable(String),
-    /// A line with the call's id longer than the line limit (`limit` bytes), discarded as it was read.
-    TooLong { limit: usize },
-}
-
-/// What an `error` says.
-#[derive(Deserialize)]
-pub struct ReplyError {
-    #[serde(default)]
-    pub message: String,
-}
-
-/// A line that may answer one of seam's calls: [`Peek`]'s routing fields, with
-/// `result` and `error` in place of `params`.
-#[derive(Deserialize)]
-struct AnswerLine<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
-}
-
-/// seam's calls towards one child, beside rmcp's client on the same stream.
-pub struct Calls {
-    writer: LineWriter,
-    /// Calls waiting for their answer; `None` once the stream has ended.
-    waiting: Mutex<Option<HashMap<u64, oneshot::Sender<Answer>>>>,
-    next: AtomicU64,
-}
-
-impl Calls {
-    pub fn new(writer: LineWriter) -> Arc<Calls> {
-        Arc::new(Calls { writer, waiting: Mutex::new(Some(HashMap::new())), next: AtomicU64::new(1) })
-    }
-
-    /// The divert for the reading side: takes the answers to these calls.
-    pub fn divert(self: &Arc<Self>) -> CallAnswers {
-        CallAnswers(self.clone())
-    }
-
-    /// `tools/call` of `name` with `arguments`. Dropping the future before the
-    /// answer (a timeout, a cancellation) sends `notifications/cancelled`.
-    pub async fn call_tool(&self, name: &str, arguments: &Map<String, Json>) -> Result<Answer, CallFailure> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        match self.waiting.lock().expect("waiting lock").as_mut() {
-            Some(waiting) => waiting.insert(n, tx),
-            None => return Err(CallFailure::Closed("the server's stream is closed".into())),
-        };
-        let mut pending = Pending { calls: self, n, answered: false };
-        #[derive(serde::Serialize)]
-        struct Request<'a> {
-            jsonrpc: &'static str,
-            id: &'a str,
-            method: &'static str,
-            params: Params<'a>,
-        }
-        #[derive(serde::Serialize)]
-        struct Params<'a> {
-            name: &'a str,
-            arguments: &'a Map<String, Json>,
-        }
-        let id = format!("{CALL_ID_PREFIX}{n}");
-        let request = Request { jsonrpc: "2.0", id: &id, method: "tools/call", params: Params { name, arguments } };
-        if let Err(e) = self.writer.write_line(line_of(&request)).await {
-            pending.answered = true;
-            self.forget(n);
-            return Err(CallFailure::Closed(format!("cannot write to the server: {e}")));
-        }
-        let answer = rx.await.map_err(|_| CallFailure::Closed("the server's stream closed before it answered".into()));
-        pending.answered = true;
-        answer
-    }
-
-    fn forget(&self, n: u64) {
-        if let Some(waiting) = self.waiting.lock().expect("waiting lock").as_mut() {
-            waiting.remove(&n);
-        }
-    }
-}
-
-/// A call in flight; dropped unanswered, it tells the server the call is cancelled.
-struct Pending<'c> {
-    calls: &'c Calls,
-    n: u64,
-    answered: bool,
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        if self.answered {
-            return;
-        }
-        self.calls.forget(self.n);
-        let cancelled = serde_json::json!({
-            "jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": { "requestId": format!("{CALL_ID_PREFIX}{}", self.n), "reason": "the caller stopped waiting" },
-        });
-        self.calls.writer.send_line(line_of(&cancelled));
-    }
-}
-
-/// Takes the answers to [`Calls`] off the child's stream.
-pub struct CallAnswers(Arc<Calls>);
-
-impl CallAnswers {
-    /// Gives `answer` to the call `id` names, if it is one of seam's: `true` then.
-    fn answer(&self, id: &RawValue, answer: Answer) -> bool {
-        let Some(n) = id
-            .get()
-            .strip_prefix('"')
-            .and_then(|s| s.strip_prefix(CALL_ID_PREFIX))
-            .and_then(|s| s.strip_suffix('"'))
-            .and_then(|s| s.parse().ok())
-        else {
-            return false;
-        };
-        let waiter = self.0.waiting.lock().expect("waiting lock").as_mut().and_then(|w| w.remove(&n));
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(answer);
-        }
-        // An answer to a call that stopped waiting is dropped here, not handed to rmcp.
-        true
-    }
-}
-
-impl Divert for CallAnswers {
-    fn take(&mut self, line: &[u8]) -> bool {
-        // Every line is peeked, but only a line naming the prefix can be an answer to seam.
-        static PREFIX: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(CALL_ID_PREFIX));
-        if PREFIX.find(line).is_none() {
-            return false;
-        }
-        let (id, answer) = match serde_json::from_slice(line) {
-            Ok(AnswerLine { id: Some(id), method: None, result, error }) => {
-                (id, Answer::Reply { result: result.map(RawValue::to_owned), error: error.map(RawValue::to_owned) })
-            }
-            Ok(_) => return false,
-            // Still the call's answer if its id reads: the call fails now rather than at its timeout.
-            Err(e) => match Peek::of(line) {
-                Some(Peek { id: Some(id), method: None, .. }) => (id, Answer::Unreadable(e.to_string())),
-                _ => return false,
-            },
-        };
-        self.answer(id, answer)
-    }
-
-    fn unreadable(&mut self, id: &RawValue, why: &Unread) -> bool {
-        let answer = match why {
-            Unread::TooLong { limit } => Answer::TooLong { limit: *limit },
-            Unread::NotJson(e) => Answer::Unreadable(format!("not JSON: {e}")),
-        };
-        self.answer(id, answer)
-    }
-
-    fn closed(&mut self) {
-        // Dropping the senders fails every waiting call.
-        self.0.waiting.lock().expect("waiting lock").take();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rmcp::RoleClient;
+    use std::sync::Mutex;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, DuplexStream};
 
     /// A client-side transport over in-memory streams, and the server's ends of them.
-    fn client_side(max_line: usize) -> (LineTransport<RoleClient, CallAnswers>, Arc<Calls>, DuplexStream, BufReader<DuplexStream>) {
+    fn client_side(max_line: usize) -> (LineTransport<RoleClient>, DuplexStream, BufReader<DuplexStream>) {
         let (to_client, from_server) = tokio::io::duplex(1 << 20);
         let (to_server, from_client) = tokio::io::duplex(1 << 20);
-        let writer = LineWriter::new(to_server);
-        let calls = Calls::new(writer.clone());
-        let transport = LineTransport::new(from_server, writer, calls.divert()).with_max_line(max_line);
-        (transport, calls, to_client, BufReader::new(from_client))
+        let transport = LineTransport::new(from_server, LineWriter::new(to_server)).with_max_line(max_line);
+        (transport, to_client, BufReader::new(from_client))
     }
 
     /// A `ping` request with id `n`, padded with JSON whitespace to `len` bytes (before the `\n`).
@@ -1264,14 +1049,6 @@ mod tests {
         assert_eq!(*taken.lock().unwrap(), expected);
     }
 
-    /// No divert: every line goes to the transport.
-    struct Nothing;
-    impl Divert for Nothing {
-        fn take(&mut self, _: &[u8]) -> bool {
-            false
-        }
-    }
-
     /// A peer that writes lines and reads nothing, until seam stops reading it;
     /// then it reads. Every line is `{}`, JSON that is no message: each is
     /// answered `Invalid Request` by the transport, and none returns from
@@ -1282,7 +1059,7 @@ mod tests {
         // answers go to a stream that holds one byte, so that each answer is queued whole.
         let (mut to_seam, from_peer) = tokio::io::duplex(3);
         let (to_peer, from_seam) = tokio::io::duplex(1);
-        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_peer, LineWriter::new(to_peer), Nothing).with_backlog(backlog);
+        let mut transport = LineTransport::<rmcp::RoleServer>::new(from_peer, LineWriter::new(to_peer)).with_backlog(backlog, |_| false);
         let receiving = tokio::spawn(async move { transport.receive().await.is_none() });
         let mut sent = 0;
         // Paused time moves only when every task waits: a timeout here means seam reads no further.
@@ -1323,11 +1100,19 @@ mod tests {
 
     /// A server-side transport over in-memory streams, seam owing its client
     /// at most `bytes`; the client's ends of the streams.
-    fn server_side(bytes: usize) -> (LineTransport<rmcp::RoleServer, Nothing>, DuplexStream, BufReader<DuplexStream>) {
+    fn server_side(bytes: usize) -> (LineTransport<rmcp::RoleServer>, DuplexStream, BufReader<DuplexStream>) {
         let (to_seam, from_client) = tokio::io::duplex(1 << 20);
         let (to_client, from_seam) = tokio::io::duplex(1 << 20);
-        let transport = LineTransport::new(from_client, LineWriter::new(to_client), Nothing).with_backlog(Backlog { lines: 100, bytes });
+        let capped = |request: &rmcp::model::ClientRequest| matches!(request, rmcp::model::ClientRequest::CallToolRequest(_));
+        let transport = LineTransport::new(from_client, LineWriter::new(to_client)).with_backlog(Backlog { lines: 100, bytes }, capped);
         (transport, to_seam, BufReader::new(from_seam))
+    }
+
+    /// What the transport hands rmcp next, as JSON; `None` for a receive that waits on.
+    async fn next(transport: &mut LineTransport<rmcp::RoleServer>) -> Option<Json> {
+        // Paused time moves only when every task waits: a receive still waiting after 60 s waits for good.
+        let received = tokio::time::timeout(std::time::Duration::from_secs(60), transport.receive()).await.ok().flatten();
+        received.map(|message| serde_json::to_value(message).unwrap())
     }
 
     /// The answers rmcp owes count as [`OWED_FLOOR`] each, or as the largest
@@ -1343,11 +1128,6 @@ mod tests {
         lines += "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
         lines += &(request(3) + &request(4) + &request(5));
         client.write_all(lines.as_bytes()).await.unwrap();
-        // Paused time moves only when every task waits: `None` is a receive that waits on.
-        async fn next(transport: &mut LineTransport<rmcp::RoleServer, Nothing>) -> Option<Json> {
-            let received = tokio::time::timeout(std::time::Duration::from_secs(60), transport.receive()).await.ok().flatten();
-            received.map(|message| serde_json::to_value(message).unwrap())
-        }
         assert_eq!(next(&mut transport).await.unwrap()["id"], 1);
         assert_eq!(next(&mut transport).await.unwrap()["id"], 2);
         // Two answers owed: the limit. The client's answer and its cancellation are read all the same.
@@ -1366,6 +1146,28 @@ mod tests {
         assert!(next(&mut transport).await.is_none(), "one answer owed, reckoned at the largest given");
         transport.send(answer(4, 10)).await.unwrap();
         assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 5);
+    }
+
+    /// Calls are bounded by the handler's cap, not by the backlog: however
+    /// many run, the backlog reads on (so that the call past the cap reaches
+    /// the handler, which refuses it at once), and a call's answer, however
+    /// large, does not raise what other requests are reckoned at.
+    #[tokio::test(start_paused = true)]
+    async fn capped_requests_are_left_to_the_handler_s_cap() {
+        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR);
+        let call = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"t\"}}}}\n");
+        let lines: String = (1..=10).map(call).collect();
+        client.write_all(lines.as_bytes()).await.unwrap();
+        for id in 1..=10 {
+            assert_eq!(next(&mut transport).await.unwrap()["id"], id, "ten calls running, none reckoned");
+        }
+        let answer = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": { "content": [{ "type": "text", "text": "x".repeat(4 * OWED_FLOOR) }] } });
+        transport.send(serde_json::from_value(answer).unwrap()).await.unwrap();
+        let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        client.write_all((ping(11) + &ping(12) + &ping(13)).as_bytes()).await.unwrap();
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 11);
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 12, "two pings owed, each at the floor, not at the call's answer");
+        assert!(next(&mut transport).await.is_none(), "a third ping owed is past the limit");
     }
 
     /// What [`IdScanner`] reads of `line`, the same whether the line comes whole, in two pieces split anywhere, or byte by byte.
@@ -1422,39 +1224,37 @@ mod tests {
         assert_eq!(scan(&long), (None, false), "one byte longer than an id seam keeps");
     }
 
-    /// A line seam does not read that answers one of its calls fails that call
-    /// at once: over the limit (its id after the bulk of it, as Node writes
-    /// it), or not JSON. One that answers rmcp's request is given to rmcp as an
-    /// error answer; one seam cannot tell anything of is passed over.
+    /// A line seam does not read that answers one of rmcp's requests is handed
+    /// to rmcp as an error answer to that request, so that it fails at once:
+    /// over the limit (its id after the bulk of it, as Node writes it; the
+    /// error carries the limit), not JSON, or JSON that is no response (a key
+    /// written twice). A line seam cannot tell anything of is passed over.
     #[tokio::test(start_paused = true)]
-    async fn an_answer_seam_cannot_read_fails_the_call_it_answers_at_once() {
-        let (mut transport, calls, mut server, mut from_client) = client_side(100);
-        let call = |calls: &Arc<Calls>| {
-            let calls = calls.clone();
-            tokio::spawn(async move { calls.call_tool("echo", &Map::new()).await.unwrap() })
-        };
-        let (first, second) = (call(&calls), call(&calls));
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-2");
+    async fn an_answer_seam_cannot_read_is_an_error_answer_to_its_request() {
+        let (mut transport, mut server, _from_client) = client_side(100);
         let text = "y".repeat(200);
-        let over = format!(r#"{{"result":{{"content":[{{"type":"text","text":"{text}"}}]}},"jsonrpc":"2.0","id":"seam-1"}}"#);
+        let over = format!(r#"{{"result":{{"content":[{{"type":"text","text":"{text}"}}]}},"jsonrpc":"2.0","id":1}}"#);
         server.write_all(format!("{over}\n").as_bytes()).await.unwrap();
-        server
-            .write_all(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},]},\"jsonrpc\":\"2.0\",\"id\":\"seam-2\"}\n")
-            .await
-            .unwrap();
-        server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"t\":\"{text}\"}}}}\n").as_bytes()).await.unwrap();
+        server.write_all(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},]},\"jsonrpc\":\"2.0\",\"id\":2}\n").await.unwrap();
+        server.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{},\"result\":{}}\n").await.unwrap();
         server.write_all(format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{text}\"}}\nnot json\n").as_bytes()).await.unwrap();
         server.write_all(&ping(9, 60)).await.unwrap();
-        let rmcps = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
-        assert_eq!((&rmcps["id"], &rmcps["error"]["code"]), (&Json::from(5), &Json::from(-32600)), "{rmcps}");
+        async fn error(transport: &mut LineTransport<RoleClient>, id: i64) -> rmcp::ErrorData {
+            let Some(rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError { id: Some(got), error, .. })) =
+                transport.receive().await
+            else {
+                panic!("no error answer to {id}")
+            };
+            assert_eq!(got, rmcp::model::RequestId::Number(id));
+            error
+        }
+        let too_long = error(&mut transport, 1).await;
+        assert_eq!((too_long.code.0, line_limit_of(&too_long)), (-32600, Some(100)), "{too_long:?}");
+        let not_json = error(&mut transport, 2).await;
+        assert_eq!((not_json.code.0, line_limit_of(&not_json)), (-32700, None), "{not_json:?}");
+        let no_response = error(&mut transport, 3).await;
+        assert!(no_response.message.contains("not a JSON-RPC response") && line_limit_of(&no_response).is_none(), "{no_response:?}");
         assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "lines without an id passed over");
-        // Paused time moves only when every task waits: an answer the call never got elapses here.
-        let patience = std::time::Duration::from_secs(60);
-        let first = tokio::time::timeout(patience, first).await.expect("the call still waits").unwrap();
-        assert!(matches!(first, Answer::TooLong { limit: 100 }), "{first:?}");
-        let second = tokio::time::timeout(patience, second).await.expect("the call still waits").unwrap();
-        assert!(matches!(&second, Answer::Unreadable(why) if why.starts_with("not JSON: ")), "{second:?}");
     }
 
     /// A request seam does not read is answered at once with its id: a parse
@@ -1491,7 +1291,7 @@ mod tests {
         let (to_client, _from_seam) = tokio::io::duplex(1);
         let (_to_seam, from_client) = tokio::io::duplex(1);
         let writer = LineWriter::new(to_client);
-        let mut transport = LineTransport::<rmcp::RoleServer, _>::new(from_client, writer.clone(), Nothing);
+        let mut transport = LineTransport::<rmcp::RoleServer>::new(from_client, writer.clone());
         let answer = serde_json::from_value(serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": {} })).unwrap();
         let _unpolled = transport.send(answer);
         assert_eq!(writer.queued.bytes.load(std::sync::atomic::Ordering::SeqCst), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".len());
@@ -1499,7 +1299,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_at_the_limit_is_read_and_one_byte_over_is_dropped() {
-        let (mut transport, _calls, mut server, _) = client_side(100);
+        let (mut transport, mut server, _) = client_side(100);
         server.write_all(&ping(1, 100)).await.unwrap();
         server.write_all(&ping(2, 101)).await.unwrap();
         server.write_all(&ping(3, 60)).await.unwrap();
@@ -1509,80 +1309,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_that_is_not_json_is_ignored_and_json_that_is_no_message_gets_invalid_request() {
-        let (mut transport, _calls, mut server, mut from_client) = client_side(MAX_LINE);
+        let (mut transport, mut server, mut from_client) = client_side(MAX_LINE);
         server.write_all(b"not json\n\r\n{\"foo\":1}\n").await.unwrap();
         server.write_all(&ping(7, 60)).await.unwrap();
         assert_eq!(id_of(&transport.receive().await.unwrap()), 7);
         let answer = read_line(&mut from_client).await;
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         assert_eq!(answer["id"], Json::Null);
-    }
-
-    #[tokio::test]
-    async fn answers_to_seam_calls_are_taken_off_the_stream_and_everything_else_reaches_rmcp() {
-        let (mut transport, calls, mut server, mut from_client) = client_side(MAX_LINE);
-        let arguments: Map<String, Json> = serde_json::from_value(serde_json::json!({ "message": "hi" })).unwrap();
-        let call = tokio::spawn(async move { calls.call_tool("echo", &arguments).await });
-        let request = read_line(&mut from_client).await;
-        assert_eq!(request["method"], "tools/call");
-        assert_eq!(request["id"], "seam-1");
-        assert_eq!(request["params"], serde_json::json!({ "name": "echo", "arguments": { "message": "hi" } }));
-        // The answer, with its id last as Node writes it, then a request of the server's own.
-        server
-            .write_all(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},\"jsonrpc\":\"2.0\",\"id\":\"seam-1\"}\n")
-            .await
-            .unwrap();
-        server.write_all(&ping(9, 60)).await.unwrap();
-        assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "the answer went to the call, the ping to rmcp");
-        let Answer::Reply { result: Some(result), error: None } = call.await.unwrap().unwrap() else { panic!("not the reply") };
-        assert_eq!(result.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_answer_that_does_not_read_as_a_response_fails_its_call_at_once_and_is_kept_from_rmcp() {
-        let (mut transport, calls, mut server, mut from_client) = client_side(MAX_LINE);
-        let call = tokio::spawn(async move { calls.call_tool("echo", &Map::new()).await });
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
-        server.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"seam-1\",\"result\":{},\"result\":{}}\n").await.unwrap();
-        server.write_all(&ping(9, 60)).await.unwrap();
-        assert_eq!(id_of(&transport.receive().await.unwrap()), 9, "the unreadable answer went to the call, the ping to rmcp");
-        // Paused time moves only when every task waits: an answer the call never got elapses here.
-        let answer = tokio::time::timeout(std::time::Duration::from_secs(60), call).await.expect("the call still waits");
-        let Answer::Unreadable(why) = answer.unwrap().unwrap() else { panic!("a key written twice read as a reply") };
-        assert!(why.contains("duplicate field `result`"), "{why}");
-    }
-
-    #[tokio::test]
-    async fn an_abandoned_call_is_cancelled_and_the_end_of_the_stream_fails_waiting_calls() {
-        let (mut transport, calls, server, mut from_client) = client_side(MAX_LINE);
-        let abandoned = tokio::time::timeout(std::time::Duration::from_millis(50), calls.call_tool("hang", &Map::new())).await;
-        assert!(abandoned.is_err());
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
-        let cancelled = read_line(&mut from_client).await;
-        assert_eq!(cancelled["method"], "notifications/cancelled");
-        assert_eq!(cancelled["params"]["requestId"], "seam-1");
-
-        let waiting = tokio::spawn({
-            let calls = calls.clone();
-            async move { calls.call_tool("hang", &Map::new()).await.map(|_| ()) }
-        });
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-2");
-        drop(server);
-        assert!(transport.receive().await.is_none());
-        assert!(matches!(waiting.await.unwrap(), Err(CallFailure::Closed(_))));
-        assert!(matches!(calls.call_tool("late", &Map::new()).await, Err(CallFailure::Closed(_))), "no call starts on a closed stream");
-    }
-
-    #[tokio::test]
-    async fn a_transport_seam_drops_fails_the_calls_waiting_on_it() {
-        let (transport, calls, _server, mut from_client) = client_side(MAX_LINE);
-        let waiting = tokio::spawn({
-            let calls = calls.clone();
-            async move { calls.call_tool("slow", &Map::new()).await.map(|_| ()) }
-        });
-        assert_eq!(read_line(&mut from_client).await["id"], "seam-1");
-        // rmcp drops the transport when seam ends the connection (a retired mount), not at the end of its input.
-        drop(transport);
-        assert!(matches!(waiting.await.unwrap(), Err(CallFailure::Closed(_))));
     }
 }

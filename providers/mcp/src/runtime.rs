@@ -139,7 +139,7 @@ struct Mount {
     status: StatusCell,
     catalog: Mutex<Arc<Catalog>>,
     /// How calls reach the server while it is connected and synced.
-    link: Mutex<Option<Link>>,
+    link: Mutex<Option<Peer<RoleClient>>>,
     pid: Mutex<Option<u32>>,
     /// The most verbose log level any client asked for (`Running::raise_log_level`), asked of every connection.
     #[allow(deprecated)]
@@ -270,17 +270,8 @@ impl Failed {
 /// One live connection.
 struct Connection {
     service: rmcp::service::RunningService<RoleClient, Handler>,
-    /// Over stdio, tool calls go beside rmcp on the same stream.
-    calls: Option<Arc<lane::Calls>>,
     child: Option<Child>,
     stderr: Arc<Mutex<String>>,
-}
-
-/// A connected server: rmcp's peer, and over stdio seam's own call lane.
-#[derive(Clone)]
-struct Link {
-    peer: Peer<RoleClient>,
-    calls: Option<Arc<lane::Calls>>,
 }
 
 struct Filter {
@@ -361,7 +352,7 @@ impl Mount {
             if let Some(c) = &mut connection {
                 match self.sync(&c.service.peer().clone()).await {
                     Ok(()) => {
-                        *self.link.lock().expect("link lock") = Some(Link { peer: c.service.peer().clone(), calls: c.calls.clone() });
+                        *self.link.lock().expect("link lock") = Some(c.service.peer().clone());
                         self.status.set(State::Ready, None);
                         self.cx.changes.notify();
                         up_since = Some(Instant::now());
@@ -518,11 +509,10 @@ impl Mount {
                     });
                 }
                 let writer = lane::LineWriter::new(child.stdin.take().expect("piped stdin"));
-                let calls = lane::Calls::new(writer.clone());
                 let stdout = child.stdout.take().expect("piped stdout");
-                let transport = lane::LineTransport::<RoleClient, _>::new(stdout, writer, calls.divert());
+                let transport = lane::LineTransport::<RoleClient>::new(stdout, writer);
                 let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => return Ok(Connection { service, calls: Some(calls), child: Some(child), stderr }),
+                    Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => format!("handshake failed: {e}"),
                     Err(_) => timed_out(),
                 };
@@ -552,7 +542,7 @@ impl Mount {
                 let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, calls: None, child: None, stderr }),
+                    Ok(Ok(service)) => Ok(Connection { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
                     Err(_) => Err(Failed::proven(timed_out())),
                 }
@@ -787,7 +777,6 @@ impl Mount {
             }
         };
         let handle = link
-            .peer
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
             .await
             .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
@@ -795,13 +784,13 @@ impl Mount {
         let answered = tokio::select! {
             r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
             _ = cancel.cancelled() => {
-                cancel_upstream(&link.peer, id, "the client cancelled the request");
+                cancel_upstream(&link, id, "the client cancelled the request");
                 return Err(RequestError::Unavailable(format!("the request for {what} was cancelled")));
             }
         };
         match answered {
             Err(_) => {
-                cancel_upstream(&link.peer, id, "call_timeout");
+                cancel_upstream(&link, id, "call_timeout");
                 Err(RequestError::Unavailable(format!(
                     "MCP server `{}` did not answer for {what} within call_timeout {}",
                     self.id, self.common.call_timeout
@@ -848,7 +837,7 @@ impl Mount {
         let Some(link) = link else {
             return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id)));
         };
-        if link.peer.peer_info().is_none_or(|i| i.capabilities.resources.as_ref().is_none_or(|r| r.subscribe != Some(true))) {
+        if link.peer_info().is_none_or(|i| i.capabilities.resources.as_ref().is_none_or(|r| r.subscribe != Some(true))) {
             return Err(RequestError::Unknown(format!("MCP server `{}` offers no resource subscriptions", self.id)));
         }
         let ask = {
@@ -875,9 +864,9 @@ impl Mount {
             return Ok(());
         }
         let answer = if on {
-            link.peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
+            link.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
         } else {
-            link.peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
+            link.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
         };
         match answer {
             Ok(()) => Ok(()),
@@ -899,30 +888,39 @@ impl Mount {
         tool: String,
         arguments: Map<String, Json>,
         cancel: CancellationToken,
-        _client: Client,
+        client: Client,
     ) -> ToolOutput {
         let catalog = self.catalog.lock().expect("catalog lock").clone();
         let Some(imported) = catalog.by_name.get(&tool) else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
-        let link = self.link.lock().expect("link lock").clone();
-        let Some(link) = link else {
+        let peer = self.link.lock().expect("link lock").clone();
+        let Some(peer) = peer else {
             let status = self.status.get();
             let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
             return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unavailable: {why}", self.id));
         };
-        // Dropping the call (timeout, cancellation) sends `notifications/cancelled` to the server, on either path.
+        // The call is entered under the id and progress token rmcp gives it, so that the server's
+        // questions and progress reach `client`; dropping it (timeout, cancellation) tells the server.
         let call = async {
-            match &link.calls {
-                Some(calls) => self.lane_answer(calls.call_tool(&imported.raw, &arguments).await, &tool),
-                None => {
-                    let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
-                    // Boxed: rmcp's call is a large future, and every call's state would be as large as it.
-                    match Box::pin(link.peer.call_tool_once(params)).await {
-                        Ok(response) => answer_of(response, &tool),
-                        Err(e) => Err(self.failure(e, &tool)),
-                    }
-                }
+            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+            let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+            let handle = match peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await {
+                Ok(handle) => handle,
+                Err(e) => return Err(self.failure(e, &tool)),
+            };
+            let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client);
+            let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+            // Boxed: rmcp's response future is large, and every call's state would be as large as it.
+            let answered = Box::pin(handle.await_response()).await;
+            abandoned.0 = None;
+            match answered {
+                Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool),
+                Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool),
+                Ok(ServerResult::InputRequiredResult(input)) => answer_of(CallToolResponse::InputRequired(input), &tool),
+                Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool),
+                Ok(_) => Err(ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: unexpected answer to tools/call"))),
+                Err(e) => Err(self.failure(e, &tool)),
             }
         };
         let answered = tokio::select! {
@@ -954,7 +952,14 @@ impl Mount {
     /// An rmcp call that got no result.
     fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
         match e {
-            ServiceError::McpError(e) => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            ServiceError::McpError(e) => match lane::line_limit_of(&e) {
+                // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
+                Some(limit) => ToolOutput::error(
+                    "MCP_FRAME_TOO_LARGE",
+                    format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
+                ),
+                None => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+            },
             e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
             e => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
         }
@@ -965,64 +970,6 @@ impl Mount {
         self.broken.notify_waiters();
         ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
     }
-
-    /// The child's answer on the stdio lane, read as JSON in place. A plain
-    /// complete result (`content` or `structuredContent`, `resultType` absent or
-    /// `complete`) is taken as it is, its blocks intact; anything else is read by
-    /// rmcp's types and judged as rmcp's own call would be.
-    fn lane_answer(&self, answer: Result<lane::Answer, lane::CallFailure>, tool: &str) -> Result<ToolOutput, ToolOutput> {
-        let answer = answer.map_err(|lane::CallFailure::Closed(why)| self.unreachable(why, tool))?;
-        let failed = |why: String| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {why}"));
-        let not_a_response = |why: &dyn std::fmt::Display| failed(format!("the answer is not a JSON-RPC response: {why}"));
-        let (result, error) = match answer {
-            lane::Answer::Reply { result, error } => (result, error),
-            lane::Answer::Unreadable(why) => return Err(not_a_response(&why)),
-            lane::Answer::TooLong { limit } => {
-                let why = format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded");
-                return Err(ToolOutput::error("MCP_FRAME_TOO_LARGE", why));
-            }
-        };
-        if let Some(error) = error {
-            let error = serde_json::from_str::<lane::ReplyError>(error.get()).map_err(|e| not_a_response(&e))?;
-            return Err(failed(error.message));
-        }
-        let Some(result) = result else { return Err(failed("the answer has neither a result nor an error".into())) };
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Plain {
-            result_type: Option<String>,
-            content: Option<Vec<Json>>,
-            structured_content: Option<Json>,
-            is_error: Option<bool>,
-        }
-        let plain: Plain = serde_json::from_str(result.get()).map_err(|e| failed(format!("the result is not a tool result: {e}")))?;
-        let complete = matches!(plain.result_type.as_deref(), None | Some("complete"));
-        if complete && (plain.content.is_some() || plain.structured_content.is_some()) {
-            let content = plain.content.unwrap_or_default();
-            // Each block must read as MCP content (as rmcp's typed result required); it is passed on as written.
-            for block in content.iter().filter(|b| !plain_text(b)) {
-                if let Err(e) = <rmcp::model::ContentBlock as serde::Deserialize>::deserialize(block) {
-                    return Err(failed(format!("a content block is not MCP content ({e}): {block}")));
-                }
-            }
-            return Ok(ToolOutput { content, structured_content: plain.structured_content, is_error: plain.is_error.unwrap_or(false) });
-        }
-        let response = match serde_json::from_str::<ServerResult>(result.get()) {
-            Ok(ServerResult::CallToolResult(r)) => CallToolResponse::Complete(r),
-            Ok(ServerResult::CreateTaskResult(t)) => CallToolResponse::Task(t),
-            Ok(ServerResult::InputRequiredResult(i)) => CallToolResponse::InputRequired(i),
-            Ok(ServerResult::EmptyResult(_)) => CallToolResponse::Complete(Default::default()),
-            Ok(_) | Err(_) => return Err(failed("unexpected answer to tools/call".into())),
-        };
-        answer_of(response, tool)
-    }
-}
-
-/// A block that is `{"type": "text", "text": <string>}` and nothing else: MCP
-/// content as it is, without asking rmcp's types (the usual block, read per call).
-fn plain_text(block: &Json) -> bool {
-    let Json::Object(fields) = block else { return false };
-    fields.len() == 2 && fields.get("type").and_then(Json::as_str) == Some("text") && fields.get("text").is_some_and(Json::is_string)
 }
 
 /// What a call's typed answer means: `Ok` a result (its output schema still to
@@ -1131,6 +1078,17 @@ fn definitions<'a, T: serde::Serialize + 'a>(
     Ok(out)
 }
 
+/// A request sent and not answered: dropped while set, it tells the server the request is abandoned.
+struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.0.take() {
+            cancel_upstream(&peer, id, "the caller gave up (timeout or cancellation)");
+        }
+    }
+}
+
 /// Tells the server a request seam sent it is abandoned.
 fn cancel_upstream(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
     let (peer, reason) = (peer.clone(), reason.to_owned());
@@ -1181,7 +1139,7 @@ impl Running for Handle {
         let link = self.0.link.lock().expect("link lock").clone();
         if let Some(link) = link {
             let mount = self.0.clone();
-            tokio::spawn(async move { mount.send_log_level(&link.peer, level).await });
+            tokio::spawn(async move { mount.send_log_level(&link, level).await });
         }
     }
 
@@ -1257,22 +1215,6 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_bare_text_block_skips_rmcp_s_content_check_and_rmcp_agrees_with_each_skip() {
-        let bare = serde_json::json!({ "type": "text", "text": "hi" });
-        assert!(plain_text(&bare));
-        assert!(<rmcp::model::ContentBlock as serde::Deserialize>::deserialize(&bare).is_ok());
-        for checked in [
-            serde_json::json!({ "type": "text", "text": 5 }),
-            serde_json::json!({ "type": "text", "text": "hi", "annotations": { "priority": 0.5 } }),
-            serde_json::json!({ "type": "image", "data": "", "mimeType": "image/png" }),
-            serde_json::json!({ "text": "hi", "kind": "text" }),
-            serde_json::json!("text"),
-        ] {
-            assert!(!plain_text(&checked), "{checked}");
-        }
-    }
 
     #[test]
     fn clean_names_up_to_64_characters_are_kept_as_written() {
