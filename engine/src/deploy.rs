@@ -241,14 +241,57 @@ impl Generation {
     /// does not have. A live tool is shown with its definition for the
     /// generation (`view` gives the one it lists now).
     pub fn catalog(&self, agent: &str) -> Option<Vec<CatalogEntry>> {
+        Some(self.catalog_and_collisions(agent)?.0)
+    }
+
+    /// The agent's tools, and the names two of the things it sees would serve
+    /// (a mount of raw names beside another, or beside a fixed tool): those
+    /// are served by neither, so that no call goes where its client did not mean.
+    fn catalog_and_collisions(&self, agent: &str) -> Option<(Vec<CatalogEntry>, Vec<CatalogEntry>)> {
         let a = self.resolved.agents.get(agent)?;
         let mut out: Vec<CatalogEntry> = self.fixed[agent].iter().map(|f| f.entry.clone()).collect();
+        let mut raw = false;
         for (id, slot) in &self.mounts {
             let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
-            out.extend(slot.running.tools().iter().filter_map(|spec| self.entry(a, id, prefix, spec)));
+            raw |= matches!(slot.exposure, Exposure::Dynamic { raw: true, .. });
+            out.extend(slot.running.tools().iter().filter_map(|spec| self.entry(a, id, prefix, &slot.exposure, spec)));
         }
         out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
-        Some(out)
+        let mut collisions = Vec::new();
+        // Prefixed names cannot collide: namespaces are unique, and no fixed tool has the prefix.
+        if raw {
+            let twice: BTreeSet<String> =
+                out.windows(2).filter(|w| w[0].spec.name == w[1].spec.name).map(|w| w[0].spec.name.clone()).collect();
+            let (left_out, kept): (Vec<CatalogEntry>, Vec<CatalogEntry>) = out.into_iter().partition(|e| twice.contains(&e.spec.name));
+            out = kept;
+            collisions = left_out;
+        }
+        Some((out, collisions))
+    }
+
+    /// Per mount, the names of its tools left out for an agent because another thing that agent sees serves the same name.
+    pub fn collisions(&self) -> BTreeMap<String, Vec<String>> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for agent in self.resolved.agents.keys() {
+            let Some((_, collisions)) = self.catalog_and_collisions(agent) else { continue };
+            for entry in &collisions {
+                let Source::Mount(id) = &entry.source else { continue };
+                let others: Vec<String> = collisions
+                    .iter()
+                    .filter(|other| other.spec.name == entry.spec.name && other.source != entry.source)
+                    .map(|other| match &other.source {
+                        Source::Mount(other) => format!("mount `{other}`"),
+                        Source::Service(_) => "a fixed tool".to_owned(),
+                    })
+                    .collect();
+                out.entry(id.clone()).or_default().push(format!(
+                    "tool `{}` is also served by {} to agent `{agent}`: neither is served to it",
+                    entry.spec.name,
+                    others.join(" and ")
+                ));
+            }
+        }
+        out
     }
 
     /// Whether what the agent is shown depends on the session's roots (it has a live tool).
@@ -347,7 +390,13 @@ impl Generation {
         let lists = |slot: &Slot| slot.running.offers().prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
         self.mounts
             .iter()
-            .find(|(id, slot)| self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)) && lists(slot))
+            .find(|(id, slot)| {
+                let named = match &slot.exposure {
+                    Exposure::Dynamic { raw: true, .. } => true,
+                    _ => self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)),
+                };
+                named && self.visible_prefix(agent, id, slot).is_some() && lists(slot)
+            })
             .map(|(_, slot)| slot)
     }
 
@@ -409,25 +458,34 @@ impl Generation {
     /// name's prefix picks the mount. Outer `None`: no such agent.
     pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
-        if let Some(fixed) = self.fixed[agent].iter().find(|f| f.entry.spec.name == tool) {
-            return Some(Some(fixed.entry.clone()));
-        }
+        let mut found: Vec<CatalogEntry> =
+            self.fixed[agent].iter().filter(|f| f.entry.spec.name == tool).map(|f| f.entry.clone()).collect();
         for (id, slot) in &self.mounts {
-            let Some(prefix) = self.visible_prefix(agent, id, slot).filter(|p| tool.starts_with(*p)) else { continue };
+            let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
+            let raw = matches!(slot.exposure, Exposure::Dynamic { raw: true, .. });
+            if !raw && !tool.starts_with(prefix) {
+                continue;
+            }
             let tools = slot.running.tools();
-            return Some(tools.iter().find(|spec| spec.name == tool).and_then(|spec| self.entry(a, id, prefix, spec)));
+            let spec = tools.binary_search_by(|spec| spec.name.as_str().cmp(tool)).ok().map(|at| &tools[at]);
+            found.extend(spec.and_then(|spec| self.entry(a, id, prefix, &slot.exposure, spec)));
         }
-        Some(None)
+        // A name two things serve is served by neither (`catalog`).
+        Some(if found.len() == 1 { found.pop() } else { None })
     }
 
     /// The name prefix of a mount whose discovered tools the agent can see.
     fn visible_prefix<'s>(&self, agent: &str, id: &str, slot: &'s Slot) -> Option<&'s str> {
-        let Exposure::Dynamic { prefix } = &slot.exposure else { return None };
+        let Exposure::Dynamic { prefix, .. } = &slot.exposure else { return None };
         self.resolved.is_visible(agent, id).then_some(prefix.as_str())
     }
 
-    fn entry(&self, agent: &crate::resolve::Agent, id: &str, prefix: &str, spec: &ToolSpec) -> Option<CatalogEntry> {
-        let tool = spec.name.strip_prefix(prefix)?;
+    fn entry(&self, agent: &crate::resolve::Agent, id: &str, prefix: &str, exposure: &Exposure, spec: &ToolSpec) -> Option<CatalogEntry> {
+        // Rules name a mount's tools `<prefix><tool>` however clients see them.
+        let tool = match exposure {
+            Exposure::Dynamic { raw: true, .. } => spec.name.as_str(),
+            _ => spec.name.strip_prefix(prefix)?,
+        };
         let settings = agent.tools.dynamic_settings(id, tool, &self.resolved.budgets)?;
         Some(CatalogEntry {
             spec: spec.clone(),
@@ -1085,6 +1143,14 @@ impl Deployment {
                 m.as_object_mut().expect("object").extend(slot.running.facts());
                 mounts.insert(id.clone(), m);
             }
+            // A tool name two things serve to an agent is served by neither: each mount is told so.
+            for (id, warnings) in g.collisions() {
+                let warnings = warnings.into_iter().map(Json::from);
+                match mounts[&id]["warnings"].as_array_mut() {
+                    Some(kept) => kept.extend(warnings),
+                    None => mounts[&id]["warnings"] = Json::Array(warnings.collect()),
+                }
+            }
             // A URI or template two mounts list is read from the first, in mount order: the others are told so.
             let all = Routes { mounts: g.mounts.iter().map(|(id, slot)| (id.as_str(), slot.running.offers())).collect() };
             for (id, key, first) in all.shadowed() {
@@ -1160,7 +1226,7 @@ mod tests {
     static RUNNING: AtomicUsize = AtomicUsize::new(0);
     static MOST: AtomicUsize = AtomicUsize::new(0);
     fn resolve_probe(_: &mut MountCx<'_>, config: Probe) -> Option<ResolvedMount> {
-        Some(ResolvedMount::new(config, Exposure::Dynamic { prefix: "probe__".into() }))
+        Some(ResolvedMount::new(config, Exposure::Dynamic { prefix: "probe__".into(), raw: false }))
     }
     fn build_probe(_: Probe, _: BuildCx) -> crate::runtime::BoxFuture<'static, Result<Arc<dyn Running>, String>> {
         Box::pin(async {

@@ -58,8 +58,10 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
         .map(|(name, a)| {
             let mut tools: Vec<String> = a.tools.fixed.iter().filter(|(_, s)| s.is_some()).map(|(t, _)| (*t).to_owned()).collect();
             for id in resolved.visible_dynamic_mounts(name) {
-                if let Some(crate::surface::Exposure::Dynamic { prefix }) = resolved.mounts[id].resolved.as_ref().map(|r| &r.exposure) {
-                    tools.push(format!("{prefix}*"));
+                match resolved.mounts[id].resolved.as_ref().map(|r| &r.exposure) {
+                    Some(crate::surface::Exposure::Dynamic { raw: true, .. }) => tools.push(format!("{id}'s tools as it names them")),
+                    Some(crate::surface::Exposure::Dynamic { prefix, .. }) => tools.push(format!("{prefix}*")),
+                    _ => {}
                 }
             }
             tools.sort();

@@ -145,7 +145,7 @@ impl Plan {
             }
             for id in resolved.visible_dynamic_mounts(agent_name) {
                 let prefix = match &resolved.mounts[id].resolved.as_ref().expect("visible mounts are resolved").exposure {
-                    Exposure::Dynamic { prefix } => prefix.clone(),
+                    Exposure::Dynamic { prefix, .. } => prefix.clone(),
                     Exposure::Tool(_) => continue,
                 };
                 let tool_id = format!("tool:{prefix}*");

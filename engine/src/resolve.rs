@@ -498,7 +498,40 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         }
     }
     unserved_tools(&resolved, tree, out);
+    name_collisions(&resolved, tree, out);
     resolved
+}
+
+/// Names two things one agent sees would serve, where validation knows them
+/// (`ResolvedMount::names`): a mount of raw names beside a fixed tool the
+/// agent enables, or beside another such mount. Each name is reported once,
+/// where the later mount names it.
+fn name_collisions(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) {
+    let mut reported = BTreeSet::new();
+    for (agent, a) in &resolved.agents {
+        let mut first: HashMap<&str, String> =
+            a.tools.fixed.iter().filter(|(_, s)| s.is_some()).map(|(name, _)| (*name, format!("the fixed tool `{name}`"))).collect();
+        for id in a.scope.iter().filter(|id| resolved.is_visible(agent, id)) {
+            let Some(mount) = resolved.mounts[id].resolved.as_ref() else { continue };
+            for (name, at) in &mount.names {
+                if a.tools.dynamic_settings(id, name, &resolved.budgets).is_none() {
+                    continue;
+                }
+                match first.get(name.as_str()) {
+                    Some(other) if reported.insert(at.clone()) => out.push(Diagnostic::error(
+                        "TOOL_NAME_COLLISION",
+                        locate(tree, at),
+                        at,
+                        format!("tool `{name}` of mount `{id}` (naming: raw) is also served to agent `{agent}` by {other}: neither would be served to it"),
+                    )),
+                    Some(_) => {}
+                    None => {
+                        first.insert(name, format!("mount `{id}`"));
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources, out: &mut Vec<Diagnostic>) {

@@ -220,7 +220,7 @@ pub trait Running: AsAny + Send + Sync {
     fn is_ready(&self) -> bool {
         self.status().state == State::Ready
     }
-    /// Tools discovered at run time, with final names; none for a mount served through a fixed tool.
+    /// Tools discovered at run time, with final names, sorted by name; none for a mount served through a fixed tool.
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }

@@ -240,8 +240,11 @@ fn unserved(tool: &'static str) -> BoxFuture<'static, ToolOutput> {
 pub enum Exposure {
     /// Through a fixed tool, e.g. `lsp`.
     Tool(&'static str),
-    /// Through tools discovered at run time, named with this prefix (`mcp__everything__`).
-    Dynamic { prefix: String },
+    /// Through tools discovered at run time. `prefix` (`mcp__everything__`)
+    /// keys the agents' tool rules, and names the tools unless `raw`: then
+    /// clients see the server's own names (`naming: raw`), and a name two
+    /// things an agent sees would serve is served by neither.
+    Dynamic { prefix: String, raw: bool },
 }
 
 /// An exclusive resource a mount takes; two mounts claiming the same key in one space is an error.
@@ -300,6 +303,10 @@ pub struct ResolvedMount {
     pub environment: Option<EnvironmentProbe>,
     pub exposure: Exposure,
     pub required: bool,
+    /// Tool names clients will see that are known before the mount runs, each
+    /// with the pointer that names it (a mount of raw names' literal `allow`
+    /// entries): checked against what else each agent sees.
+    pub names: Vec<(String, String)>,
 }
 
 /// A kind's own look at this machine for one mount, given the workspace root:
@@ -353,6 +360,7 @@ impl ResolvedMount {
             environment: None,
             exposure,
             required: false,
+            names: Vec::new(),
         }
     }
 }

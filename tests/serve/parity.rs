@@ -339,3 +339,40 @@ fn a_server_s_questions_during_a_call_reach_the_calling_client_and_progress_come
         }
     }
 }
+
+/// `naming: raw`: a mount's tools and prompts keep the server's names; rules
+/// still name them `mcp__<server>__<tool>`; a name two mounts of raw names
+/// would serve one agent is served to it by neither, and `/status` says so.
+#[test]
+fn raw_names_are_served_as_the_server_wrote_them_and_a_shared_name_by_neither() {
+    let dir = scratch("parity-raw");
+    let file = dir.join("c.yaml");
+    let agents = "agents:\n  solo:\n    tools: { \"mcp__b__*\": false, \"mcp__a__get-sum\": false }\n";
+    compose(&file, &[everything_mount("a", "    naming: raw\n"), everything_mount("b", "    naming: raw\n")], agents);
+    let seam = HttpSeam::start(&file, &[]);
+    let mut solo = SdkClient::http(&format!("{}/agents/solo/mcp", seam.base));
+    let names = solo.tool_names();
+    assert!(names.contains(&"echo".to_owned()) && !names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+    assert!(!names.contains(&"get-sum".to_owned()), "a rule names the raw tool `mcp__a__get-sum`: {names:?}");
+    assert_eq!(solo.call_text("echo", json!({ "message": "raw" })), "Echo: raw");
+    let prompt = solo.send(json!({ "op": "get_prompt", "name": "simple-prompt" }));
+    assert_eq!(prompt["ok"], true, "{prompt}");
+
+    // The default agent sees both mounts: every name they share is served by neither.
+    let mut both = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert!(both.tool_names().is_empty(), "{:?}", both.tool_names());
+    let refused = both.send(json!({ "op": "call", "name": "echo", "args": { "message": "x" } }));
+    assert!(first_text(&refused["result"]).starts_with("TOOL_UNKNOWN"), "{refused}");
+    let warnings = seam.status()["mounts"]["a"]["warnings"].clone();
+    assert!(
+        warnings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == "tool `echo` is also served by mount `b` to agent `default`: neither is served to it"),
+        "{warnings}"
+    );
+    solo.close();
+    both.close();
+    assert!(seam.terminate().success());
+}

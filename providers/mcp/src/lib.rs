@@ -66,6 +66,19 @@ impl Default for NameFilter {
 }
 
 /// Bounded exponential backoff after the connection drops.
+/// How clients see a server's tool and prompt names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Naming {
+    /// `mcp__<server>__<name>`: no two mounts' names can meet.
+    #[default]
+    Prefixed,
+    /// The server's own names. A name that something else an agent sees also
+    /// serves (another mount of raw names, a fixed tool) is served to that agent
+    /// by neither, and `/status` says so.
+    Raw,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reconnect {
@@ -104,6 +117,10 @@ pub struct Common {
     /// The server's resources and resource templates this mount serves, by URI and by `uriTemplate`.
     #[serde(default)]
     pub resources: NameFilter,
+    /// How clients see the server's tool and prompt names: `prefixed` (`mcp__<server>__<name>`)
+    /// or `raw`, as the server wrote them. Agents' rules name the tools `mcp__<server>__<name>` either way.
+    #[serde(default)]
+    pub naming: Naming,
     #[serde(default)]
     pub reconnect: Reconnect,
 }
@@ -198,8 +215,22 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     ok.then_some(())
 }
 
-fn resolved(cx: &MountCx<'_>, required: bool, config: impl seam_engine::surface::MountConfig + 'static) -> ResolvedMount {
-    let mut r = ResolvedMount::new(config, Exposure::Dynamic { prefix: format!("{TOOL_PREFIX}{}__", cx.id) });
+fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface::MountConfig + 'static) -> ResolvedMount {
+    let (required, raw) = (common.required, common.naming == Naming::Raw);
+    let mut r = ResolvedMount::new(config, Exposure::Dynamic { prefix: format!("{TOOL_PREFIX}{}__", cx.id), raw });
+    if raw {
+        // A literal `allow` entry no `deny` glob covers is a name clients will see, if the server has it.
+        let deny: Vec<globset::GlobMatcher> =
+            common.tools.deny.iter().filter_map(|g| globset::Glob::new(g).ok()).map(|g| g.compile_matcher()).collect();
+        r.names = common
+            .tools
+            .allow
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| !seam_engine::resolve::is_glob(name) && !deny.iter().any(|d| d.is_match(name.as_str())))
+            .map(|(i, name)| (name.clone(), format!("{}/tools/allow/{i}", cx.pointer)))
+            .collect();
+    }
     r.required = required;
     r.claims.push(Claim {
         space: "mcp.namespace",
@@ -219,7 +250,8 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         *cwd = path.display().to_string();
         requirements.push(Requirement::Directory { path, pointer: format!("{}/cwd", cx.pointer) });
     }
-    let mut r = resolved(cx, config.common.required, config);
+    let common = config.common.clone();
+    let mut r = resolved(cx, &common, config);
     r.needs = vec!["subprocess"];
     r.requirements = requirements;
     Some(r)
@@ -256,7 +288,8 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
         )
         .help = Some("use https://".into());
     }
-    Some(resolved(cx, config.common.required, config))
+    let common = config.common.clone();
+    Some(resolved(cx, &common, config))
 }
 
 impl Surface for McpSurface {

@@ -655,7 +655,7 @@ impl Mount {
             if !filter.admits(&raw) {
                 continue;
             }
-            let name = tool_name(&self.id, &raw);
+            let name = self.client_name(&raw);
             if let Some(kept) = colliding.get_mut(&name) {
                 kept.push(raw);
                 continue;
@@ -707,6 +707,14 @@ impl Mount {
         Ok(Catalog { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
     }
 
+    /// The name clients see for the server's tool or prompt `raw` (`naming`).
+    fn client_name(&self, raw: &str) -> String {
+        match self.common.naming {
+            crate::Naming::Prefixed => tool_name(&self.id, raw),
+            crate::Naming::Raw => raw.to_owned(),
+        }
+    }
+
     /// The server's prompts that pass the filter, named as tools are; a final
     /// name two prompts map to is left out, as for tools.
     #[allow(clippy::type_complexity)]
@@ -722,7 +730,7 @@ impl Mount {
                 return Err(format!("the server listed prompt `{}` twice", prompt.name));
             }
             if filter.admits(&prompt.name) {
-                raws.entry(tool_name(&self.id, &prompt.name)).or_default().push(prompt);
+                raws.entry(self.client_name(&prompt.name)).or_default().push(prompt);
             }
         }
         let (mut offered, mut by_name, mut colliding) = (Vec::new(), HashMap::new(), Vec::new());
