@@ -202,8 +202,13 @@ fn typed<T: serde::de::DeserializeOwned>(item: &Offered) -> Option<T> {
     }
 }
 
-/// A mount's answer, read as the result rmcp gives the client.
-fn result_of<T: serde::de::DeserializeOwned>(json: Json, what: &str) -> Result<T, McpError> {
+/// An answer, read as the result rmcp gives the client. A result is complete
+/// unless it says otherwise: a 2026-07-28 client is told so (`resultType`),
+/// and rmcp takes the word out for an older one.
+fn result_of<T: serde::de::DeserializeOwned>(mut json: Json, what: &str) -> Result<T, McpError> {
+    if let Json::Object(result) = &mut json {
+        result.entry("resultType").or_insert_with(|| Json::from(rmcp::model::ResultType::COMPLETE.as_str()));
+    }
     serde_json::from_value(json).map_err(|e| McpError::internal_error(format!("the answer for {what} is not an MCP result: {e}"), None))
 }
 
@@ -230,8 +235,7 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
 
 /// A tool's output as rmcp's result.
 fn tool_result(output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
-    serde_json::from_value(output.into_json())
-        .map_err(|e| McpError::internal_error(format!("the result of `{tool}` is not an MCP result: {e}"), None))
+    result_of(output.into_json(), &format!("`{tool}`"))
 }
 
 impl ServerHandler for Gateway {

@@ -177,7 +177,11 @@ async fn relayed<P: serde::Serialize, R: serde::de::DeserializeOwned>(
 ) -> Result<R, rmcp::ErrorData> {
     let params = serde_json::to_value(params).map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?;
     let origin = context.extensions.get::<rmcp::service::InboundStreamOrigin>();
-    let answer = crate::asks::relay(&handler.calls, &handler.mount, kind, params, origin).await?;
+    // The server may cancel its question: then the client is told too (dropping the ask cancels it there).
+    let answer = tokio::select! {
+        answer = crate::asks::relay(&handler.calls, &handler.mount, kind, params, origin) => answer?,
+        _ = context.ct.cancelled() => return Err(rmcp::ErrorData::internal_error("the server cancelled its request", None)),
+    };
     serde_json::from_value(answer)
         .map_err(|e| rmcp::ErrorData::internal_error(format!("the client's answer does not read as MCP: {e}"), None))
 }
