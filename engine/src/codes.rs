@@ -61,6 +61,7 @@ codes! {
     "AGENT_UNKNOWN_MOUNT" Error "`agents.*.mounts` names a mount that is not defined.";
     "TOOLS_UNKNOWN_KEY" Error "A `tools` key names no fixed tool and no possible MCP glob.";
     "TOOLS_INVALID_GLOB" Error "A `tools` glob does not parse.";
+    "OFFER_RULE_INVALID_GLOB" Error "A key of an agent's `prompts` or `resources` rules is not a valid glob.";
     "TOOL_NAME_COLLISION" Error "A mount that keeps its server's names (`naming: raw`) names a tool that something else an agent sees also serves (a fixed tool, another such mount): neither would be served to that agent.";
     "ENV_EXECUTABLE_NOT_FOUND" Error "(`--environment`) A command is not on PATH or not executable.";
     "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";

@@ -369,14 +369,34 @@ impl Generation {
 
     /// The mounts agent `agent` sees, in mount order, with what each offers; `None` for an unknown agent.
     pub fn routes(&self, agent: &str) -> Option<Routes<'_>> {
-        self.resolved.agents.get(agent)?;
+        let a = self.resolved.agents.get(agent)?;
         let mounts = self
             .mounts
             .iter()
             .filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some())
-            .map(|(id, slot)| (id.as_str(), slot.running.offers()))
+            .map(|(id, slot)| (id.as_str(), self.offers_for(a, id, slot)))
             .collect();
         Some(Routes { mounts })
+    }
+
+    /// What mount `id` offers agent `a`: its prompts and resources as the agent's rules leave them.
+    fn offers_for(&self, a: &crate::resolve::Agent, id: &str, slot: &Slot) -> Arc<crate::offers::Offers> {
+        let offers = slot.running.offers();
+        if a.offers.is_empty() {
+            return offers;
+        }
+        let mut shown = (*offers).clone();
+        // Rules name prompts `<prefix><prompt>` however clients see them.
+        shown.prompts.retain(|p| match &slot.exposure {
+            Exposure::Dynamic { prefix, raw: true } => a.offers.shows_prompt(&format!("{prefix}{}", p.key)),
+            _ => a.offers.shows_prompt(&p.key),
+        });
+        if !a.offers.shows_resources(id) {
+            shown.resources.clear();
+            shown.templates.clear();
+            shown.views.clear();
+        }
+        Arc::new(shown)
     }
 
     /// The agent's instructions: each visible mount's (`offers::instructions`).
@@ -387,7 +407,8 @@ impl Generation {
 
     /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.
     fn prompt_mount(&self, agent: &str, name: &str) -> Option<&Arc<Slot>> {
-        let lists = |slot: &Slot| slot.running.offers().prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
+        let a = self.resolved.agents.get(agent)?;
+        let lists = |id: &str, slot: &Slot| self.offers_for(a, id, slot).prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
         self.mounts
             .iter()
             .find(|(id, slot)| {
@@ -395,7 +416,7 @@ impl Generation {
                     Exposure::Dynamic { raw: true, .. } => true,
                     _ => self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)),
                 };
-                named && self.visible_prefix(agent, id, slot).is_some() && lists(slot)
+                named && self.visible_prefix(agent, id, slot).is_some() && lists(id, slot)
             })
             .map(|(_, slot)| slot)
     }

@@ -289,6 +289,14 @@ pub struct AgentDoc {
     /// Scoped mounts: visible to this agent and its descendants only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mounts: Vec<String>,
+    /// MCP mounts' prompts by `mcp__<server>__<prompt>` (globs allowed): `false` hides,
+    /// `true` shows again; over the parent's entries, the last match wins. Visible by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<std::collections::BTreeMap<String, bool>>,
+    /// MCP mounts' resources and templates by mount id (globs allowed): `false` hides a
+    /// mount's, `true` shows them again; over the parent's entries, the last match wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<std::collections::BTreeMap<String, bool>>,
     /// The agent's own token over HTTP; without one it inherits its parent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<AgentServe>,

@@ -41,6 +41,8 @@ pub struct Mount {
 
 pub struct Agent {
     pub parent: Option<String>,
+    /// Rules over MCP mounts' prompts and resources, root agent first.
+    pub offers: OfferRules,
     /// Mounts this agent can see, in file order.
     pub scope: Scope,
     /// The scope layer of each scoped mount it sees: the depth, counted from
@@ -75,6 +77,60 @@ impl Agent {
     pub fn layer(&self, id: &str) -> u32 {
         self.layers.get(id).copied().unwrap_or(0)
     }
+}
+
+/// An agent's rules over what MCP mounts offer beyond tools; each list in
+/// the order the rules apply (root agent first), the last match deciding.
+#[derive(Clone, Debug, Default)]
+pub struct OfferRules {
+    /// Over prompts, by `<prefix><server>__<prompt>`.
+    pub prompts: Vec<OfferRule>,
+    /// Over a mount's resources and templates, by mount id.
+    pub resources: Vec<OfferRule>,
+}
+
+#[derive(Clone, Debug)]
+pub struct OfferRule {
+    matcher: GlobMatcher,
+    shows: bool,
+}
+
+impl OfferRules {
+    /// Whether prompt `name` (as rules name it: `mcp__<server>__<prompt>`) is shown; visible unless a rule hides it.
+    pub fn shows_prompt(&self, name: &str) -> bool {
+        self.prompts.iter().rev().find(|r| r.matcher.is_match(name)).is_none_or(|r| r.shows)
+    }
+
+    /// Whether mount `id`'s resources and templates are shown.
+    pub fn shows_resources(&self, id: &str) -> bool {
+        self.resources.iter().rev().find(|r| r.matcher.is_match(id)).is_none_or(|r| r.shows)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty() && self.resources.is_empty()
+    }
+}
+
+/// The rules of one `prompts` or `resources` map, in the order written; a key that is not a glob is an error.
+fn offer_rules(map: Option<&Mapping>, at: &str, tree: &Node, out: &mut Vec<Diagnostic>) -> Vec<OfferRule> {
+    let mut rules = Vec::new();
+    for (key, entry) in map.into_iter().flatten() {
+        // The schema has checked that each value is a boolean.
+        let Value::Bool(shows) = entry.node.value else { continue };
+        match Glob::new(key) {
+            Ok(glob) => rules.push(OfferRule { matcher: glob.compile_matcher(), shows }),
+            Err(e) => {
+                let pointer = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
+                out.push(Diagnostic::error(
+                    "OFFER_RULE_INVALID_GLOB",
+                    crate::surface::locate_key(tree, &pointer),
+                    &pointer,
+                    format!("`{key}` is not a valid glob: {e}"),
+                ));
+            }
+        }
+    }
+    rules
 }
 
 /// One agent's tools: fixed tools (`None` = not visible) and rules over dynamic tools.
@@ -771,6 +827,7 @@ fn resolve_agents(
     struct State {
         fixed: BTreeMap<&'static str, (Json, bool)>,
         dynamic: Vec<Arc<Vec<DynamicRule>>>,
+        offers: OfferRules,
         /// Mounts listed on the chain so far, each with the depth of the nearest agent listing it.
         listed: BTreeMap<String, u32>,
         depth: u32,
@@ -797,7 +854,13 @@ fn resolve_agents(
     for name in order {
         let parent = parents.get(name).cloned().flatten();
         let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
-            Some(p) => State { fixed: p.fixed.clone(), dynamic: p.dynamic.clone(), listed: p.listed.clone(), depth: p.depth + 1 },
+            Some(p) => State {
+                fixed: p.fixed.clone(),
+                dynamic: p.dynamic.clone(),
+                offers: p.offers.clone(),
+                listed: p.listed.clone(),
+                depth: p.depth + 1,
+            },
             None => {
                 let fixed = fixed_tools
                     .values()
@@ -813,10 +876,23 @@ fn resolve_agents(
                         (tool.name(), (settings, false))
                     })
                     .collect();
-                State { fixed, dynamic: Vec::new(), listed: BTreeMap::new(), depth: 1 }
+                State { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1 }
             }
         };
         let own = docs.get(name);
+        let agent_at = pointer(["agents", name.as_str()]);
+        let mut rule_maps: Vec<(Option<&Node>, String)> = Vec::new();
+        if name == DEFAULT_AGENT {
+            rule_maps.push((Some(tree), String::new()));
+        }
+        rule_maps.push((tree.get("agents").and_then(|a| a.get(name)), agent_at));
+        for (node, at) in rule_maps {
+            let Some(node) = node else { continue };
+            let prompts = offer_rules(node.get("prompts").and_then(Node::as_map), &format!("{at}/prompts"), tree, out);
+            let resources = offer_rules(node.get("resources").and_then(Node::as_map), &format!("{at}/resources"), tree, out);
+            state.offers.prompts.extend(prompts);
+            state.offers.resources.extend(resources);
+        }
         let mut entries: Vec<&Mapping> = Vec::new();
         if name == DEFAULT_AGENT {
             entries.extend(top_tools);
@@ -854,7 +930,7 @@ fn resolve_agents(
             hidden_servers: BTreeSet::new(),
         };
         table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
-        agents.insert(name.clone(), Agent { parent, scope, layers, tools: table });
+        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table });
         states.insert(name.clone(), state);
     }
     agents

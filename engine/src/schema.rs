@@ -107,6 +107,8 @@ impl Schemas {
                     "services": { "$ref": "#/$defs/Services" },
                     "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
                     "tools": { "$ref": "#/$defs/Tools" },
+                    "prompts": { "description": "The default agent's rules over MCP mounts' prompts (`mcp__<server>__<prompt>`, globs allowed): `false` hides, the last match wins.", "type": "object", "additionalProperties": { "type": "boolean" } },
+                    "resources": { "description": "The default agent's rules over MCP mounts' resources, by mount id (globs allowed): `false` hides a mount's resources and templates.", "type": "object", "additionalProperties": { "type": "boolean" } },
                     "agents": { "type": "object", "additionalProperties": agent.clone().to_value() },
                     "serve": serve.clone().to_value(),
                 },

@@ -134,7 +134,7 @@ fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
     let dir = scratch("parity-filters");
     let file = dir.join("c.yaml");
     let filters = "    prompts: { allow: [\"simple-*\", \"args-*\"] }\n    resources: { deny: [\"*/startup.md\", \"*/blob/*\"] }\n";
-    let agents = "agents:\n  blind:\n    tools: { \"mcp__everything__*\": false }\n";
+    let agents = "agents:\n  blind:\n    tools: { \"mcp__everything__*\": false }\n  picky:\n    prompts: { \"mcp__everything__*\": false, \"mcp__everything__simple-prompt\": true }\n    resources: { \"every*\": false }\n";
     compose(&file, &[everything_mount("everything", filters)], agents);
     let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
@@ -158,6 +158,18 @@ fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
     assert!(names(&mut blind, "resources", "resources", "uri").is_empty());
     let read = blind.send(json!({ "op": "read", "uri": "demo://resource/static/document/features.md" }));
     assert_eq!(read["code"].as_i64(), Some(-32002), "{read}");
+
+    // An agent's own rules: the last matching prompt rule wins; a mount's resources hidden whole.
+    let mut picky = SdkClient::http(&format!("{}/agents/picky/mcp", seam.base));
+    assert_eq!(names(&mut picky, "prompts", "prompts", "name"), ["mcp__everything__simple-prompt"]);
+    assert!(names(&mut picky, "resources", "resources", "uri").is_empty());
+    assert!(names(&mut picky, "templates", "templates", "uriTemplate").is_empty());
+    let hidden = picky.send(json!({ "op": "get_prompt", "name": "mcp__everything__args-prompt", "args": { "city": "x" } }));
+    assert_eq!(hidden["code"].as_i64(), Some(-32602), "{hidden}");
+    let read = picky.send(json!({ "op": "read", "uri": "demo://resource/dynamic/text/1" }));
+    assert_eq!(read["code"].as_i64(), Some(-32002), "{read}");
+    assert_eq!(picky.call_text("mcp__everything__echo", json!({ "message": "tools stay" })), "Echo: tools stay");
+    picky.close();
 
     // A filter edit applies live: the open session is told its resources changed, and lists the new set.
     compose(&file, &[everything_mount("everything", "    prompts: { allow: [\"simple-*\", \"args-*\"] }\n")], agents);
