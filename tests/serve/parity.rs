@@ -433,3 +433,30 @@ fn a_2026_07_28_client_sees_what_a_2025_11_25_client_sees() {
     assert_eq!(modern, legacy);
     assert!(seam.terminate().success());
 }
+
+/// `roots: client`: a server that asks for roots during a call gets the
+/// calling client's; a client that offers none leaves it the workspace root.
+#[test]
+fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
+    let dir = scratch("parity-client-roots");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "    roots: client\n")], "services: { workspace: { root: . } }\n");
+    let theirs = dir.join("their project");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let their_uri = url::Url::from_file_path(&theirs).unwrap().to_string();
+    let workspace = url::Url::from_file_path(dir.canonicalize().unwrap()).unwrap().to_string();
+    let seam = HttpSeam::start(&file, &[]);
+    let roots_text = |client: &mut SdkClient| {
+        client.call("mcp__everything__get-roots-list", json!({}))["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    };
+    let theirs = theirs.display().to_string();
+    let mut offering = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &[("SEAM_ROOTS", theirs.as_str())]);
+    let seen = roots_text(&mut offering);
+    assert!(seen.contains(&their_uri) && !seen.contains(&format!("{workspace}\n")), "{seen}");
+    offering.close();
+    let mut silent = SdkClient::http(&format!("{}/mcp", seam.base));
+    let seen = roots_text(&mut silent);
+    assert!(seen.contains(&workspace), "{seen}");
+    silent.close();
+    assert!(seam.terminate().success());
+}

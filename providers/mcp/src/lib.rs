@@ -66,6 +66,18 @@ impl Default for NameFilter {
 }
 
 /// Bounded exponential backoff after the connection drops.
+/// Which roots a server is given when it asks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RootsFrom {
+    /// The composition's workspace root (`services.workspace.root`), or none.
+    #[default]
+    Workspace,
+    /// The roots of the client whose call is running, when it offers roots and the
+    /// question can be told apart; the workspace root otherwise.
+    Client,
+}
+
 /// How clients see a server's tool and prompt names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -117,6 +129,9 @@ pub struct Common {
     /// The server's resources and resource templates this mount serves, by URI and by `uriTemplate`.
     #[serde(default)]
     pub resources: NameFilter,
+    /// Which roots the server is given when it asks (`roots/list`).
+    #[serde(default)]
+    pub roots: RootsFrom,
     /// How clients see the server's tool and prompt names: `prefixed` (`mcp__<server>__<name>`)
     /// or `raw`, as the server wrote them. Agents' rules name the tools `mcp__<server>__<name>` either way.
     #[serde(default)]

@@ -164,8 +164,9 @@ struct Handler {
     events: MountEvents,
     /// The mount's calls in flight: whom the server's questions and progress are for.
     calls: Arc<crate::asks::InFlight>,
-    /// The composition's workspace root: the roots the server is given.
+    /// The composition's workspace root: the roots the server is given, unless `roots: client` finds the caller's.
     workspace: Option<std::path::PathBuf>,
+    roots: crate::RootsFrom,
 }
 
 /// The question's params as JSON, the client's answer as rmcp's result type.
@@ -214,8 +215,19 @@ impl rmcp::ClientHandler for Handler {
         relayed(self, seam_engine::runtime::AskKind::Elicitation, params, &context).await
     }
 
-    /// The server sees the composition's workspace root (none without one), whoever calls.
-    async fn list_roots(&self, _: rmcp::service::RequestContext<RoleClient>) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+    /// The server sees the composition's workspace root (none without one), or
+    /// with `roots: client` the calling client's roots when they can be asked.
+    async fn list_roots(
+        &self,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        if self.roots == crate::RootsFrom::Client {
+            let origin = context.extensions.get::<rmcp::service::InboundStreamOrigin>();
+            let caller = self.calls.caller(origin).ok().filter(|c| c.declares(seam_engine::runtime::AskKind::Roots, &Json::Null));
+            if caller.is_some() {
+                return relayed(self, seam_engine::runtime::AskKind::Roots, Json::Null, &context).await;
+            }
+        }
         let roots = self
             .workspace
             .iter()
@@ -481,6 +493,7 @@ impl Mount {
             events: self.cx.events.clone(),
             calls: self.calls.clone(),
             workspace: self.cx.workspace.clone(),
+            roots: self.common.roots,
         };
         let startup = self.common.startup_timeout;
         let timed_out = || format!("no answer within startup_timeout {startup}");
