@@ -347,6 +347,10 @@ fn a_server_s_questions_during_a_call_reach_the_calling_client_and_progress_come
         assert!(first_text(&refused).contains("did not declare sampling"), "{transport}: {refused}");
         silent.close();
         if let Some(seam) = seam {
+            // `/status` says which of the clients' capabilities the mount's server used.
+            let asks = seam.status()["mounts"]["everything"]["asks"].clone();
+            assert_eq!(asks["sampling"], json!({ "passed_on": 1, "refused": 1 }), "{asks}");
+            assert_eq!(asks["elicitation"], json!({ "passed_on": 2, "refused": 0 }), "{asks}");
             assert!(seam.terminate().success());
         }
     }

@@ -20,9 +20,10 @@ use seam_engine::offers::RequestError;
 use seam_engine::runtime::{AskKind, Client, ClientLink};
 use serde_json::Value as Json;
 
-/// The calls a mount has sent its server and not had answered, by request id.
+/// The calls a mount has sent its server and not had answered, by request id;
+/// and how many questions of each kind it passed on and refused, for `/status`.
 #[derive(Default)]
-pub struct InFlight(Mutex<HashMap<RequestId, Caller>>);
+pub struct InFlight(Mutex<HashMap<RequestId, Caller>>, Mutex<std::collections::BTreeMap<&'static str, (u64, u64)>>);
 
 struct Caller {
     client: Client,
@@ -70,6 +71,21 @@ impl InFlight {
     pub fn by_token(&self, token: &ProgressToken) -> Option<Arc<dyn ClientLink>> {
         self.0.lock().expect("in-flight lock").values().find(|c| c.token == *token).and_then(|c| c.client.link().cloned())
     }
+
+    fn count(&self, kind: AskKind, passed_on: bool) {
+        let mut counts = self.1.lock().expect("ask counts lock");
+        let (passed, refused) = counts.entry(kind.capability()).or_default();
+        *(if passed_on { passed } else { refused }) += 1;
+    }
+
+    /// Per kind of question the server asked, how many were passed on to a client and how many refused.
+    pub fn counts(&self) -> serde_json::Map<String, Json> {
+        let counts = self.1.lock().expect("ask counts lock");
+        counts
+            .iter()
+            .map(|(kind, (passed, refused))| ((*kind).to_owned(), serde_json::json!({ "passed_on": passed, "refused": refused })))
+            .collect()
+    }
 }
 
 /// Asks the calling client what mount `mount`'s server asked, as JSON both ways.
@@ -82,9 +98,11 @@ pub async fn relay(
 ) -> Result<Json, McpError> {
     let what = kind.capability();
     let client = calls.caller(origin).map_err(|why| {
+        calls.count(kind, false);
         tracing::warn!(mount, "a {what} request from the server was refused: {why}");
         McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("seam cannot pass this {what} request to a client: {why}"), None)
     })?;
+    calls.count(kind, client.declares(kind, &params));
     if !client.declares(kind, &params) {
         let agent = client.agent();
         tracing::warn!(mount, agent, "a {what} request from the server was refused: the client did not declare {what}");
@@ -155,5 +173,10 @@ mod tests {
         let refused = relay(&calls, "m", AskKind::Elicitation, serde_json::json!({}), None).await.unwrap_err();
         assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
         assert!(refused.message.contains("did not declare elicitation"), "{}", refused.message);
+        let counts = serde_json::Value::Object(calls.counts());
+        assert_eq!(
+            counts,
+            serde_json::json!({ "sampling": { "passed_on": 1, "refused": 0 }, "elicitation": { "passed_on": 0, "refused": 1 } })
+        );
     }
 }

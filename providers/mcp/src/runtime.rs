@@ -1220,6 +1220,11 @@ impl Running for Handle {
                 facts.insert("url".into(), Json::from(config.url.clone()));
             }
         }
+        // What the server asked clients during calls: which capabilities it used.
+        let asks = self.0.calls.counts();
+        if !asks.is_empty() {
+            facts.insert("asks".into(), Json::Object(asks));
+        }
         let colliding = self.0.catalog.lock().expect("catalog lock").colliding.clone();
         if !colliding.is_empty() {
             let warnings: Vec<Json> = colliding
