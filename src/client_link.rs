@@ -89,6 +89,14 @@ impl ClientLink for CallLink {
         })
     }
 
+    fn notify(&self, method: &str, params: Json) {
+        let notification = rmcp::model::CustomNotification::new(method, Some(params));
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.send_notification(rmcp::model::ServerNotification::CustomNotification(notification)).await;
+        });
+    }
+
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         let Some(token) = self.progress_token.clone() else { return };
         let mut notification = ProgressNotificationParam::new(token, progress);

@@ -341,6 +341,9 @@ pub trait ClientLink: Send + Sync {
     fn ask(&self, kind: AskKind, params: Json) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>>;
     /// Tells the client how far the call has come; nothing when it gave no progress token.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+    /// Tells the client something about a question it was asked (`method`, `params` as
+    /// the server sent them: `notifications/elicitation/complete`), even after the call.
+    fn notify(&self, method: &str, params: Json);
 }
 
 /// What a kind builds a mount with.

@@ -1,7 +1,9 @@
 // A stdio MCP server with an MCP Apps view, built on the official SDK's
 // low-level Server: it declares the `io.modelcontextprotocol/ui` extension,
 // its `clock` tool names the view `ui://clock/app.html` in `_meta.ui`, and the
-// view is readable but, as servers may, not listed by `resources/list`.
+// view is readable but, as servers may, not listed by `resources/list`. Its
+// `consent` tool asks the client to open a URL (a URL elicitation) and, once
+// accepted, says the elicitation is complete (`notifications/elicitation/complete`).
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
@@ -14,9 +16,18 @@ const server = new Server(
   { capabilities: { tools: {}, resources: {}, extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
 );
 server.setRequestHandler(ListToolsRequestSchema, () => ({
-  tools: [{ name: 'clock', description: 'Shows a clock', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: VIEW } } }],
+  tools: [
+    { name: 'clock', description: 'Shows a clock', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: VIEW } } },
+    { name: 'consent', description: 'Asks for consent in a browser', inputSchema: { type: 'object' } },
+  ],
 }));
-server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: 'tick' }] }));
+server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  if (request.params.name !== 'consent') return { content: [{ type: 'text', text: 'tick' }] };
+  const elicitationId = 'consent-1';
+  const answer = await server.elicitInput({ mode: 'url', url: 'https://example.com/consent', message: 'Consent, please', elicitationId });
+  if (answer.action === 'accept') await server.createElicitationCompletionNotifier(elicitationId)();
+  return { content: [{ type: 'text', text: `consent: ${answer.action}` }] };
+});
 server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
 server.setRequestHandler(ReadResourceRequestSchema, (request) => {
   if (request.params.uri !== VIEW) throw new McpError(ErrorCode.InvalidParams, `no resource ${request.params.uri}`);

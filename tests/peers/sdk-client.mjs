@@ -19,6 +19,7 @@ const {
   ListRootsRequestSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ElicitationCompleteNotificationSchema,
 } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
@@ -81,7 +82,8 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, notified(lists.
 client.setNotificationHandler(PromptListChangedNotificationSchema, notified(lists.prompts));
 client.setNotificationHandler(ResourceListChangedNotificationSchema, notified(lists.resources));
 // Log lines and resource updates, kept in arrival order; `seen.wake` is the pending waiter.
-const seen = { logs: [], updates: [], wake: null };
+const seen = { logs: [], updates: [], completions: [], wake: null };
+client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => { seen.completions.push(n.params); seen.wake?.(); });
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { seen.logs.push(n.params); seen.wake?.(); });
 client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { seen.updates.push(n.params); seen.wake?.(); });
 
@@ -217,6 +219,8 @@ async function handle(cmd) {
       return { ok: true, result: await client.unsubscribeResource({ uri: cmd.uri }) };
     case 'wait_log':
       return waitSeen('logs', (l) => JSON.stringify(l).includes(cmd.contains), cmd.timeout_ms ?? 5000);
+    case 'wait_elicitation_complete':
+      return waitSeen('completions', (c) => c.elicitationId === cmd.id, cmd.timeout_ms ?? 5000);
     case 'wait_resource_updated':
       return waitSeen('updates', (u) => u.uri === cmd.uri, cmd.timeout_ms ?? 5000);
     case 'asked':

@@ -464,3 +464,32 @@ fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
     silent.close();
     assert!(seam.terminate().success());
 }
+
+/// A URL elicitation a server passes through seam, and its completion
+/// (`notifications/elicitation/complete`), reach the client that was asked.
+#[test]
+fn a_url_elicitation_s_completion_reaches_the_client_that_was_asked() {
+    let dir = scratch("parity-elicitation-complete");
+    let file = dir.join("c.yaml");
+    let apps = format!(
+        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
+        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
+    );
+    compose(&file, &[apps], "");
+    let answers = [("SEAM_ANSWERS", "1")];
+    for transport in ["stdio", "http"] {
+        let seam = (transport == "http").then(|| HttpSeam::start(&file, &[]));
+        let mut client = match &seam {
+            Some(seam) => SdkClient::http_with_env(&format!("{}/mcp", seam.base), &answers),
+            None => SdkClient::stdio_with_env(&file, &answers),
+        };
+        assert_eq!(client.call_text("mcp__apps__consent", json!({})), "consent: accept", "{transport}");
+        let patience = PATIENCE.as_millis() as u64;
+        let done = client.send(json!({ "op": "wait_elicitation_complete", "id": "consent-1", "timeout_ms": patience }));
+        assert_eq!(done["ok"], true, "{transport}: {done}");
+        client.close();
+        if let Some(seam) = seam {
+            assert!(seam.terminate().success());
+        }
+    }
+}

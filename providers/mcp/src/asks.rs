@@ -23,7 +23,18 @@ use serde_json::Value as Json;
 /// The calls a mount has sent its server and not had answered, by request id;
 /// and how many questions of each kind it passed on and refused, for `/status`.
 #[derive(Default)]
-pub struct InFlight(Mutex<HashMap<RequestId, Caller>>, Mutex<std::collections::BTreeMap<&'static str, (u64, u64)>>);
+pub struct InFlight(
+    Mutex<HashMap<RequestId, Caller>>,
+    Mutex<std::collections::BTreeMap<&'static str, (u64, u64)>>,
+    /// URL elicitations passed on, by `elicitationId`, newest last: whom their completion is for.
+    Mutex<std::collections::VecDeque<(String, Arc<dyn ClientLink>)>>,
+);
+
+/// How many URL elicitations a mount remembers, for their `notifications/elicitation/complete`.
+pub const REMEMBERED_ELICITATIONS: usize = 1024;
+
+/// The notification a server sends when a URL elicitation is done (rmcp does not model it).
+pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 
 struct Caller {
     client: Client,
@@ -72,6 +83,21 @@ impl InFlight {
         self.0.lock().expect("in-flight lock").values().find(|c| c.token == *token).and_then(|c| c.client.link().cloned())
     }
 
+    /// The client a URL elicitation `id` was passed on to, forgotten once asked for.
+    pub fn elicited(&self, id: &str) -> Option<Arc<dyn ClientLink>> {
+        let mut elicitations = self.2.lock().expect("elicitations lock");
+        let at = elicitations.iter().position(|(e, _)| e == id)?;
+        elicitations.remove(at).map(|(_, client)| client)
+    }
+
+    fn remember_elicitation(&self, id: &str, client: Arc<dyn ClientLink>) {
+        let mut elicitations = self.2.lock().expect("elicitations lock");
+        elicitations.push_back((id.to_owned(), client));
+        if elicitations.len() > REMEMBERED_ELICITATIONS {
+            elicitations.pop_front();
+        }
+    }
+
     fn count(&self, kind: AskKind, passed_on: bool) {
         let mut counts = self.1.lock().expect("ask counts lock");
         let (passed, refused) = counts.entry(kind.capability()).or_default();
@@ -109,6 +135,12 @@ pub async fn relay(
         let message = format!("the client of agent `{agent}` did not declare {what} (or this kind of {what})");
         return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, message, None));
     }
+    if kind == AskKind::Elicitation
+        && params.get("mode").and_then(Json::as_str) == Some("url")
+        && let Some(id) = params.get("elicitationId").and_then(Json::as_str)
+    {
+        calls.remember_elicitation(id, client.clone());
+    }
     client.ask(kind, params).await.map_err(|e| match e {
         RequestError::Upstream { code, message, data } => McpError::new(ErrorCode(code), message, data),
         RequestError::Unknown(message) | RequestError::Unavailable(message) => McpError::internal_error(message, None),
@@ -136,6 +168,7 @@ mod tests {
             Box::pin(async move { Ok(params) })
         }
         fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+        fn notify(&self, _: &str, _: Json) {}
     }
 
     fn session(n: u64) -> Client {

@@ -242,6 +242,18 @@ impl rmcp::ClientHandler for Handler {
         Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
+    /// A URL elicitation's completion goes to the client it was passed on to.
+    async fn on_custom_notification(&self, notification: rmcp::model::CustomNotification, _: NotificationContext<RoleClient>) {
+        if notification.method != crate::asks::ELICITATION_COMPLETE {
+            return;
+        }
+        let params = notification.params.unwrap_or_default();
+        match params.get("elicitationId").and_then(Json::as_str).and_then(|id| self.calls.elicited(id)) {
+            Some(client) => client.notify(&notification.method, params),
+            None => tracing::debug!(mount = %self.mount, "an elicitation completed that no client here was asked: {params}"),
+        }
+    }
+
     async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _: NotificationContext<RoleClient>) {
         if let Some(client) = self.calls.by_token(&params.progress_token) {
             client.progress(params.progress, params.total, params.message);
