@@ -2,6 +2,8 @@
 //! SDK client drives seam; seam mounts the MCP reference server and our own
 //! controllable server (`tests/peers/flaky-mcp-server.mjs`).
 
+#[path = "serve/conformance.rs"]
+mod conformance;
 #[path = "serve/parity.rs"]
 mod parity;
 mod support;
