@@ -123,7 +123,8 @@ pub struct Generation {
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
     /// URIs that mounts' tool results carried: where a read of one goes when no mount lists it.
-    links: Links,
+    /// Handed on from generation to generation: a link a client holds outlives a reload.
+    links: Arc<Links>,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -1034,7 +1035,7 @@ impl Deployment {
             fixed,
             write_watchers,
             in_flight: AtomicUsize::new(0),
-            links: Links::default(),
+            links: live.as_ref().map(|g| g.links.clone()).unwrap_or_default(),
             drained: Mutex::new(None),
         });
         // Arm the old generation's drain signal before it can be let go.
