@@ -234,7 +234,10 @@ fn tool(spec: &ToolSpec) -> Option<Tool> {
 }
 
 /// A tool's output as rmcp's result.
-fn tool_result(output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
+fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
+    if let Some(relayed) = output.relayed_error.take() {
+        return Err(request_error(*relayed, false));
+    }
     result_of(output.into_json(), &format!("`{tool}`"))
 }
 

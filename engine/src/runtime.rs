@@ -42,6 +42,12 @@ pub struct ToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Json>,
     pub is_error: bool,
+    /// A server's JSON-RPC error that the client must get as an error, not as
+    /// this result: one it acts on itself (a URL elicitation required, -32042,
+    /// which it answers by opening the URLs and calling again). The result
+    /// still says it, for a caller that is not an MCP client (`seam call`).
+    #[serde(skip)]
+    pub relayed_error: Option<Box<crate::offers::RequestError>>,
 }
 
 impl ToolOutput {
@@ -51,6 +57,7 @@ impl ToolOutput {
             content: vec![json!({ "type": "text", "text": format!("{code}: {message}") })],
             structured_content: None,
             is_error: true,
+            relayed_error: None,
         }
     }
 

@@ -3,12 +3,20 @@
 // its `clock` tool names the view `ui://clock/app.html` in `_meta.ui`, and the
 // view is readable but, as servers may, not listed by `resources/list`. Its
 // `consent` tool asks the client to open a URL (a URL elicitation) and, once
-// accepted, says the elicitation is complete (`notifications/elicitation/complete`).
+// accepted, says the elicitation is complete (`notifications/elicitation/complete`);
+// its `gated` tool refuses with "URL elicitation required" (-32042).
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
-const { CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, McpError, ErrorCode } =
-  await import(new URL('types.js', sdk));
+const {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  ListResourcesRequestSchema,
+  ReadResourceRequestSchema,
+  McpError,
+  ErrorCode,
+  UrlElicitationRequiredError,
+} = await import(new URL('types.js', sdk));
 
 const VIEW = 'ui://clock/app.html';
 const server = new Server(
@@ -19,9 +27,13 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({
   tools: [
     { name: 'clock', description: 'Shows a clock', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: VIEW } } },
     { name: 'consent', description: 'Asks for consent in a browser', inputSchema: { type: 'object' } },
+    { name: 'gated', description: 'Refuses until the user has consented in a browser (-32042)', inputSchema: { type: 'object' } },
   ],
 }));
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  if (request.params.name === 'gated') {
+    throw new UrlElicitationRequiredError([{ mode: 'url', elicitationId: 'gate-1', url: 'https://example.com/gate', message: 'Open this first' }]);
+  }
   if (request.params.name !== 'consent') return { content: [{ type: 'text', text: 'tick' }] };
   const elicitationId = 'consent-1';
   const answer = await server.elicitInput({ mode: 'url', url: 'https://example.com/consent', message: 'Consent, please', elicitationId });

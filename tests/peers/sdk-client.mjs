@@ -23,7 +23,7 @@ const {
 } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
-const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null });
+const errorLine = (e) => ({ ok: false, error: e?.message ?? String(e), code: typeof e?.code === 'number' ? e.code : null, data: e?.data ?? null });
 
 const [mode, target, ...rest] = process.argv.slice(2);
 let transport;

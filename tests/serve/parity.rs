@@ -466,7 +466,8 @@ fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
 }
 
 /// A URL elicitation a server passes through seam, and its completion
-/// (`notifications/elicitation/complete`), reach the client that was asked.
+/// (`notifications/elicitation/complete`), reach the client that was asked;
+/// so does a server's "URL elicitation required" error (-32042).
 #[test]
 fn a_url_elicitation_s_completion_reaches_the_client_that_was_asked() {
     let dir = scratch("parity-elicitation-complete");
@@ -484,6 +485,10 @@ fn a_url_elicitation_s_completion_reaches_the_client_that_was_asked() {
             None => SdkClient::stdio_with_env(&file, &answers),
         };
         assert_eq!(client.call_text("mcp__apps__consent", json!({})), "consent: accept", "{transport}");
+        // A server's "URL elicitation required" reaches the client as that error, its data intact.
+        let gated = client.send(json!({ "op": "call", "name": "mcp__apps__gated", "args": {} }));
+        assert_eq!((gated["ok"].as_bool(), gated["code"].as_i64()), (Some(false), Some(-32042)), "{transport}: {gated}");
+        assert_eq!(gated["data"]["elicitations"][0]["elicitationId"], "gate-1", "{transport}: {gated}");
         let patience = PATIENCE.as_millis() as u64;
         let done = client.send(json!({ "op": "wait_elicitation_complete", "id": "consent-1", "timeout_ms": patience }));
         assert_eq!(done["ok"], true, "{transport}: {done}");

@@ -33,6 +33,10 @@ pub struct InFlight(
 /// How many URL elicitations a mount remembers, for their `notifications/elicitation/complete`.
 pub const REMEMBERED_ELICITATIONS: usize = 1024;
 
+/// The error a server answers a call with when the client must first open URLs
+/// (URL mode elicitation, 2025-11-25); rmcp does not model it.
+pub const URL_ELICITATION_REQUIRED: i32 = -32042;
+
 /// The notification a server sends when a URL elicitation is done (rmcp does not model it).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 

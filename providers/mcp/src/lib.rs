@@ -346,6 +346,11 @@ impl Surface for McpSurface {
                 meaning: "(tool result) The MCP server answered the call with a JSON-RPC error.",
             },
             CodeDoc {
+                code: "MCP_URL_ELICITATION_REQUIRED",
+                severity: Error,
+                meaning: "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.",
+            },
+            CodeDoc {
                 code: "MCP_FRAME_TOO_LARGE",
                 severity: Error,
                 meaning: "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.",

@@ -995,6 +995,15 @@ impl Mount {
                     "MCP_FRAME_TOO_LARGE",
                     format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
                 ),
+                // The client acts on this error itself (opens the URLs, calls again): it gets the error as it is.
+                None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => ToolOutput {
+                    relayed_error: Some(Box::new(RequestError::Upstream {
+                        code: e.code.0,
+                        message: e.message.to_string(),
+                        data: e.data.clone(),
+                    })),
+                    ..ToolOutput::error("MCP_URL_ELICITATION_REQUIRED", format!("`{tool}`: {}", e.message))
+                },
                 None => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
             },
             e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
@@ -1040,7 +1049,7 @@ fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolO
         ),
         _ => (Vec::new(), None),
     };
-    Ok(ToolOutput { content, structured_content, is_error })
+    Ok(ToolOutput { content, structured_content, is_error, relayed_error: None })
 }
 
 /// How much a log level lets through: the more verbose, the larger.

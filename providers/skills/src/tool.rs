@@ -183,7 +183,7 @@ pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, Tool
             return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user (changed on disk)"), &name);
         }
         let text = render(&name, &candidate.dir, &parsed.body);
-        ToolOutput { content: vec![json!({ "type": "text", "text": text })], structured_content: None, is_error: false }
+        ToolOutput { content: vec![json!({ "type": "text", "text": text })], ..ToolOutput::default() }
     })
 }
 
