@@ -94,7 +94,7 @@ pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
     raise_descriptor_limit();
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
-        Transport::Http => super::runtime()?,
+        Transport::Http => super::http_runtime()?,
     };
     runtime.block_on(serve(engine, args))
 }
