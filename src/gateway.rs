@@ -538,20 +538,20 @@ impl Gateway {
 /// session). A call past it is answered `TOOL_CALLS_EXCEEDED` at once, so a
 /// client that sends calls and never reads their answers cannot make seam
 /// hold unbounded work, while its other messages (cancellations, pings,
-/// answers to seam's requests) are still read: the stdio backlog leaves calls
-/// to this cap ([`capped`]).
+/// answers to seam's requests) are still read.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 
 /// The requests [`MAX_CALLS_IN_FLIGHT`] bounds, which the stdio backlog
-/// (`seam_mcp::lane::Backlog`) therefore does not reckon: were calls reckoned
-/// there too, the backlog would stop reading before the call past the cap
-/// could be refused.
+/// (`seam_mcp::lane::Backlog`) owes apart from the others: reckoned in bytes
+/// like them, 1,024 calls running would reach [`MAX_BYTES_OWED`], and the
+/// backlog would stop reading before the call past the cap could be refused.
 pub fn capped(request: &ClientRequest) -> bool {
     matches!(request, ClientRequest::CallToolRequest(_))
 }
 
 /// Bytes seam may owe one stdio client (answers waiting for it to read them,
-/// and answers rmcp has yet to give, `seam_mcp::lane::Backlog`) before it
+/// and answers rmcp has yet to give to requests other than calls,
+/// `seam_mcp::lane::Backlog`) before it
 /// takes no more of its requests. One answer past it still goes out whole, so
 /// a catalog of any size is listed; the bound only lowers how many requests a
 /// client that does not read can have seam answer ahead of it. As large as

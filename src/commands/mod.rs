@@ -33,6 +33,24 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())
 }
 
+/// The runtime of `seam serve --transport http`: one worker per core but
+/// one, at least one. A call through seam is a chain of hand-offs between
+/// tasks (the connection, rmcp's session worker and service loop, the
+/// handler, the mount's client and back); on one worker a hand-off is a
+/// queue push, across workers a wake-up of another thread, and seam's
+/// stdio servers (and often its clients) want the other core. On 2 cores
+/// one worker took 15% off the CPU time of a call and 20% off the p50 at 16
+/// clients (BENCHMARKS.md Part 1, "One path (issue 24)"). CPU-heavy work
+/// goes to the blocking pool as on any runtime.
+pub fn http_runtime() -> Result<tokio::runtime::Runtime, String> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores.saturating_sub(1).max(1))
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// The runtime of a deployment that serves one client (over stdio): one
 /// thread. Each call is a chain of hand-offs between tasks (client pipe,
 /// gateway, the mount's pipe and back); on one thread a hand-off is a queue

@@ -94,7 +94,7 @@ pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
     raise_descriptor_limit();
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
-        Transport::Http => super::runtime()?,
+        Transport::Http => super::http_runtime()?,
     };
     runtime.block_on(serve(engine, args))
 }
@@ -200,8 +200,10 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
         }
     };
     // A client that sends but does not read is held back once as many lines wait for it as calls may run,
-    // or once it is owed so many bytes; its calls are bounded by the gateway's cap instead.
-    let backlog = Backlog { lines: crate::gateway::MAX_CALLS_IN_FLIGHT, bytes: crate::gateway::MAX_BYTES_OWED };
+    // or once it is owed so many bytes, or twice as many calls as may run (the gateway refuses those past
+    // its cap at once: only calls read faster than it refuses them are owed past it).
+    let calls = crate::gateway::MAX_CALLS_IN_FLIGHT;
+    let backlog = Backlog { lines: calls, bytes: crate::gateway::MAX_BYTES_OWED, capped: 2 * calls };
     let transport = LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(backlog, crate::gateway::capped);
     let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
     let cancel = service.cancellation_token();

@@ -329,8 +329,15 @@ impl Unread {
 pub struct Backlog {
     /// Lines waiting to be written (each is a task and a buffer).
     pub lines: usize,
-    /// Bytes of the lines waiting to be written, and of the answers rmcp owes.
+    /// Bytes of the lines waiting to be written, and of the answers rmcp owes
+    /// to requests other than capped ones.
     pub bytes: usize,
+    /// Capped requests read and not yet answered. The handler bounds how many
+    /// of them run and refuses the rest at once, so this is reached only while
+    /// seam reads them faster than the handler refuses them: it must be above
+    /// the handler's own cap, so that the request past that cap is read and
+    /// refused rather than left unread.
+    pub capped: usize,
 }
 
 /// What an answer rmcp owes is reckoned at, at least: a request waiting in
@@ -347,20 +354,23 @@ pub const OWED_FLOOR: usize = 16 << 10;
 /// less than [`OWED_FLOOR`]), so that a large catalog lowers how many list
 /// requests seam takes at once rather than how much it holds.
 ///
-/// Requests the handler bounds by number itself (`capped`: it refuses one
-/// past its cap at once) are not reckoned here, nor are their answers: the
-/// two bounds would otherwise disagree, and the backlog stop reading before
-/// the handler could refuse the request past its cap.
+/// Requests the handler bounds by number itself (`is_capped`: it refuses
+/// one past its cap at once) are counted apart, against their own bound
+/// ([`Backlog::capped`]), and their answers set no size: reckoned in bytes
+/// like the others, 1,024 calls running would reach the byte bound, and the
+/// backlog stop reading before the handler could refuse the call past them.
 struct Owed<Role: ServiceRole> {
-    ids: HashMap<rmcp::model::RequestId, usize>,
+    /// Each id owed an answer: how many requests under it, and whether they are capped ones.
+    ids: HashMap<rmcp::model::RequestId, (usize, bool)>,
     requests: usize,
+    capped: usize,
     largest: usize,
-    capped: fn(&Role::PeerReq) -> bool,
+    is_capped: fn(&Role::PeerReq) -> bool,
 }
 
 impl<Role: ServiceRole> Owed<Role> {
-    fn new(capped: fn(&Role::PeerReq) -> bool) -> Owed<Role> {
-        Owed { ids: HashMap::new(), requests: 0, largest: 0, capped }
+    fn new(is_capped: fn(&Role::PeerReq) -> bool) -> Owed<Role> {
+        Owed { ids: HashMap::new(), requests: 0, capped: 0, largest: 0, is_capped }
     }
 
     fn bytes(&self) -> usize {
@@ -370,9 +380,15 @@ impl<Role: ServiceRole> Owed<Role> {
     /// A message from the peer, handed to rmcp (`text` as written).
     fn received(&mut self, message: &RxJsonRpcMessage<Role>, text: &[u8]) {
         match message {
-            rmcp::model::JsonRpcMessage::Request(request) if !(self.capped)(&request.request) => {
-                *self.ids.entry(request.id.clone()).or_default() += 1;
-                self.requests += 1;
+            rmcp::model::JsonRpcMessage::Request(request) => {
+                let capped = (self.is_capped)(&request.request);
+                let (n, was_capped) = self.ids.entry(request.id.clone()).or_insert((0, capped));
+                // A second request under an id in flight counts as the first did (it leaves with it).
+                *n += 1;
+                match was_capped {
+                    true => self.capped += 1,
+                    false => self.requests += 1,
+                }
             }
             rmcp::model::JsonRpcMessage::Notification(_) => {
                 #[derive(Deserialize)]
@@ -383,8 +399,8 @@ impl<Role: ServiceRole> Owed<Role> {
                 let cancelled = Peek::of(text)
                     .filter(|peek| peek.method.as_deref() == Some("notifications/cancelled"))
                     .and_then(|peek| serde_json::from_str::<Cancelled>(peek.params?.get()).ok());
-                if let Some(n) = cancelled.and_then(|cancelled| self.ids.remove(&cancelled.request_id)) {
-                    self.requests -= n;
+                if let Some(cancelled) = cancelled {
+                    self.leave(&cancelled.request_id);
                 }
             }
             _ => {}
@@ -393,10 +409,19 @@ impl<Role: ServiceRole> Owed<Role> {
 
     /// rmcp answers `id` with a line of `len` bytes.
     fn answered(&mut self, id: &rmcp::model::RequestId, len: usize) {
-        if let Some(n) = self.ids.remove(id) {
-            self.requests -= n;
+        if self.leave(id) == Some(false) {
             self.largest = self.largest.max(len);
         }
+    }
+
+    /// `id` is owed no more: whether its requests were capped ones, if it was owed.
+    fn leave(&mut self, id: &rmcp::model::RequestId) -> Option<bool> {
+        let (n, capped) = self.ids.remove(id)?;
+        match capped {
+            true => self.capped -= n,
+            false => self.requests -= n,
+        }
+        Some(capped)
     }
 }
 
@@ -442,19 +467,19 @@ impl<Role: ServiceRole> LineTransport<Role> {
     /// are still read, so that a request of rmcp's that waits on the peer's
     /// answer (`roots/list`) waits on the bound only when the peer wrote more
     /// requests ahead of that answer (and then until seam stops waiting for
-    /// it). Requests for which `capped` holds are bounded by the handler (by
-    /// number, refusing one past its cap at once), and their answers are not
-    /// reckoned as owed. (Not for a child's stream: seam's calls to a child wait
-    /// on its answers, so reading them must never stop.)
-    pub fn with_backlog(mut self, backlog: Backlog, capped: fn(&Role::PeerReq) -> bool) -> Self {
+    /// it). Requests for which `is_capped` holds are bounded by the handler
+    /// (by number, refusing one past its cap at once): they are owed apart,
+    /// against `backlog.capped`. (Not for a child's stream: seam's calls to a
+    /// child wait on its answers, so reading them must never stop.)
+    pub fn with_backlog(mut self, backlog: Backlog, is_capped: fn(&Role::PeerReq) -> bool) -> Self {
         self.backlog = Some(backlog);
-        self.owed.capped = capped;
+        self.owed.is_capped = is_capped;
         self
     }
 
     /// Whether seam owes the peer less than `backlog`.
     fn has_room(&self, backlog: Backlog) -> bool {
-        self.writer.has_room(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes()))
+        self.owed.capped < backlog.capped && self.writer.has_room(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes()))
     }
 
     /// Reads one line into `self.line`, never holding more than `max_line` bytes of it.
@@ -579,6 +604,11 @@ impl<Role: ServiceRole> Transport<Role> for LineTransport<Role> {
             {
                 // Cancel-safe: the line stays held until there is room.
                 self.held = true;
+                if self.owed.capped >= backlog.capped {
+                    // Only an answer rmcp sends makes room here, and to send it rmcp drops this
+                    // future (its loop races receiving against sending) and asks again after.
+                    std::future::pending::<()>().await;
+                }
                 self.writer.room_for(backlog.lines, backlog.bytes.saturating_sub(self.owed.bytes())).await;
             }
             self.held = false;
@@ -1093,18 +1123,31 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_peer_that_does_not_read_is_held_back_at_the_backlog_limit_and_nothing_is_lost() {
         let answer = INVALID_REQUEST.len();
-        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 4, bytes: usize::MAX }).await, 4, "4 lines queued");
-        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer }).await, 3, "at the byte limit");
-        assert_eq!(answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer + 1 }).await, 4, "one byte under it");
+        assert_eq!(
+            answered_before_seam_stops_reading(Backlog { lines: 4, bytes: usize::MAX, capped: usize::MAX }).await,
+            4,
+            "4 lines queued"
+        );
+        assert_eq!(
+            answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer, capped: usize::MAX }).await,
+            3,
+            "at the byte limit"
+        );
+        assert_eq!(
+            answered_before_seam_stops_reading(Backlog { lines: 100, bytes: 3 * answer + 1, capped: usize::MAX }).await,
+            4,
+            "one byte under it"
+        );
     }
 
     /// A server-side transport over in-memory streams, seam owing its client
     /// at most `bytes`; the client's ends of the streams.
-    fn server_side(bytes: usize) -> (LineTransport<rmcp::RoleServer>, DuplexStream, BufReader<DuplexStream>) {
+    fn server_side(bytes: usize, capped: usize) -> (LineTransport<rmcp::RoleServer>, DuplexStream, BufReader<DuplexStream>) {
         let (to_seam, from_client) = tokio::io::duplex(1 << 20);
         let (to_client, from_seam) = tokio::io::duplex(1 << 20);
-        let capped = |request: &rmcp::model::ClientRequest| matches!(request, rmcp::model::ClientRequest::CallToolRequest(_));
-        let transport = LineTransport::new(from_client, LineWriter::new(to_client)).with_backlog(Backlog { lines: 100, bytes }, capped);
+        let is_call = |request: &rmcp::model::ClientRequest| matches!(request, rmcp::model::ClientRequest::CallToolRequest(_));
+        let backlog = Backlog { lines: 100, bytes, capped };
+        let transport = LineTransport::new(from_client, LineWriter::new(to_client)).with_backlog(backlog, is_call);
         (transport, to_seam, BufReader::new(from_seam))
     }
 
@@ -1121,7 +1164,7 @@ mod tests {
     /// a cancellation frees its request's place, as rmcp drops that answer.
     #[tokio::test(start_paused = true)]
     async fn requests_rmcp_has_not_answered_count_until_answered_or_cancelled() {
-        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR);
+        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR, usize::MAX);
         let request = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
         let mut lines = request(1) + &request(2);
         lines += "{\"jsonrpc\":\"2.0\",\"id\":\"roots-1\",\"result\":{\"roots\":[]}}\n";
@@ -1148,26 +1191,34 @@ mod tests {
         assert_eq!(serde_json::to_value(transport.receive().await.unwrap()).unwrap()["id"], 5);
     }
 
-    /// Calls are bounded by the handler's cap, not by the backlog: however
-    /// many run, the backlog reads on (so that the call past the cap reaches
-    /// the handler, which refuses it at once), and a call's answer, however
-    /// large, does not raise what other requests are reckoned at.
+    /// Calls (the capped requests here) are owed apart, against their own
+    /// bound, not the byte bound: ten calls owed leave room for other
+    /// requests, and a call's answer, however large, does not raise what
+    /// those are reckoned at. At the calls' bound seam reads nothing more
+    /// until one of them is answered.
     #[tokio::test(start_paused = true)]
-    async fn capped_requests_are_left_to_the_handler_s_cap() {
-        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR);
+    async fn capped_requests_are_owed_apart_against_their_own_bound() {
+        let (mut transport, mut client, _from_seam) = server_side(2 * OWED_FLOOR, 10);
         let call = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"t\"}}}}\n");
-        let lines: String = (1..=10).map(call).collect();
+        let lines: String = (1..=11).map(call).collect();
         client.write_all(lines.as_bytes()).await.unwrap();
         for id in 1..=10 {
-            assert_eq!(next(&mut transport).await.unwrap()["id"], id, "ten calls running, none reckoned");
+            assert_eq!(next(&mut transport).await.unwrap()["id"], id);
         }
-        let answer = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "result": { "content": [{ "type": "text", "text": "x".repeat(4 * OWED_FLOOR) }] } });
-        transport.send(serde_json::from_value(answer).unwrap()).await.unwrap();
+        assert!(next(&mut transport).await.is_none(), "an eleventh call owed is past the calls' bound");
+        let answer = |id: u32, len: usize| {
+            let text = "x".repeat(len);
+            let answer = serde_json::json!({ "jsonrpc": "2.0", "id": id, "result": { "content": [{ "type": "text", "text": text }] } });
+            serde_json::from_value(answer).unwrap()
+        };
+        transport.send(answer(1, 4 * OWED_FLOOR)).await.unwrap();
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 11, "a call answered makes room for the next");
+        transport.send(answer(2, 10)).await.unwrap();
         let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
-        client.write_all((ping(11) + &ping(12) + &ping(13)).as_bytes()).await.unwrap();
-        assert_eq!(next(&mut transport).await.unwrap()["id"], 11);
-        assert_eq!(next(&mut transport).await.unwrap()["id"], 12, "two pings owed, each at the floor, not at the call's answer");
-        assert!(next(&mut transport).await.is_none(), "a third ping owed is past the limit");
+        client.write_all((ping(12) + &ping(13) + &ping(14)).as_bytes()).await.unwrap();
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 12, "nine calls owed leave room for a ping");
+        assert_eq!(next(&mut transport).await.unwrap()["id"], 13, "two pings owed, each at the floor, not at a call's answer");
+        assert!(next(&mut transport).await.is_none(), "a third ping owed is past the byte bound");
     }
 
     /// What [`IdScanner`] reads of `line`, the same whether the line comes whole, in two pieces split anywhere, or byte by byte.
@@ -1262,7 +1313,7 @@ mod tests {
     /// cannot be read is not answered (and is logged).
     #[tokio::test(start_paused = true)]
     async fn a_request_seam_cannot_read_is_answered_an_error_with_its_id() {
-        let (mut transport, mut client, mut from_seam) = server_side(usize::MAX);
+        let (mut transport, mut client, mut from_seam) = server_side(usize::MAX, usize::MAX);
         let mut lines = String::from("{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"params\":{\"cursor\":},\"id\":\"x-1\"}\n");
         lines += &format!("{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}},\"id\":2}}\n", "p".repeat(MAX_LINE));
         lines += "{\"jsonrpc\":\"2.0\",\"method\": oops\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n";
