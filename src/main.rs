@@ -5,9 +5,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = seam::Cli::parse();
     match seam::run(cli) {
