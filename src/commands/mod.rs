@@ -39,9 +39,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// handler, the mount's client and back); on one worker a hand-off is a
 /// queue push, across workers a wake-up of another thread, and seam's
 /// stdio servers (and often its clients) want the other core. On 2 cores
-/// one worker took 15% off the CPU time of a call and 20% off the p50 at 16
-/// clients (BENCHMARKS.md Part 1, "One path (issue 24)"). CPU-heavy work
-/// goes to the blocking pool as on any runtime.
+/// one worker took a tenth off the CPU time of a call and a fifth off the
+/// p50 at 16 clients (BENCHMARKS.md Part 1, "One path (issue 24) landed").
+/// CPU-heavy work goes to the blocking pool as on any runtime.
 pub fn http_runtime() -> Result<tokio::runtime::Runtime, String> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     tokio::runtime::Builder::new_multi_thread()
