@@ -329,7 +329,7 @@ impl Generation {
         }
         if let Some(routes) = self.routes(agent) {
             view.offered = OfferedView {
-                prompts: routes.listed(|o| &o.prompts),
+                prompts: routes.prompts(),
                 resources: routes.listed(|o| &o.resources),
                 templates: routes.listed(|o| &o.templates),
             };
@@ -410,16 +410,18 @@ impl Generation {
     fn prompt_mount(&self, agent: &str, name: &str) -> Option<&Arc<Slot>> {
         let a = self.resolved.agents.get(agent)?;
         let lists = |id: &str, slot: &Slot| self.offers_for(a, id, slot).prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
-        self.mounts
-            .iter()
-            .find(|(id, slot)| {
-                let named = match &slot.exposure {
-                    Exposure::Dynamic { raw: true, .. } => true,
-                    _ => self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)),
-                };
-                named && self.visible_prefix(agent, id, slot).is_some() && lists(id, slot)
-            })
-            .map(|(_, slot)| slot)
+        let mut serving = self.mounts.iter().filter(|(id, slot)| {
+            let named = match &slot.exposure {
+                Exposure::Dynamic { raw: true, .. } => true,
+                _ => self.visible_prefix(agent, id, slot).is_some_and(|p| name.starts_with(p)),
+            };
+            named && self.visible_prefix(agent, id, slot).is_some() && lists(id, slot)
+        });
+        // A name two mounts serve is served by neither (`Routes::prompts`).
+        match (serving.next(), serving.next()) {
+            (Some((_, slot)), None) => Some(slot),
+            _ => None,
+        }
     }
 
     /// Whether agent `agent` sees mount `id`'s tools, prompts and resources.

@@ -277,13 +277,24 @@ impl Routes<'_> {
         self.mounts.iter().find(|(_, o)| o.templates.binary_search_by(|t| t.key.as_str().cmp(template)).is_ok()).map(|(id, _)| *id)
     }
 
-    /// Every item of one kind the agent sees, the first of each key kept (by mount order), sorted by key.
+    /// Every resource or template the agent sees, the first of each key kept (by mount order), sorted by key.
     pub fn listed(&self, kind: impl Fn(&Offers) -> &Vec<Offered>) -> Vec<Offered> {
         let mut seen = std::collections::HashSet::new();
         let mut out: Vec<Offered> =
             self.mounts.iter().flat_map(|(_, o)| kind(o).iter()).filter(|item| seen.insert(item.key.as_str())).cloned().collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         out
+    }
+
+    /// The prompts the agent sees, sorted by name. A name two mounts list
+    /// (mounts of raw names: prefixed names cannot meet) is listed by neither,
+    /// as a tool name is: a `prompts/get` could not tell which was meant.
+    pub fn prompts(&self) -> Vec<Offered> {
+        let mut all: Vec<Offered> = self.mounts.iter().flat_map(|(_, o)| o.prompts.iter().cloned()).collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        let twice: std::collections::HashSet<String> = all.windows(2).filter(|w| w[0].key == w[1].key).map(|w| w[0].key.clone()).collect();
+        all.retain(|p| !twice.contains(&p.key));
+        all
     }
 
     /// What each mount lists that an earlier mount lists too: `(mount, key, the mount it yields to)`.
@@ -365,6 +376,10 @@ mod tests {
         assert_eq!(routes.resource("z://elsewhere", &links), None, "a link of a mount the agent does not see");
         assert_eq!(routes.shadowed(), vec![("b".to_owned(), "x://one".to_owned(), "a".to_owned())]);
         assert_eq!(routes.listed(|o| &o.resources).iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["x://one", "y://two"]);
+        let prompts = |names: &[&str]| Arc::new(Offers { prompts: names.iter().map(|n| offered(n)).collect(), ..Offers::default() });
+        let raw = Routes { mounts: vec![("a", prompts(&["review", "shared"])), ("b", prompts(&["shared", "summarize"]))] };
+        let names: Vec<String> = raw.prompts().into_iter().map(|p| p.key).collect();
+        assert_eq!(names, ["review", "summarize"], "a prompt name two mounts list is listed by neither");
     }
 
     #[test]

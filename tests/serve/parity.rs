@@ -377,6 +377,9 @@ fn raw_names_are_served_as_the_server_wrote_them_and_a_shared_name_by_neither() 
     // The default agent sees both mounts: every name they share is served by neither.
     let mut both = SdkClient::http(&format!("{}/mcp", seam.base));
     assert!(both.tool_names().is_empty(), "{:?}", both.tool_names());
+    assert!(both.prompts().is_empty(), "prompt names are shared too: {:?}", both.prompts());
+    let prompt = both.send(json!({ "op": "get_prompt", "name": "simple-prompt" }));
+    assert_eq!(prompt["code"].as_i64(), Some(-32602), "{prompt}");
     let refused = both.send(json!({ "op": "call", "name": "echo", "args": { "message": "x" } }));
     assert!(first_text(&refused["result"]).starts_with("TOOL_UNKNOWN"), "{refused}");
     let warnings = seam.status()["mounts"]["a"]["warnings"].clone();
