@@ -146,6 +146,16 @@ fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
     assert_eq!(resources.len(), 6, "{resources:?}");
     assert!(!resources.iter().any(|r| r.ends_with("/startup.md")), "{resources:?}");
     assert_eq!(names(&mut client, "templates", "templates", "uriTemplate"), ["demo://resource/dynamic/text/{resourceId}"]);
+    // `/status` and the status page count what the mount serves, its filters applied.
+    let status = seam.status()["mounts"]["everything"].clone();
+    assert_eq!(
+        (status["prompts"].as_u64(), status["resources"].as_u64(), status["templates"].as_u64()),
+        (Some(2), Some(6), Some(1)),
+        "{status}"
+    );
+    let (code, page) = seam.get("/ui");
+    assert_eq!(code, 200);
+    assert!(page.contains("<span class=\"k\">resources</span> 6"), "{page}");
     // A prompt the filter leaves out is unknown; a URI no visible template or listing covers is not found.
     let hidden = client.send(json!({ "op": "get_prompt", "name": "mcp__everything__completable-prompt" }));
     assert_eq!((hidden["ok"].as_bool(), hidden["code"].as_i64()), (Some(false), Some(-32602)), "{hidden}");
