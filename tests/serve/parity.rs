@@ -181,12 +181,16 @@ fn mount_filters_and_agents_decide_which_prompts_and_resources_a_client_sees() {
     assert_eq!(picky.call_text("mcp__everything__echo", json!({ "message": "tools stay" })), "Echo: tools stay");
     picky.close();
 
-    // A filter edit applies live: the open session is told its resources changed, and lists the new set.
+    // A filter edit applies live, the server not restarted: the open session is told its resources changed, and lists the new set.
+    let pid = seam.status()["mounts"]["everything"]["pid"].clone();
     compose(&file, &[everything_mount("everything", "    prompts: { allow: [\"simple-*\", \"args-*\"] }\n")], agents);
     client.wait_resource_list_changed();
     assert_eq!(names(&mut client, "resources", "resources", "uri").len(), 7);
     assert_eq!(names(&mut client, "templates", "templates", "uriTemplate").len(), 2);
-    assert_eq!(seam.status()["generation"], 2);
+    let status = seam.status();
+    assert_eq!(status["generation"], 2);
+    assert_eq!(status["last_reload"]["reconfigured"], json!(["everything"]), "{status}");
+    assert_eq!(status["mounts"]["everything"]["pid"], pid, "the same server process");
     client.close();
     blind.close();
     assert!(seam.terminate().success());
