@@ -410,7 +410,56 @@ fn raw_names_are_served_as_the_server_wrote_them_and_a_shared_name_by_neither() 
     assert!(seam.terminate().success());
 }
 
-/// The official Python SDK client, through `seam serve` over Streamable HTTP,
+/// The official Python SDK client: what it sees of server-everything directly
+/// (stdio) it sees through `seam serve` over stdio and Streamable HTTP; and a
+/// 2026-07-28 client (`server/discover`, no session) sees what a 2025-11-25
+/// client sees, its lists carrying the private, uncached hints (`ttlMs: 0`,
+/// `cacheScope: private`: lists depend on the agent).
+#[test]
+fn the_python_sdk_client_sees_through_seam_what_it_sees_directly_in_both_eras() {
+    let dir = scratch("parity-python");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let probe = |era: &str, prefix: &str, target: &[&str]| -> Value {
+        let out = std::process::Command::new(root().join(".cache/peers/venv/bin/python"))
+            .arg(root().join("tests/peers/py-probe.py"))
+            .args([era, prefix])
+            .args(target)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{era} {target:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{era}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    };
+    let everything = peer_bin("mcp-server-everything");
+    let mut direct = probe("legacy", "", &["stdio", &everything, "stdio"]);
+    let file_arg = file.display().to_string();
+    let mut stdio = probe("legacy", PREFIX, &["stdio", seam_bin(), "serve", &file_arg]);
+    let seam = HttpSeam::start(&file, &[]);
+    let url = format!("{}/mcp", seam.base);
+    let mut legacy = probe("legacy", PREFIX, &[&url]);
+    let mut modern = probe("2026-07-28", PREFIX, &[&url]);
+    assert!(seam.terminate().success());
+    assert_eq!(legacy["version"], "2025-11-25", "{legacy}");
+    assert_eq!(modern["version"], "2026-07-28", "{modern}");
+    for hints in ["tools_hints", "resources_hints"] {
+        assert_eq!(modern[hints], json!({ "ttlMs": 0, "cacheScope": "private" }), "{modern}");
+    }
+    assert_eq!(modern["call"], "Echo: python");
+    assert_eq!(direct["tools"].as_array().map(Vec::len), Some(17), "{direct}");
+    for seen in [&direct, &stdio, &legacy] {
+        assert_eq!(seen["sampled"], true, "the client answered the server's sampling request: {seen}");
+    }
+    for seen in [&mut direct, &mut stdio, &mut legacy, &mut modern] {
+        let seen = seen.as_object_mut().unwrap();
+        for era_bound in ["version", "tools_hints", "resources_hints", "sampled"] {
+            seen.remove(era_bound);
+        }
+    }
+    assert_eq!(stdio, direct, "through seam over stdio");
+    assert_eq!(legacy, direct, "through seam over Streamable HTTP");
+    assert_eq!(modern, direct, "through seam in the 2026-07-28 era");
+}
+
 /// in both protocol eras: a 2026-07-28 client (`server/discover`, no session)
 /// sees what a 2025-11-25 client sees, and its lists carry the private,
 /// uncached hints (`ttlMs: 0`, `cacheScope: private`: lists depend on the agent).
