@@ -460,51 +460,6 @@ fn the_python_sdk_client_sees_through_seam_what_it_sees_directly_in_both_eras() 
     assert_eq!(modern, direct, "through seam in the 2026-07-28 era");
 }
 
-/// in both protocol eras: a 2026-07-28 client (`server/discover`, no session)
-/// sees what a 2025-11-25 client sees, and its lists carry the private,
-/// uncached hints (`ttlMs: 0`, `cacheScope: private`: lists depend on the agent).
-#[test]
-fn a_2026_07_28_client_sees_what_a_2025_11_25_client_sees() {
-    let dir = scratch("parity-eras");
-    let file = dir.join("c.yaml");
-    compose(&file, &[everything_mount("everything", "")], "");
-    let seam = HttpSeam::start(&file, &[]);
-    let probe = |era: &str| -> Value {
-        let out = std::process::Command::new(root().join(".cache/peers/venv/bin/python"))
-            .arg(root().join("tests/peers/py-probe.py"))
-            .args([
-                &format!("{}/mcp", seam.base),
-                era,
-                "mcp__everything__echo",
-                "mcp__everything__args-prompt",
-                "demo://resource/dynamic/text/5",
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{era}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{era}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
-    };
-    let mut legacy = probe("legacy");
-    let mut modern = probe("2026-07-28");
-    assert_eq!(legacy["version"], "2025-11-25", "{legacy}");
-    assert_eq!(modern["version"], "2026-07-28", "{modern}");
-    for hints in ["tools_hints", "resources_hints"] {
-        assert_eq!(modern[hints], json!({ "ttlMs": 0, "cacheScope": "private" }), "{modern}");
-    }
-    assert_eq!(modern["call"], "Echo: 2026-07-28");
-    assert_eq!(legacy["call"], "Echo: legacy");
-    assert_eq!(modern["tools"].as_array().map(Vec::len), Some(17), "{modern}");
-    for seen in [&mut legacy, &mut modern] {
-        let seen = seen.as_object_mut().unwrap();
-        for era_bound in ["version", "call", "tools_hints", "resources_hints"] {
-            seen.remove(era_bound);
-        }
-    }
-    assert_eq!(modern, legacy);
-    assert!(seam.terminate().success());
-}
-
-/// `roots: client`: a server that asks for roots during a call gets the
 /// calling client's; a client that offers none leaves it the workspace root.
 #[test]
 fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
