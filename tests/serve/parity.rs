@@ -460,6 +460,7 @@ fn the_python_sdk_client_sees_through_seam_what_it_sees_directly_in_both_eras() 
     assert_eq!(modern, direct, "through seam in the 2026-07-28 era");
 }
 
+/// `roots: client`: a server that asks for roots during a call gets the
 /// calling client's; a client that offers none leaves it the workspace root.
 #[test]
 fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
