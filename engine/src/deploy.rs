@@ -674,6 +674,8 @@ pub struct Deployment {
     retiring: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// What mounts' servers say that no call asked for, to the sessions.
     events: crate::runtime::MountEvents,
+    /// The live generation's workspace root, for mounts kept across a reload that changes it.
+    workspace: tokio::sync::watch::Sender<Option<PathBuf>>,
 }
 
 impl Deployment {
@@ -695,6 +697,7 @@ impl Deployment {
             next_number: AtomicU64::new(1),
             retiring: Mutex::new(Vec::new()),
             events: Default::default(),
+            workspace: tokio::sync::watch::channel(None).0,
         })
     }
 
@@ -943,6 +946,7 @@ impl Deployment {
                 changes: self.changes.clone(),
                 status: self.status_changes.clone(),
                 events: self.events.clone(),
+                live_workspace: self.workspace.subscribe(),
             };
             let kind = mount.kind;
             let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
@@ -1046,7 +1050,13 @@ impl Deployment {
             *old.drained.lock().expect("drain lock") = Some(tx);
             rx
         });
+        let root = next.resolved.workspace_root().map(PathBuf::from);
         self.live.store(Some(next));
+        self.workspace.send_if_modified(|now| {
+            let changed = *now != root;
+            *now = root;
+            changed
+        });
         self.changes.notify();
         if let (Some(old), Some(drained)) = (live, drained) {
             let slots: Vec<Arc<Slot>> = retired.iter().map(|id| old.mounts[id].clone()).collect();

@@ -364,6 +364,9 @@ pub struct BuildCx {
     pub status: Changes,
     /// What the mount's server says that no call asked for: log lines, resources that changed.
     pub events: MountEvents,
+    /// The workspace root as the live generation has it: a reload may change it and keep
+    /// this mount (`workspace` is the root the mount was built with).
+    pub live_workspace: tokio::sync::watch::Receiver<Option<PathBuf>>,
 }
 
 /// Something a mount's server said that is not tied to a call.

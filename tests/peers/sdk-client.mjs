@@ -217,8 +217,12 @@ async function handle(cmd) {
       return { ok: true, result: await client.subscribeResource({ uri: cmd.uri }) };
     case 'unsubscribe':
       return { ok: true, result: await client.unsubscribeResource({ uri: cmd.uri }) };
-    case 'wait_log':
-      return waitSeen('logs', (l) => JSON.stringify(l).includes(cmd.contains), cmd.timeout_ms ?? 5000);
+    case 'wait_log': {
+      // With `count`, the count-th log line that contains the text.
+      const has = (l) => JSON.stringify(l).includes(cmd.contains);
+      const nth = cmd.count ?? 1;
+      return waitSeen('logs', (l) => has(l) && seen.logs.filter(has).indexOf(l) === nth - 1, cmd.timeout_ms ?? 5000);
+    }
     case 'wait_elicitation_complete':
       return waitSeen('completions', (c) => c.elicitationId === cmd.id, cmd.timeout_ms ?? 5000);
     case 'wait_resource_updated':

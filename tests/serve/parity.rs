@@ -520,3 +520,34 @@ fn a_url_elicitation_s_completion_reaches_the_client_that_was_asked() {
         }
     }
 }
+
+/// A reload that moves the workspace root and keeps the mount: its server is
+/// told its roots changed (`roots/list_changed`), and is given the new root.
+#[test]
+fn a_moved_workspace_root_reaches_a_kept_mount_s_server() {
+    let dir = scratch("parity-moved-root");
+    let file = dir.join("c.yaml");
+    for sub in ["first", "second"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let with_root =
+        |root: &str| compose(&file, &[everything_mount("everything", "")], &format!("services: {{ workspace: {{ root: {root} }} }}\n"));
+    with_root("first");
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let roots_text = |client: &mut SdkClient| {
+        client.call("mcp__everything__get-roots-list", json!({}))["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    };
+    let uri = |sub: &str| url::Url::from_file_path(dir.canonicalize().unwrap().join(sub)).unwrap().to_string();
+    assert!(roots_text(&mut client).contains(&uri("first")));
+    let pid = seam.status()["mounts"]["everything"]["pid"].clone();
+    with_root("second");
+    // server-everything asks for the roots again when told they changed, and says so in a log line of its own.
+    let patience = PATIENCE.as_millis() as u64;
+    let asked = client.send(json!({ "op": "wait_log", "contains": "Roots updated", "count": 2, "timeout_ms": patience }));
+    assert_eq!(asked["ok"], true, "{asked}");
+    assert!(roots_text(&mut client).contains(&uri("second")));
+    assert_eq!(seam.status()["mounts"]["everything"]["pid"], pid, "the mount was kept, not restarted");
+    client.close();
+    assert!(seam.terminate().success());
+}

@@ -165,8 +165,22 @@ struct Handler {
     /// The mount's calls in flight: whom the server's questions and progress are for.
     calls: Arc<crate::asks::InFlight>,
     /// The composition's workspace root: the roots the server is given, unless `roots: client` finds the caller's.
-    workspace: Option<std::path::PathBuf>,
+    workspace: Workspace,
     roots: crate::RootsFrom,
+}
+
+/// The workspace root a mount gives its server: the one it was built with,
+/// until a reload that keeps the mount moves it.
+struct Workspace {
+    built: Option<std::path::PathBuf>,
+    live: tokio::sync::watch::Receiver<Option<std::path::PathBuf>>,
+}
+
+impl Workspace {
+    fn root(&self) -> Option<std::path::PathBuf> {
+        // Unchanged since the build: the generation that built this mount may not be live yet.
+        if self.live.has_changed().unwrap_or(false) { self.live.borrow().clone() } else { self.built.clone() }
+    }
 }
 
 /// The question's params as JSON, the client's answer as rmcp's result type.
@@ -230,6 +244,7 @@ impl rmcp::ClientHandler for Handler {
         }
         let roots = self
             .workspace
+            .root()
             .iter()
             .filter_map(|root| url::Url::from_file_path(root).ok().map(|uri| (uri, root)))
             .map(|(uri, root)| {
@@ -403,6 +418,8 @@ impl Mount {
                 // Over Streamable HTTP nothing closes when the server dies; a ping finds out without waiting for a call.
                 let mut liveness = tokio::time::interval(self.liveness_interval());
                 liveness.reset();
+                let mut workspace = self.cx.live_workspace.clone();
+                let mut root = self.cx.workspace.clone();
                 if up_since.is_some() {
                     loop {
                         tokio::select! {
@@ -420,6 +437,16 @@ impl Mount {
                             _ = self.broken.notified() => {
                                 tracing::warn!(mount = %self.id, "transport error; treating the connection as closed");
                                 break
+                            }
+                            // A reload moved the workspace root and kept this mount: the server is told its roots changed.
+                            Ok(()) = workspace.changed() => {
+                                let now = workspace.borrow_and_update().clone();
+                                if now != root {
+                                    root = now;
+                                    if let Err(e) = peer.notify_roots_list_changed().await {
+                                        tracing::warn!(mount = %self.id, "roots/list_changed could not be sent: {e}");
+                                    }
+                                }
                             }
                             Some(()) = resync_rx.recv() => {
                                 if let Err(e) = self.sync(&peer).await {
@@ -504,7 +531,7 @@ impl Mount {
             mount: self.id.clone(),
             events: self.cx.events.clone(),
             calls: self.calls.clone(),
-            workspace: self.cx.workspace.clone(),
+            workspace: Workspace { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
             roots: self.common.roots,
         };
         let startup = self.common.startup_timeout;
