@@ -429,3 +429,19 @@ fn a_question_cancelled_at_its_server_closes_its_document_and_the_server_answers
     drop(stdin);
     assert!(seam.wait().unwrap().success());
 }
+
+/// seam's own long tools report progress too: a client that asks for it is
+/// told when a question has to start its language server, and only then.
+#[test]
+fn a_question_that_starts_its_language_server_reports_progress() {
+    let (file, _) = fake("lsp-progress", "FAKE_LSP: ok", "", "true");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let question = json!({ "op": "call", "name": "lsp", "progress": true, "args": { "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 } });
+    let cold = client.send(question.clone());
+    assert_eq!(cold["ok"], true, "{cold}");
+    assert_eq!(cold["progress"][0]["message"], "starting the language server of mount `fake`", "{cold}");
+    let warm = client.send(question);
+    assert_eq!(warm["progress"], json!([]), "a running server is not started again: {warm}");
+    client.close();
+}

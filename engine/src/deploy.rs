@@ -539,6 +539,7 @@ impl Generation {
                     arguments,
                     roots,
                     cancel,
+                    client,
                 };
                 f.tool.call(call)
             }

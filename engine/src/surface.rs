@@ -124,6 +124,8 @@ pub struct ToolCall {
     /// The folders the MCP client offers as its roots, asked only by a tool that needs them.
     pub roots: Roots,
     pub cancel: tokio_util::sync::CancellationToken,
+    /// The MCP client of the call, told of a long call's progress (`ClientLink::progress`).
+    pub client: crate::runtime::Client,
 }
 
 /// A mount kind compiled into the binary, e.g. `lsp.stdio`.

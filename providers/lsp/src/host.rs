@@ -145,6 +145,7 @@ impl LspMount {
         workspace: &Path,
         turn: &AtomicBool,
         read: impl FnOnce() -> Result<Query, LspError>,
+        starting: &(dyn Fn() + Sync),
     ) -> Result<Answer, LspError> {
         if self.disposed.load(Ordering::SeqCst) {
             return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
@@ -166,6 +167,7 @@ impl LspMount {
                 Some(c) => c.clone(),
                 // Not started yet, or died while idle: (re)start.
                 None => {
+                    starting();
                     let started = Connection::start(&self.config, &self.subprocess, workspace)
                         .await
                         .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;

@@ -213,8 +213,11 @@ pub fn to_lsp_position(text: &str, line: u64, character: u64) -> Result<(u32, u3
 }
 
 pub fn call(settings: LspSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
-    let ToolCall { providers, arguments, roots, cancel, .. } = call;
-    until_cancelled(cancel, async move { answer(settings, providers, arguments, roots).await.unwrap_or_else(LspError::into_output) })
+    let ToolCall { providers, arguments, roots, cancel, client, .. } = call;
+    until_cancelled(
+        cancel,
+        async move { answer(settings, providers, arguments, roots, client).await.unwrap_or_else(LspError::into_output) },
+    )
 }
 
 /// The workspace of a call: the client's root that holds the file (the first
@@ -237,6 +240,7 @@ async fn answer(
     providers: Vec<Provider>,
     arguments: Map<String, Json>,
     roots: Roots,
+    client: seam_engine::runtime::Client,
 ) -> Result<ToolOutput, LspError> {
     let a = args(&arguments)?;
     let (mount, language) = route(&providers, &a.file_path)?;
@@ -255,7 +259,13 @@ async fn answer(
         Ok(Query { operation: a.operation, path, language, text, line, character })
     };
     let turn = std::sync::atomic::AtomicBool::new(false);
-    let answer = match tokio::time::timeout_at(deadline, mount.query(&workspace, &turn, read)).await {
+    // A language server's start takes seconds: a client that asked for progress is told of it.
+    let starting = || {
+        if let Some(link) = client.link() {
+            link.progress(0.0, Some(1.0), Some(format!("starting the language server of mount `{}`", mount.id)));
+        }
+    };
+    let answer = match tokio::time::timeout_at(deadline, mount.query(&workspace, &turn, read, &starting)).await {
         Ok(result) => result?,
         Err(_) => {
             // Only a server that had the question is judged hung; one still busy with another

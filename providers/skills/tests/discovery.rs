@@ -282,6 +282,7 @@ fn tool_call(providers: Vec<Provider>, name: &str) -> ToolCall {
         arguments: json!({ "name": name }).as_object().unwrap().clone(),
         roots: Roots::default(),
         cancel: Default::default(),
+        client: Default::default(),
     }
 }
 

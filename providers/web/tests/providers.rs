@@ -178,6 +178,7 @@ fn tool_call(provider: Arc<dyn SearchProvider>, queries: Value) -> ToolCall {
         arguments: json!({ "queries": queries }).as_object().unwrap().clone(),
         roots: Default::default(),
         cancel: CancellationToken::new(),
+        client: Default::default(),
     }
 }
 
