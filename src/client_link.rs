@@ -20,16 +20,8 @@ use seam_engine::runtime::{AskKind, BoxFuture, ClientLink};
 use serde_json::Value as Json;
 use tokio::sync::{mpsc, oneshot};
 
-/// Questions and progress reports one call may have waiting for the handler to send them: a
-/// server asking more waits; progress past it is dropped (a later report supersedes it).
+/// Questions one call may have waiting for the handler to send them; a server asking more waits.
 const WAITING_ASKS: usize = 16;
-
-/// What a call's mounts hand the handler to send: a question for the client
-/// (and where its answer goes), or progress, sent in order before the result.
-enum Item {
-    Ask(Ask),
-    Progress(ProgressNotificationParam),
-}
 
 /// A question for the client, and where its answer goes.
 struct Ask {
@@ -45,11 +37,11 @@ pub struct CallLink {
     capabilities: Option<ClientCapabilities>,
     progress_token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
-    asks: mpsc::Sender<Item>,
+    asks: mpsc::Sender<Ask>,
 }
 
-/// The questions and progress of one call, to be sent from its handler's future.
-pub struct CallAsks(mpsc::Receiver<Item>);
+/// The questions of one call, to be sent from its handler's future.
+pub struct CallAsks(mpsc::Receiver<Ask>);
 
 /// A link for one call of a session, and the questions its mounts will ask through it.
 pub fn for_call(
@@ -92,7 +84,7 @@ impl ClientLink for CallLink {
         Box::pin(async move {
             let (answer, answered) = oneshot::channel();
             let ended = || RequestError::Unavailable("the call that asked has ended".to_owned());
-            asks.send(Item::Ask(Ask { kind, params, answer })).await.map_err(|_| ended())?;
+            asks.send(Ask { kind, params, answer }).await.map_err(|_| ended())?;
             answered.await.map_err(|_| ended())?
         })
     }
@@ -110,34 +102,25 @@ impl ClientLink for CallLink {
         let mut notification = ProgressNotificationParam::new(token, progress);
         notification.total = total;
         notification.message = message;
-        // Past the channel's room, progress is dropped rather than waited for: a later report supersedes it.
-        let _ = self.asks.try_send(Item::Progress(notification));
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(notification).await;
+        });
     }
 }
 
 impl CallAsks {
     /// Runs `call` to its end, sending the questions its mounts ask on the
-    /// way, each from this future and so on the call's own stream, and its
-    /// progress, all of it before the result. A question whose asker gave up
-    /// (the server cancelled it, the call ended) is cancelled at the client.
+    /// way, each from this future and so on the call's own stream. A question
+    /// whose asker gave up (the server cancelled it, the call ended) is
+    /// cancelled at the client.
     pub async fn serve<T>(mut self, peer: &Peer<RoleServer>, call: impl Future<Output = T>) -> T {
         let mut call = std::pin::pin!(call);
         let mut sending = FuturesUnordered::new();
         loop {
             tokio::select! {
-                output = &mut call => {
-                    // Progress reported before the end goes out before the result.
-                    while let Ok(item) = self.0.try_recv() {
-                        if let Item::Progress(progress) = item {
-                            let _ = peer.notify_progress(progress).await;
-                        }
-                    }
-                    return output;
-                }
-                Some(item) = self.0.recv() => match item {
-                    Item::Ask(ask) => sending.push(send(peer, ask)),
-                    Item::Progress(progress) => { let _ = peer.notify_progress(progress).await; }
-                },
+                output = &mut call => return output,
+                Some(ask) = self.0.recv() => sending.push(send(peer, ask)),
                 Some(()) = sending.next(), if !sending.is_empty() => {}
             }
         }
