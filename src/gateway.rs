@@ -507,7 +507,7 @@ impl Gateway {
                 let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return Ok(()) };
                 let wanted = *self.log_level.lock().expect("level lock");
                 let seen = self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount));
-                if !seen || wanted.is_some_and(|w| seam_mcp::runtime::verbosity(level) > seam_mcp::runtime::verbosity(w)) {
+                if !seen || wanted.is_some_and(|w| seam_wire::verbosity(level) > seam_wire::verbosity(w)) {
                     return Ok(());
                 }
                 let logger = match logger {
@@ -542,7 +542,7 @@ impl Gateway {
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 
 /// The requests [`MAX_CALLS_IN_FLIGHT`] bounds, which the stdio backlog
-/// (`seam_mcp::lane::Backlog`) owes apart from the others: reckoned in bytes
+/// (`seam_wire::stdio::Backlog`) owes apart from the others: reckoned in bytes
 /// like them, 1,024 calls running would reach [`MAX_BYTES_OWED`], and the
 /// backlog would stop reading before the call past the cap could be refused.
 pub fn capped(request: &ClientRequest) -> bool {
@@ -551,12 +551,12 @@ pub fn capped(request: &ClientRequest) -> bool {
 
 /// Bytes seam may owe one stdio client (answers waiting for it to read them,
 /// and answers rmcp has yet to give to requests other than calls,
-/// `seam_mcp::lane::Backlog`) before it
+/// `seam_wire::stdio::Backlog`) before it
 /// takes no more of its requests. One answer past it still goes out whole, so
 /// a catalog of any size is listed; the bound only lowers how many requests a
 /// client that does not read can have seam answer ahead of it. As large as
 /// the longest line seam reads.
-pub const MAX_BYTES_OWED: usize = seam_mcp::lane::MAX_LINE;
+pub const MAX_BYTES_OWED: usize = seam_wire::stdio::MAX_LINE;
 
 #[cfg(test)]
 mod tests {

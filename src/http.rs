@@ -461,7 +461,7 @@ fn sse_data(event: &[u8]) -> Vec<u8> {
 
 /// A JSON-RPC response or error (not a request or notification of the server's).
 fn is_answer(data: &[u8]) -> bool {
-    seam_mcp::lane::Peek::of(data).is_some_and(|p| p.method.is_none())
+    seam_wire::stdio::Peek::of(data).is_some_and(|p| p.method.is_none())
 }
 
 /// Serves until `stop`. `listen` is where; `hosts` gain its address.

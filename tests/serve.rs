@@ -1026,7 +1026,7 @@ fn over_stdio_a_server_answer_past_the_line_limit_fails_its_call_at_once() {
     let dir = scratch("frame-too-large");
     let file = dir.join("c.yaml");
     // The text alone is one byte past the limit. A call_timeout past the test's patience: only the fix answers in time.
-    let bytes = (seam_mcp::lane::MAX_LINE + 1).to_string();
+    let bytes = (seam_wire::stdio::MAX_LINE + 1).to_string();
     compose(&file, &[flaky_mount("a", &[("FLAKY_ANSWER_BYTES", &bytes)], "    call_timeout: 300s\n")], "");
     let mut client = SdkClient::stdio(&file, &[]);
     let failed = client.call("mcp__a__ping", json!({}));
@@ -1053,7 +1053,7 @@ fn over_stdio_a_client_line_seam_cannot_read_is_answered_with_its_id() {
     let mut text = mcp_handshake_lines();
     text.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"params\":{\"cursor\":},\"id\":\"broken-1\"}\n");
     text.push_str("{\"jsonrpc\":\"2.0\",\"method\": oops\n");
-    let pad = "p".repeat(seam_mcp::lane::MAX_LINE);
+    let pad = "p".repeat(seam_wire::stdio::MAX_LINE);
     text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "method": "ping", "params": { "pad": pad }, "id": 7 })));
     text.push_str(&format!("{}\n", json!({ "jsonrpc": "2.0", "id": "after", "method": "ping" })));
     stdin.write_all(text.as_bytes()).unwrap();
@@ -1068,7 +1068,7 @@ fn over_stdio_a_client_line_seam_cannot_read_is_answered_with_its_id() {
     assert_eq!(broken["error"]["code"], -32700, "{broken}");
     let long = answer("7");
     assert_eq!(long["error"]["code"], -32600, "{long}");
-    assert!(long["error"]["message"].as_str().unwrap().contains(&seam_mcp::lane::MAX_LINE.to_string()), "{long}");
+    assert!(long["error"]["message"].as_str().unwrap().contains(&seam_wire::stdio::MAX_LINE.to_string()), "{long}");
     assert_eq!(seen.keys().collect::<Vec<_>>(), ["\"after\"", "\"broken-1\"", "\"init\"", "7"], "{seen:?}");
     drop(stdin);
     assert!(seam.wait().unwrap().success());

@@ -189,7 +189,7 @@ impl Signals {
 }
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
-    use seam_mcp::lane::{Backlog, LineTransport, LineWriter};
+    use seam_wire::stdio::{Backlog, LineTransport, LineWriter};
     say!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent);
     let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
@@ -221,7 +221,7 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
 /// for FIFOs only. stdin is registered for reading alone, and stdout is written
 /// without a standing registration (`OnDemandWrite`): each is one wake-up less
 /// per call than a socket registered both ways.
-fn socket_stdio() -> Option<(tokio::net::unix::pipe::Receiver, seam_mcp::lane::OnDemandWrite)> {
+fn socket_stdio() -> Option<(tokio::net::unix::pipe::Receiver, seam_wire::stdio::OnDemandWrite)> {
     use std::os::fd::AsFd as _;
     use std::os::unix::fs::FileTypeExt as _;
     let open = |fd: std::os::fd::BorrowedFd<'_>| -> Option<std::os::fd::OwnedFd> {
@@ -236,5 +236,5 @@ fn socket_stdio() -> Option<(tokio::net::unix::pipe::Receiver, seam_mcp::lane::O
     };
     let (stdin, stdout) = (open(std::io::stdin().as_fd())?, open(std::io::stdout().as_fd())?);
     let stdin = tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(stdin).ok()?;
-    Some((stdin, seam_mcp::lane::OnDemandWrite::new(stdout)))
+    Some((stdin, seam_wire::stdio::OnDemandWrite::new(stdout)))
 }

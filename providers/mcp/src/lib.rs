@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 pub mod asks;
-pub mod lane;
 pub mod runtime;
 
 use schemars::JsonSchema;

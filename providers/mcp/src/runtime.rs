@@ -41,7 +41,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX, lane};
+use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX};
 
 /// The longest tool name clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -564,9 +564,9 @@ impl Mount {
                         }
                     });
                 }
-                let writer = lane::LineWriter::new(child.stdin.take().expect("piped stdin"));
+                let writer = seam_wire::stdio::LineWriter::new(child.stdin.take().expect("piped stdin"));
                 let stdout = child.stdout.take().expect("piped stdout");
-                let transport = lane::LineTransport::<RoleClient>::new(stdout, writer);
+                let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
                 let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
                     Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => format!("handshake failed: {e}"),
@@ -1016,7 +1016,7 @@ impl Mount {
     /// An rmcp call that got no result.
     fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
         match e {
-            ServiceError::McpError(e) => match lane::line_limit_of(&e) {
+            ServiceError::McpError(e) => match seam_wire::stdio::line_limit_of(&e) {
                 // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
                 Some(limit) => ToolOutput::error(
                     "MCP_FRAME_TOO_LARGE",
@@ -1077,22 +1077,6 @@ fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolO
         _ => (Vec::new(), None),
     };
     Ok(ToolOutput { content, structured_content, is_error, relayed_error: None })
-}
-
-/// How much a log level lets through: the more verbose, the larger.
-#[allow(deprecated)]
-pub fn verbosity(level: rmcp::model::LoggingLevel) -> u8 {
-    use rmcp::model::LoggingLevel::*;
-    match level {
-        Emergency => 0,
-        Alert => 1,
-        Critical => 2,
-        Error => 3,
-        Warning => 4,
-        Notice => 5,
-        Info => 6,
-        Debug => 7,
-    }
 }
 
 /// A `tools/list`-shaped request for one page.
@@ -1204,7 +1188,7 @@ impl Running for Handle {
         let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return };
         {
             let mut current = self.0.log_level.lock().expect("level lock");
-            if current.is_some_and(|c| verbosity(c) >= verbosity(level)) {
+            if current.is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
                 return;
             }
             *current = Some(level);
