@@ -221,7 +221,7 @@ fn unreadable_message(body: &[u8]) -> Response {
 ///   `default`, `/status`, `/readyz` and the page), the request must bring it:
 ///   `Authorization: Bearer <token>`, or on the page's GET routes the cookie
 ///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
-/// - a DELETE of a session the agent's endpoint does not have is answered 404
+/// - a DELETE of a session the agent's endpoint does not have is answered 404, one it has 200
 ///   (rmcp would say 202);
 /// - a new MCP session past `max_sessions` is refused (503); a body is read
 ///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
@@ -349,6 +349,11 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         && delete
     {
         app.sessions.ended(id, &agent);
+        // The session has ended, not been accepted for later: 200, as the official SDKs'
+        // servers answer and their clients expect (the Python SDK warns on rmcp's 202).
+        if response.status() == StatusCode::ACCEPTED {
+            return StatusCode::OK.into_response();
+        }
     }
     if post && json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return unreadable_message(&bytes);
