@@ -25,6 +25,9 @@ use seam_engine::surface::{PromptSpec, Roots};
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
+/// How many resources one session may be subscribed to at once.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
 /// The number the next session gets.
 static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -341,9 +344,17 @@ impl ServerHandler for Gateway {
     }
 
     /// A session subscribes to a URI once, however often it asks; the mount counts sessions.
+    /// A session holds at most `MAX_SUBSCRIPTIONS` (a template matches without end).
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
-        if self.subscribed.lock().expect("subscriptions lock").contains_key(&request.uri) {
-            return Ok(());
+        {
+            let subscribed = self.subscribed.lock().expect("subscriptions lock");
+            if subscribed.contains_key(&request.uri) {
+                return Ok(());
+            }
+            if subscribed.len() >= MAX_SUBSCRIPTIONS {
+                let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
+                return Err(McpError::invalid_request(message, None));
+            }
         }
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);

@@ -215,6 +215,14 @@ async function handle(cmd) {
       return { ok: true, result: await client.setLoggingLevel(cmd.level) };
     case 'subscribe':
       return { ok: true, result: await client.subscribeResource({ uri: cmd.uri }) };
+    case 'subscribe_many': {
+      // Subscribes to each URI in turn: how many were taken, and the first refusal.
+      let taken = 0;
+      for (const uri of cmd.uris) {
+        try { await client.subscribeResource({ uri }); taken += 1; } catch (e) { return { ok: true, taken, refused: errorLine(e) }; }
+      }
+      return { ok: true, taken, refused: null };
+    }
     case 'unsubscribe':
       return { ok: true, result: await client.unsubscribeResource({ uri: cmd.uri }) };
     case 'wait_log': {

@@ -259,6 +259,11 @@ fn mount_log_lines_and_resource_updates_reach_the_session_that_asked() {
         assert_eq!(client.send(json!({ "op": "unsubscribe", "uri": uri }))["ok"], true);
         let unknown = client.send(json!({ "op": "subscribe", "uri": "nowhere://x" }));
         assert_eq!(unknown["code"].as_i64(), Some(-32002), "{transport}: {unknown}");
+        // A session holds at most 1,024 subscriptions: at the limit every one is taken, one more is refused.
+        let uris: Vec<String> = (0..=1024).map(|i| format!("demo://resource/dynamic/text/{i}")).collect();
+        let many = client.send(json!({ "op": "subscribe_many", "uris": uris }));
+        assert_eq!(many["taken"], 1024, "{transport}: {many}");
+        assert_eq!(many["refused"]["code"].as_i64(), Some(-32600), "{transport}: {many}");
         client.close();
         if let Some(seam) = seam {
             assert!(seam.terminate().success());
