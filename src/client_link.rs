@@ -120,7 +120,8 @@ impl CallAsks {
         loop {
             tokio::select! {
                 output = &mut call => return output,
-                Some(ask) = self.0.recv() => sending.push(send(peer, ask)),
+                // At most WAITING_ASKS questions open at the client: a server asking more waits.
+                Some(ask) = self.0.recv(), if sending.len() < WAITING_ASKS => sending.push(send(peer, ask)),
                 Some(()) = sending.next(), if !sending.is_empty() => {}
             }
         }
@@ -145,15 +146,13 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask) {
             return;
         }
     };
-    let id = handle.id.clone();
+    // Dropped unanswered (the asker gave up, or the call ended and took this with it): the client is told.
+    let mut open = Open(Some((peer.clone(), handle.id.clone())));
     let answered = tokio::select! {
         answered = handle.await_response() => answered,
-        _ = answer.closed() => {
-            let cancel = rmcp::model::CancelledNotificationParam::new(Some(id), Some("the server no longer waits for it".to_owned()));
-            let _ = peer.notify_cancelled(cancel).await;
-            return;
-        }
+        _ = answer.closed() => return,
     };
+    open.0 = None;
     let result = match answered {
         Ok(result) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(e.to_string())),
         Err(ServiceError::McpError(McpError { code, message, data })) => {
@@ -162,6 +161,22 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask) {
         Err(e) => Err(RequestError::Unavailable(format!("the client did not answer: {e}"))),
     };
     let _ = answer.send(result);
+}
+
+/// A question sent to the client and not answered: dropped while set, it
+/// cancels the question there (rmcp keeps a pending request until it is
+/// answered or cancelled).
+struct Open(Option<(Peer<RoleServer>, rmcp::model::RequestId)>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.0.take() {
+            let cancel = rmcp::model::CancelledNotificationParam::new(Some(id), Some("the server no longer waits for it".to_owned()));
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(cancel).await;
+            });
+        }
+    }
 }
 
 /// The request rmcp sends for a question, its params read as rmcp's types.

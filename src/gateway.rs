@@ -346,8 +346,12 @@ impl ServerHandler for Gateway {
     /// A session subscribes to a URI once, however often it asks; the mount counts sessions.
     /// A session holds at most `MAX_SUBSCRIPTIONS` (a template matches without end).
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
+        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
+        let mount = mount.map_err(|e| request_error(e, true))?;
         {
-            let subscribed = self.subscribed.lock().expect("subscriptions lock");
+            // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
+            let mut subscribed = self.subscribed.lock().expect("subscriptions lock");
             if subscribed.contains_key(&request.uri) {
                 return Ok(());
             }
@@ -355,14 +359,11 @@ impl ServerHandler for Gateway {
                 let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
                 return Err(McpError::invalid_request(message, None));
             }
+            subscribed.insert(request.uri.clone(), mount.clone());
         }
-        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
-        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
-        let mount = mount.map_err(|e| request_error(e, true))?;
-        mount.subscribe(&request.uri, true).await.map_err(|e| request_error(e, true))?;
-        if let Some(raced) = self.subscribed.lock().expect("subscriptions lock").insert(request.uri.clone(), mount) {
-            // Two subscriptions of one URI at once: the mount counted both, so one is given back.
-            tokio::spawn(async move { raced.subscribe(&request.uri, false).await });
+        if let Err(e) = mount.subscribe(&request.uri, true).await {
+            self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
+            return Err(request_error(e, true));
         }
         Ok(())
     }

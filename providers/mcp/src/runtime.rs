@@ -902,7 +902,8 @@ impl Mount {
             return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id)));
         };
         if link.peer_info().is_none_or(|i| i.capabilities.resources.as_ref().is_none_or(|r| r.subscribe != Some(true))) {
-            return Err(RequestError::Unknown(format!("MCP server `{}` offers no resource subscriptions", self.id)));
+            let message = format!("MCP server `{}` offers no resource subscriptions", self.id);
+            return Err(RequestError::Upstream { code: rmcp::model::ErrorCode::METHOD_NOT_FOUND.0, message, data: None });
         }
         let ask = {
             let mut counts = self.subscriptions.lock().expect("subscriptions lock");
@@ -932,6 +933,16 @@ impl Mount {
         } else {
             link.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
         };
+        if answer.is_err() && on {
+            // The server did not take it: the count goes back, or the next session would never ask.
+            let mut counts = self.subscriptions.lock().expect("subscriptions lock");
+            if let Some(count) = counts.get_mut(&uri) {
+                *count -= 1;
+                if *count == 0 {
+                    counts.remove(&uri);
+                }
+            }
+        }
         match answer {
             Ok(()) => Ok(()),
             Err(ServiceError::McpError(e)) => Err(RequestError::Upstream { code: e.code.0, message: e.message.into_owned(), data: e.data }),
