@@ -25,6 +25,9 @@ use seam_engine::surface::{PromptSpec, Roots};
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
+/// A session's subscription: the id of the mount that serves the URI, and the mount.
+type Subscribed = (String, Arc<dyn seam_engine::runtime::Running>);
+
 /// How many resources one session may be subscribed to at once.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
@@ -60,8 +63,8 @@ pub struct Gateway {
     /// The least severe log level this session wants (`logging/setLevel`); all until it says.
     #[allow(deprecated)]
     log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
-    /// The URIs this session subscribed to, each with the mount that serves it.
-    subscribed: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<dyn seam_engine::runtime::Running>>>>,
+    /// The URIs this session subscribed to, each with the mount that serves it and its id.
+    subscribed: Arc<std::sync::Mutex<std::collections::HashMap<String, Subscribed>>>,
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -348,7 +351,7 @@ impl ServerHandler for Gateway {
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
-        let mount = mount.map_err(|e| request_error(e, true))?;
+        let (id, mount) = mount.map_err(|e| request_error(e, true))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
             let mut subscribed = self.subscribed.lock().expect("subscriptions lock");
@@ -359,7 +362,7 @@ impl ServerHandler for Gateway {
                 let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
                 return Err(McpError::invalid_request(message, None));
             }
-            subscribed.insert(request.uri.clone(), mount.clone());
+            subscribed.insert(request.uri.clone(), (id, mount.clone()));
         }
         if let Err(e) = mount.subscribe(&request.uri, true).await {
             self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
@@ -370,7 +373,7 @@ impl ServerHandler for Gateway {
 
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         let mount = self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
-        if let Some(mount) = mount {
+        if let Some((_, mount)) = mount {
             mount.subscribe(&request.uri, false).await.map_err(|e| request_error(e, true))?;
         }
         Ok(())
@@ -528,8 +531,9 @@ impl Gateway {
                 };
                 peer.notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger(logger)).await
             }
-            MountEvent::ResourceUpdated { uri, .. } => {
-                if !self.subscribed.lock().expect("subscriptions lock").contains_key(&uri) {
+            MountEvent::ResourceUpdated { mount, uri } => {
+                // Only the mount this session's subscription went to: another may serve the same URI to other agents.
+                if self.subscribed.lock().expect("subscriptions lock").get(&uri).is_none_or(|(id, _)| *id != mount) {
                     return Ok(());
                 }
                 peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await
@@ -540,7 +544,7 @@ impl Gateway {
     /// The session ended: its subscriptions are given back to their mounts.
     async fn unsubscribe_all(&self) {
         let subscribed: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
-        for (uri, mount) in subscribed {
+        for (uri, (_, mount)) in subscribed {
             let _ = mount.subscribe(&uri, false).await;
         }
     }

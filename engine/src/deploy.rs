@@ -435,10 +435,10 @@ impl Generation {
     }
 
     /// The mount that serves `uri` for agent `agent` (`Routes::resource`).
-    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<Arc<dyn Running>> {
+    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<(String, Arc<dyn Running>)> {
         let routes = self.routes(agent)?;
         let id = routes.resource(uri, &self.links)?;
-        Some(self.mounts[id].running.clone())
+        Some((id.to_owned(), self.mounts[id].running.clone()))
     }
 
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
