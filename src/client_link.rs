@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use futures::stream::FuturesUnordered;
+use rmcp::Peer;
 use rmcp::model::{ClientCapabilities, ProgressNotificationParam, ProgressToken, ServerRequest};
 use rmcp::service::{PeerRequestOptions, RoleServer, ServiceError};
-use rmcp::{ErrorData as McpError, Peer};
 use seam_engine::offers::RequestError;
 use seam_engine::runtime::{AskKind, BoxFuture, ClientLink};
 use serde_json::Value as Json;
@@ -147,7 +147,7 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask) {
         }
     };
     // Dropped unanswered (the asker gave up, or the call ended and took this with it): the client is told.
-    let mut open = Open(Some((peer.clone(), handle.id.clone())));
+    let mut open = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
     let answered = tokio::select! {
         answered = handle.await_response() => answered,
         _ = answer.closed() => return,
@@ -155,28 +155,10 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask) {
     open.0 = None;
     let result = match answered {
         Ok(result) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(e.to_string())),
-        Err(ServiceError::McpError(McpError { code, message, data })) => {
-            Err(RequestError::Upstream { code: code.0, message: message.into_owned(), data })
-        }
+        Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
         Err(e) => Err(RequestError::Unavailable(format!("the client did not answer: {e}"))),
     };
     let _ = answer.send(result);
-}
-
-/// A question sent to the client and not answered: dropped while set, it
-/// cancels the question there (rmcp keeps a pending request until it is
-/// answered or cancelled).
-struct Open(Option<(Peer<RoleServer>, rmcp::model::RequestId)>);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        if let Some((peer, id)) = self.0.take() {
-            let cancel = rmcp::model::CancelledNotificationParam::new(Some(id), Some("the server no longer waits for it".to_owned()));
-            tokio::spawn(async move {
-                let _ = peer.notify_cancelled(cancel).await;
-            });
-        }
-    }
 }
 
 /// The request rmcp sends for a question, its params read as rmcp's types.

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
@@ -197,54 +197,39 @@ fn prompt(spec: &PromptSpec) -> Prompt {
     Prompt::new(&*spec.name, Some(&*spec.description), None)
 }
 
-/// A mount's item as rmcp's type, or `None` (logged) when its JSON is not one.
-fn typed<T: serde::de::DeserializeOwned>(item: &Offered) -> Option<T> {
-    match serde_json::from_value(Json::Object((*item.definition).clone())) {
+/// A tool, prompt, resource or template definition as rmcp's type, or `None`
+/// (logged) when its JSON is not one: it is not listed.
+fn typed<T: serde::de::DeserializeOwned>(name: &str, definition: &Map<String, Json>) -> Option<T> {
+    match serde_json::from_value(Json::Object(definition.clone())) {
         Ok(t) => Some(t),
         Err(e) => {
-            tracing::warn!(item = %item.key, "not listed, its definition does not read as MCP: {e}");
+            tracing::warn!(item = %name, "not listed, its definition does not read as MCP: {e}");
             None
         }
     }
+}
+
+fn offered<T: serde::de::DeserializeOwned>(item: &Offered) -> Option<T> {
+    typed(&item.key, &item.definition)
 }
 
 /// An answer, read as the result rmcp gives the client. A result is complete
 /// unless it says otherwise: a 2026-07-28 client is told so (`resultType`),
 /// and rmcp takes the word out for an older one.
-fn result_of<T: serde::de::DeserializeOwned>(mut json: Json, what: &str) -> Result<T, McpError> {
+/// `what` names the answer in an error only, so a call pays for no text.
+fn result_of<T: serde::de::DeserializeOwned>(mut json: Json, what: impl FnOnce() -> String) -> Result<T, McpError> {
     if let Json::Object(result) = &mut json {
         result.entry("resultType").or_insert_with(|| Json::from(rmcp::model::ResultType::COMPLETE.as_str()));
     }
-    serde_json::from_value(json).map_err(|e| McpError::internal_error(format!("the answer for {what} is not an MCP result: {e}"), None))
-}
-
-/// Why a request got no result, as the client is told: the server's own
-/// JSON-RPC error as it gave it; an unknown resource as `resource_not_found`.
-fn request_error(e: RequestError, resource: bool) -> McpError {
-    match e {
-        RequestError::Unknown(message) if resource => McpError::resource_not_found(message, None),
-        RequestError::Unknown(message) => McpError::invalid_params(message, None),
-        RequestError::Unavailable(message) => McpError::internal_error(message, None),
-        RequestError::Upstream { code, message, data } => McpError::new(ErrorCode(code), message, data),
-    }
-}
-
-fn tool(spec: &ToolSpec) -> Option<Tool> {
-    match serde_json::from_value(serde_json::Value::Object((*spec.definition).clone())) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            tracing::warn!(tool = %spec.name, "definition is not an MCP tool, not listed: {e}");
-            None
-        }
-    }
+    serde_json::from_value(json).map_err(|e| McpError::internal_error(format!("the answer for {} is not an MCP result: {e}", what()), None))
 }
 
 /// A tool's output as rmcp's result.
 fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
     if let Some(relayed) = output.relayed_error.take() {
-        return Err(request_error(*relayed, false));
+        return Err(seam_wire::answer(*relayed, false));
     }
-    result_of(output.into_json(), &format!("`{tool}`"))
+    result_of(output.into_json(), || format!("`{tool}`"))
 }
 
 impl ServerHandler for Gateway {
@@ -287,7 +272,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let tools = self.view(&context.peer).await.tools;
-        let listed = tools.iter().filter_map(tool).collect();
+        let listed = tools.iter().filter_map(|spec| typed::<Tool>(&spec.name, &spec.definition)).collect();
         self.shown.lock().expect("shown lock").tools = Some(tools);
         Ok(ListToolsResult::with_all_items(listed))
     }
@@ -298,7 +283,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let view = self.view(&context.peer).await;
-        let listed = view.prompts.iter().map(prompt).chain(view.offered.prompts.iter().filter_map(typed)).collect();
+        let listed = view.prompts.iter().map(prompt).chain(view.offered.prompts.iter().filter_map(offered)).collect();
         self.shown.lock().expect("shown lock").prompts = Some(shown_prompts(&view));
         Ok(ListPromptsResult::with_all_items(listed))
     }
@@ -309,7 +294,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let view = self.view(&context.peer).await;
-        let listed: Vec<Resource> = view.offered.resources.iter().filter_map(typed).collect();
+        let listed: Vec<Resource> = view.offered.resources.iter().filter_map(offered).collect();
         self.shown.lock().expect("shown lock").resources = Some(shown_resources(&view));
         Ok(ListResourcesResult::with_all_items(listed))
     }
@@ -320,7 +305,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let view = self.view(&context.peer).await;
-        let listed: Vec<ResourceTemplate> = view.offered.templates.iter().filter_map(typed).collect();
+        let listed: Vec<ResourceTemplate> = view.offered.templates.iter().filter_map(offered).collect();
         self.shown.lock().expect("shown lock").resources = Some(shown_resources(&view));
         Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
@@ -330,16 +315,17 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let what = format!("resource `{}`", request.uri);
-        let json = self.request(MountRequest::ReadResource { uri: request.uri }, context.ct).await.map_err(|e| request_error(e, true))?;
-        Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, &what)?))
+        let uri = request.uri;
+        let json =
+            self.request(MountRequest::ReadResource { uri: uri.clone() }, context.ct).await.map_err(|e| seam_wire::answer(e, true))?;
+        Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
     }
 
     /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.
     #[allow(deprecated)]
     async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         *self.log_level.lock().expect("level lock") = Some(request.level);
-        let level = serde_json::to_value(request.level).ok().and_then(|l| l.as_str().map(str::to_owned)).unwrap_or_default();
+        let level = seam_wire::level_name(request.level);
         for mount in self.deployment.live().map(|live| live.seen_mounts(&self.agent)).unwrap_or_default() {
             mount.raise_log_level(&level);
         }
@@ -351,7 +337,7 @@ impl ServerHandler for Gateway {
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
-        let (id, mount) = mount.map_err(|e| request_error(e, true))?;
+        let (id, mount) = mount.map_err(|e| seam_wire::answer(e, true))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
             let mut subscribed = self.subscribed.lock().expect("subscriptions lock");
@@ -366,7 +352,7 @@ impl ServerHandler for Gateway {
         }
         if let Err(e) = mount.subscribe(&request.uri, true).await {
             self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
-            return Err(request_error(e, true));
+            return Err(seam_wire::answer(e, true));
         }
         Ok(())
     }
@@ -374,7 +360,7 @@ impl ServerHandler for Gateway {
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         let mount = self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
         if let Some((_, mount)) = mount {
-            mount.subscribe(&request.uri, false).await.map_err(|e| request_error(e, true))?;
+            mount.subscribe(&request.uri, false).await.map_err(|e| seam_wire::answer(e, true))?;
         }
         Ok(())
     }
@@ -384,10 +370,10 @@ impl ServerHandler for Gateway {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
         };
         match self.request(MountRequest::Complete { params }, context.ct).await {
-            Ok(json) => result_of(json, "completion/complete"),
+            Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
-            Err(e) => Err(request_error(e, false)),
+            Err(e) => Err(seam_wire::answer(e, false)),
         }
     }
 
@@ -401,10 +387,10 @@ impl ServerHandler for Gateway {
         };
         let arguments = request.arguments.unwrap_or_default();
         if live.is_mount_prompt(&self.agent, &request.name) {
-            let what = format!("prompt `{}`", request.name);
-            let asked = MountRequest::GetPrompt { name: request.name, arguments };
-            let json = self.request(asked, context.ct).await.map_err(|e| request_error(e, false))?;
-            return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, &what)?));
+            let name = request.name;
+            let asked = MountRequest::GetPrompt { name: name.clone(), arguments };
+            let json = self.request(asked, context.ct).await.map_err(|e| seam_wire::answer(e, false))?;
+            return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
         let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
         match live.get_prompt(&self.agent, &request.name, arguments, &roots).await {
@@ -519,7 +505,7 @@ impl Gateway {
         use seam_engine::runtime::MountEvent;
         match event {
             MountEvent::Log { mount, level, logger, data } => {
-                let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return Ok(()) };
+                let Some(level) = seam_wire::level_named(&level) else { return Ok(()) };
                 let wanted = *self.log_level.lock().expect("level lock");
                 let seen = self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount));
                 if !seen || wanted.is_some_and(|w| seam_wire::verbosity(level) > seam_wire::verbosity(w)) {

@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ErrorCode, ProgressToken, RequestId};
 use rmcp::service::InboundStreamOrigin;
-use seam_engine::offers::RequestError;
 use seam_engine::runtime::{AskKind, Client, ClientLink};
 use serde_json::Value as Json;
 
@@ -145,15 +144,13 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    client.ask(kind, params).await.map_err(|e| match e {
-        RequestError::Upstream { code, message, data } => McpError::new(ErrorCode(code), message, data),
-        RequestError::Unknown(message) | RequestError::Unavailable(message) => McpError::internal_error(message, None),
-    })
+    client.ask(kind, params).await.map_err(|e| seam_wire::answer(e, false))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seam_engine::offers::RequestError;
     use seam_engine::runtime::BoxFuture;
 
     struct Session(u64);
@@ -199,6 +196,20 @@ mod tests {
         let local = calls.enter(two, token(2), Client::default());
         assert!(calls.caller(None).is_err(), "`seam call` has no client to ask");
         drop(local);
+    }
+
+    #[test]
+    fn url_elicitations_are_remembered_up_to_their_bound_the_oldest_forgotten_first() {
+        let calls = InFlight::default();
+        for i in 0..REMEMBERED_ELICITATIONS {
+            calls.remember_elicitation(&format!("e{i}"), Arc::new(Session(1)));
+        }
+        assert!(calls.elicited("e0").is_some(), "at the bound every one is remembered");
+        calls.remember_elicitation("e0", Arc::new(Session(1)));
+        calls.remember_elicitation("past", Arc::new(Session(2)));
+        assert!(calls.elicited("e1").is_none(), "one past it, the oldest is forgotten");
+        assert_eq!(calls.elicited("past").map(|c| c.session()), Some(2));
+        assert!(calls.elicited("past").is_none(), "a completion is passed on once");
     }
 
     #[tokio::test]

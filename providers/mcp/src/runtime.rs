@@ -289,7 +289,7 @@ impl rmcp::ClientHandler for Handler {
 
     #[allow(deprecated)]
     async fn on_logging_message(&self, params: rmcp::model::LoggingMessageNotificationParam, _: NotificationContext<RoleClient>) {
-        let level = serde_json::to_value(params.level).ok().and_then(|l| l.as_str().map(str::to_owned)).unwrap_or_default();
+        let level = seam_wire::level_name(params.level);
         self.events.send(MountEvent::Log { mount: self.mount.clone(), level, logger: params.logger, data: params.data });
     }
 
@@ -835,8 +835,12 @@ impl Mount {
                 {
                     *name = catalog.prompts.get(name.as_str()).ok_or_else(|| unknown(format!("prompt `{name}`")))?.clone();
                 }
-                let params: rmcp::model::CompleteRequestParams = serde_json::from_value(Json::Object(params))
-                    .map_err(|e| RequestError::Upstream { code: -32602, message: format!("completion/complete: {e}"), data: None })?;
+                let params: rmcp::model::CompleteRequestParams =
+                    serde_json::from_value(Json::Object(params)).map_err(|e| RequestError::Upstream {
+                        code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
+                        message: format!("completion/complete: {e}"),
+                        data: None,
+                    })?;
                 ("completions".to_owned(), ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params)))
             }
         };
@@ -844,27 +848,25 @@ impl Mount {
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
             .await
             .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
-        let id = handle.id.clone();
+        // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
+        let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
         let answered = tokio::select! {
             r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
-            _ = cancel.cancelled() => {
-                cancel_upstream(&link, id, "the client cancelled the request");
-                return Err(RequestError::Unavailable(format!("the request for {what} was cancelled")));
-            }
+            _ = cancel.cancelled() => return Err(RequestError::Unavailable(format!("the request for {what} was cancelled"))),
         };
         match answered {
-            Err(_) => {
-                cancel_upstream(&link, id, "call_timeout");
-                Err(RequestError::Unavailable(format!(
-                    "MCP server `{}` did not answer for {what} within call_timeout {}",
-                    self.id, self.common.call_timeout
-                )))
+            Err(_) => Err(RequestError::Unavailable(format!(
+                "MCP server `{}` did not answer for {what} within call_timeout {}",
+                self.id, self.common.call_timeout
+            ))),
+            Ok(answer) => {
+                abandoned.0 = None;
+                match answer {
+                    Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
+                    Err(e) => Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
+                    Ok(result) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}"))),
+                }
             }
-            Ok(Err(ServiceError::McpError(e))) => {
-                Err(RequestError::Upstream { code: e.code.0, message: e.message.into_owned(), data: e.data })
-            }
-            Ok(Err(e)) => Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
-            Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}"))),
         }
     }
 
@@ -945,7 +947,7 @@ impl Mount {
         }
         match answer {
             Ok(()) => Ok(()),
-            Err(ServiceError::McpError(e)) => Err(RequestError::Upstream { code: e.code.0, message: e.message.into_owned(), data: e.data }),
+            Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
             Err(e) => Err(RequestError::Unavailable(self.unreachable_request(e, &format!("subscription to `{uri}`")))),
         }
     }
@@ -985,7 +987,7 @@ impl Mount {
                 Err(e) => return Err(self.failure(e, &tool)),
             };
             let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client);
-            let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+            let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
             // Boxed: rmcp's response future is large, and every call's state would be as large as it.
             let answered = Box::pin(handle.await_response()).await;
             abandoned.0 = None;
@@ -1035,11 +1037,7 @@ impl Mount {
                 ),
                 // The client acts on this error itself (opens the URLs, calls again): it gets the error as it is.
                 None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => ToolOutput {
-                    relayed_error: Some(Box::new(RequestError::Upstream {
-                        code: e.code.0,
-                        message: e.message.to_string(),
-                        data: e.data.clone(),
-                    })),
+                    relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
                     ..ToolOutput::error("MCP_URL_ELICITATION_REQUIRED", format!("`{tool}`: {}", e.message))
                 },
                 None => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
@@ -1146,25 +1144,6 @@ fn definitions<'a, T: serde::Serialize + 'a>(
     Ok(out)
 }
 
-/// A request sent and not answered: dropped while set, it tells the server the request is abandoned.
-struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
-
-impl Drop for Abandoned {
-    fn drop(&mut self) {
-        if let Some((peer, id)) = self.0.take() {
-            cancel_upstream(&peer, id, "the caller gave up (timeout or cancellation)");
-        }
-    }
-}
-
-/// Tells the server a request seam sent it is abandoned.
-fn cancel_upstream(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
-    let (peer, reason) = (peer.clone(), reason.to_owned());
-    tokio::spawn(async move {
-        let _ = peer.notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason))).await;
-    });
-}
-
 /// `config` with `new`'s filters replaced by `old`'s: equal to the old config when only filters changed.
 fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T) -> T {
     config(Common { tools: old.tools.clone(), prompts: old.prompts.clone(), resources: old.resources.clone(), ..new.clone() })
@@ -1196,7 +1175,7 @@ impl Running for Handle {
 
     #[allow(deprecated)]
     fn raise_log_level(&self, level: &str) {
-        let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Json::from(level)) else { return };
+        let Some(level) = seam_wire::level_named(level) else { return };
         {
             let mut current = self.0.log_level.lock().expect("level lock");
             if current.is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
