@@ -4,6 +4,8 @@
 
 #[path = "serve/conformance.rs"]
 mod conformance;
+#[path = "serve/inspector.rs"]
+mod inspector;
 #[path = "serve/parity.rs"]
 mod parity;
 mod support;

