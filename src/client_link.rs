@@ -23,6 +23,16 @@ use tokio::sync::{mpsc, oneshot};
 /// Questions one call may have waiting for the handler to send them; a server asking more waits.
 const WAITING_ASKS: usize = 16;
 
+/// Progress reports one call may have waiting to be sent; past it, a new report is dropped
+/// (progress is advice, and a client that reads slowly must not make seam hold more).
+const QUEUED_PROGRESS: usize = 64;
+
+/// What a call's progress queue carries: a report, or a mark that says when all before it went.
+enum Report {
+    Progress(ProgressNotificationParam),
+    Sent(oneshot::Sender<()>),
+}
+
 /// A question for the client, and where its answer goes.
 struct Ask {
     kind: AskKind,
@@ -35,13 +45,18 @@ pub struct CallLink {
     session: u64,
     agent: String,
     capabilities: Option<ClientCapabilities>,
-    progress_token: Option<ProgressToken>,
+    /// The client's token and the call's progress queue, when the client asked for progress.
+    progress: Option<(ProgressToken, mpsc::Sender<Report>)>,
     peer: Peer<RoleServer>,
     asks: mpsc::Sender<Ask>,
 }
 
-/// The questions of one call, to be sent from its handler's future.
-pub struct CallAsks(mpsc::Receiver<Ask>);
+/// The questions of one call, to be sent from its handler's future; and its progress
+/// queue, emptied before the call's result goes.
+pub struct CallAsks {
+    asks: mpsc::Receiver<Ask>,
+    progress: Option<mpsc::Sender<Report>>,
+}
 
 /// A link for one call of a session, and the questions its mounts will ask through it.
 pub fn for_call(
@@ -52,8 +67,50 @@ pub fn for_call(
     peer: Peer<RoleServer>,
 ) -> (Arc<CallLink>, CallAsks) {
     let (asks, waiting) = mpsc::channel(WAITING_ASKS);
-    let link = CallLink { session, agent: agent.to_owned(), capabilities, progress_token, peer, asks };
-    (Arc::new(link), CallAsks(waiting))
+    let progress = progress_token.map(|token| {
+        let (queue, queued) = mpsc::channel(QUEUED_PROGRESS);
+        tokio::spawn(send_progress(peer.clone(), queued));
+        (token, queue)
+    });
+    let flush = progress.as_ref().map(|(_, queue)| queue.clone());
+    let link = CallLink { session, agent: agent.to_owned(), capabilities, progress, peer, asks };
+    (Arc::new(link), CallAsks { asks: waiting, progress: flush })
+}
+
+/// Sends a call's progress reports, one task for all of them, by increasing
+/// `progress` (MCP requires it to increase). rmcp hands each notification from a
+/// server to a task of its own, and tokio may run those in another order than
+/// they came (the last one spawned runs first), so the reports already on their
+/// way are let in before a batch is sent in order; a report not past the last
+/// one sent came too late and is dropped.
+async fn send_progress(peer: Peer<RoleServer>, mut queued: mpsc::Receiver<Report>) {
+    let mut last: Option<f64> = None;
+    while let Some(first) = queued.recv().await {
+        tokio::task::yield_now().await;
+        let mut batch = vec![first];
+        while let Ok(next) = queued.try_recv() {
+            batch.push(next);
+        }
+        let mut told = Vec::new();
+        let mut reports = Vec::new();
+        for report in batch {
+            match report {
+                Report::Progress(notification) => reports.push(notification),
+                Report::Sent(sent) => told.push(sent),
+            }
+        }
+        reports.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+        for notification in reports {
+            if last.is_some_and(|last| notification.progress <= last) {
+                continue;
+            }
+            last = Some(notification.progress);
+            let _ = peer.notify_progress(notification).await;
+        }
+        for sent in told {
+            let _ = sent.send(());
+        }
+    }
 }
 
 impl ClientLink for CallLink {
@@ -98,14 +155,11 @@ impl ClientLink for CallLink {
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.progress_token.clone() else { return };
-        let mut notification = ProgressNotificationParam::new(token, progress);
+        let Some((token, queue)) = &self.progress else { return };
+        let mut notification = ProgressNotificationParam::new(token.clone(), progress);
         notification.total = total;
         notification.message = message;
-        let peer = self.peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(notification).await;
-        });
+        let _ = queue.try_send(Report::Progress(notification));
     }
 }
 
@@ -113,18 +167,26 @@ impl CallAsks {
     /// Runs `call` to its end, sending the questions its mounts ask on the
     /// way, each from this future and so on the call's own stream. A question
     /// whose asker gave up (the server cancelled it, the call ended) is
-    /// cancelled at the client.
+    /// cancelled at the client. The progress reported before the call ended is
+    /// sent before its result.
     pub async fn serve<T>(mut self, peer: &Peer<RoleServer>, call: impl Future<Output = T>) -> T {
         let mut call = std::pin::pin!(call);
         let mut sending = FuturesUnordered::new();
-        loop {
+        let output = loop {
             tokio::select! {
-                output = &mut call => return output,
+                output = &mut call => break output,
                 // At most WAITING_ASKS questions open at the client: a server asking more waits.
-                Some(ask) = self.0.recv(), if sending.len() < WAITING_ASKS => sending.push(send(peer, ask)),
+                Some(ask) = self.asks.recv(), if sending.len() < WAITING_ASKS => sending.push(send(peer, ask)),
                 Some(()) = sending.next(), if !sending.is_empty() => {}
             }
+        };
+        if let Some(queue) = self.progress {
+            let (told, sent) = oneshot::channel();
+            if queue.send(Report::Sent(told)).await.is_ok() {
+                let _ = sent.await;
+            }
         }
+        output
     }
 }
 
@@ -178,4 +240,61 @@ fn request_of(kind: AskKind, params: Json) -> Result<ServerRequest, RequestError
         }
         AskKind::Roots => ServerRequest::ListRootsRequest(rmcp::model::ListRootsRequest::default()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rmcp::ServiceExt as _;
+    use tokio::sync::{Semaphore, watch};
+
+    use super::*;
+
+    /// A client that answers `roots/list` only once let go, and counts the questions it holds.
+    struct Slow {
+        open: Arc<watch::Sender<usize>>,
+        most: Arc<AtomicUsize>,
+        go: Arc<Semaphore>,
+    }
+
+    impl rmcp::ClientHandler for Slow {
+        #[allow(deprecated)]
+        async fn list_roots(
+            &self,
+            _: rmcp::service::RequestContext<rmcp::RoleClient>,
+        ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+            self.open.send_modify(|n| *n += 1);
+            self.most.fetch_max(*self.open.borrow(), Ordering::SeqCst);
+            self.go.acquire().await.expect("never closed").forget();
+            self.open.send_modify(|n| *n -= 1);
+            Ok(rmcp::model::ListRootsResult::new(Vec::new()))
+        }
+    }
+
+    struct Quiet;
+    impl rmcp::ServerHandler for Quiet {}
+
+    /// One question past `WAITING_ASKS` waits until the client answers one: the
+    /// client never holds more, and every question is answered.
+    #[tokio::test]
+    async fn a_call_has_at_most_waiting_asks_questions_open_at_its_client() {
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        let server = tokio::spawn(async move { Quiet.serve(server_io).await });
+        let (open, mut opened) = watch::channel(0);
+        let (most, go) = (Arc::new(AtomicUsize::new(0)), Arc::new(Semaphore::new(0)));
+        let slow = Slow { open: Arc::new(open), most: most.clone(), go: go.clone() };
+        let _client = slow.serve(client_io).await.unwrap();
+        let server = server.await.unwrap().unwrap();
+        let peer = server.peer().clone();
+        let (link, asks) = for_call(1, "agent", None, None, peer.clone());
+        let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null)));
+        let let_go = async {
+            opened.wait_for(|n| *n >= WAITING_ASKS).await.unwrap();
+            go.add_permits(WAITING_ASKS + 1);
+        };
+        let (answers, ()) = asks.serve(&peer, futures::future::join(questions, let_go)).await;
+        assert_eq!(answers.iter().filter(|a| a.is_ok()).count(), WAITING_ASKS + 1, "{answers:?}");
+        assert_eq!(most.load(Ordering::SeqCst), WAITING_ASKS);
+    }
 }

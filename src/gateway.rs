@@ -25,9 +25,6 @@ use seam_engine::surface::{PromptSpec, Roots};
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
-/// A session's subscription: the id of the mount that serves the URI, and the mount.
-type Subscribed = (String, Arc<dyn seam_engine::runtime::Running>);
-
 /// How many resources one session may be subscribed to at once.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
@@ -63,8 +60,46 @@ pub struct Gateway {
     /// The least severe log level this session wants (`logging/setLevel`); all until it says.
     #[allow(deprecated)]
     log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
-    /// The URIs this session subscribed to, each with the mount that serves it and its id.
-    subscribed: Arc<std::sync::Mutex<std::collections::HashMap<String, Subscribed>>>,
+    /// The URIs this session subscribed to, each with the id of the mount that serves it.
+    subscribed: Arc<Subscriptions>,
+    /// Gives the subscriptions back when the session's own handler goes (not the notifier's copy).
+    _release: Option<Arc<Release>>,
+}
+
+/// A session's subscriptions: each URI with the id of the mount that serves it. The id, not
+/// the mount: a reload may build the mount anew, and the new build serves them (`Interest`).
+#[derive(Default)]
+struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl Subscriptions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.0.lock().expect("subscriptions lock")
+    }
+}
+
+/// Gives a session's subscriptions back to the live generation's mounts when dropped: when the
+/// session ended and its last request finished, whether or not it ever said `initialized`.
+struct Release {
+    deployment: Arc<Deployment>,
+    subscribed: Arc<Subscriptions>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let subscribed: Vec<_> = self.subscribed.lock().drain().collect();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        if subscribed.is_empty() {
+            return;
+        }
+        let deployment = self.deployment.clone();
+        runtime.spawn(async move {
+            for (uri, id) in subscribed {
+                if let Some(mount) = deployment.live().and_then(|live| live.mounts.get(&id).map(|slot| slot.running.clone())) {
+                    let _ = mount.subscribe(&uri, false).await;
+                }
+            }
+        });
+    }
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -108,6 +143,8 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots).
     pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
+        let subscribed = Arc::new(Subscriptions::default());
+        let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
         Gateway {
             deployment,
             agent,
@@ -119,7 +156,8 @@ impl Gateway {
             session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
             log_level: Arc::default(),
-            subscribed: Arc::default(),
+            subscribed,
+            _release: Some(Arc::new(release)),
         }
     }
 
@@ -340,7 +378,7 @@ impl ServerHandler for Gateway {
         let (id, mount) = mount.map_err(|e| seam_wire::answer(e, true))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
-            let mut subscribed = self.subscribed.lock().expect("subscriptions lock");
+            let mut subscribed = self.subscribed.lock();
             if subscribed.contains_key(&request.uri) {
                 return Ok(());
             }
@@ -348,18 +386,20 @@ impl ServerHandler for Gateway {
                 let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
                 return Err(McpError::invalid_request(message, None));
             }
-            subscribed.insert(request.uri.clone(), (id, mount.clone()));
+            subscribed.insert(request.uri.clone(), id);
         }
         if let Err(e) = mount.subscribe(&request.uri, true).await {
-            self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
+            self.subscribed.lock().remove(&request.uri);
             return Err(seam_wire::answer(e, true));
         }
         Ok(())
     }
 
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
-        let mount = self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
-        if let Some((_, mount)) = mount {
+        let id = self.subscribed.lock().remove(&request.uri);
+        // The mount under that id now; one the composition no longer has holds nothing to give back.
+        let mount = id.and_then(|id| self.deployment.live().and_then(|live| live.mounts.get(&id).map(|slot| slot.running.clone())));
+        if let Some(mount) = mount {
             mount.subscribe(&request.uri, false).await.map_err(|e| seam_wire::answer(e, true))?;
         }
         Ok(())
@@ -435,7 +475,7 @@ impl ServerHandler for Gateway {
         let mut changes = self.deployment.subscribe();
         let mut events = self.deployment.mount_events();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
-        let this = Gateway { _counted: None, ..self.clone() };
+        let this = Gateway { _counted: None, _release: None, ..self.clone() };
         let peer = context.peer;
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.
@@ -490,7 +530,6 @@ impl ServerHandler for Gateway {
                     break;
                 }
             }
-            this.unsubscribe_all().await;
         });
     }
 }
@@ -519,19 +558,11 @@ impl Gateway {
             }
             MountEvent::ResourceUpdated { mount, uri } => {
                 // Only the mount this session's subscription went to: another may serve the same URI to other agents.
-                if self.subscribed.lock().expect("subscriptions lock").get(&uri).is_none_or(|(id, _)| *id != mount) {
+                if self.subscribed.lock().get(&uri).is_none_or(|id| *id != mount) {
                     return Ok(());
                 }
                 peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await
             }
-        }
-    }
-
-    /// The session ended: its subscriptions are given back to their mounts.
-    async fn unsubscribe_all(&self) {
-        let subscribed: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
-        for (uri, (_, mount)) in subscribed {
-            let _ = mount.subscribe(&uri, false).await;
         }
     }
 }

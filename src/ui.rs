@@ -208,6 +208,16 @@ fn diagnostics(list: &Json) -> String {
     out
 }
 
+/// A mount's fact as a person reads it: `sampling 2, roots 1` for a map of counts, a list's items by `; `.
+fn fact_text(value: &Json) -> String {
+    match value {
+        Json::String(s) => s.clone(),
+        Json::Object(map) => map.iter().map(|(k, v)| format!("{k} {}", fact_text(v))).collect::<Vec<_>>().join(", "),
+        Json::Array(items) => items.iter().map(fact_text).collect::<Vec<_>>().join("; "),
+        other => other.to_string(),
+    }
+}
+
 fn mounts(mounts: &Json) -> String {
     let Some(map) = mounts.as_object().filter(|m| !m.is_empty()) else { return none("The composition mounts nothing.") };
     let mut out = String::from(
@@ -223,13 +233,7 @@ fn mounts(mounts: &Json) -> String {
             .into_iter()
             .flatten()
             .filter(|(k, v)| !SHOWN.contains(&k.as_str()) && !v.is_null())
-            .map(|(k, v)| {
-                let v = match v {
-                    Json::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                format!("<span class=\"fact\"><span class=\"k\">{}</span> {}</span>", escape(k), escape(&v))
-            })
+            .map(|(k, v)| format!("<span class=\"fact\"><span class=\"k\">{}</span> {}</span>", escape(k), escape(&fact_text(v))))
             .collect();
         let required = if m["required"].as_bool() == Some(true) { " <span class=\"tag\">required</span>" } else { "" };
         let _ = writeln!(
@@ -455,5 +459,15 @@ mod tests {
         let idle = json!({ "reloading_since": null, "generation": 2 });
         assert!(!super::outcome(&last, &idle).contains("under way"));
         assert!(super::outcome(&json!({}), &running).contains("under way"), "before the first outcome too");
+    }
+
+    /// A mount's facts read as words, not JSON: counts by name, a list's items one after another.
+    #[test]
+    fn a_mount_s_facts_read_as_words() {
+        let mounts =
+            json!({ "m": { "kind": "mcp.stdio", "state": "ready", "asks": { "sampling": 2, "roots": 1 }, "warnings": ["a <b>", "c"] } });
+        let table = super::mounts(&mounts);
+        assert!(table.contains("<span class=\"k\">asks</span> sampling 2, roots 1</span>"), "{table}");
+        assert!(table.contains("<span class=\"k\">warnings</span> a &lt;b&gt;; c</span>"), "{table}");
     }
 }

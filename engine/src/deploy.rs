@@ -400,10 +400,14 @@ impl Generation {
         Arc::new(shown)
     }
 
-    /// The agent's instructions: each visible mount's (`offers::instructions`).
+    /// The agent's instructions (`offers::instructions`): first, under `seam`, a line
+    /// for each of seam's own tools it sees; then each visible mount's.
     pub fn instructions(&self, agent: &str) -> Option<String> {
         let routes = self.routes(agent)?;
-        crate::offers::instructions(routes.mounts.iter().filter_map(|(id, offers)| Some((*id, offers.instructions.as_deref()?))))
+        let own: Vec<&str> = self.fixed.get(agent).into_iter().flatten().filter_map(|entry| entry.tool.guidance()).collect();
+        let own = own.join("\n");
+        let mounts = routes.mounts.iter().filter_map(|(id, offers)| Some((*id, offers.instructions.as_deref()?)));
+        crate::offers::instructions(std::iter::once(("seam", own.as_str())).chain(mounts))
     }
 
     /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.
@@ -677,6 +681,8 @@ pub struct Deployment {
     events: crate::runtime::MountEvents,
     /// The live generation's workspace root, for mounts kept across a reload that changes it.
     workspace: tokio::sync::watch::Sender<Option<PathBuf>>,
+    /// What clients want of each mount id (`BuildCx::interest`), for the builds of it to come.
+    interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
 }
 
 impl Deployment {
@@ -699,6 +705,7 @@ impl Deployment {
             retiring: Mutex::new(Vec::new()),
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
+            interests: Mutex::default(),
         })
     }
 
@@ -948,6 +955,7 @@ impl Deployment {
                 status: self.status_changes.clone(),
                 events: self.events.clone(),
                 live_workspace: self.workspace.subscribe(),
+                interest: self.interests.lock().expect("interests lock").entry(id.clone()).or_default().clone(),
             };
             let kind = mount.kind;
             let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
@@ -1053,6 +1061,9 @@ impl Deployment {
         });
         let root = next.resolved.workspace_root().map(PathBuf::from);
         self.live.store(Some(next));
+        // A mount id the composition no longer has: what clients wanted of it goes with it.
+        let kept = self.live();
+        self.interests.lock().expect("interests lock").retain(|id, _| kept.as_ref().is_some_and(|g| g.mounts.contains_key(id)));
         self.workspace.send_if_modified(|now| {
             let changed = *now != root;
             *now = root;

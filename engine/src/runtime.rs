@@ -367,6 +367,49 @@ pub struct BuildCx {
     /// The workspace root as the live generation has it: a reload may change it and keep
     /// this mount (`workspace` is the root the mount was built with).
     pub live_workspace: tokio::sync::watch::Receiver<Option<PathBuf>>,
+    /// What clients want of this mount id, kept across the builds of it.
+    pub interest: Arc<Interest>,
+}
+
+/// What clients want of a mount that no one call asks for: resource subscriptions and
+/// a log level. It belongs to the mount's id, not to one build of it: a reload that
+/// rebuilds the mount hands the new build the same record, and the new build asks its
+/// server for all of it when it connects, as after a reconnect.
+#[derive(Debug, Default)]
+pub struct Interest {
+    /// Subscriptions by URI, each counted once per session that holds it.
+    pub subscriptions: Mutex<std::collections::HashMap<String, usize>>,
+    /// The most verbose log level any client asked for, as MCP names it.
+    pub log_level: Mutex<Option<String>>,
+}
+
+impl Interest {
+    /// Counts one session's subscription to `uri`, or its end: whether the server must be
+    /// asked now (the first subscription, or the end of the last).
+    pub fn count(&self, uri: &str, on: bool) -> bool {
+        let mut counts = self.subscriptions.lock().expect("subscriptions lock");
+        if on {
+            let count = counts.entry(uri.to_owned()).or_default();
+            *count += 1;
+            return *count == 1;
+        }
+        match counts.get_mut(uri) {
+            Some(1) => {
+                counts.remove(uri);
+                true
+            }
+            Some(count) => {
+                *count -= 1;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The URIs some session is subscribed to.
+    pub fn subscribed(&self) -> Vec<String> {
+        self.subscriptions.lock().expect("subscriptions lock").keys().cloned().collect()
+    }
 }
 
 /// Something a mount's server said that is not tied to a call.
@@ -462,6 +505,40 @@ pub fn timestamp(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session that does not read keeps the last `MOUNT_EVENTS_KEPT` events: at the limit
+    /// it misses none; one past it, it is told it skipped the oldest one.
+    #[test]
+    fn a_listener_that_falls_behind_keeps_the_newest_mount_events() {
+        let log = |n: usize| MountEvent::Log { mount: "m".into(), level: "info".into(), logger: None, data: json!(n) };
+        let events = MountEvents::default();
+        let mut at_limit = events.listen();
+        for n in 0..MOUNT_EVENTS_KEPT {
+            events.send(log(n));
+        }
+        for n in 0..MOUNT_EVENTS_KEPT {
+            assert_eq!(at_limit.try_recv(), Ok(log(n)), "at the limit it misses nothing");
+        }
+        let mut behind = events.listen();
+        for n in 0..=MOUNT_EVENTS_KEPT {
+            events.send(log(n));
+        }
+        assert_eq!(behind.try_recv(), Err(tokio::sync::broadcast::error::TryRecvError::Lagged(1)));
+        assert_eq!(behind.try_recv(), Ok(log(1)), "the oldest was skipped, the rest kept");
+    }
+
+    /// Subscriptions are counted per session: the server is asked on the first and after the last.
+    #[test]
+    fn an_interest_asks_the_server_on_the_first_subscription_and_after_the_last() {
+        let interest = Interest::default();
+        assert!(interest.count("u", true));
+        assert!(!interest.count("u", true));
+        assert!(!interest.count("u", false));
+        assert_eq!(interest.subscribed(), ["u"]);
+        assert!(interest.count("u", false));
+        assert!(interest.subscribed().is_empty());
+        assert!(!interest.count("u", false), "an end with no subscription asks nothing");
+    }
 
     #[test]
     fn the_owned_json_of_an_output_is_what_it_serializes_to() {

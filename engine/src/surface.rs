@@ -163,6 +163,11 @@ pub trait FixedTool: Send + Sync {
     fn owns_timeout(&self) -> bool {
         false
     }
+    /// A line for the agent's instructions on when to reach for this tool (its
+    /// definition says how to call it), given while this build serves the tool.
+    fn guidance(&self) -> Option<&'static str> {
+        None
+    }
     /// One call; only made to a tool that gave a definition.
     fn call(&self, _call: ToolCall) -> BoxFuture<'static, ToolOutput> {
         unserved(self.name())
@@ -600,6 +605,8 @@ pub struct Tool<T> {
     /// The runtime; `None` until the tool has one.
     pub serve: Option<Serve<T>>,
     pub live: Option<Live<T>>,
+    /// `FixedTool::guidance`.
+    pub guidance: Option<&'static str>,
 }
 
 /// The runtime half of a fixed tool, over its typed settings.
@@ -621,7 +628,11 @@ pub struct Live<T> {
 
 impl<T> Tool<T> {
     pub const fn new(name: &'static str, exposes: &'static [&'static str]) -> Self {
-        Tool { name, exposes, serve: None, live: None }
+        Tool { name, exposes, serve: None, live: None, guidance: None }
+    }
+
+    pub const fn guided(self, guidance: &'static str) -> Self {
+        Tool { guidance: Some(guidance), ..self }
     }
 
     pub const fn served(self, serve: Serve<T>) -> Self {
@@ -662,6 +673,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
     }
     fn owns_timeout(&self) -> bool {
         self.serve.as_ref().is_some_and(|s| s.owns_timeout)
+    }
+    fn guidance(&self) -> Option<&'static str> {
+        self.serve.as_ref().and(self.guidance)
     }
     fn call(&self, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
         match &self.serve {

@@ -21,7 +21,11 @@ const {
 const VIEW = 'ui://clock/app.html';
 const server = new Server(
   { name: 'apps-server', version: '0.1.0' },
-  { capabilities: { tools: {}, resources: {}, extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
+  { capabilities: { tools: {}, resources: {}, extensions: {
+    'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] },
+    // Declared so that a test sees seam withhold an extension whose messages it does not carry.
+    'io.modelcontextprotocol/tasks': {},
+  } } },
 );
 server.setRequestHandler(ListToolsRequestSchema, () => ({
   tools: [

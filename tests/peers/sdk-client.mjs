@@ -20,6 +20,7 @@ const {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ElicitationCompleteNotificationSchema,
+  ResultSchema,
 } = await import(new URL('types.js', sdk));
 
 const out = (obj) => new Promise((r) => process.stdout.write(JSON.stringify(obj) + '\n', r));
@@ -251,6 +252,9 @@ async function handle(cmd) {
       return { ok: true, result: await client.readResource({ uri: cmd.uri }) };
     case 'complete':
       return { ok: true, result: await client.complete({ ref: cmd.ref, argument: cmd.argument, context: cmd.context }) };
+    case 'request':
+      // Any request as given (`method`, `params`), for what the SDK has no method for.
+      return { ok: true, result: await client.request({ method: cmd.method, params: cmd.params ?? {} }, ResultSchema.passthrough()) };
     case 'server':
       // What the server said of itself at initialization.
       return { ok: true, capabilities: client.getServerCapabilities() ?? null, instructions: client.getInstructions() ?? null };

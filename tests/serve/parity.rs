@@ -271,6 +271,126 @@ fn mount_log_lines_and_resource_updates_reach_the_session_that_asked() {
     }
 }
 
+/// A reload that builds a mount anew (a change no live reconfigure takes)
+/// hands the new build what the sessions wanted of the old: the new server is
+/// subscribed, its updates reach the session, and unsubscribing reaches it.
+#[test]
+fn a_subscription_follows_its_mount_through_a_rebuild() {
+    let dir = scratch("parity-rebuilt-subscription");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let uri = "demo://resource/static/document/features.md";
+    assert_eq!(client.send(json!({ "op": "subscribe", "uri": uri }))["ok"], true);
+    let pid = seam.status()["mounts"]["everything"]["pid"].clone();
+    assert_eq!(seam.status()["mounts"]["everything"]["subscriptions"], 1);
+    // A new environment is a new server process.
+    compose(&file, &[everything_mount("everything", "    env: { GENERATION: \"2\" }\n")], "");
+    wait_until("the mount built anew and ready", || {
+        let mount = seam.status()["mounts"]["everything"].clone();
+        mount["pid"] != pid && mount["state"] == "ready"
+    });
+    assert_eq!(seam.status()["mounts"]["everything"]["subscriptions"], 1);
+    client.call("mcp__everything__toggle-subscriber-updates", json!({}));
+    let patience = PATIENCE.as_millis() as u64;
+    let updated = client.send(json!({ "op": "wait_resource_updated", "uri": uri, "timeout_ms": patience }));
+    assert_eq!(updated["ok"], true, "{updated}");
+    let unsubscribed = client.send(json!({ "op": "unsubscribe", "uri": uri }));
+    assert_eq!(unsubscribed["ok"], true, "{unsubscribed}");
+    assert!(seam.status()["mounts"]["everything"]["subscriptions"].is_null());
+    client.close();
+    assert!(seam.terminate().success());
+}
+
+/// A session that ends gives its subscriptions back, though it never said
+/// `notifications/initialized` (so no notifier ever ran for it).
+#[test]
+fn an_ended_session_gives_its_subscriptions_back() {
+    let dir = scratch("parity-ended-subscription");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let url = format!("{}/mcp", seam.base);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let session = runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let post = |session: Option<&str>, body: Value| {
+            let mut request = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-11-25")
+                .body(body.to_string());
+            if let Some(s) = session {
+                request = request.header("mcp-session-id", s);
+            }
+            request.send()
+        };
+        let init = post(
+            None,
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }),
+        )
+        .await
+        .unwrap();
+        let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let uri = "demo://resource/static/document/features.md";
+        let subscribe = json!({ "jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": { "uri": uri } });
+        let answer: Value = post(Some(&session), subscribe).await.unwrap().json().await.unwrap();
+        assert_eq!(answer["result"], json!({}), "{answer}");
+        session
+    });
+    assert_eq!(seam.status()["mounts"]["everything"]["subscriptions"], 1);
+    let ended = runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        client.delete(&url).header("mcp-session-id", session).send().await.unwrap().status()
+    });
+    assert_eq!(ended, 200);
+    wait_until("the subscription given back", || seam.status()["mounts"]["everything"]["subscriptions"].is_null());
+    assert!(seam.terminate().success());
+}
+
+/// Tasks. seam declares no tasks capability: rmcp carries only the 2026-07-28
+/// tasks extension (not 2025-11-25's experimental tasks), and seam does not
+/// route its methods yet. So a 2025-11-25 client's task-augmented call is
+/// answered at once as a plain call (what that revision asks of a receiver that
+/// declares no tasks), `tasks/*` are method-not-found, and a tool whose server
+/// requires a task answers with the server's own error: nothing waits.
+#[test]
+fn task_augmented_requests_are_answered_at_once_or_refused() {
+    let dir = scratch("parity-tasks");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    for transport in ["stdio", "http"] {
+        let mut client = match transport {
+            "http" => SdkClient::http(&format!("{}/mcp", seam.base)),
+            _ => SdkClient::stdio(&file, &[]),
+        };
+        let server = client.send(json!({ "op": "server" }));
+        assert!(server["capabilities"]["tasks"].is_null(), "{transport}: {server}");
+        let task = json!({ "ttl": 60000 });
+        let echo = json!({ "name": "mcp__everything__echo", "arguments": { "message": "now" }, "task": task });
+        let answered = client.send(json!({ "op": "request", "method": "tools/call", "params": echo }));
+        assert_eq!(answered["result"]["content"][0]["text"], "Echo: now", "{transport}: {answered}");
+        assert!(answered["result"]["task"].is_null(), "{transport}: {answered}");
+        for method in ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] {
+            let refused = client.send(json!({ "op": "request", "method": method, "params": { "taskId": "t1" } }));
+            assert_eq!(refused["code"].as_i64(), Some(-32601), "{transport}: {method}: {refused}");
+        }
+        let research = json!({ "name": "mcp__everything__simulate-research-query", "arguments": { "topic": "x" }, "task": task });
+        let required = client.send(json!({ "op": "request", "method": "tools/call", "params": research }));
+        assert_eq!(required["result"]["isError"], true, "{transport}: {required}");
+        assert!(
+            required["result"]["content"][0]["text"].as_str().unwrap().contains("requires task augmentation"),
+            "{transport}: {required}"
+        );
+        client.close();
+    }
+    assert!(seam.terminate().success());
+}
+
 /// MCP Apps: a tool's `_meta.ui` is kept, the view it names is readable
 /// through seam though its server does not list it, and the `ui` extension
 /// its server declares is declared to the clients of the agents that see it.
@@ -292,6 +412,10 @@ fn an_mcp_apps_view_is_kept_readable_and_its_extension_declared() {
     let server = client.send(json!({ "op": "server" }));
     let ui = &server["capabilities"]["extensions"]["io.modelcontextprotocol/ui"];
     assert_eq!(ui["mimeTypes"][0], "text/html;profile=mcp-app", "{server}");
+    // The server also declares the tasks extension, whose methods seam does not route: withheld, and /status says so.
+    assert!(server["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_null(), "{server}");
+    let warnings = seam.status()["mounts"]["apps"]["warnings"].clone();
+    assert!(warnings.to_string().contains("extension `io.modelcontextprotocol/tasks` is not declared to clients"), "{warnings}");
     let mut blind = SdkClient::http(&format!("{}/agents/blind/mcp", seam.base));
     let server = blind.send(json!({ "op": "server" }));
     assert!(server["capabilities"]["extensions"].is_null(), "an agent that does not see the mount: {server}");
@@ -359,6 +483,8 @@ fn a_server_s_questions_during_a_call_reach_the_calling_client_and_progress_come
         assert_eq!(long["ok"], true, "{transport}: {long}");
         let progress = long["progress"].as_array().unwrap();
         assert!(!progress.is_empty() && progress.iter().all(|p| p["total"] == 3), "{transport}: {long}");
+        // One queue per call: the reports come in the order the server sent them.
+        assert!(progress.windows(2).all(|w| w[0]["progress"].as_f64() < w[1]["progress"].as_f64()), "{transport}: {long}");
         client.close();
 
         let mut silent = connect(&[]);

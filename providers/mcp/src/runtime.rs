@@ -103,9 +103,17 @@ struct Offerings {
     resources: Vec<rmcp::model::Resource>,
     templates: Vec<rmcp::model::ResourceTemplate>,
     instructions: Option<Arc<str>>,
-    /// The extensions the server declares, each with its settings.
+    /// The extensions the server declares that seam carries (`CARRIED_EXTENSIONS`), each with its settings.
     extensions: Map<String, Json>,
+    /// The extensions the server declares that seam does not carry.
+    withheld_extensions: Vec<String>,
 }
+
+/// The MCP extensions a mount's server may declare that seam declares on to its clients:
+/// those whose every message seam carries. MCP Apps needs only tools' `_meta` and
+/// `resources/read`. The tasks extension (`tasks/get`…) and the skills extension are
+/// withheld until seam routes their methods: declaring them would promise what fails.
+const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui"];
 
 /// A mount's `tools`, `prompts` and `resources` filters, compiled.
 struct Filters {
@@ -141,11 +149,6 @@ struct Mount {
     /// How calls reach the server while it is connected and synced.
     link: Mutex<Option<Peer<RoleClient>>>,
     pid: Mutex<Option<u32>>,
-    /// The most verbose log level any client asked for (`Running::raise_log_level`), asked of every connection.
-    #[allow(deprecated)]
-    log_level: Mutex<Option<rmcp::model::LoggingLevel>>,
-    /// Clients' subscriptions by URI, counted: the server is asked once per URI, and again after a reconnect.
-    subscriptions: Mutex<HashMap<String, usize>>,
     /// Calls sent and not answered, with their clients (`asks`).
     calls: Arc<crate::asks::InFlight>,
     stop: CancellationToken,
@@ -348,8 +351,6 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             catalog: Mutex::new(Arc::default()),
             link: Mutex::new(None),
             pid: Mutex::new(None),
-            log_level: Mutex::new(None),
-            subscriptions: Mutex::new(HashMap::new()),
             calls: Arc::default(),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
@@ -633,10 +634,14 @@ impl Mount {
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
         let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
-        let extensions = info.as_ref().and_then(|i| i.capabilities.extensions.as_ref()).map_or_else(Map::new, |extensions| {
-            extensions.iter().map(|(name, settings)| (name.clone(), Json::Object(settings.clone()))).collect()
-        });
-        let mut offerings = Offerings { instructions, extensions, ..Offerings::default() };
+        let mut offerings = Offerings { instructions, ..Offerings::default() };
+        for (name, settings) in info.as_ref().and_then(|i| i.capabilities.extensions.as_ref()).into_iter().flatten() {
+            if CARRIED_EXTENSIONS.contains(&name.as_str()) {
+                offerings.extensions.insert(name.clone(), Json::Object(settings.clone()));
+            } else {
+                offerings.withheld_extensions.push(name.clone());
+            }
+        }
         if declares(|c| c.prompts.is_some()) {
             offerings.prompts = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
                 peer,
@@ -870,16 +875,17 @@ impl Mount {
         }
     }
 
-    /// What clients asked of the previous connection, asked of a new one: the log level, the subscriptions.
+    /// What clients want of this mount (`BuildCx::interest`), asked of a new connection: the
+    /// log level, the subscriptions. A connection after a reconnect, or of a build that a
+    /// reload made in place of another, serves the same clients as the one before.
     /// (`resources/subscribe` is the legacy era's; a 2026-07-28 server's `subscriptions/listen` is issue 28's.)
     #[allow(deprecated)]
     async fn restore(&self, peer: &Peer<RoleClient>) {
-        let level = *self.log_level.lock().expect("level lock");
+        let level = self.cx.interest.log_level.lock().expect("level lock").as_deref().and_then(seam_wire::level_named);
         if let Some(level) = level {
             self.send_log_level(peer, level).await;
         }
-        let uris: Vec<String> = self.subscriptions.lock().expect("subscriptions lock").keys().cloned().collect();
-        for uri in uris {
+        for uri in self.cx.interest.subscribed() {
             if let Err(e) = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await {
                 tracing::warn!(mount = %self.id, "resources/subscribe `{uri}` after reconnecting failed: {e}");
             }
@@ -907,27 +913,7 @@ impl Mount {
             let message = format!("MCP server `{}` offers no resource subscriptions", self.id);
             return Err(RequestError::Upstream { code: rmcp::model::ErrorCode::METHOD_NOT_FOUND.0, message, data: None });
         }
-        let ask = {
-            let mut counts = self.subscriptions.lock().expect("subscriptions lock");
-            if on {
-                let count = counts.entry(uri.clone()).or_default();
-                *count += 1;
-                *count == 1
-            } else {
-                match counts.get_mut(&uri) {
-                    Some(1) => {
-                        counts.remove(&uri);
-                        true
-                    }
-                    Some(count) => {
-                        *count -= 1;
-                        false
-                    }
-                    None => false,
-                }
-            }
-        };
-        if !ask {
+        if !self.cx.interest.count(&uri, on) {
             return Ok(());
         }
         let answer = if on {
@@ -937,13 +923,7 @@ impl Mount {
         };
         if answer.is_err() && on {
             // The server did not take it: the count goes back, or the next session would never ask.
-            let mut counts = self.subscriptions.lock().expect("subscriptions lock");
-            if let Some(count) = counts.get_mut(&uri) {
-                *count -= 1;
-                if *count == 0 {
-                    counts.remove(&uri);
-                }
-            }
+            self.cx.interest.count(&uri, false);
         }
         match answer {
             Ok(()) => Ok(()),
@@ -1177,11 +1157,11 @@ impl Running for Handle {
     fn raise_log_level(&self, level: &str) {
         let Some(level) = seam_wire::level_named(level) else { return };
         {
-            let mut current = self.0.log_level.lock().expect("level lock");
-            if current.is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
+            let mut current = self.0.cx.interest.log_level.lock().expect("level lock");
+            if current.as_deref().and_then(seam_wire::level_named).is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
                 return;
             }
-            *current = Some(level);
+            *current = Some(seam_wire::level_name(level));
         }
         let link = self.0.link.lock().expect("link lock").clone();
         if let Some(link) = link {
@@ -1247,17 +1227,28 @@ impl Running for Handle {
         if !asks.is_empty() {
             facts.insert("asks".into(), Json::Object(asks));
         }
+        // How many URIs clients are subscribed to through this mount.
+        let subscribed = self.0.cx.interest.subscriptions.lock().expect("subscriptions lock").len();
+        if subscribed > 0 {
+            facts.insert("subscriptions".into(), Json::from(subscribed));
+        }
         let colliding = self.0.catalog.lock().expect("catalog lock").colliding.clone();
-        if !colliding.is_empty() {
-            let warnings: Vec<Json> = colliding
+        let mut warnings: Vec<Json> = colliding
+            .iter()
+            .map(|(name, raws)| {
+                Json::from(format!(
+                    "tools {} all map to `{name}`: left out",
+                    raws.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                ))
+            })
+            .collect();
+        let withheld = self.0.listed_offers.lock().expect("listing lock").withheld_extensions.clone();
+        warnings.extend(
+            withheld
                 .iter()
-                .map(|(name, raws)| {
-                    Json::from(format!(
-                        "tools {} all map to `{name}`: left out",
-                        raws.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
-                    ))
-                })
-                .collect();
+                .map(|name| Json::from(format!("extension `{name}` is not declared to clients: seam does not carry its messages"))),
+        );
+        if !warnings.is_empty() {
             facts.insert("warnings".into(), Json::Array(warnings));
         }
         facts

@@ -204,17 +204,17 @@ static SEARXNG: Kind<SearxngSearch> =
     Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: Some(service::build_searxng) };
 static FETCHER: Kind<HttpFetch> =
     Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
-static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH]).served(Serve {
-    definition: service::search_definition,
-    call: service::call_search,
-    owns_timeout: false,
-});
-static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH]).served(Serve {
-    definition: service::fetch_definition,
-    call: service::call_fetch,
-    // Its timeout gives WEB_FETCH_TIMEOUT (the mount's and the tool's, whichever is shorter), never TOOL_TIMEOUT.
-    owns_timeout: true,
-});
+static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
+    .served(Serve { definition: service::search_definition, call: service::call_search, owns_timeout: false })
+    .guided("`web_search`: for what may have changed since you learned it, or what you do not know; cite the sources you use.");
+static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
+    .served(Serve {
+        definition: service::fetch_definition,
+        call: service::call_fetch,
+        // Its timeout gives WEB_FETCH_TIMEOUT (the mount's and the tool's, whichever is shorter), never TOOL_TIMEOUT.
+        owns_timeout: true,
+    })
+    .guided("`web_fetch`: to read a page whose URL you have, before you rely on more of it than a search result shows.");
 
 fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {
     let mut requirements = Vec::new();
