@@ -857,18 +857,7 @@ fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_fir
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let post = |session: Option<String>, body: Value| {
-            let mut request = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-06-18")
-                .body(body.to_string());
-            if let Some(s) = session {
-                request = request.header("mcp-session-id", s);
-            }
-            request.send()
-        };
+        let post = |session: Option<String>, body: Value| mcp_post(&client, &url, "2025-06-18", session.as_deref(), &body).send();
         let capabilities = json!({ "roots": { "listChanged": true } });
         let init = post(None, json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": { "name": "raw", "version": "1" } } }))

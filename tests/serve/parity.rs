@@ -315,18 +315,7 @@ fn an_ended_session_gives_its_subscriptions_back() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let session = runtime.block_on(async {
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let post = |session: Option<&str>, body: Value| {
-            let mut request = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-11-25")
-                .body(body.to_string());
-            if let Some(s) = session {
-                request = request.header("mcp-session-id", s);
-            }
-            request.send()
-        };
+        let post = |session: Option<&str>, body: Value| mcp_post(&client, &url, "2025-11-25", session, &body).send();
         let init = post(
             None,
             json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -379,6 +379,21 @@ impl Drop for Peer {
     }
 }
 
+/// One JSON-RPC message POSTed to a Streamable HTTP endpoint as a client that
+/// speaks MCP by hand would: JSON or SSE accepted, in `session` if given.
+pub fn mcp_post(client: &reqwest::Client, url: &str, version: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", version)
+        .body(body.to_string());
+    match session {
+        Some(session) => request.header("mcp-session-id", session),
+        None => request,
+    }
+}
+
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().unwrap();
     assert!(status.success());
