@@ -136,6 +136,10 @@ impl ClientLink for CallLink {
         }
     }
 
+    fn takes_tasks(&self) -> bool {
+        self.capabilities.as_ref().is_some_and(ClientCapabilities::supports_tasks)
+    }
+
     fn ask(&self, kind: AskKind, params: Json) -> BoxFuture<'static, Result<Json, RequestError>> {
         let asks = self.asks.clone();
         Box::pin(async move {

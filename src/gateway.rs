@@ -11,15 +11,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientRequest, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use seam_engine::deploy::{CallContext, Deployment, View};
-use seam_engine::offers::{MountRequest, Offered, RequestError};
+use seam_engine::offers::{MountRequest, Offered, RequestError, TaskMethod};
 use seam_engine::runtime::{ToolOutput, ToolSpec};
 use seam_engine::surface::{PromptSpec, Roots};
 use serde_json::{Map, Value as Json};
@@ -221,6 +221,16 @@ impl Gateway {
             return Err(RequestError::Unavailable("no generation is live".to_owned()));
         };
         live.request(&self.agent, request, cancel).await
+    }
+
+    /// A request about a task the agent holds (rmcp has checked that both sides declared
+    /// tasks); the client's `_meta` stays here, as for every request seam passes on.
+    async fn task(&self, method: TaskMethod, params: &impl serde::Serialize, cancel: CancellationToken) -> Result<Json, McpError> {
+        let Ok(Json::Object(mut params)) = serde_json::to_value(params) else {
+            return Err(McpError::invalid_params(format!("{} has no JSON form", method.name()), None));
+        };
+        params.remove("_meta");
+        self.deployment.task(&self.agent, method, params, cancel).await.map_err(|e| seam_wire::answer(e, false))
     }
 
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
@@ -458,8 +468,24 @@ impl ServerHandler for Gateway {
             crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone());
         let client = seam_engine::runtime::Client::new(link);
         let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
-        let output = asks.serve(&context.peer, call).await;
+        let mut output = asks.serve(&context.peer, call).await;
+        if let Some(task) = output.task.take() {
+            return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
+        }
         tool_result(output, &request.name).map(CallToolResponse::Complete)
+    }
+
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+        let answer = self.task(TaskMethod::Get, &request, context.ct).await?;
+        result_of(answer, || "tasks/get".to_owned())
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.task(TaskMethod::Update, &request, context.ct).await.map(drop)
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.task(TaskMethod::Cancel, &request, context.ct).await.map(drop)
     }
 
     async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {

@@ -9,6 +9,8 @@ mod inspector;
 #[path = "serve/parity.rs"]
 mod parity;
 mod support;
+#[path = "serve/tasks.rs"]
+mod tasks;
 
 use std::path::Path;
 use std::process::Command;

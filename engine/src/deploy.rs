@@ -469,12 +469,15 @@ impl Generation {
                     _ => None,
                 }
             }
+            // A task is found by the id seam minted for it (`Deployment::task`), not by a route.
+            MountRequest::Task { .. } => None,
         };
         let Some(mount) = mount else {
             let what = match &request {
                 MountRequest::GetPrompt { name, .. } => format!("no prompt `{name}` is listed for agent `{agent}`"),
                 MountRequest::ReadResource { uri } => format!("no mount that agent `{agent}` sees serves resource `{uri}`"),
                 MountRequest::Complete { .. } => format!("no mount that agent `{agent}` sees serves the reference to complete"),
+                MountRequest::Task { method, .. } => format!("`{}` goes by task id", method.name()),
             };
             return Err(RequestError::Unknown(what));
         };
@@ -683,6 +686,8 @@ pub struct Deployment {
     workspace: tokio::sync::watch::Sender<Option<PathBuf>>,
     /// What clients want of each mount id (`BuildCx::interest`), for the builds of it to come.
     interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
+    /// The tasks mounts' servers made for calls, under the ids seam minted for them.
+    tasks: crate::tasks::Tasks,
 }
 
 impl Deployment {
@@ -706,6 +711,7 @@ impl Deployment {
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
             interests: Mutex::default(),
+            tasks: Default::default(),
         })
     }
 
@@ -1101,6 +1107,30 @@ impl Deployment {
         retiring.push(task);
     }
 
+    /// A request about a task a mount's server made for a call of agent `agent`
+    /// (SEP-2663), by the id seam minted: to that mount, under the server's own
+    /// id, and answered under seam's. Another agent's task, one forgotten, or
+    /// one whose mount the agent no longer sees is unknown.
+    pub async fn task(
+        &self,
+        agent: &str,
+        method: crate::offers::TaskMethod,
+        mut params: Map<String, Json>,
+        cancel: CancellationToken,
+    ) -> Result<Json, RequestError> {
+        let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
+        let unknown = || RequestError::Unknown(format!("agent `{agent}` has no task `{id}`"));
+        let (mount, upstream) = self.tasks.find(agent, &id).ok_or_else(unknown)?;
+        let running = self.live().filter(|live| live.sees(agent, &mount)).map(|live| live.mounts[&mount].running.clone());
+        let running = running.ok_or_else(unknown)?;
+        params.insert("taskId".into(), Json::from(upstream));
+        let mut answer = running.request(MountRequest::Task { method, params }, cancel).await?;
+        if let Some(fields) = answer.as_object_mut().filter(|fields| fields.contains_key("taskId")) {
+            fields.insert("taskId".into(), Json::from(id));
+        }
+        Ok(answer)
+    }
+
     /// One tool call, on the generation live when it starts, under the tool's budgets.
     pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, context: CallContext) -> ToolOutput {
         let cancel = context.cancel.clone();
@@ -1137,6 +1167,9 @@ impl Deployment {
         };
         if let Source::Mount(id) = &entry.source {
             generation.links.learn(id, &output.content);
+            if let Some(task) = output.task.as_deref_mut() {
+                self.tasks.hold(agent, id, task);
+            }
         }
         if let Some(max) = entry.max_output_chars {
             output.truncate_text(max);

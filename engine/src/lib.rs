@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod schema;
 pub mod subprocess;
 pub mod surface;
+pub mod tasks;
 pub mod units;
 pub mod yaml;
 

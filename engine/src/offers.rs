@@ -55,6 +55,31 @@ pub enum MountRequest {
     /// `completion/complete`, with its `ref` as the client wrote it (a prompt by
     /// its final name).
     Complete { params: Map<String, Json> },
+    /// A request about a task the mount's server made (SEP-2663), its params as the
+    /// client wrote them but for `taskId`, which is the server's own
+    /// (`Deployment::task` looks it up).
+    Task { method: TaskMethod, params: Map<String, Json> },
+}
+
+/// The requests about a task (SEP-2663) that seam passes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskMethod {
+    /// `tasks/get`: the task's state, its result once it has one.
+    Get,
+    /// `tasks/update`: the client's answers to the task's input requests.
+    Update,
+    /// `tasks/cancel`.
+    Cancel,
+}
+
+impl TaskMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskMethod::Get => "tasks/get",
+            TaskMethod::Update => "tasks/update",
+            TaskMethod::Cancel => "tasks/cancel",
+        }
+    }
 }
 
 /// Why a request for a prompt, a resource or a completion got no result.

@@ -48,6 +48,11 @@ pub struct ToolOutput {
     /// still says it, for a caller that is not an MCP client (`seam call`).
     #[serde(skip)]
     pub relayed_error: Option<Box<crate::offers::RequestError>>,
+    /// The call was answered with a task (SEP-2663), not a result: the server's
+    /// `CreateTaskResult` as JSON, whose `taskId` the deployment replaces with
+    /// one it minted (`crate::tasks`). Only for a client that declared tasks.
+    #[serde(skip)]
+    pub task: Option<Box<Json>>,
 }
 
 impl ToolOutput {
@@ -58,6 +63,7 @@ impl ToolOutput {
             structured_content: None,
             is_error: true,
             relayed_error: None,
+            task: None,
         }
     }
 
@@ -257,6 +263,7 @@ pub trait Running: AsAny + Send + Sync {
             crate::offers::MountRequest::GetPrompt { name, .. } => format!("prompt `{name}`"),
             crate::offers::MountRequest::ReadResource { uri } => format!("resource `{uri}`"),
             crate::offers::MountRequest::Complete { .. } => "completions".to_owned(),
+            crate::offers::MountRequest::Task { .. } => "tasks".to_owned(),
         };
         Box::pin(async move { Err(crate::offers::RequestError::Unknown(format!("this mount offers no {what}"))) })
     }
@@ -351,6 +358,11 @@ pub trait ClientLink: Send + Sync {
     /// Tells the client something about a question it was asked (`method`, `params` as
     /// the server sent them: `notifications/elicitation/complete`), even after the call.
     fn notify(&self, method: &str, params: Json);
+    /// Whether the client declared the tasks extension (SEP-2663) for this call: only
+    /// then may a call be answered with a task.
+    fn takes_tasks(&self) -> bool {
+        false
+    }
 }
 
 /// What a kind builds a mount with.

@@ -24,7 +24,7 @@ const server = new Server(
   { capabilities: { tools: {}, resources: {}, extensions: {
     'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] },
     // Declared so that a test sees seam withhold an extension whose messages it does not carry.
-    'io.modelcontextprotocol/tasks': {},
+    'com.example/unrouted': {},
   } } },
 );
 server.setRequestHandler(ListToolsRequestSchema, () => ({

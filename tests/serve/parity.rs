@@ -340,12 +340,12 @@ fn an_ended_session_gives_its_subscriptions_back() {
     assert!(seam.terminate().success());
 }
 
-/// Tasks. seam declares no tasks capability: rmcp carries only the 2026-07-28
-/// tasks extension (not 2025-11-25's experimental tasks), and seam does not
-/// route its methods yet. So a 2025-11-25 client's task-augmented call is
-/// answered at once as a plain call (what that revision asks of a receiver that
-/// declares no tasks), `tasks/*` are method-not-found, and a tool whose server
-/// requires a task answers with the server's own error: nothing waits.
+/// 2025-11-25's experimental tasks. rmcp carries only the 2026-07-28 tasks
+/// extension (`tasks.rs`), so seam declares no `tasks` capability: a 2025-11-25
+/// client's task-augmented call is answered at once as a plain call (what that
+/// revision asks of a receiver that declares no tasks), `tasks/*` of a mount
+/// that declares no tasks extension are method-not-found, and a tool whose
+/// server requires a task answers with the server's own error: nothing waits.
 #[test]
 fn task_augmented_requests_are_answered_at_once_or_refused() {
     let dir = scratch("parity-tasks");
@@ -401,10 +401,10 @@ fn an_mcp_apps_view_is_kept_readable_and_its_extension_declared() {
     let server = client.send(json!({ "op": "server" }));
     let ui = &server["capabilities"]["extensions"]["io.modelcontextprotocol/ui"];
     assert_eq!(ui["mimeTypes"][0], "text/html;profile=mcp-app", "{server}");
-    // The server also declares the tasks extension, whose methods seam does not route: withheld, and /status says so.
-    assert!(server["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_null(), "{server}");
+    // The server also declares an extension seam knows nothing of: withheld, and /status says so.
+    assert!(server["capabilities"]["extensions"]["com.example/unrouted"].is_null(), "{server}");
     let warnings = seam.status()["mounts"]["apps"]["warnings"].clone();
-    assert!(warnings.to_string().contains("extension `io.modelcontextprotocol/tasks` is not declared to clients"), "{warnings}");
+    assert!(warnings.to_string().contains("extension `com.example/unrouted` is not declared to clients"), "{warnings}");
     let mut blind = SdkClient::http(&format!("{}/agents/blind/mcp", seam.base));
     let server = blind.send(json!({ "op": "server" }));
     assert!(server["capabilities"]["extensions"].is_null(), "an agent that does not see the mount: {server}");

@@ -357,7 +357,7 @@ impl Surface for McpSurface {
             CodeDoc {
                 code: "MCP_TASK_REQUIRED",
                 severity: Error,
-                meaning: "(tool result) The server answered the call with a task (task-based execution); seam serves only calls that complete.",
+                meaning: "(tool result) The server answered the call with a task (SEP-2663), though the calling client did not declare the tasks extension and so cannot hold one.",
             },
             CodeDoc {
                 code: "MCP_INPUT_REQUIRED",

@@ -32,7 +32,7 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
-use seam_engine::offers::{MountRequest, Offered, Offers, RequestError};
+use seam_engine::offers::{MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{BoxFuture, BuildCx, Client, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -111,9 +111,10 @@ struct Offerings {
 
 /// The MCP extensions a mount's server may declare that seam declares on to its clients:
 /// those whose every message seam carries. MCP Apps needs only tools' `_meta` and
-/// `resources/read`. The tasks extension (`tasks/get`…) and the skills extension are
-/// withheld until seam routes their methods: declaring them would promise what fails.
-const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui"];
+/// `resources/read`; tasks (SEP-2663) go by the ids seam mints (`seam_engine::tasks`).
+/// The skills extension is withheld until seam routes its methods: declaring it would
+/// promise what fails.
+const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui", rmcp::model::TASKS_EXTENSION_ID];
 
 /// A mount's `tools`, `prompts` and `resources` filters, compiled.
 struct Filters {
@@ -204,16 +205,36 @@ async fn relayed<P: serde::Serialize, R: serde::de::DeserializeOwned>(
         .map_err(|e| rmcp::ErrorData::internal_error(format!("the client's answer does not read as MCP: {e}"), None))
 }
 
+/// What seam declares to a mount's server: sampling, elicitation (form and URL) and roots,
+/// which it asks the calling client for. Not tasks: a server may answer a call with a task
+/// only when the calling client holds one (`for_tasks`).
+// Sampling and roots are deprecated by SEP-2577, and still what 2025-11-25 servers ask.
+#[allow(deprecated)]
+fn declared() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::builder().enable_roots().enable_sampling().build();
+    capabilities.elicitation = Some(rmcp::model::ElicitationCapability::new().with_form(Default::default()).with_url(Default::default()));
+    capabilities
+}
+
+/// The options of a request that declares the tasks extension (SEP-2663) in its own
+/// `_meta`, for a call whose client declared it, and for the requests about its task.
+fn for_tasks() -> rmcp::service::PeerRequestOptions {
+    let mut capabilities = declared();
+    capabilities.extensions.get_or_insert_with(Default::default).insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.set_client_capabilities(capabilities);
+    let mut options = rmcp::service::PeerRequestOptions::no_options();
+    options.meta = Some(meta);
+    options
+}
+
 // Sampling and roots are deprecated by SEP-2577, and still what 2025-11-25 servers ask.
 #[allow(deprecated)]
 impl rmcp::ClientHandler for Handler {
     /// seam declares what its clients may answer: it asks the calling client
     /// and refuses the server when that client did not declare it (`asks`).
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::builder().enable_roots().enable_sampling().build();
-        capabilities.elicitation =
-            Some(rmcp::model::ElicitationCapability::new().with_form(Default::default()).with_url(Default::default()));
-        ClientConfig::new(capabilities, Implementation::new("seam", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(declared(), Implementation::new("seam", env!("CARGO_PKG_VERSION")))
     }
 
     async fn create_message(
@@ -848,9 +869,34 @@ impl Mount {
                     })?;
                 ("completions".to_owned(), ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params)))
             }
+            MountRequest::Task { method, params } => {
+                let unreadable = |e: serde_json::Error| RequestError::Upstream {
+                    code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
+                    message: format!("{}: {e}", method.name()),
+                    data: None,
+                };
+                let params = Json::Object(params);
+                let request = match method {
+                    TaskMethod::Get => {
+                        ClientRequest::GetTaskRequest(rmcp::model::GetTaskRequest::new(serde_json::from_value(params).map_err(unreadable)?))
+                    }
+                    TaskMethod::Update => ClientRequest::UpdateTaskRequest(rmcp::model::UpdateTaskRequest::new(
+                        serde_json::from_value(params).map_err(unreadable)?,
+                    )),
+                    TaskMethod::Cancel => ClientRequest::CancelTaskRequest(rmcp::model::CancelTaskRequest::new(
+                        serde_json::from_value(params).map_err(unreadable)?,
+                    )),
+                };
+                (method.name().to_owned(), request)
+            }
+        };
+        // A request about a task declares tasks, as the call that made the task did.
+        let options = match request {
+            ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_) => for_tasks(),
+            _ => rmcp::service::PeerRequestOptions::no_options(),
         };
         let handle = link
-            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .send_cancellable_request(request, options)
             .await
             .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
         // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
@@ -959,10 +1005,14 @@ impl Mount {
         };
         // The call is entered under the id and progress token rmcp gives it, so that the server's
         // questions and progress reach `client`; dropping it (timeout, cancellation) tells the server.
+        // A task is asked for only for a client that can hold one, of a server that makes them.
+        let tasks =
+            client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
         let call = async {
             let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
             let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-            let handle = match peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await {
+            let options = if tasks { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
+            let handle = match peer.send_cancellable_request(request, options).await {
                 Ok(handle) => handle,
                 Err(e) => return Err(self.failure(e, &tool)),
             };
@@ -972,10 +1022,10 @@ impl Mount {
             let answered = Box::pin(handle.await_response()).await;
             abandoned.0 = None;
             match answered {
-                Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool),
-                Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool),
-                Ok(ServerResult::InputRequiredResult(input)) => answer_of(CallToolResponse::InputRequired(input), &tool),
-                Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool),
+                Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
+                Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
+                Ok(ServerResult::InputRequiredResult(input)) => answer_of(CallToolResponse::InputRequired(input), &tool, tasks),
+                Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
                 Ok(_) => Err(ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: unexpected answer to tools/call"))),
                 Err(e) => Err(self.failure(e, &tool)),
             }
@@ -1035,15 +1085,21 @@ impl Mount {
 }
 
 /// What a call's typed answer means: `Ok` a result (its output schema still to
-/// check), `Err` the error result to give as it is.
-fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolOutput> {
+/// check); `Err` what to give as it is: an error result, or a task when the call
+/// declared tasks.
+fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<ToolOutput, ToolOutput> {
     let result = match response {
         CallToolResponse::Complete(result) => result,
-        // seam is a synchronous gateway: a call must complete within the request.
+        // The client holds the task, by the id the deployment mints for it.
+        CallToolResponse::Task(task) if tasks => {
+            let task = serde_json::to_value(task).map_err(|e| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")))?;
+            return Err(ToolOutput { task: Some(Box::new(task)), ..ToolOutput::default() });
+        }
+        // A task for a call that did not ask for one: the client could not hold it.
         CallToolResponse::Task(_) => {
             return Err(ToolOutput::error(
                 "MCP_TASK_REQUIRED",
-                format!("`{tool}` answered with a task; seam does not run task-based tool calls"),
+                format!("`{tool}` answered with a task, which the calling client did not declare it can hold"),
             ));
         }
         // `InputRequired`, or a kind of answer newer than this build.
@@ -1065,7 +1121,7 @@ fn answer_of(response: CallToolResponse, tool: &str) -> Result<ToolOutput, ToolO
         ),
         _ => (Vec::new(), None),
     };
-    Ok(ToolOutput { content, structured_content, is_error, relayed_error: None })
+    Ok(ToolOutput { content, structured_content, is_error, ..ToolOutput::default() })
 }
 
 /// A `tools/list`-shaped request for one page.

@@ -355,7 +355,7 @@ fn present_search(provider: &str, results: Vec<(String, SearchResult)>, max: usi
         content: vec![json!({ "type": "text", "text": text.trim_end() })],
         structured_content: Some(json!({ "provider": provider, "answer": answer, "sources": sources, "truncated": truncated })),
         is_error: false,
-        relayed_error: None,
+        ..ToolOutput::default()
     }
 }
 
@@ -422,7 +422,7 @@ pub fn present_fetch(fetched: Fetched, max: u64) -> ToolOutput {
             "truncated": truncated || output_truncated,
         })),
         is_error: false,
-        relayed_error: None,
+        ..ToolOutput::default()
     }
 }
 
