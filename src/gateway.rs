@@ -216,21 +216,38 @@ impl Gateway {
     }
 
     /// A request of this session's agent for what a visible mount offers.
-    async fn request(&self, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+    async fn request(&self, request: MountRequest, context: RequestContext<RoleServer>) -> Result<Json, RequestError> {
         let Some(live) = self.deployment.live() else {
             return Err(RequestError::Unavailable("no generation is live".to_owned()));
         };
-        live.request(&self.agent, request, cancel).await
+        let (client, asks) = self.client_of(&context);
+        asks.serve(&context.peer, live.request(&self.agent, request, client, context.ct)).await
+    }
+
+    /// The client of one request of this session as its mounts reach it, and the
+    /// questions they will ask it, sent from the request's handler (`CallAsks::serve`).
+    fn client_of(&self, context: &RequestContext<RoleServer>) -> (seam_engine::runtime::Client, crate::client_link::CallAsks) {
+        let token = context.meta.get_progress_token();
+        let (link, asks) =
+            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone());
+        (seam_engine::runtime::Client::new(link), asks)
     }
 
     /// A request about a task the agent holds (rmcp has checked that both sides declared
     /// tasks); the client's `_meta` stays here, as for every request seam passes on.
-    async fn task(&self, method: TaskMethod, params: &impl serde::Serialize, cancel: CancellationToken) -> Result<Json, McpError> {
+    async fn task(
+        &self,
+        method: TaskMethod,
+        params: &impl serde::Serialize,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json, McpError> {
         let Ok(Json::Object(mut params)) = serde_json::to_value(params) else {
             return Err(McpError::invalid_params(format!("{} has no JSON form", method.name()), None));
         };
         params.remove("_meta");
-        self.deployment.task(&self.agent, method, params, cancel).await.map_err(|e| seam_wire::answer(e, false))
+        let (client, asks) = self.client_of(&context);
+        let asked = self.deployment.task(&self.agent, method, params, client, context.ct);
+        asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, false))
     }
 
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
@@ -364,8 +381,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        let json =
-            self.request(MountRequest::ReadResource { uri: uri.clone() }, context.ct).await.map_err(|e| seam_wire::answer(e, true))?;
+        let json = self.request(MountRequest::ReadResource { uri: uri.clone() }, context).await.map_err(|e| seam_wire::answer(e, true))?;
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
     }
 
@@ -419,7 +435,7 @@ impl ServerHandler for Gateway {
         let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
         };
-        match self.request(MountRequest::Complete { params }, context.ct).await {
+        match self.request(MountRequest::Complete { params }, context).await {
             Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
@@ -439,7 +455,7 @@ impl ServerHandler for Gateway {
         if live.is_mount_prompt(&self.agent, &request.name) {
             let name = request.name;
             let asked = MountRequest::GetPrompt { name: name.clone(), arguments };
-            let json = self.request(asked, context.ct).await.map_err(|e| seam_wire::answer(e, false))?;
+            let json = self.request(asked, context).await.map_err(|e| seam_wire::answer(e, false))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
         let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
@@ -463,10 +479,7 @@ impl ServerHandler for Gateway {
             return tool_result(refused, &request.name).map(CallToolResponse::Complete);
         };
         let arguments = request.arguments.unwrap_or_default();
-        let token = context.meta.get_progress_token();
-        let (link, asks) =
-            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone());
-        let client = seam_engine::runtime::Client::new(link);
+        let (client, asks) = self.client_of(&context);
         let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
         let mut output = asks.serve(&context.peer, call).await;
         if let Some(task) = output.task.take() {
@@ -476,16 +489,16 @@ impl ServerHandler for Gateway {
     }
 
     async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
-        let answer = self.task(TaskMethod::Get, &request, context.ct).await?;
+        let answer = self.task(TaskMethod::Get, &request, context).await?;
         result_of(answer, || "tasks/get".to_owned())
     }
 
     async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        self.task(TaskMethod::Update, &request, context.ct).await.map(drop)
+        self.task(TaskMethod::Update, &request, context).await.map(drop)
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        self.task(TaskMethod::Cancel, &request, context.ct).await.map(drop)
+        self.task(TaskMethod::Cancel, &request, context).await.map(drop)
     }
 
     async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {

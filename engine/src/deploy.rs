@@ -451,7 +451,13 @@ impl Generation {
     }
 
     /// A request for a prompt, a resource or a completion of agent `agent`, at the mount that serves it.
-    pub async fn request(&self, agent: &str, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+    pub async fn request(
+        &self,
+        agent: &str,
+        request: MountRequest,
+        client: crate::runtime::Client,
+        cancel: CancellationToken,
+    ) -> Result<Json, RequestError> {
         let Some(routes) = self.routes(agent) else {
             return Err(RequestError::Unknown(format!("the composition has no agent `{agent}`")));
         };
@@ -482,7 +488,7 @@ impl Generation {
             return Err(RequestError::Unknown(what));
         };
         drop(routes);
-        self.mounts[&mount].running.request(request, cancel).await
+        self.mounts[&mount].running.request(request, client, cancel).await
     }
 
     /// One tool of the agent's catalog, found without building the catalog: the
@@ -1116,6 +1122,7 @@ impl Deployment {
         agent: &str,
         method: crate::offers::TaskMethod,
         mut params: Map<String, Json>,
+        client: crate::runtime::Client,
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
         let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
@@ -1124,7 +1131,7 @@ impl Deployment {
         let running = self.live().filter(|live| live.sees(agent, &mount)).map(|live| live.mounts[&mount].running.clone());
         let running = running.ok_or_else(unknown)?;
         params.insert("taskId".into(), Json::from(upstream));
-        let mut answer = running.request(MountRequest::Task { method, params }, cancel).await?;
+        let mut answer = running.request(MountRequest::Task { method, params }, client, cancel).await?;
         if let Some(fields) = answer.as_object_mut().filter(|fields| fields.contains_key("taskId")) {
             fields.insert("taskId".into(), Json::from(id));
         }

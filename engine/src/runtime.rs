@@ -253,10 +253,12 @@ pub trait Running: AsAny + Send + Sync {
     fn offers(&self) -> Arc<crate::offers::Offers> {
         Arc::default()
     }
-    /// A request for something in `offers`: its MCP result JSON.
+    /// A request for something in `offers`: its MCP result JSON. The server's
+    /// questions and progress on the way go to `client`, as a call's do.
     fn request(
         &self,
         request: crate::offers::MountRequest,
+        _client: Client,
         _cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>> {
         let what = match request {

@@ -4,7 +4,9 @@
 // view is readable but, as servers may, not listed by `resources/list`. Its
 // `consent` tool asks the client to open a URL (a URL elicitation) and, once
 // accepted, says the elicitation is complete (`notifications/elicitation/complete`);
-// its `gated` tool refuses with "URL elicitation required" (-32042).
+// its `gated` tool refuses with "URL elicitation required" (-32042). Its
+// `confirm` prompt asks the client who is there (a form elicitation) while it
+// answers `prompts/get`, and names them in the prompt.
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
@@ -13,6 +15,9 @@ const {
   ListToolsRequestSchema,
   ListResourcesRequestSchema,
   ReadResourceRequestSchema,
+  ListPromptsRequestSchema,
+  GetPromptRequestSchema,
+  ElicitResultSchema,
   McpError,
   ErrorCode,
   UrlElicitationRequiredError,
@@ -21,7 +26,7 @@ const {
 const VIEW = 'ui://clock/app.html';
 const server = new Server(
   { name: 'apps-server', version: '0.1.0' },
-  { capabilities: { tools: {}, resources: {}, extensions: {
+  { capabilities: { tools: {}, resources: {}, prompts: {}, extensions: {
     'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] },
     // Declared so that a test sees seam withhold an extension whose messages it does not carry.
     'com.example/unrouted': {},
@@ -48,5 +53,16 @@ server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
 server.setRequestHandler(ReadResourceRequestSchema, (request) => {
   if (request.params.uri !== VIEW) throw new McpError(ErrorCode.InvalidParams, `no resource ${request.params.uri}`);
   return { contents: [{ uri: VIEW, mimeType: 'text/html;profile=mcp-app', text: '<html><body>clock</body></html>' }] };
+});
+server.setRequestHandler(ListPromptsRequestSchema, () => ({
+  prompts: [{ name: 'confirm', description: 'Asks the client who is there before it answers' }],
+}));
+server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+  const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+  const answer = await extra.sendRequest(
+    { method: 'elicitation/create', params: { mode: 'form', message: 'Who is there?', requestedSchema: schema } },
+    ElicitResultSchema,
+  );
+  return { messages: [{ role: 'user', content: { type: 'text', text: `confirmed by ${answer.content?.name ?? answer.action}` } }] };
 });
 await server.connect(new StdioServerTransport());

@@ -380,6 +380,33 @@ fn task_augmented_requests_are_answered_at_once_or_refused() {
     assert!(seam.terminate().success());
 }
 
+/// A server's question while it answers `prompts/get` (a request, not a
+/// call) goes to the client that asked for the prompt, over stdio and HTTP.
+#[test]
+fn a_question_during_prompts_get_reaches_the_client_that_asked() {
+    let dir = scratch("parity-prompt-question");
+    let file = dir.join("c.yaml");
+    let apps = format!(
+        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
+        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
+    );
+    compose(&file, &[apps], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let answers = [("SEAM_ANSWERS", "1")];
+    for transport in ["stdio", "http"] {
+        let mut client = match transport {
+            "http" => SdkClient::http_with_env(&format!("{}/mcp", seam.base), &answers),
+            _ => SdkClient::stdio_with_env(&file, &answers),
+        };
+        let prompt = client.send(json!({ "op": "get_prompt", "name": "mcp__apps__confirm" }));
+        assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "confirmed by seam", "{transport}: {prompt}");
+        let asked = client.send(json!({ "op": "asked" }));
+        assert_eq!(asked["asked"][0]["method"], "elicitation/create", "{transport}: {asked}");
+        client.close();
+    }
+    assert!(seam.terminate().success());
+}
+
 /// MCP Apps: a tool's `_meta.ui` is kept, the view it names is readable
 /// through seam though its server does not list it, and the `ui` extension
 /// its server declares is declared to the clients of the agents that see it.

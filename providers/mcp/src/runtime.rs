@@ -835,7 +835,12 @@ impl Mount {
     }
 
     /// A request for a prompt, a resource or a completion, relayed to the server.
-    async fn request_inner(self: Arc<Self>, request: MountRequest, cancel: CancellationToken) -> Result<Json, RequestError> {
+    async fn request_inner(
+        self: Arc<Self>,
+        request: MountRequest,
+        client: Client,
+        cancel: CancellationToken,
+    ) -> Result<Json, RequestError> {
         let catalog = self.catalog.lock().expect("catalog lock").clone();
         let link = self.link.lock().expect("link lock").clone();
         let Some(link) = link else {
@@ -899,6 +904,8 @@ impl Mount {
             .send_cancellable_request(request, options)
             .await
             .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
+        // Entered as a call is: the server's questions and progress while it answers reach `client`.
+        let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client);
         // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
         let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
         let answered = tokio::select! {
@@ -1205,8 +1212,8 @@ impl Running for Handle {
         self.0.catalog.lock().expect("catalog lock").offers.clone()
     }
 
-    fn request(&self, request: MountRequest, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
-        Box::pin(self.0.clone().request_inner(request, cancel))
+    fn request(&self, request: MountRequest, client: Client, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
+        Box::pin(self.0.clone().request_inner(request, client, cancel))
     }
 
     #[allow(deprecated)]
