@@ -66,19 +66,27 @@ pub struct Gateway {
     _release: Option<Arc<Release>>,
 }
 
-/// A session's subscriptions: each URI with the id of the mount that serves it. The id, not
-/// the mount: a reload may build the mount anew, and the new build serves them (`Interest`).
+/// A session's subscriptions, by URI. The mount's id, not the mount: a reload may build
+/// the mount anew, and the new build serves them (`Interest`).
 #[derive(Default)]
-struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, String>>);
+struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, Subscription>>);
+
+/// One subscription of a session: the id of the mount that serves the URI, and the
+/// `Interest` it is counted in (none while the server is being asked).
+struct Subscription {
+    mount: String,
+    counted: Option<std::sync::Weak<seam_engine::runtime::Interest>>,
+}
 
 impl Subscriptions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Subscription>> {
         self.0.lock().expect("subscriptions lock")
     }
 }
 
-/// Gives a session's subscriptions back to the live generation's mounts when dropped: when the
-/// session ended and its last request finished, whether or not it ever said `initialized`.
+/// Gives a session's subscriptions back to the deployment when dropped: when the session
+/// ended and its last request finished (none is being asked then), whether or not it ever
+/// said `initialized`.
 struct Release {
     deployment: Arc<Deployment>,
     subscribed: Arc<Subscriptions>,
@@ -93,9 +101,9 @@ impl Drop for Release {
         }
         let deployment = self.deployment.clone();
         runtime.spawn(async move {
-            for (uri, id) in subscribed {
-                if let Some(mount) = deployment.live().and_then(|live| live.mounts.get(&id).map(|slot| slot.running.clone())) {
-                    let _ = mount.subscribe(&uri, false).await;
+            for (uri, subscription) in subscribed {
+                if let Some(counted) = subscription.counted {
+                    deployment.unsubscribe_resource(&subscription.mount, &counted, &uri).await;
                 }
             }
         });
@@ -396,37 +404,51 @@ impl ServerHandler for Gateway {
         Ok(())
     }
 
-    /// A session subscribes to a URI once, however often it asks; the mount counts sessions.
-    /// A session holds at most `MAX_SUBSCRIPTIONS` (a template matches without end).
+    /// A session subscribes to a URI once, however often it asks; the deployment counts
+    /// sessions. A session holds at most `MAX_SUBSCRIPTIONS` (a template matches without end).
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
-        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{}`", self.agent, request.uri));
-        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &request.uri)).ok_or_else(unknown);
-        let (id, mount) = mount.map_err(|e| seam_wire::answer(e, true))?;
+        let uri = request.uri;
+        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
+        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
+        let (id, _) = mount.map_err(|e| seam_wire::answer(e, true))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
             let mut subscribed = self.subscribed.lock();
-            if subscribed.contains_key(&request.uri) {
+            if subscribed.contains_key(&uri) {
                 return Ok(());
             }
             if subscribed.len() >= MAX_SUBSCRIPTIONS {
                 let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
                 return Err(McpError::invalid_request(message, None));
             }
-            subscribed.insert(request.uri.clone(), id);
+            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None });
         }
-        if let Err(e) = mount.subscribe(&request.uri, true).await {
-            self.subscribed.lock().remove(&request.uri);
-            return Err(seam_wire::answer(e, true));
+        let counted = match self.deployment.subscribe_resource(&id, &uri).await {
+            Ok(interest) => Arc::downgrade(&interest),
+            Err(e) => {
+                self.subscribed.lock().remove(&uri);
+                return Err(seam_wire::answer(e, true));
+            }
+        };
+        let kept = match self.subscribed.lock().get_mut(&uri) {
+            Some(subscription) if subscription.counted.is_none() => {
+                subscription.counted = Some(counted.clone());
+                true
+            }
+            _ => false,
+        };
+        // Unsubscribed while the server was asked: given back at once.
+        if !kept {
+            self.deployment.unsubscribe_resource(&id, &counted, &uri).await;
         }
         Ok(())
     }
 
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
-        let id = self.subscribed.lock().remove(&request.uri);
-        // The mount under that id now; one the composition no longer has holds nothing to give back.
-        let mount = id.and_then(|id| self.deployment.live().and_then(|live| live.mounts.get(&id).map(|slot| slot.running.clone())));
-        if let Some(mount) = mount {
-            mount.subscribe(&request.uri, false).await.map_err(|e| seam_wire::answer(e, true))?;
+        let removed = self.subscribed.lock().remove(&request.uri);
+        // One still being asked is given back by its subscribe.
+        if let Some(Subscription { mount, counted: Some(counted) }) = removed {
+            self.deployment.unsubscribe_resource(&mount, &counted, &request.uri).await;
         }
         Ok(())
     }
@@ -596,8 +618,10 @@ impl Gateway {
                 peer.notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger(logger)).await
             }
             MountEvent::ResourceUpdated { mount, uri } => {
-                // Only the mount this session's subscription went to: another may serve the same URI to other agents.
-                if self.subscribed.lock().get(&uri).is_none_or(|id| *id != mount) {
+                // Only the mount this session's subscription went to (another may serve the same URI
+                // to other agents), and only while its agent sees it.
+                let subscribed = self.subscribed.lock().get(&uri).is_some_and(|s| s.mount == mount);
+                if !subscribed || !self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount)) {
                     return Ok(());
                 }
                 peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await

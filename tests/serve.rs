@@ -872,7 +872,7 @@ fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_fir
         assert!(answer["result"]["serverInfo"]["name"].as_str().unwrap().starts_with("seam"), "{answer}");
         // seam's own tools come with a line each in the instructions.
         let instructions = answer["result"]["instructions"].as_str().unwrap_or_default();
-        assert!(instructions.starts_with("## seam\n\n`lsp`: for exact relations between symbols"), "{answer}");
+        assert!(instructions.starts_with("## seam's tools\n\n`lsp`: for exact relations between symbols"), "{answer}");
         let initialized = post(Some(session.clone()), json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await.unwrap();
         assert_eq!(initialized.status(), 202);
 

@@ -208,6 +208,25 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
     out
 }
 
+/// Tasks a deployment no longer remembers are cancelled at their servers, as far as they
+/// can be: nobody can ask for them any more.
+fn cancel_pushed_out(pushed_out: Vec<crate::tasks::Held>) {
+    for held in pushed_out {
+        let Some(running) = held.running.upgrade() else { continue };
+        let params = Map::from_iter([("taskId".to_owned(), Json::from(held.upstream))]);
+        let cancel = running.request(
+            MountRequest::Task { method: crate::offers::TaskMethod::Cancel, params },
+            crate::runtime::Client::default(),
+            CancellationToken::new(),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = cancel.await {
+                tracing::debug!(mount = %held.mount, "a forgotten task could not be cancelled: {e:?}");
+            }
+        });
+    }
+}
+
 fn provider(resolved: &Resolved, slot: &Slot) -> Provider {
     let config = resolved.mounts[&slot.id].resolved.as_ref().expect("a planned composition has every mount resolved").config.clone();
     Provider { id: slot.id.clone(), registry: slot.registry, config, running: slot.running.clone(), layer: 0 }
@@ -400,14 +419,25 @@ impl Generation {
         Arc::new(shown)
     }
 
-    /// The agent's instructions (`offers::instructions`): first, under `seam`, a line
-    /// for each of seam's own tools it sees; then each visible mount's.
+    /// The agent's instructions (`offers::instructions`): first, under `seam's tools`, a
+    /// line for each of seam's own tools it is served; then each visible mount's.
     pub fn instructions(&self, agent: &str) -> Option<String> {
         let routes = self.routes(agent)?;
-        let own: Vec<&str> = self.fixed.get(agent).into_iter().flatten().filter_map(|entry| entry.tool.guidance()).collect();
+        // Not a fixed tool the agent is not served for its name's collision with a raw-named mount's.
+        let colliding: Vec<String> =
+            self.catalog_and_collisions(agent).map(|(_, c)| c.into_iter().map(|e| e.spec.name).collect()).unwrap_or_default();
+        let own: Vec<&str> = self
+            .fixed
+            .get(agent)
+            .into_iter()
+            .flatten()
+            .filter(|entry| !colliding.contains(&entry.entry.spec.name))
+            .filter_map(|entry| entry.tool.guidance())
+            .collect();
         let own = own.join("\n");
         let mounts = routes.mounts.iter().filter_map(|(id, offers)| Some((*id, offers.instructions.as_deref()?)));
-        crate::offers::instructions(std::iter::once(("seam", own.as_str())).chain(mounts))
+        // A heading no mount id can take.
+        crate::offers::instructions(std::iter::once(("seam's tools", own.as_str())).chain(mounts))
     }
 
     /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.
@@ -425,6 +455,23 @@ impl Generation {
         match (serving.next(), serving.next()) {
             (Some((_, slot)), None) => Some(slot),
             _ => None,
+        }
+    }
+
+    /// What a call's result is given after the call (a task's, when it is first given):
+    /// the links it carries learnt, its text cut at `max_output_chars`, and the mounts
+    /// that watch for writes told of the call's `written` arguments.
+    fn finish(&self, mount: Option<&str>, output: &mut ToolOutput, max_output_chars: Option<u64>, written: Option<Map<String, Json>>) {
+        if let Some(id) = mount {
+            self.links.learn(id, &output.content);
+        }
+        if let Some(max) = max_output_chars {
+            output.truncate_text(max);
+        }
+        if let Some(arguments) = written {
+            for watcher in &self.write_watchers {
+                watcher.saw_write(&arguments);
+            }
         }
     }
 
@@ -1076,6 +1123,12 @@ impl Deployment {
         // A mount id the composition no longer has: what clients wanted of it goes with it.
         let kept = self.live();
         self.interests.lock().expect("interests lock").retain(|id, _| kept.as_ref().is_some_and(|g| g.mounts.contains_key(id)));
+        // A new build asks again for what sessions asked of the build it replaced while it was being built.
+        if let Some(live) = &kept {
+            for id in &built {
+                live.mounts[id].running.renew_interest();
+            }
+        }
         self.workspace.send_if_modified(|now| {
             let changed = *now != root;
             *now = root;
@@ -1113,6 +1166,45 @@ impl Deployment {
         retiring.push(task);
     }
 
+    /// The build of mount `id` that is live now.
+    pub fn running(&self, id: &str) -> Option<Arc<dyn Running>> {
+        self.live()?.mounts.get(id).map(|slot| slot.running.clone())
+    }
+
+    /// One session's subscription to `uri` at mount `id`, counted in the id's `Interest`
+    /// (its server is asked on the first): the `Interest` it was counted in, where the
+    /// session gives it back (`unsubscribe_resource`).
+    pub async fn subscribe_resource(&self, id: &str, uri: &str) -> Result<Arc<crate::runtime::Interest>, RequestError> {
+        let interest = self.interests.lock().expect("interests lock").get(id).cloned();
+        let (Some(interest), Some(running)) = (interest, self.running(id)) else {
+            return Err(RequestError::Unknown(format!("the composition has no mount `{id}`")));
+        };
+        if interest.count(uri, true)
+            && let Err(e) = running.subscribe(uri, true).await
+        {
+            // The server did not take it: the count goes back, or the next session would never ask.
+            interest.count(uri, false);
+            return Err(e);
+        }
+        Ok(interest)
+    }
+
+    /// Gives back one session's subscription to `uri` at mount `id`, counted in
+    /// `interest`; its server is told after the last. Nothing when `interest` is no longer
+    /// the id's (the mount id was removed, perhaps added back: it counts afresh).
+    pub async fn unsubscribe_resource(&self, id: &str, interest: &std::sync::Weak<crate::runtime::Interest>, uri: &str) {
+        let Some(interest) = interest.upgrade() else { return };
+        let current = self.interests.lock().expect("interests lock").get(id).is_some_and(|now| Arc::ptr_eq(now, &interest));
+        if !current || !interest.count(uri, false) {
+            return;
+        }
+        if let Some(running) = self.running(id)
+            && let Err(e) = running.subscribe(uri, false).await
+        {
+            tracing::debug!(mount = %id, "resources/unsubscribe `{uri}` was not taken: {e:?}");
+        }
+    }
+
     /// A request about a task a mount's server made for a call of agent `agent`
     /// (SEP-2663), by the id seam minted: to that mount, under the server's own
     /// id, and answered under seam's. Another agent's task, one forgotten, or
@@ -1127,13 +1219,27 @@ impl Deployment {
     ) -> Result<Json, RequestError> {
         let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
         let unknown = || RequestError::Unknown(format!("agent `{agent}` has no task `{id}`"));
-        let (mount, upstream) = self.tasks.find(agent, &id).ok_or_else(unknown)?;
-        let running = self.live().filter(|live| live.sees(agent, &mount)).map(|live| live.mounts[&mount].running.clone());
-        let running = running.ok_or_else(unknown)?;
-        params.insert("taskId".into(), Json::from(upstream));
+        let held = self.tasks.find(agent, &id).ok_or_else(unknown)?;
+        let live = self.live().filter(|live| live.sees(agent, &held.mount)).ok_or_else(unknown)?;
+        let running = live.mounts.get(&held.mount).map(|slot| slot.running.clone()).ok_or_else(unknown)?;
+        let made_here = held.running.upgrade().is_some_and(|made| Arc::ptr_eq(&made, &running)) && running.connection() == held.connection;
+        if !made_here {
+            let mount = &held.mount;
+            return Err(RequestError::Unknown(format!("task `{id}` ended with its server's connection: mount `{mount}` restarted since")));
+        }
+        params.insert("taskId".into(), Json::from(held.upstream.clone()));
         let mut answer = running.request(MountRequest::Task { method, params }, client, cancel).await?;
-        if let Some(fields) = answer.as_object_mut().filter(|fields| fields.contains_key("taskId")) {
-            fields.insert("taskId".into(), Json::from(id));
+        if let Some(fields) = answer.as_object_mut() {
+            if fields.contains_key("taskId") {
+                fields.insert("taskId".into(), Json::from(id.clone()));
+            }
+            // The call's result, finished as a call's is.
+            if let Some(result) = fields.get_mut("result") {
+                let mut output = ToolOutput::from_json(std::mem::take(result));
+                live.finish(Some(&held.mount), &mut output, held.finish.max_output_chars, held.finish.written.clone());
+                *result = output.into_json();
+            }
+            self.tasks.answered(&id, fields);
         }
         Ok(answer)
     }
@@ -1151,7 +1257,7 @@ impl Deployment {
             return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
         };
         // A call that may write is shown to the mounts that watch for writes once it is done.
-        let written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
+        let mut written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
         let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
         /// Counts the call on its generation for as long as it runs, however it ends.
         struct InFlight<'g>(&'g AtomicUsize);
@@ -1172,19 +1278,18 @@ impl Deployment {
             },
             None => call.await,
         };
-        if let Source::Mount(id) = &entry.source {
-            generation.links.learn(id, &output.content);
-            if let Some(task) = output.task.as_deref_mut() {
-                self.tasks.hold(agent, id, task);
+        let mount = match &entry.source {
+            Source::Mount(id) => Some(id.as_str()),
+            _ => None,
+        };
+        match (mount, output.task.as_deref_mut()) {
+            // A task's result is finished when a `tasks/get` gives it.
+            (Some(id), Some(task)) => {
+                let finish = crate::tasks::Finish { max_output_chars: entry.max_output_chars, written: written.take() };
+                let pushed_out = self.tasks.hold(agent, id, &generation.mounts[id].running, finish, task);
+                cancel_pushed_out(pushed_out);
             }
-        }
-        if let Some(max) = entry.max_output_chars {
-            output.truncate_text(max);
-        }
-        if let Some(arguments) = written {
-            for watcher in &generation.write_watchers {
-                watcher.saw_write(&arguments);
-            }
+            _ => generation.finish(mount, &mut output, entry.max_output_chars, written),
         }
         drop(counted);
         drop(generation);

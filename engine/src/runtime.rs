@@ -90,6 +90,18 @@ impl ToolOutput {
         Json::Object(out)
     }
 
+    /// An MCP `CallToolResult` JSON as an output: its content, `structuredContent` and
+    /// `isError` (what `into_json` writes).
+    pub fn from_json(result: Json) -> ToolOutput {
+        let Json::Object(mut result) = result else { return ToolOutput::default() };
+        let content = match result.remove("content") {
+            Some(Json::Array(blocks)) => blocks,
+            _ => Vec::new(),
+        };
+        let is_error = result.get("isError").and_then(Json::as_bool).unwrap_or(false);
+        ToolOutput { content, structured_content: result.remove("structuredContent"), is_error, ..ToolOutput::default() }
+    }
+
     /// Cuts text blocks so their characters total at most `max`, marking the cut.
     pub fn truncate_text(&mut self, max: u64) {
         let mut left = max;
@@ -272,11 +284,23 @@ pub trait Running: AsAny + Send + Sync {
     /// A client asked for log lines at `level` (an MCP logging level) or above:
     /// the mount asks its server for at least as much, and never less again.
     fn raise_log_level(&self, _level: &str) {}
-    /// `resources/subscribe` (`on`) or `unsubscribe` of a URI this mount serves.
+    /// Asks the server for `resources/subscribe` (`on`) or `unsubscribe` of a URI this
+    /// mount serves. The deployment counts sessions (`Interest`) and asks only on the
+    /// first and after the last; an unsubscribe a server cannot be told (it is gone)
+    /// is no error.
     fn subscribe(&self, uri: &str, _on: bool) -> BoxFuture<'static, Result<(), crate::offers::RequestError>> {
         let message = format!("this mount offers no subscription to `{uri}`");
         Box::pin(async move { Err(crate::offers::RequestError::Unknown(message)) })
     }
+    /// Which connection to its server the mount has now, counted from 0: a task a server
+    /// made lives on the connection it was made on (`crate::tasks`).
+    fn connection(&self) -> u64 {
+        0
+    }
+    /// Asks the server again for everything in the mount's `Interest`: the deployment
+    /// calls it on a new build once it is live, since a session may have subscribed
+    /// through the build it replaced after this one had connected.
+    fn renew_interest(&self) {}
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
     /// A config change this mount can take while it runs (a tool filter, say):
@@ -388,7 +412,9 @@ pub struct BuildCx {
 /// What clients want of a mount that no one call asks for: resource subscriptions and
 /// a log level. It belongs to the mount's id, not to one build of it: a reload that
 /// rebuilds the mount hands the new build the same record, and the new build asks its
-/// server for all of it when it connects, as after a reconnect.
+/// server for all of it when it connects (as after a reconnect) and again once it is
+/// live (`Running::renew_interest`). The deployment counts the subscriptions
+/// (`Deployment::subscribe_resource`).
 #[derive(Debug, Default)]
 pub struct Interest {
     /// Subscriptions by URI, each counted once per session that holds it.

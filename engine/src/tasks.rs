@@ -2,64 +2,124 @@
 //! under an id seam minted. A client never sees a server's own task id: one
 //! upstream connection serves every agent, so a server's id would let one
 //! agent poll another's task. A task is found only by the agent it was made
-//! for, and forgotten at its `ttlMs` or when [`REMEMBERED_TASKS`] newer ones
-//! came after it.
+//! for, on the connection it was made on (a restarted server may give its ids
+//! again), and forgotten at its `ttlMs` or when [`REMEMBERED_TASKS`] newer
+//! ones of the same agent came after it.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
-/// How many tasks a deployment remembers; past it, the oldest is forgotten.
+use crate::runtime::Running;
+
+/// How many tasks a deployment remembers for one agent; past it, that agent's oldest is
+/// forgotten (and cancelled at its server).
 pub const REMEMBERED_TASKS: usize = 1024;
 
-struct Held {
-    agent: String,
-    mount: String,
+/// A task as the deployment holds it.
+#[derive(Clone)]
+pub struct Held {
+    pub agent: String,
+    pub mount: String,
     /// The server's own id for the task.
-    upstream: String,
+    pub upstream: String,
+    /// The build of the mount, and its connection, the task was made on.
+    pub running: Weak<dyn Running>,
+    pub connection: u64,
+    /// What the call's result is given when the task completes, as a call's is.
+    pub finish: Finish,
     /// The end of the task's `ttlMs`; none when the server set no limit.
     until: Option<Instant>,
 }
 
-/// The tasks held, by minted id, and the ids oldest first.
+/// What `Deployment::call` does to a result after the call, kept for a task's result.
+#[derive(Clone, Debug, Default)]
+pub struct Finish {
+    /// The tool's `max_output_chars`.
+    pub max_output_chars: Option<u64>,
+    /// The call's arguments, for the mounts that watch for writes, when the tool may write.
+    /// Taken when the result is first given.
+    pub written: Option<Map<String, Json>>,
+}
+
+/// The tasks held.
 #[derive(Default)]
-pub struct Tasks(Mutex<(HashMap<String, Held>, VecDeque<String>)>);
+pub struct Tasks(Mutex<Table>);
+
+/// The tasks held by minted id, and each agent's ids oldest first.
+#[derive(Default)]
+struct Table {
+    by_id: HashMap<String, Held>,
+    by_agent: HashMap<String, VecDeque<String>>,
+}
 
 impl Tasks {
-    /// Holds the task that mount `mount`'s server answered a call of agent `agent`
-    /// with (its `CreateTaskResult`), and gives it a minted `taskId` in its place.
-    pub fn hold(&self, agent: &str, mount: &str, task: &mut Json) {
-        let Some(fields) = task.as_object_mut() else { return };
-        let Some(upstream) = fields.get("taskId").and_then(Json::as_str).map(str::to_owned) else { return };
-        let until = fields.get("ttlMs").and_then(Json::as_u64).map(|ttl| Instant::now() + Duration::from_millis(ttl));
+    /// Holds the task (its `CreateTaskResult`) that mount `mount`'s build `running`
+    /// answered a call of agent `agent` with, and gives it a minted `taskId` in place
+    /// of the server's. The tasks it pushes out of the agent's [`REMEMBERED_TASKS`].
+    pub fn hold(&self, agent: &str, mount: &str, running: &Arc<dyn Running>, finish: Finish, task: &mut Json) -> Vec<Held> {
+        let Some(fields) = task.as_object_mut() else { return Vec::new() };
+        let Some(upstream) = fields.get("taskId").and_then(Json::as_str).map(str::to_owned) else { return Vec::new() };
         let id = uuid::Uuid::new_v4().to_string();
         fields.insert("taskId".into(), Json::from(id.clone()));
-        let mut held = self.0.lock().expect("tasks lock");
-        let (by_id, order) = &mut *held;
+        let held = Held {
+            agent: agent.to_owned(),
+            mount: mount.to_owned(),
+            upstream,
+            running: Arc::downgrade(running),
+            connection: running.connection(),
+            finish,
+            until: until(fields),
+        };
+        let mut tasks = self.0.lock().expect("tasks lock");
+        let Table { by_id, by_agent } = &mut *tasks;
+        let order = by_agent.entry(agent.to_owned()).or_default();
+        let mut pushed_out = Vec::new();
         while order.len() >= REMEMBERED_TASKS {
-            if let Some(oldest) = order.pop_front() {
-                by_id.remove(&oldest);
+            if let Some(oldest) = order.pop_front().and_then(|oldest| by_id.remove(&oldest)) {
+                pushed_out.push(oldest);
             }
         }
-        by_id.insert(id.clone(), Held { agent: agent.to_owned(), mount: mount.to_owned(), upstream, until });
-        order.push_back(id);
+        order.push_back(id.clone());
+        by_id.insert(id, held);
+        pushed_out
     }
 
-    /// The mount and the server's own id of task `id`, if agent `agent` holds it and
-    /// its time has not run out.
-    pub fn find(&self, agent: &str, id: &str) -> Option<(String, String)> {
-        let mut held = self.0.lock().expect("tasks lock");
-        let (by_id, order) = &mut *held;
-        let task = by_id.get(id)?;
+    /// Task `id` of agent `agent`, if it holds it and its time has not run out.
+    pub fn find(&self, agent: &str, id: &str) -> Option<Held> {
+        let mut tasks = self.0.lock().expect("tasks lock");
+        let Table { by_id, by_agent } = &mut *tasks;
+        let task = by_id.get(id).filter(|task| task.agent == agent)?;
         if task.until.is_some_and(|until| until <= Instant::now()) {
             by_id.remove(id);
-            order.retain(|o| o != id);
+            if let Some(order) = by_agent.get_mut(agent) {
+                order.retain(|o| o != id);
+            }
             return None;
         }
-        (task.agent == agent).then(|| (task.mount.clone(), task.upstream.clone()))
+        Some(task.clone())
     }
+
+    /// A server's answer about task `id` (`tasks/get`): its `ttlMs` may have changed, and
+    /// the result's finishing is done once (the writes it may have made are told once).
+    pub fn answered(&self, id: &str, answer: &Map<String, Json>) {
+        let mut tasks = self.0.lock().expect("tasks lock");
+        if let Some(task) = tasks.by_id.get_mut(id) {
+            if answer.contains_key("ttlMs") {
+                task.until = until(answer);
+            }
+            if answer.contains_key("result") {
+                task.finish.written = None;
+            }
+        }
+    }
+}
+
+/// The end of a task's `ttlMs` from now; none without one.
+fn until(fields: &Map<String, Json>) -> Option<Instant> {
+    fields.get("ttlMs").and_then(Json::as_u64).map(|ttl| Instant::now() + Duration::from_millis(ttl))
 }
 
 #[cfg(test)]
@@ -72,38 +132,56 @@ mod tests {
         json!({ "resultType": "task", "taskId": upstream, "status": "working", "ttlMs": ttl })
     }
 
+    fn mount() -> Arc<dyn Running> {
+        Arc::new(crate::runtime::Inert::no_runtime("test"))
+    }
+
+    fn hold(tasks: &Tasks, agent: &str, running: &Arc<dyn Running>, upstream: &str, ttl: Option<u64>) -> (String, Vec<Held>) {
+        let mut task = made(upstream, ttl);
+        let pushed_out = tasks.hold(agent, "m", running, Finish::default(), &mut task);
+        (task["taskId"].as_str().unwrap().to_owned(), pushed_out)
+    }
+
     #[test]
     fn a_task_is_found_under_its_minted_id_by_its_own_agent_only() {
-        let tasks = Tasks::default();
-        let mut task = made("t1", None);
-        tasks.hold("a", "m", &mut task);
-        let id = task["taskId"].as_str().unwrap().to_owned();
+        let (tasks, running) = (Tasks::default(), mount());
+        let (id, _) = hold(&tasks, "a", &running, "t1", None);
         assert_ne!(id, "t1", "the server's id does not reach the client");
-        assert_eq!(tasks.find("a", &id), Some(("m".to_owned(), "t1".to_owned())));
-        assert_eq!(tasks.find("b", &id), None, "another agent cannot reach it");
-        assert_eq!(tasks.find("a", "t1"), None, "nor can the server's own id");
+        let held = tasks.find("a", &id).unwrap();
+        assert_eq!((held.mount.as_str(), held.upstream.as_str()), ("m", "t1"));
+        assert!(Weak::ptr_eq(&held.running, &Arc::downgrade(&running)), "on the build it was made on");
+        assert!(tasks.find("b", &id).is_none(), "another agent cannot reach it");
+        assert!(tasks.find("a", "t1").is_none(), "nor can the server's own id");
     }
 
     #[test]
-    fn a_task_is_forgotten_at_its_ttl() {
-        let tasks = Tasks::default();
-        let mut task = made("t1", Some(0));
-        tasks.hold("a", "m", &mut task);
-        assert_eq!(tasks.find("a", task["taskId"].as_str().unwrap()), None);
+    fn a_task_is_forgotten_at_its_ttl_and_kept_when_its_server_extends_it() {
+        let (tasks, running) = (Tasks::default(), mount());
+        let (gone, _) = hold(&tasks, "a", &running, "t1", Some(0));
+        assert!(tasks.find("a", &gone).is_none());
+        let (kept, _) = hold(&tasks, "a", &running, "t2", Some(0));
+        tasks.answered(&kept, json!({ "ttlMs": 60_000 }).as_object().unwrap());
+        assert!(tasks.find("a", &kept).is_some());
     }
 
-    /// At the limit every task is found; one past it, the oldest is forgotten.
+    /// At the limit every task of an agent is found; one past it, its oldest is pushed
+    /// out (and handed back, to be cancelled); another agent's tasks are not touched.
     #[test]
-    fn the_deployment_remembers_the_newest_remembered_tasks() {
-        let tasks = Tasks::default();
-        let ids: Vec<String> = (0..=REMEMBERED_TASKS)
+    fn each_agent_keeps_its_newest_remembered_tasks() {
+        let (tasks, running) = (Tasks::default(), mount());
+        let (other, _) = hold(&tasks, "b", &running, "b0", None);
+        let ids: Vec<String> = (0..REMEMBERED_TASKS)
             .map(|n| {
-                let mut task = made(&format!("t{n}"), None);
-                tasks.hold("a", "m", &mut task);
-                task["taskId"].as_str().unwrap().to_owned()
+                let (id, pushed_out) = hold(&tasks, "a", &running, &format!("t{n}"), None);
+                assert!(pushed_out.is_empty(), "up to the limit nothing is pushed out");
+                id
             })
             .collect();
-        assert_eq!(tasks.find("a", &ids[0]), None, "the oldest is forgotten");
+        assert!(ids.iter().all(|id| tasks.find("a", id).is_some()));
+        let (_, pushed_out) = hold(&tasks, "a", &running, "past", None);
+        assert_eq!(pushed_out.iter().map(|h| h.upstream.as_str()).collect::<Vec<_>>(), ["t0"]);
+        assert!(tasks.find("a", &ids[0]).is_none(), "the oldest is forgotten");
         assert!(ids[1..].iter().all(|id| tasks.find("a", id).is_some()), "the newest REMEMBERED_TASKS are kept");
+        assert!(tasks.find("b", &other).is_some(), "another agent's task stays");
     }
 }

@@ -499,8 +499,6 @@ fn a_server_s_questions_during_a_call_reach_the_calling_client_and_progress_come
         assert_eq!(long["ok"], true, "{transport}: {long}");
         let progress = long["progress"].as_array().unwrap();
         assert!(!progress.is_empty() && progress.iter().all(|p| p["total"] == 3), "{transport}: {long}");
-        // One queue per call: the reports come in the order the server sent them.
-        assert!(progress.windows(2).all(|w| w[0]["progress"].as_f64() < w[1]["progress"].as_f64()), "{transport}: {long}");
         client.close();
 
         let mut silent = connect(&[]);

@@ -36,12 +36,14 @@ fn a_task_passes_through_under_an_id_seam_minted() {
         "  tasks:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
         json!(root().join("tests/peers/tasks-server.mjs").display().to_string())
     );
-    compose(&file, &[mount], "agents:\n  other:\n    tools: { \"mcp__tasks__*\": true }\n");
-    let seam = HttpSeam::start(&file, &[]);
+    // A budget on the tool: a task's result is cut as a call's is.
+    let rest = "tools:\n  \"mcp__tasks__slow\": { max_output_chars: 6 }\nagents:\n  other:\n    tools: { \"mcp__tasks__*\": true }\n";
+    compose(&file, std::slice::from_ref(&mount), rest);
+    let seam = HttpSeam::start(&file, &["--debounce", "50ms"]);
     let url = format!("{}/mcp", seam.base);
     let other_url = format!("{}/agents/other/mcp", seam.base);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
+    let (client, other, plain, kept) = runtime.block_on(async {
         let client = connect(&url, true).await;
         let declared = client.peer().peer_info().unwrap().capabilities.supports_tasks();
         assert!(declared, "the mount declares tasks, so seam declares them to the agents that see it");
@@ -56,7 +58,8 @@ fn a_task_passes_through_under_an_id_seam_minted() {
         assert_eq!((first.task.task.task_id.as_str(), first.task.status()), (id.as_str(), TaskStatus::Working));
         let second = client.peer().get_task(GetTaskParams::new(id.clone())).await.unwrap();
         let TaskPayload::Completed { result } = second.task.payload else { panic!("completed at the second poll: {second:?}") };
-        assert_eq!(result["content"][0]["text"], "done: hi", "{result:?}");
+        assert_eq!(result["content"][0]["text"], "done: ", "cut at max_output_chars: {result:?}");
+        assert!(result["content"][1]["text"].as_str().unwrap().starts_with("[seam: output truncated"), "{result:?}");
 
         // Another agent, though it sees the mount, cannot reach this agent's task; nor can anyone by the server's id.
         let unknown = |e: ServiceError| match e {
@@ -78,7 +81,23 @@ fn a_task_passes_through_under_an_id_seam_minted() {
         let CallToolResponse::Complete(result) = plain.peer().call_tool_once(slow("now")).await.unwrap() else {
             panic!("a plain result for a client without tasks")
         };
-        assert_eq!(result.content[0].as_text().unwrap().text, "done: now");
+        assert_eq!(result.content[0].as_text().unwrap().text, "done: ");
+
+        let CallToolResponse::Task(kept) = client.peer().call_tool_once(slow("again")).await.unwrap() else { panic!("a task") };
+        (client, other, plain, kept.task.task_id)
+    });
+
+    // A task lives on its server's connection: once the mount is built anew, its id is refused, saying why.
+    let pid = seam.status()["mounts"]["tasks"]["pid"].clone();
+    let rebuilt = mount.replace("    args:", "    env: { GENERATION: \"2\" }\n    args:");
+    compose(&file, &[rebuilt], rest);
+    wait_until("the mount built anew and ready", || {
+        let mount = seam.status()["mounts"]["tasks"].clone();
+        mount["pid"] != pid && mount["state"] == "ready"
+    });
+    runtime.block_on(async {
+        let ended = client.peer().get_task(GetTaskParams::new(kept)).await.unwrap_err();
+        assert!(ended.to_string().contains("ended with its server's connection"), "{ended}");
         for client in [client, other, plain] {
             client.cancel().await.unwrap();
         }

@@ -110,10 +110,11 @@ struct Offerings {
 }
 
 /// The MCP extensions a mount's server may declare that seam declares on to its clients:
-/// those whose every message seam carries. MCP Apps needs only tools' `_meta` and
-/// `resources/read`; tasks (SEP-2663) go by the ids seam mints (`seam_engine::tasks`).
-/// The skills extension is withheld until seam routes its methods: declaring it would
-/// promise what fails.
+/// those whose requests seam carries. MCP Apps needs only tools' `_meta` and
+/// `resources/read`; tasks (SEP-2663) go by the ids seam mints (`seam_engine::tasks`;
+/// their `notifications/tasks` are not passed on, which the extension allows: clients
+/// poll). The skills extension is withheld until seam routes its methods: declaring it
+/// would promise what fails.
 const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui", rmcp::model::TASKS_EXTENSION_ID];
 
 /// A mount's `tools`, `prompts` and `resources` filters, compiled.
@@ -149,6 +150,8 @@ struct Mount {
     catalog: Mutex<Arc<Catalog>>,
     /// How calls reach the server while it is connected and synced.
     link: Mutex<Option<Peer<RoleClient>>>,
+    /// How many connections were made ready so far (`Running::connection`).
+    connections: std::sync::atomic::AtomicU64,
     pid: Mutex<Option<u32>>,
     /// Calls sent and not answered, with their clients (`asks`).
     calls: Arc<crate::asks::InFlight>,
@@ -371,6 +374,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             cx,
             catalog: Mutex::new(Arc::default()),
             link: Mutex::new(None),
+            connections: Default::default(),
             pid: Mutex::new(None),
             calls: Arc::default(),
             stop: CancellationToken::new(),
@@ -417,6 +421,7 @@ impl Mount {
             if let Some(c) = &mut connection {
                 match self.sync(&c.service.peer().clone()).await {
                     Ok(()) => {
+                        self.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         *self.link.lock().expect("link lock") = Some(c.service.peer().clone());
                         self.status.set(State::Ready, None);
                         self.cx.changes.notify();
@@ -896,16 +901,17 @@ impl Mount {
             }
         };
         // A request about a task declares tasks, as the call that made the task did.
-        let options = match request {
-            ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_) => for_tasks(),
-            _ => rmcp::service::PeerRequestOptions::no_options(),
-        };
+        let about_task =
+            matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
+        let options = if about_task { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
         let handle = link
             .send_cancellable_request(request, options)
             .await
             .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
         // Entered as a call is: the server's questions and progress while it answers reach `client`.
-        let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client);
+        // Not a request about a task: a task's server asks through its `inputRequests`, and a poll
+        // in flight must not make another session's call look like one of several.
+        let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client));
         // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
         let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
         let answered = tokio::select! {
@@ -955,29 +961,27 @@ impl Mount {
         }
     }
 
-    /// Counts a client's subscription to `uri` (or its end) and asks the server on the first (or after the last).
+    /// Asks the server to subscribe to `uri` (or to stop); the deployment counted the
+    /// sessions. A server that is gone, or offers no subscriptions, has nothing to be told
+    /// of an end: the count is down, so no reconnect asks again.
     #[allow(deprecated)]
     async fn subscribe_inner(self: Arc<Self>, uri: String, on: bool) -> Result<(), RequestError> {
         let link = self.link.lock().expect("link lock").clone();
         let Some(link) = link else {
-            return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id)));
+            return if on { Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id))) } else { Ok(()) };
         };
         if link.peer_info().is_none_or(|i| i.capabilities.resources.as_ref().is_none_or(|r| r.subscribe != Some(true))) {
+            if !on {
+                return Ok(());
+            }
             let message = format!("MCP server `{}` offers no resource subscriptions", self.id);
             return Err(RequestError::Upstream { code: rmcp::model::ErrorCode::METHOD_NOT_FOUND.0, message, data: None });
-        }
-        if !self.cx.interest.count(&uri, on) {
-            return Ok(());
         }
         let answer = if on {
             link.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
         } else {
             link.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
         };
-        if answer.is_err() && on {
-            // The server did not take it: the count goes back, or the next session would never ask.
-            self.cx.interest.count(&uri, false);
-        }
         match answer {
             Ok(()) => Ok(()),
             Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
@@ -1106,7 +1110,10 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
         CallToolResponse::Task(_) => {
             return Err(ToolOutput::error(
                 "MCP_TASK_REQUIRED",
-                format!("`{tool}` answered with a task, which the calling client did not declare it can hold"),
+                format!(
+                    "`{tool}` answered with a task the call did not ask for: seam asks for one only when both the calling client and \
+                     the server declare the tasks extension"
+                ),
             ));
         }
         // `InputRequired`, or a kind of answer newer than this build.
@@ -1117,18 +1124,7 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
             ));
         }
     };
-    let is_error = result.is_error.unwrap_or(false);
-    let (content, structured_content) = match serde_json::to_value(result) {
-        Ok(Json::Object(mut o)) => (
-            match o.remove("content") {
-                Some(Json::Array(blocks)) => blocks,
-                _ => Vec::new(),
-            },
-            o.remove("structuredContent"),
-        ),
-        _ => (Vec::new(), None),
-    };
-    Ok(ToolOutput { content, structured_content, is_error, ..ToolOutput::default() })
+    Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
 }
 
 /// A `tools/list`-shaped request for one page.
@@ -1235,6 +1231,18 @@ impl Running for Handle {
 
     fn subscribe(&self, uri: &str, on: bool) -> BoxFuture<'static, Result<(), RequestError>> {
         Box::pin(self.0.clone().subscribe_inner(uri.to_owned(), on))
+    }
+
+    fn connection(&self) -> u64 {
+        self.0.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn renew_interest(&self) {
+        let link = self.0.link.lock().expect("link lock").clone();
+        if let Some(link) = link {
+            let mount = self.0.clone();
+            tokio::spawn(async move { mount.restore(&link).await });
+        }
     }
 
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
