@@ -258,6 +258,14 @@ impl Gateway {
         asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, false))
     }
 
+    /// The skills this session is served over MCP's skills extension now.
+    /// (Only the one at URI `only`, when given.)
+    async fn served_skills(&self, context: &RequestContext<RoleServer>, only: Option<&str>) -> Vec<Json> {
+        let Some(live) = self.deployment.live() else { return Vec::new() };
+        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+        live.skills(&self.agent, &roots, only).await
+    }
+
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
     async fn view(&self, peer: &rmcp::Peer<RoleServer>) -> View {
         let Some(live) = self.deployment.live() else { return View::default() };
@@ -326,8 +334,12 @@ impl ServerHandler for Gateway {
         let live = self.deployment.live();
         // Extensions (MCP Apps' `io.modelcontextprotocol/ui`) as the agent's mounts declare them now.
         let extensions = live.as_ref().and_then(|live| live.routes(&self.agent)).map(|routes| routes.extensions()).unwrap_or_default();
-        let extensions: std::collections::BTreeMap<String, rmcp::model::JsonObject> =
+        let mut extensions: std::collections::BTreeMap<String, rmcp::model::JsonObject> =
             extensions.into_iter().filter_map(|(name, settings)| Some((name, settings.as_object()?.clone()))).collect();
+        // seam's own skills, over MCP's skills extension, when the agent is served them.
+        if live.as_ref().is_some_and(|live| live.serves_skills(&self.agent)) {
+            extensions.insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), Default::default());
+        }
         if !extensions.is_empty() {
             capabilities.extensions = Some(extensions);
         }
@@ -389,8 +401,39 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
+        // A file of one of seam's own skills, before any mount's resource.
+        if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
+            let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+            if let Some(read) = live.read_skill(&self.agent, &roots, &uri).await {
+                let json = read.map_err(|why| McpError::invalid_params(why, None))?;
+                return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
+            }
+        }
         let json = self.request(MountRequest::ReadResource { uri: uri.clone() }, context).await.map_err(|e| seam_wire::answer(e, true))?;
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
+    }
+
+    /// seam's own skills the agent is served, over MCP's skills extension (SEP-2640): one
+    /// page, in name order, each with its frontmatter and the digests of its files.
+    async fn list_skills(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        let skills = self.served_skills(&context, None).await;
+        result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        let skills = self.served_skills(&context, Some(&request.uri)).await;
+        let Some(skill) = skills.into_iter().find(|s| s.get("uri").and_then(Json::as_str) == Some(request.uri.as_str())) else {
+            return Err(McpError::invalid_params(format!("agent `{}` is served no skill `{}`", self.agent, request.uri), None));
+        };
+        result_of(serde_json::json!({ "skill": skill }), || "skills/get".to_owned())
     }
 
     /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.

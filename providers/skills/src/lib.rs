@@ -5,6 +5,7 @@
 pub mod discover;
 pub mod host;
 pub mod registry;
+pub mod served;
 pub mod skill;
 pub mod tool;
 pub mod trust;
@@ -73,7 +74,7 @@ pub struct SkillSettings {
 static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build) };
 static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
     .served(Serve { definition: tool::definition, call: tool::call, owns_timeout: false })
-    .live(Live { list: tool::list, get_prompt: tool::get_prompt })
+    .live(Live { list: tool::list, get_prompt: tool::get_prompt, skills: tool::skills, read_skill: tool::read_skill })
     .guided("`skill`: before a task, see whether a skill in its catalog covers it, and load that skill first.");
 
 fn resolve_fs(cx: &mut MountCx<'_>, mut config: FsSkills) -> Option<ResolvedMount> {

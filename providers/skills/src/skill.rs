@@ -87,9 +87,16 @@ pub fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.split('-').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }
 
-/// Parses a skill file found in folder `folder`. The name must be the folder's.
-pub fn parse(text: &str, folder: &str) -> Result<Parsed, Rejection> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+/// A skill file's frontmatter as JSON, every key as written (MCP's skills extension
+/// serves it so): checked no further than that it is YAML.
+pub fn frontmatter_json(text: &str) -> Result<serde_json::Value, Rejection> {
+    let (frontmatter, _) = split(text.strip_prefix('\u{feff}').unwrap_or(text))?;
+    let node = yaml::parse(&frontmatter, FileId(0)).map_err(|d| reject(d.span.line + 1, d.message))?;
+    Ok(node.to_json())
+}
+
+/// A skill file's frontmatter (LF line ends) and the byte where its body starts.
+fn split(text: &str) -> Result<(String, usize), Rejection> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or_default();
     if first.trim_end() != "---" {
@@ -111,6 +118,13 @@ pub fn parse(text: &str, folder: &str) -> Result<Parsed, Rejection> {
     if !closed {
         return Err(reject(1, "the frontmatter is not closed: no `---` line after it"));
     }
+    Ok((frontmatter, offset))
+}
+
+/// Parses a skill file found in folder `folder`. The name must be the folder's.
+pub fn parse(text: &str, folder: &str) -> Result<Parsed, Rejection> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (frontmatter, offset) = split(text)?;
     // Lines in the frontmatter are one below the parser's (the opening `---`).
     let node = yaml::parse(&frontmatter, FileId(0)).map_err(|d| reject(d.span.line + 1, d.message))?;
     let at = |n: &Node| n.span.line + 1;

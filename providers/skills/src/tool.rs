@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::SkillSettings;
 use crate::discover::{self, Candidate};
 use crate::registry::{self, Catalog};
-use crate::skill;
+use crate::{served, skill};
 
 const PREAMBLE: &str = "Load a skill: instructions, with resources, for one kind of task. When the task at hand matches a \
 skill's description below, call this tool with that skill's name before starting, then follow the instructions it returns.";
@@ -97,9 +97,9 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
     registry::catalog(workspace, chain).await
 }
 
-/// Reads the winning candidate's file again and parses it whole; under
-/// `read_only_roots` its root is judged again first.
-async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
+/// Under `read_only_roots`, the winning candidate's root judged again before anything
+/// of it is read: why it is refused, if it is.
+async fn judged(candidate: &Candidate) -> Result<(), String> {
     if let Some(guard) = candidate.guard.clone() {
         let (dir, file) = (candidate.dir.clone(), candidate.file.clone());
         let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why)))
@@ -109,6 +109,13 @@ async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
             return Err(format!("a skill of the root {} is refused by `read_only_roots`: {why}", root.display()));
         }
     }
+    Ok(())
+}
+
+/// Reads the winning candidate's file again and parses it whole; under
+/// `read_only_roots` its root is judged again first.
+async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
+    judged(candidate).await?;
     let file = candidate.file.clone();
     let folder = candidate.summary.name.clone();
     let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file)).await.map_err(|e| e.to_string())??;
@@ -153,6 +160,51 @@ pub fn list(settings: &SkillSettings, listing: Listing) -> BoxFuture<'static, Li
             return rendered.listed.clone();
         }
         render_listing(&catalog, listing.definition, max)
+    })
+}
+
+/// The catalog's winners (only the one whose SKILL.md is at URI `only`, when given) as
+/// MCP's skills extension lists them (`served`), in name order; a skill that cannot be
+/// served (past the extension's limits, unreadable) is left out of this list only.
+pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
+    Box::pin(async move {
+        let catalog = catalog_for(&listing.providers, &listing.roots).await;
+        let candidates: Vec<Arc<Candidate>> = match &only {
+            Some(uri) => served::parse_uri(uri)
+                .filter(|(_, path)| *path == "SKILL.md")
+                .and_then(|(name, _)| catalog.skills.get(name).cloned())
+                .into_iter()
+                .collect(),
+            None => catalog.skills.values().cloned().collect(),
+        };
+        let entries = tokio::task::spawn_blocking(move || {
+            candidates
+                .iter()
+                .filter_map(|candidate| match served::entry(candidate) {
+                    Ok(entry) => Some(entry),
+                    Err(why) => {
+                        tracing::debug!(skill = %candidate.summary.name, "not served over MCP's skills extension: {why}");
+                        None
+                    }
+                })
+                .collect()
+        });
+        entries.await.unwrap_or_default()
+    })
+}
+
+/// A file of a skill in the catalog, by its `skill://` URI; its root judged again first.
+pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String) -> BoxFuture<'static, Option<Result<Json, String>>> {
+    Box::pin(async move {
+        let (name, path) = served::parse_uri(&uri)?;
+        let catalog = catalog_for(&listing.providers, &listing.roots).await;
+        let candidate = catalog.skills.get(name)?.clone();
+        let path = path.to_owned();
+        let read = async move {
+            judged(&candidate).await?;
+            tokio::task::spawn_blocking(move || served::read(&candidate, &path)).await.map_err(|e| e.to_string())?
+        };
+        Some(read.await)
     })
 }
 

@@ -1,0 +1,126 @@
+//! seam's own skills over MCP's skills extension (SEP-2640): the MCP
+//! Inspector's `--verify` reads every file of every skill an agent is served
+//! and checks sizes, digests and frontmatter, over stdio and HTTP, in both
+//! protocol eras; and what a skill's folder serves (no hidden file, no link,
+//! the extension's limits).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::inspector::run_inspector;
+use crate::support::*;
+
+/// Writes skill `name` under `skills` with extra frontmatter lines.
+fn skill(skills: &Path, name: &str, extra: &str) -> std::path::PathBuf {
+    let dir = skills.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nDo {name}.\n")).unwrap();
+    dir
+}
+
+fn composition(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("c.yaml");
+    std::fs::write(&file, "seam: 1\nmounts:\n  skills:\n    kind: skills.fs\n    bundled_dir: ./skills\ntools:\n  skill: true\n").unwrap();
+    file
+}
+
+/// The `uri`s of a list's items.
+fn uris(items: &Value) -> Vec<&str> {
+    items.as_array().unwrap().iter().map(|item| item["uri"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
+    let dir = scratch("skills-extension");
+    let skills = dir.join("skills");
+    let pdf = skill(&skills, "pdf", "license: MIT\nmetadata:\n  version: \"1.2\"\n");
+    std::fs::create_dir_all(pdf.join("scripts")).unwrap();
+    std::fs::create_dir_all(pdf.join("assets")).unwrap();
+    std::fs::write(pdf.join("scripts/fill.py"), "print('fill')\n").unwrap();
+    std::fs::write(pdf.join("assets/logo.png"), [0x89, b'P', b'N', b'G', 0, 1, 0xff]).unwrap();
+    // Not served: a hidden file, and a link (here to a file outside the folder).
+    std::fs::write(pdf.join(".notes"), "private\n").unwrap();
+    std::fs::write(dir.join("outside.txt"), "outside\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.txt"), pdf.join("outside.txt")).unwrap();
+    skill(&skills, "notes", "disable-model-invocation: true\n");
+    let file = composition(&dir);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let path = file.display().to_string();
+    let stdio = [seam_bin(), "serve", path.as_str(), "--no-watch"];
+    for (transport, target) in [("stdio", &stdio[..]), ("http", &[url.as_str()][..])] {
+        for era in ["legacy", "modern"] {
+            let at = format!("{transport}, {era} era");
+            let (code, out, err) = run_inspector(&dir, target, era, &["--method", "skills/list", "--verify"]);
+            assert_eq!(code, 0, "{at}: every skill verifies: {out}{err}");
+            let verified: BTreeSet<String> = out
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).unwrap())
+                .inspect(|skill| assert_eq!(skill["outcome"], "verified", "{at}: {skill}"))
+                .map(|skill| skill["name"].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(verified, BTreeSet::from(["notes".to_owned(), "pdf".to_owned()]), "{at}");
+        }
+    }
+    let run = |args: &[&str]| {
+        let (code, out, err) = run_inspector(&dir, &[url.as_str()], "legacy", args);
+        (code, serde_json::from_str::<Value>(if out.is_empty() { &err } else { &out }).unwrap())
+    };
+    let (code, listed) = run(&["--method", "skills/list"]);
+    assert_eq!(code, 0, "{listed}");
+    let skills = &listed["result"]["skills"];
+    assert_eq!(uris(skills), ["skill://notes/SKILL.md", "skill://pdf/SKILL.md"]);
+    let pdf = &skills[1];
+    assert_eq!(uris(&pdf["resources"]), ["skill://pdf/SKILL.md", "skill://pdf/assets/logo.png", "skill://pdf/scripts/fill.py"]);
+    assert_eq!(
+        pdf["frontmatter"],
+        json!({ "name": "pdf", "description": "The pdf skill.", "license": "MIT", "metadata": { "version": "1.2" } })
+    );
+    // The permissions travel in the frontmatter, for the host to honour.
+    assert_eq!(skills[0]["frontmatter"]["disable-model-invocation"], true);
+    let (code, got) = run(&["--method", "skills/get", "--uri", "skill://pdf/SKILL.md"]);
+    assert_eq!((code, &got["result"]["skill"]), (0, pdf), "{got}");
+    for (method, uri) in
+        [("skills/get", "skill://nope/SKILL.md"), ("resources/read", "skill://pdf/outside.txt"), ("resources/read", "skill://pdf/.notes")]
+    {
+        let (code, refused) = run(&["--method", method, "--uri", uri]);
+        assert_ne!(code, 0, "{method} {uri} is refused: {refused}");
+    }
+    assert!(seam.terminate().success());
+}
+
+/// A skill of more than 512 files or 16 MiB is not served over the extension (at
+/// each limit it is); the `skill` tool's catalog keeps it.
+#[test]
+fn a_skill_past_the_extension_s_limits_is_not_served_over_it() {
+    let dir = scratch("skills-extension-limits");
+    let skills = dir.join("skills");
+    for (name, files) in [("files-at-limit", 511), ("files-past-limit", 512)] {
+        let at = skill(&skills, name, "");
+        for n in 0..files {
+            std::fs::write(at.join(format!("f{n}.txt")), "x").unwrap();
+        }
+    }
+    for (name, extra) in [("bytes-at-limit", 0), ("bytes-past-limit", 1)] {
+        let at = skill(&skills, name, "");
+        let skill_md = std::fs::metadata(at.join("SKILL.md")).unwrap().len();
+        std::fs::write(at.join("big.bin"), vec![0u8; (16 * 1024 * 1024 - skill_md + extra) as usize]).unwrap();
+    }
+    let file = composition(&dir);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let listed = client.send(json!({ "op": "request", "method": "skills/list" }));
+    let served: Vec<&str> = uris(&listed["result"]["skills"]);
+    assert_eq!(
+        served,
+        ["skill://bytes-at-limit/SKILL.md", "skill://files-at-limit/SKILL.md"],
+        "{}",
+        listed["result"]["skills"].as_array().unwrap().len()
+    );
+    let catalog = client.tool("skill")["description"].as_str().unwrap().to_owned();
+    assert!(catalog.contains("- files-past-limit:") && catalog.contains("- bytes-past-limit:"), "{catalog}");
+    client.close();
+    assert!(seam.terminate().success());
+}
