@@ -133,6 +133,9 @@ struct Shown {
     prompts: Option<(Arc<Vec<PromptSpec>>, Vec<Offered>)>,
     /// Resources, then templates.
     resources: Option<(Vec<Offered>, Vec<Offered>)>,
+    /// seam's own skills as `skills/list` last gave them (frontmatter and digests); only
+    /// a session that listed them is told when they change.
+    skills: Option<Vec<Json>>,
 }
 
 /// The prompts a view shows, as `Shown` keeps them.
@@ -260,9 +263,9 @@ impl Gateway {
 
     /// The skills this session is served over MCP's skills extension now.
     /// (Only the one at URI `only`, when given.)
-    async fn served_skills(&self, context: &RequestContext<RoleServer>, only: Option<&str>) -> Vec<Json> {
+    async fn served_skills(&self, peer: &Peer<RoleServer>, only: Option<&str>) -> Vec<Json> {
         let Some(live) = self.deployment.live() else { return Vec::new() };
-        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+        let roots = if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() };
         live.skills(&self.agent, &roots, only).await
     }
 
@@ -420,7 +423,8 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, McpError> {
-        let skills = self.served_skills(&context, None).await;
+        let skills = self.served_skills(&context.peer, None).await;
+        self.shown.lock().expect("shown lock").skills = Some(skills.clone());
         result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
     }
 
@@ -429,7 +433,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, McpError> {
-        let skills = self.served_skills(&context, Some(&request.uri)).await;
+        let skills = self.served_skills(&context.peer, Some(&request.uri)).await;
         let Some(skill) = skills.into_iter().find(|s| s.get("uri").and_then(Json::as_str) == Some(request.uri.as_str())) else {
             return Err(McpError::invalid_params(format!("agent `{}` is served no skill `{}`", self.agent, request.uri), None));
         };
@@ -624,13 +628,27 @@ impl ServerHandler for Gateway {
                     (tools, prompts, resources)
                 };
                 first = now;
+                // A skill's files changed (its digests moved): the extension names no notification of
+                // its own, and its files are resources, so a session that listed skills is told so.
+                let listed_skills = this.shown.lock().expect("shown lock").skills.clone();
+                let skills = match listed_skills {
+                    Some(listed) => {
+                        let served = this.served_skills(&peer, None).await;
+                        let changed = served != listed;
+                        if changed {
+                            this.shown.lock().expect("shown lock").skills = Some(served);
+                        }
+                        changed
+                    }
+                    None => false,
+                };
                 if tools && peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
                 if prompts && peer.notify_prompt_list_changed().await.is_err() {
                     break;
                 }
-                if resources && peer.notify_resource_list_changed().await.is_err() {
+                if (resources || skills) && peer.notify_resource_list_changed().await.is_err() {
                     break;
                 }
             }

@@ -124,3 +124,31 @@ fn a_skill_past_the_extension_s_limits_is_not_served_over_it() {
     client.close();
     assert!(seam.terminate().success());
 }
+
+/// An edit to one file of a skill changes that file's digest and nothing else,
+/// and a session that listed the skills is told its resources changed.
+#[test]
+fn an_edit_to_a_skill_s_file_moves_its_digest_and_is_announced() {
+    let dir = scratch("skills-extension-edit");
+    let skills = dir.join("skills");
+    let pdf = skill(&skills, "pdf", "");
+    std::fs::create_dir_all(pdf.join("scripts")).unwrap();
+    std::fs::write(pdf.join("scripts/fill.py"), "print('fill')\n").unwrap();
+    skill(&skills, "notes", "");
+    let file = composition(&dir);
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let list = |client: &mut SdkClient| client.send(json!({ "op": "request", "method": "skills/list" }))["result"]["skills"].clone();
+    let before = list(&mut client);
+    std::fs::write(pdf.join("scripts/fill.py"), "print('filled')\n").unwrap();
+    client.wait_resource_list_changed();
+    let after = list(&mut client);
+    assert_eq!(after[0], before[0], "the other skill is untouched");
+    let (was, now) = (&before[1]["resources"], &after[1]["resources"]);
+    assert_eq!(now[0], was[0], "SKILL.md is untouched");
+    assert_eq!(now[1]["uri"], "skill://pdf/scripts/fill.py");
+    assert_ne!(now[1]["digest"], was[1]["digest"], "the edited file's digest moved");
+    assert_eq!(now[1]["size"], 16);
+    client.close();
+    assert!(seam.terminate().success());
+}

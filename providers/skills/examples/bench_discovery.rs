@@ -168,6 +168,24 @@ async fn main() {
         assert_eq!(listed.prompts.len(), prompts);
     }
 
+    // The same catalog over MCP's skills extension (`skills/list`): every winner with its
+    // frontmatter and its files' digests. Cold: every file hashed; warm: digests kept.
+    let served = || {
+        let listing =
+            Listing { definition: tool::definition(&settings), providers: vec![provider.clone()], section: None, roots: Vec::new() };
+        tool::skills(&settings, listing, None)
+    };
+    let t = Instant::now();
+    let entries = served().await;
+    let served_cold = t.elapsed();
+    let served_bytes = serde_json::to_string(&entries).unwrap().len();
+    let mut served_warm = Vec::with_capacity(args.warm.min(20));
+    for _ in 0..args.warm.min(20) {
+        let t = Instant::now();
+        assert_eq!(served().await.len(), entries.len());
+        served_warm.push(t.elapsed());
+    }
+
     // One edit at a time, as one watcher event would report it.
     // Timed in two parts: the catalog brought up to date (the folder read
     // again, the winners of its name decided again), then the listing
@@ -223,6 +241,10 @@ async fn main() {
         "cold_rss_kib": rss_after.saturating_sub(rss_before),
         "peak_rss_kib": hwm,
         "warm_p50_ms": median(warm),
+        "served_skills": entries.len(),
+        "served_bytes": served_bytes,
+        "served_cold_ms": ms(served_cold),
+        "served_warm_p50_ms": median(served_warm),
         "edit_update_p50_ms": median(updates),
         "edit_render_p50_ms": median(renders),
         "edit_files_read": reads_per_edit,
