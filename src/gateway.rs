@@ -341,7 +341,8 @@ impl ServerHandler for Gateway {
             extensions.into_iter().filter_map(|(name, settings)| Some((name, settings.as_object()?.clone()))).collect();
         // seam's own skills, over MCP's skills extension, when the agent is served them.
         if live.as_ref().is_some_and(|live| live.serves_skills(&self.agent)) {
-            extensions.insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), Default::default());
+            let settings = serde_json::json!({ "directoryRead": true });
+            extensions.insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), settings.as_object().cloned().unwrap_or_default());
         }
         if !extensions.is_empty() {
             capabilities.extensions = Some(extensions);
@@ -407,7 +408,7 @@ impl ServerHandler for Gateway {
         // A file of one of seam's own skills, before any mount's resource.
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
             let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
-            if let Some(read) = live.read_skill(&self.agent, &roots, &uri).await {
+            if let Some(read) = live.read_skill(&self.agent, &roots, &uri, false).await {
                 let json = read.map_err(|why| McpError::invalid_params(why, None))?;
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
@@ -426,6 +427,26 @@ impl ServerHandler for Gateway {
         let skills = self.served_skills(&context.peer, None).await;
         self.shown.lock().expect("shown lock").skills = Some(skills.clone());
         result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
+    }
+
+    /// A folder of one of seam's own skills: its direct children (`skill://<name>` is the skill's folder).
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, McpError> {
+        let uri = request.uri;
+        let read = match self.deployment.live() {
+            Some(live) => {
+                let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+                live.read_skill(&self.agent, &roots, &uri, true).await
+            }
+            None => None,
+        };
+        let json = read
+            .unwrap_or_else(|| Err(format!("`{uri}` is no folder of a skill agent `{}` is served", self.agent)))
+            .map_err(|why| McpError::invalid_params(why, None))?;
+        result_of(json, || format!("folder `{uri}`"))
     }
 
     async fn get_skill(

@@ -388,11 +388,12 @@ impl Generation {
         all
     }
 
-    /// `resources/read` of a served skill's file, by the first of the agent's tools whose
+    /// `resources/read` of a served skill's file (with `directory`,
+    /// `resources/directory/read` of a folder), by the first of the agent's tools whose
     /// skill it is; `None` when it is none's.
-    pub async fn read_skill(&self, agent: &str, roots: &[PathBuf], uri: &str) -> Option<Result<Json, String>> {
+    pub async fn read_skill(&self, agent: &str, roots: &[PathBuf], uri: &str, directory: bool) -> crate::surface::SkillRead {
         for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
-            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned()).await {
+            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned(), directory).await {
                 return Some(read);
             }
         }

@@ -195,9 +195,10 @@ pub trait FixedTool: Send + Sync {
     fn skills(&self, _settings: &Json, _listing: Listing, _only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
         Box::pin(async { Vec::new() })
     }
-    /// `resources/read` of a file of a skill it serves: its result JSON, or why it
+    /// `resources/read` of a file of a skill it serves (with `directory`,
+    /// `resources/directory/read` of one of its folders): the result JSON, or why it
     /// cannot be read; `None` when the URI is none of its skills'.
-    fn read_skill(&self, _settings: &Json, _listing: Listing, _uri: String) -> BoxFuture<'static, SkillRead> {
+    fn read_skill(&self, _settings: &Json, _listing: Listing, _uri: String, _directory: bool) -> BoxFuture<'static, SkillRead> {
         Box::pin(async { None })
     }
 }
@@ -645,7 +646,7 @@ pub struct Live<T> {
     pub get_prompt: fn(T, PromptCall) -> BoxFuture<'static, Result<Json, PromptError>>,
     /// `FixedTool::skills` and `read_skill`: the same catalog, served over MCP's skills extension.
     pub skills: fn(&T, Listing, Option<String>) -> BoxFuture<'static, Vec<Json>>,
-    pub read_skill: fn(&T, Listing, String) -> BoxFuture<'static, SkillRead>,
+    pub read_skill: fn(&T, Listing, String, bool) -> BoxFuture<'static, SkillRead>,
 }
 
 impl<T> Tool<T> {
@@ -729,9 +730,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
             _ => Box::pin(async { Vec::new() }),
         }
     }
-    fn read_skill(&self, settings: &Json, listing: Listing, uri: String) -> BoxFuture<'static, SkillRead> {
+    fn read_skill(&self, settings: &Json, listing: Listing, uri: String, directory: bool) -> BoxFuture<'static, SkillRead> {
         match &self.live {
-            Some(live) if self.serve.is_some() => (live.read_skill)(&self.typed(settings), listing, uri),
+            Some(live) if self.serve.is_some() => (live.read_skill)(&self.typed(settings), listing, uri, directory),
             _ => Box::pin(async { None }),
         }
     }

@@ -82,9 +82,27 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     assert_eq!(skills[0]["frontmatter"]["disable-model-invocation"], true);
     let (code, got) = run(&["--method", "skills/get", "--uri", "skill://pdf/SKILL.md"]);
     assert_eq!((code, &got["result"]["skill"]), (0, pdf), "{got}");
-    for (method, uri) in
-        [("skills/get", "skill://nope/SKILL.md"), ("resources/read", "skill://pdf/outside.txt"), ("resources/read", "skill://pdf/.notes")]
-    {
+    // A skill's folders, one level at a time (`directoryRead`): what the manifest serves, folders as `inode/directory`.
+    let (code, root) = run(&["--method", "resources/directory/read", "--uri", "skill://pdf"]);
+    assert_eq!(code, 0, "{root}");
+    let children: Vec<(&str, &str)> = root["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["uri"].as_str().unwrap(), r["mimeType"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        children,
+        [("skill://pdf/SKILL.md", "text/markdown"), ("skill://pdf/assets", "inode/directory"), ("skill://pdf/scripts", "inode/directory")]
+    );
+    let (code, scripts) = run(&["--method", "resources/directory/read", "--uri", "skill://pdf/scripts"]);
+    assert_eq!((code, uris(&scripts["result"]["resources"])), (0, vec!["skill://pdf/scripts/fill.py"]), "{scripts}");
+    for (method, uri) in [
+        ("skills/get", "skill://nope/SKILL.md"),
+        ("resources/read", "skill://pdf/outside.txt"),
+        ("resources/read", "skill://pdf/.notes"),
+        ("resources/directory/read", "skill://pdf/nope"),
+    ] {
         let (code, refused) = run(&["--method", method, "--uri", uri]);
         assert_ne!(code, 0, "{method} {uri} is refused: {refused}");
     }

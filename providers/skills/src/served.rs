@@ -60,6 +60,42 @@ pub fn parse_uri(uri: &str) -> Option<(&str, &str)> {
     (!name.is_empty() && !path.is_empty()).then_some((name, path))
 }
 
+/// The skill name and folder a directory URI names (`skill://<name>` is the skill's
+/// folder, `skill://<name>/<path>` a folder beneath it), when it is a served skill's.
+pub fn parse_directory_uri(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+    (!name.is_empty() && !path.ends_with('/')).then_some((name, path))
+}
+
+/// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
+/// own): its direct children as resources, folders with MIME type `inode/directory`.
+pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
+    let files = manifest(candidate)?;
+    let name = &candidate.summary.name;
+    let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
+    let mut folders = std::collections::BTreeSet::new();
+    let mut resources = Vec::new();
+    for file in files.iter().filter(|f| f.path.starts_with(&prefix)) {
+        match file.path[prefix.len()..].split_once('/') {
+            Some((folder, _)) => {
+                folders.insert(folder.to_owned());
+            }
+            None => {
+                let child = &file.path[prefix.len()..];
+                resources.push(json!({ "uri": uri(name, &file.path), "name": child, "mimeType": mime_of(child), "size": file.size }));
+            }
+        }
+    }
+    if resources.is_empty() && folders.is_empty() {
+        return Err(format!("skill `{name}` serves no folder `{path}`"));
+    }
+    for folder in folders {
+        resources.push(json!({ "uri": uri(name, &format!("{prefix}{folder}")), "name": folder, "mimeType": "inode/directory" }));
+    }
+    Ok(json!({ "resources": resources }))
+}
+
 /// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
 pub fn entry(candidate: &Candidate) -> Result<Json, String> {
     let files = manifest(candidate)?;
@@ -181,5 +217,9 @@ mod tests {
         assert_eq!(parse_uri("skill:///SKILL.md"), None);
         assert_eq!(parse_uri("file:///x"), None);
         assert_eq!(uri("pdf", "SKILL.md"), "skill://pdf/SKILL.md");
+        assert_eq!(parse_directory_uri("skill://pdf"), Some(("pdf", "")));
+        assert_eq!(parse_directory_uri("skill://pdf/scripts"), Some(("pdf", "scripts")));
+        assert_eq!(parse_directory_uri("skill://pdf/scripts/"), None);
+        assert_eq!(parse_directory_uri("skill://"), None);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use seam_engine::render::escape_markup;
 use seam_engine::runtime::{BoxFuture, ToolOutput};
-use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, ToolCall};
+use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, SkillRead, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
 use crate::SkillSettings;
@@ -193,16 +193,18 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
     })
 }
 
-/// A file of a skill in the catalog, by its `skill://` URI; its root judged again first.
-pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String) -> BoxFuture<'static, Option<Result<Json, String>>> {
+/// A file (or, with `directory`, a folder) of a skill in the catalog, by its `skill://`
+/// URI; its root judged again first.
+pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, directory: bool) -> BoxFuture<'static, SkillRead> {
     Box::pin(async move {
-        let (name, path) = served::parse_uri(&uri)?;
+        let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name)?.clone();
         let path = path.to_owned();
         let read = async move {
             judged(&candidate).await?;
-            tokio::task::spawn_blocking(move || served::read(&candidate, &path)).await.map_err(|e| e.to_string())?
+            let read = move || if directory { served::directory(&candidate, &path) } else { served::read(&candidate, &path) };
+            tokio::task::spawn_blocking(read).await.map_err(|e| e.to_string())?
         };
         Some(read.await)
     })
