@@ -133,9 +133,19 @@ struct Shown {
     prompts: Option<(Arc<Vec<PromptSpec>>, Vec<Offered>)>,
     /// Resources, then templates.
     resources: Option<(Vec<Offered>, Vec<Offered>)>,
-    /// seam's own skills as `skills/list` last gave them (frontmatter and digests); only
-    /// a session that listed them is told when they change.
-    skills: Option<Vec<Json>>,
+    /// A hash of seam's own skills as `skills/list` last gave them (frontmatter and
+    /// digests); only a session that listed them is told when they change.
+    skills: Option<[u8; 32]>,
+}
+
+/// What `Shown` keeps of a skills listing: its hash.
+fn skills_hash(skills: &[Json]) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    for skill in skills {
+        hasher.update(skill.to_string().as_bytes());
+        hasher.update(&[0]);
+    }
+    *hasher.finalize().as_bytes()
 }
 
 /// The prompts a view shows, as `Shown` keeps them.
@@ -263,10 +273,22 @@ impl Gateway {
 
     /// The skills this session is served over MCP's skills extension now.
     /// (Only the one at URI `only`, when given.)
+    /// An entry that is not a valid skill as rmcp reads the extension is left out (and
+    /// logged), so that one odd file cannot fail the whole list.
     async fn served_skills(&self, peer: &Peer<RoleServer>, only: Option<&str>) -> Vec<Json> {
         let Some(live) = self.deployment.live() else { return Vec::new() };
         let roots = if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() };
-        live.skills(&self.agent, &roots, only).await
+        let mut skills = live.skills(&self.agent, &roots, only).await;
+        skills.retain(|entry| match serde_json::from_value::<rmcp::model::Skill>(entry.clone()).map_err(|e| e.to_string()) {
+            Ok(skill) => {
+                skill.validate().map_err(|e| tracing::debug!(uri = %skill.uri, "not served over MCP's skills extension: {e}")).is_ok()
+            }
+            Err(e) => {
+                tracing::debug!("a skill entry that does not read as MCP's: {e}");
+                false
+            }
+        });
+        skills
     }
 
     /// What this session is shown now: the roots are asked only when a live tool lists by them.
@@ -413,7 +435,12 @@ impl ServerHandler for Gateway {
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
         }
-        let json = self.request(MountRequest::ReadResource { uri: uri.clone() }, context).await.map_err(|e| seam_wire::answer(e, true))?;
+        let json = match self.request(MountRequest::ReadResource { uri: uri.clone() }, context).await {
+            Ok(json) => json,
+            // A skill's file no one serves: the skills extension answers that with invalid params.
+            Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
+            Err(e) => return Err(seam_wire::answer(e, true)),
+        };
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
     }
 
@@ -425,7 +452,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, McpError> {
         let skills = self.served_skills(&context.peer, None).await;
-        self.shown.lock().expect("shown lock").skills = Some(skills.clone());
+        self.shown.lock().expect("shown lock").skills = Some(skills_hash(&skills));
         result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
     }
 
@@ -651,10 +678,10 @@ impl ServerHandler for Gateway {
                 first = now;
                 // A skill's files changed (its digests moved): the extension names no notification of
                 // its own, and its files are resources, so a session that listed skills is told so.
-                let listed_skills = this.shown.lock().expect("shown lock").skills.clone();
+                let listed_skills = this.shown.lock().expect("shown lock").skills;
                 let skills = match listed_skills {
                     Some(listed) => {
-                        let served = this.served_skills(&peer, None).await;
+                        let served = skills_hash(&this.served_skills(&peer, None).await);
                         let changed = served != listed;
                         if changed {
                             this.shown.lock().expect("shown lock").skills = Some(served);

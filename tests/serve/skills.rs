@@ -44,7 +44,11 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     std::fs::write(pdf.join(".notes"), "private\n").unwrap();
     std::fs::write(dir.join("outside.txt"), "outside\n").unwrap();
     std::os::unix::fs::symlink(dir.join("outside.txt"), pdf.join("outside.txt")).unwrap();
+    // A name a URI must encode.
+    std::fs::write(pdf.join("read me.txt"), "50% done\n").unwrap();
     skill(&skills, "notes", "disable-model-invocation: true\n");
+    // Loadable by no path of seam's: not served either.
+    skill(&skills, "sealed", "disable-model-invocation: true\nuser-invocable: false\n");
     let file = composition(&dir);
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let url = format!("{}/mcp", seam.base);
@@ -73,7 +77,10 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     let skills = &listed["result"]["skills"];
     assert_eq!(uris(skills), ["skill://notes/SKILL.md", "skill://pdf/SKILL.md"]);
     let pdf = &skills[1];
-    assert_eq!(uris(&pdf["resources"]), ["skill://pdf/SKILL.md", "skill://pdf/assets/logo.png", "skill://pdf/scripts/fill.py"]);
+    assert_eq!(
+        uris(&pdf["resources"]),
+        ["skill://pdf/SKILL.md", "skill://pdf/assets/logo.png", "skill://pdf/read%20me.txt", "skill://pdf/scripts/fill.py"]
+    );
     assert_eq!(
         pdf["frontmatter"],
         json!({ "name": "pdf", "description": "The pdf skill.", "license": "MIT", "metadata": { "version": "1.2" } })
@@ -93,7 +100,12 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
         .collect();
     assert_eq!(
         children,
-        [("skill://pdf/SKILL.md", "text/markdown"), ("skill://pdf/assets", "inode/directory"), ("skill://pdf/scripts", "inode/directory")]
+        [
+            ("skill://pdf/SKILL.md", "text/markdown"),
+            ("skill://pdf/read%20me.txt", "text/plain"),
+            ("skill://pdf/assets", "inode/directory"),
+            ("skill://pdf/scripts", "inode/directory")
+        ]
     );
     let (code, scripts) = run(&["--method", "resources/directory/read", "--uri", "skill://pdf/scripts"]);
     assert_eq!((code, uris(&scripts["result"]["resources"])), (0, vec!["skill://pdf/scripts/fill.py"]), "{scripts}");

@@ -1,32 +1,47 @@
 //! A skill as MCP's skills extension (SEP-2640) serves it: at
 //! `skill://<name>/SKILL.md`, its frontmatter as written (as JSON), and a
 //! manifest of every file of its folder with its size and sha256 digest; each
-//! file readable at `skill://<name>/<path>`.
+//! file readable at `skill://<name>/<path>` (each segment percent-encoded).
 //!
 //! What a skill's folder serves: SKILL.md (read where discovery read it: a
 //! link to it was judged by the trust checks), and every other regular file
-//! beneath the folder, found without following links: a link inside the folder
-//! is not served, so nothing outside the folder is. Hidden entries (`.git`…)
-//! are not served. A skill of more than [`MAX_FILES`] files or [`MAX_BYTES`]
-//! bytes is not served over the extension (the `skill` tool still loads it).
+//! beneath the folder. Beneath the folder nothing is followed: every file is
+//! opened one path component at a time, none of them a link (`O_NOFOLLOW`), so
+//! a link put in place after the walk is refused as surely as one found by it,
+//! and a file that is not regular (a FIFO) is never waited on. Hidden entries
+//! (`.git`…) are not served. A skill of more than [`MAX_FILES`] files or
+//! [`MAX_BYTES`] bytes, or whose folder holds more than [`MAX_WALKED`]
+//! entries or nests deeper than [`MAX_DEPTH`], is not served over the
+//! extension (the `skill` tool still loads it).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::ffi::CString;
+use std::io::Read as _;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
-use std::time::SystemTime;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::{Value as Json, json};
 use sha2::Digest as _;
 
-use crate::discover::{self, Candidate};
+use crate::discover::Candidate;
 
 /// The most files one served skill may have (the extension's limit).
 pub const MAX_FILES: usize = 512;
 /// The most bytes one served skill's files may total (the extension's limit).
 pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// The most entries (files, folders, hidden ones, links) a skill's folder walk looks at.
+pub const MAX_WALKED: usize = 8 * MAX_FILES;
+/// The deepest folder a skill's folder walk enters.
+pub const MAX_DEPTH: usize = 16;
 
 /// The URI scheme of served skills.
 const SCHEME: &str = "skill://";
+
+/// What a path segment keeps unencoded in a URI: RFC 3986's unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// One file of a served skill: its path under the folder (`/`-separated), size and digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,42 +51,94 @@ struct File {
     digest: String,
 }
 
-/// What a file was when it was last hashed.
-type Stamp = (u64, Option<SystemTime>);
+/// What a file was when it was hashed: device, inode, size, mtime and ctime (ns).
+type Stamp = (u64, u64, u64, i128, i128);
 
 /// How many files' digests are kept; past it they are all forgotten (and hashed again).
 const KEPT_DIGESTS: usize = 1 << 16;
 
-/// Digests kept by file, while the file's size and time stay: a listing hashes only what changed.
-fn digests() -> &'static Mutex<HashMap<PathBuf, (Stamp, String)>> {
-    static DIGESTS: OnceLock<Mutex<HashMap<PathBuf, (Stamp, String)>>> = OnceLock::new();
+/// How recent a change may be for its digest not to be kept: a file written again within
+/// one timestamp tick of the hash would otherwise keep a stale digest (git's "racily clean").
+const RACY: i128 = 2_000_000_000;
+
+/// Digests kept by file stamp: a listing hashes only what changed.
+fn digests() -> &'static Mutex<HashMap<Stamp, String>> {
+    static DIGESTS: OnceLock<Mutex<HashMap<Stamp, String>>> = OnceLock::new();
     DIGESTS.get_or_init(Mutex::default)
 }
 
-/// A skill's URI for the file at `path` under its folder.
+/// A skill's URI for the file at `path` (`/`-separated) under its folder.
 pub fn uri(name: &str, path: &str) -> String {
-    format!("{SCHEME}{name}/{path}")
+    let segments: Vec<String> = path.split('/').map(|s| utf8_percent_encode(s, SEGMENT).to_string()).collect();
+    format!("{SCHEME}{name}/{}", segments.join("/"))
+}
+
+/// The path (`/`-separated, decoded) a URI's segments name; none when a segment decodes
+/// to something no served file has (`/`, NUL, `.`, `..`, an empty one, not UTF-8).
+fn decoded(path: &str) -> Option<String> {
+    let mut out = Vec::new();
+    for segment in path.split('/') {
+        let segment = percent_decode_str(segment).decode_utf8().ok()?;
+        if segment.is_empty() || segment == "." || segment == ".." || segment.contains(['/', '\0']) {
+            return None;
+        }
+        out.push(segment.into_owned());
+    }
+    Some(out.join("/"))
 }
 
 /// The skill name and file path a URI names, when it is a served skill's.
-pub fn parse_uri(uri: &str) -> Option<(&str, &str)> {
-    let rest = uri.strip_prefix(SCHEME)?;
-    let (name, path) = rest.split_once('/')?;
-    (!name.is_empty() && !path.is_empty()).then_some((name, path))
+pub fn parse_uri(uri: &str) -> Option<(&str, String)> {
+    let (name, path) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+    (!name.is_empty()).then_some(())?;
+    Some((name, decoded(path)?))
 }
 
 /// The skill name and folder a directory URI names (`skill://<name>` is the skill's
 /// folder, `skill://<name>/<path>` a folder beneath it), when it is a served skill's.
-pub fn parse_directory_uri(uri: &str) -> Option<(&str, &str)> {
+pub fn parse_directory_uri(uri: &str) -> Option<(&str, String)> {
     let rest = uri.strip_prefix(SCHEME)?;
-    let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
-    (!name.is_empty() && !path.ends_with('/')).then_some((name, path))
+    match rest.split_once('/') {
+        None if !rest.is_empty() => Some((rest, String::new())),
+        Some((name, path)) if !name.is_empty() => Some((name, decoded(path)?)),
+        _ => None,
+    }
+}
+
+/// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
+pub fn entry(candidate: &Candidate) -> Result<Json, String> {
+    let (files, skill_md) = manifest(candidate)?;
+    let text = String::from_utf8(skill_md).map_err(|_| format!("{} is not UTF-8", candidate.file.display()))?;
+    let frontmatter =
+        crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))?;
+    let name = &candidate.summary.name;
+    let resources: Vec<Json> = files.iter().map(|f| json!({ "uri": uri(name, &f.path), "digest": f.digest, "size": f.size })).collect();
+    Ok(json!({ "uri": uri(name, "SKILL.md"), "frontmatter": frontmatter, "resources": resources }))
+}
+
+/// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
+pub fn read(candidate: &Candidate, path: &str) -> Result<Json, String> {
+    let (files, skill_md) = manifest(candidate)?;
+    if !files.iter().any(|f| f.path == path) {
+        return Err(format!("skill `{}` serves no file `{path}`", candidate.summary.name));
+    }
+    let bytes = if path == "SKILL.md" { skill_md } else { read_beneath(&candidate.dir, path)? };
+    let uri = uri(&candidate.summary.name, path);
+    let mime = mime_of(path);
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }),
+        Err(e) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(e.into_bytes());
+            json!({ "contents": [{ "uri": uri, "mimeType": mime, "blob": blob }] })
+        }
+    })
 }
 
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
 pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
-    let files = manifest(candidate)?;
+    let (files, _) = manifest(candidate)?;
     let name = &candidate.summary.name;
     let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
     let mut folders = std::collections::BTreeSet::new();
@@ -87,7 +154,8 @@ pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
             }
         }
     }
-    if resources.is_empty() && folders.is_empty() {
+    // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
+    if resources.is_empty() && folders.is_empty() && !path.is_empty() && !is_folder_beneath(&candidate.dir, path) {
         return Err(format!("skill `{name}` serves no folder `{path}`"));
     }
     for folder in folders {
@@ -96,78 +164,72 @@ pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
     Ok(json!({ "resources": resources }))
 }
 
-/// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
-pub fn entry(candidate: &Candidate) -> Result<Json, String> {
-    let files = manifest(candidate)?;
-    let text = discover::read_skill_file(&candidate.file)?;
-    let frontmatter =
-        crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))?;
+/// Every file the skill serves, SKILL.md first and the rest by path, and SKILL.md's
+/// bytes; bounded by `MAX_FILES`, `MAX_BYTES`, `MAX_WALKED` and `MAX_DEPTH`.
+fn manifest(candidate: &Candidate) -> Result<(Vec<File>, Vec<u8>), String> {
     let name = &candidate.summary.name;
-    let resources: Vec<Json> = files.iter().map(|f| json!({ "uri": uri(name, &f.path), "digest": f.digest, "size": f.size })).collect();
-    Ok(json!({ "uri": uri(name, "SKILL.md"), "frontmatter": frontmatter, "resources": resources }))
-}
-
-/// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
-pub fn read(candidate: &Candidate, path: &str) -> Result<Json, String> {
-    let files = manifest(candidate)?;
-    let Some(file) = files.iter().find(|f| f.path == path) else {
-        return Err(format!("skill `{}` serves no file `{path}`", candidate.summary.name));
-    };
-    let on_disk = if file.path == "SKILL.md" { candidate.file.clone() } else { candidate.dir.join(&file.path) };
-    let bytes = std::fs::read(&on_disk).map_err(|e| format!("cannot read {}: {e}", on_disk.display()))?;
-    let uri = uri(&candidate.summary.name, path);
-    let mime = mime_of(path);
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }),
-        Err(e) => {
-            use base64::Engine as _;
-            let blob = base64::engine::general_purpose::STANDARD.encode(e.into_bytes());
-            json!({ "contents": [{ "uri": uri, "mimeType": mime, "blob": blob }] })
-        }
-    })
-}
-
-/// Every file the skill serves, SKILL.md first, the rest by path; bounded by `MAX_FILES` and `MAX_BYTES`.
-fn manifest(candidate: &Candidate) -> Result<Vec<File>, String> {
-    let mut found = vec![("SKILL.md".to_owned(), candidate.file.clone())];
-    walk(&candidate.dir, "", &mut found)?;
-    found[1..].sort();
-    let mut total = 0u64;
-    let mut files = Vec::with_capacity(found.len());
-    for (path, on_disk) in found {
-        let meta = std::fs::metadata(&on_disk).map_err(|e| format!("cannot read {}: {e}", on_disk.display()))?;
+    let skill_md = read_capped(std::fs::File::open(&candidate.file), &candidate.file.display().to_string())?;
+    let mut total = skill_md.len() as u64;
+    let mut files = vec![File { path: "SKILL.md".into(), size: total, digest: digest_of(&skill_md) }];
+    let mut found = Vec::new();
+    let mut walked = 0;
+    walk(&candidate.dir, "", 0, &mut found, &mut walked)?;
+    found.sort();
+    for path in found {
+        let mut file = open_beneath(&candidate.dir, &path).map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
+        let meta = file.metadata().map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
         total += meta.len();
         if total > MAX_BYTES {
-            return Err(format!("skill `{}` holds more than {MAX_BYTES} bytes, the most a served skill may", candidate.summary.name));
+            return Err(format!("skill `{name}` holds more than {MAX_BYTES} bytes, the most a served skill may"));
         }
-        let stamp = (meta.len(), meta.modified().ok());
-        let kept = digests().lock().expect("digests lock").get(&on_disk).filter(|(s, _)| *s == stamp).map(|(_, d)| d.clone());
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        let stamp = (meta.dev(), meta.ino(), meta.len(), ns(meta.mtime(), meta.mtime_nsec()), ns(meta.ctime(), meta.ctime_nsec()));
+        let kept = digests().lock().expect("digests lock").get(&stamp).cloned();
         let digest = match kept {
             Some(digest) => digest,
             None => {
-                let bytes = std::fs::read(&on_disk).map_err(|e| format!("cannot read {}: {e}", on_disk.display()))?;
-                let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-                let digest = format!("sha256:{hex}");
-                let mut kept = digests().lock().expect("digests lock");
-                if kept.len() >= KEPT_DIGESTS {
-                    kept.clear();
+                let mut bytes = Vec::with_capacity(meta.len() as usize);
+                (&mut file)
+                    .take(MAX_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
+                let digest = digest_of(&bytes);
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
+                if now - stamp.3 > RACY && now - stamp.4 > RACY {
+                    let mut kept = digests().lock().expect("digests lock");
+                    if kept.len() >= KEPT_DIGESTS {
+                        kept.clear();
+                    }
+                    kept.insert(stamp, digest.clone());
                 }
-                kept.insert(on_disk.clone(), (stamp, digest.clone()));
                 digest
             }
         };
         files.push(File { path, size: meta.len(), digest });
     }
-    Ok(files)
+    Ok((files, skill_md))
 }
 
-/// The regular files beneath `dir` (not SKILL.md at its top), found without following
-/// links; hidden entries skipped. Past `MAX_FILES` it stops with an error.
-fn walk(dir: &Path, prefix: &str, found: &mut Vec<(String, PathBuf)>) -> Result<(), String> {
+fn digest_of(bytes: &[u8]) -> String {
+    let hex: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The regular files beneath `dir` (not SKILL.md at its top) by path, found without
+/// following links; hidden entries skipped. Bounded by `MAX_FILES`, `MAX_WALKED` and `MAX_DEPTH`.
+fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>, walked: &mut usize) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("a skill folder nests deeper than {MAX_DEPTH} folders, the most a served skill may"));
+    }
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     for entry in entries {
+        *walked += 1;
+        if *walked > MAX_WALKED {
+            return Err(format!("a skill folder holds more than {MAX_WALKED} entries, the most a served skill's walk looks at"));
+        }
         let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
         let name = entry.file_name();
+        // A name that is not UTF-8 cannot be in a URI: not served.
         let Some(name) = name.to_str() else { continue };
         if name.starts_with('.') || (prefix.is_empty() && name == "SKILL.md") {
             continue;
@@ -175,15 +237,65 @@ fn walk(dir: &Path, prefix: &str, found: &mut Vec<(String, PathBuf)>) -> Result<
         let kind = entry.file_type().map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
         let path = format!("{prefix}{name}");
         if kind.is_dir() {
-            walk(&entry.path(), &format!("{path}/"), found)?;
+            walk(&entry.path(), &format!("{path}/"), depth + 1, found, walked)?;
         } else if kind.is_file() {
-            found.push((path, entry.path()));
-            if found.len() > MAX_FILES {
+            found.push(path);
+            if found.len() >= MAX_FILES {
                 return Err(format!("a skill folder holds more than {MAX_FILES} files, the most a served skill may"));
             }
         }
     }
     Ok(())
+}
+
+/// Opens the regular file at `path` (`/`-separated) beneath `dir`, one component at a
+/// time with `O_NOFOLLOW`: no link on the way is followed, and a file that is not
+/// regular is refused without being waited on (`O_NONBLOCK`). `dir` itself is followed,
+/// as discovery followed it.
+fn open_beneath(dir: &Path, path: &str) -> std::io::Result<std::fs::File> {
+    let mut at: OwnedFd = std::fs::File::open(dir)?.into();
+    let mut components = path.split('/').peekable();
+    while let Some(component) = components.next() {
+        let component = CString::new(component).map_err(std::io::Error::other)?;
+        let last = components.peek().is_none();
+        let kind = if last { libc::O_NONBLOCK } else { libc::O_DIRECTORY };
+        // SAFETY: `at` is an open descriptor and `component` a NUL-terminated string, both alive for the call.
+        let fd = unsafe { libc::openat(at.as_raw_fd(), component.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | kind) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `openat` returned a new descriptor that nothing else owns.
+        at = unsafe { OwnedFd::from_raw_fd(fd) };
+    }
+    let file = std::fs::File::from(at);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// The bytes of the file at `path` beneath `dir` (`open_beneath`), at most `MAX_BYTES`.
+fn read_beneath(dir: &Path, path: &str) -> Result<Vec<u8>, String> {
+    read_capped(open_beneath(dir, path), path)
+}
+
+/// A file's bytes, at most `MAX_BYTES` (one more is an error, not a cut).
+fn read_capped(file: std::io::Result<std::fs::File>, what: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    file.and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes)).map_err(|e| format!("cannot read {what}: {e}"))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(format!("{what} is longer than {MAX_BYTES} bytes, the most a served skill may hold"));
+    }
+    Ok(bytes)
+}
+
+/// Whether `path` beneath `dir` is a folder, reached without following a link.
+fn is_folder_beneath(dir: &Path, path: &str) -> bool {
+    let mut at = dir.to_path_buf();
+    path.split('/').all(|component| {
+        at.push(component);
+        !component.starts_with('.') && std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
+    })
 }
 
 /// A file's MIME type by its extension, as far as skills' files go.
@@ -210,16 +322,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_uri_names_a_skill_and_a_path_under_it() {
-        assert_eq!(parse_uri("skill://pdf/SKILL.md"), Some(("pdf", "SKILL.md")));
-        assert_eq!(parse_uri("skill://pdf/scripts/fill.py"), Some(("pdf", "scripts/fill.py")));
-        assert_eq!(parse_uri("skill://pdf"), None);
-        assert_eq!(parse_uri("skill:///SKILL.md"), None);
-        assert_eq!(parse_uri("file:///x"), None);
-        assert_eq!(uri("pdf", "SKILL.md"), "skill://pdf/SKILL.md");
-        assert_eq!(parse_directory_uri("skill://pdf"), Some(("pdf", "")));
-        assert_eq!(parse_directory_uri("skill://pdf/scripts"), Some(("pdf", "scripts")));
-        assert_eq!(parse_directory_uri("skill://pdf/scripts/"), None);
-        assert_eq!(parse_directory_uri("skill://"), None);
+    fn a_uri_names_a_skill_and_a_path_under_it_each_segment_encoded() {
+        assert_eq!(parse_uri("skill://pdf/SKILL.md"), Some(("pdf", "SKILL.md".to_owned())));
+        assert_eq!(parse_uri("skill://pdf/scripts/fill.py"), Some(("pdf", "scripts/fill.py".to_owned())));
+        assert_eq!(uri("pdf", "a b/50%#1?.md"), "skill://pdf/a%20b/50%25%231%3F.md");
+        assert_eq!(parse_uri(&uri("pdf", "a b/50%#1?.md")), Some(("pdf", "a b/50%#1?.md".to_owned())));
+        for refused in ["skill://pdf", "skill:///SKILL.md", "file:///x", "skill://pdf/%2e%2e/x", "skill://pdf/a%2Fb", "skill://pdf/a//b"] {
+            assert_eq!(parse_uri(refused), None, "{refused}");
+        }
+        assert_eq!(parse_directory_uri("skill://pdf"), Some(("pdf", String::new())));
+        assert_eq!(parse_directory_uri("skill://pdf/scripts"), Some(("pdf", "scripts".to_owned())));
+        for refused in ["skill://pdf/", "skill://pdf/scripts/", "skill://", "skill://pdf/.."] {
+            assert_eq!(parse_directory_uri(refused), None, "{refused}");
+        }
+    }
+
+    /// A file is opened beneath its folder without following a link anywhere on the way,
+    /// and a FIFO is refused, not waited on.
+    #[test]
+    fn a_file_is_opened_beneath_its_folder_through_no_link() {
+        let dir = std::env::temp_dir().join(format!("seam-served-beneath-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let skill = dir.join("skill");
+        std::fs::create_dir_all(skill.join("real")).unwrap();
+        std::fs::write(skill.join("real/a.txt"), "a").unwrap();
+        std::fs::write(dir.join("outside.txt"), "outside").unwrap();
+        std::os::unix::fs::symlink(dir.join("outside.txt"), skill.join("file-link")).unwrap();
+        std::os::unix::fs::symlink(&dir, skill.join("folder-link")).unwrap();
+        assert_eq!(read_beneath(&skill, "real/a.txt").unwrap(), b"a");
+        assert!(read_beneath(&skill, "file-link").is_err(), "a link to a file");
+        assert!(read_beneath(&skill, "folder-link/outside.txt").is_err(), "a link to a folder on the way");
+        let fifo = CString::new(skill.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(read_beneath(&skill, "fifo").is_err(), "a FIFO");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

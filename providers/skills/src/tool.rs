@@ -2,7 +2,10 @@
 //! tool, whose description carries the catalog (sorted model-invocable names
 //! with one-line descriptions); the user path is one MCP prompt per
 //! user-invocable skill. Each path checks its permission on the listed summary
-//! and again on the loaded file, and both render with `render`.
+//! and again on the loaded file, and both render with `render`. The same
+//! catalog is also served over MCP's skills extension (`skills`, `read_skill`):
+//! every skill one of the paths may invoke, its permissions in its frontmatter
+//! for the host to honour.
 
 use std::sync::Arc;
 
@@ -171,7 +174,7 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidates: Vec<Arc<Candidate>> = match &only {
             Some(uri) => served::parse_uri(uri)
-                .filter(|(_, path)| *path == "SKILL.md")
+                .filter(|(_, path)| path == "SKILL.md")
                 .and_then(|(name, _)| catalog.skills.get(name).cloned())
                 .into_iter()
                 .collect(),
@@ -180,6 +183,16 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
         let entries = tokio::task::spawn_blocking(move || {
             candidates
                 .iter()
+                // A skill neither the model nor the user may invoke is loadable by no path of seam's: not served either.
+                .filter(|candidate| candidate.summary.model_invocable || candidate.summary.user_invocable)
+                // Under `read_only_roots`, its root judged again, as a load does.
+                .filter(|candidate| {
+                    let refusal = candidate.guard.as_ref().and_then(|guard| guard.refusal_of(&candidate.dir, &candidate.file));
+                    if let Some(why) = &refusal {
+                        tracing::debug!(skill = %candidate.summary.name, "not served over MCP's skills extension: {why}");
+                    }
+                    refusal.is_none()
+                })
                 .filter_map(|candidate| match served::entry(candidate) {
                     Ok(entry) => Some(entry),
                     Err(why) => {
@@ -199,8 +212,7 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
     Box::pin(async move {
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
-        let candidate = catalog.skills.get(name)?.clone();
-        let path = path.to_owned();
+        let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
         let read = async move {
             judged(&candidate).await?;
             let read = move || if directory { served::directory(&candidate, &path) } else { served::read(&candidate, &path) };
