@@ -25,6 +25,14 @@ fn compose(path: &Path, mounts: &[String], extra: &str) {
     std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", mounts.concat())).unwrap();
 }
 
+/// The YAML of an `mcp.stdio` mount running one of our peer servers (`tests/peers/<script>`) on node.
+fn node_mount(id: &str, script: &str) -> String {
+    format!(
+        "  {id}:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
+        json!(root().join("tests/peers").join(script).display().to_string())
+    )
+}
+
 fn everything_mount(id: &str, extra: &str) -> String {
     format!("  {id}:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n{extra}", json!(peer_bin("mcp-server-everything")))
 }

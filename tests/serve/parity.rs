@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{compose, everything_mount};
+use super::{compose, everything_mount, node_mount};
 use crate::support::*;
 
 /// The server-everything mount's name prefix in seam.
@@ -386,10 +386,7 @@ fn task_augmented_requests_are_answered_at_once_or_refused() {
 fn a_question_during_prompts_get_reaches_the_client_that_asked() {
     let dir = scratch("parity-prompt-question");
     let file = dir.join("c.yaml");
-    let apps = format!(
-        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
-        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
-    );
+    let apps = node_mount("apps", "apps-server.mjs");
     compose(&file, &[apps], "");
     let seam = HttpSeam::start(&file, &[]);
     let answers = [("SEAM_ANSWERS", "1")];
@@ -414,10 +411,7 @@ fn a_question_during_prompts_get_reaches_the_client_that_asked() {
 fn an_mcp_apps_view_is_kept_readable_and_its_extension_declared() {
     let dir = scratch("parity-apps");
     let file = dir.join("c.yaml");
-    let apps = format!(
-        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
-        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
-    );
+    let apps = node_mount("apps", "apps-server.mjs");
     compose(&file, &[apps], "agents:\n  blind:\n    tools: { \"mcp__apps__*\": false }\n");
     let seam = HttpSeam::start(&file, &[]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
@@ -639,10 +633,7 @@ fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
 fn a_url_elicitation_s_completion_reaches_the_client_that_was_asked() {
     let dir = scratch("parity-elicitation-complete");
     let file = dir.join("c.yaml");
-    let apps = format!(
-        "  apps:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
-        json!(root().join("tests/peers/apps-server.mjs").display().to_string())
-    );
+    let apps = node_mount("apps", "apps-server.mjs");
     compose(&file, &[apps], "");
     let answers = [("SEAM_ANSWERS", "1")];
     for transport in ["stdio", "http"] {

@@ -14,7 +14,7 @@ use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use serde_json::json;
 
-use super::compose;
+use super::{compose, node_mount};
 use crate::support::*;
 
 async fn connect(url: &str, tasks: bool) -> RunningService<RoleClient, ClientConfig> {
@@ -32,10 +32,7 @@ fn slow(text: &str) -> CallToolRequestParams {
 fn a_task_passes_through_under_an_id_seam_minted() {
     let dir = scratch("tasks");
     let file = dir.join("c.yaml");
-    let mount = format!(
-        "  tasks:\n    kind: mcp.stdio\n    command: node\n    args: [{}]\n",
-        json!(root().join("tests/peers/tasks-server.mjs").display().to_string())
-    );
+    let mount = node_mount("tasks", "tasks-server.mjs");
     // A budget on the tool: a task's result is cut as a call's is.
     let rest = "tools:\n  \"mcp__tasks__slow\": { max_output_chars: 6 }\nagents:\n  other:\n    tools: { \"mcp__tasks__*\": true }\n";
     compose(&file, std::slice::from_ref(&mount), rest);
