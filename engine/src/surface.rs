@@ -644,7 +644,13 @@ pub struct Serve<T> {
 pub struct Live<T> {
     pub list: fn(&T, Listing) -> BoxFuture<'static, Listed>,
     pub get_prompt: fn(T, PromptCall) -> BoxFuture<'static, Result<Json, PromptError>>,
-    /// `FixedTool::skills` and `read_skill`: the same catalog, served over MCP's skills extension.
+    /// `FixedTool::skills` and `read_skill`, for a tool that serves skills over MCP's
+    /// skills extension (the `skill` tool): its catalog, served that way too.
+    pub served: Option<ServedSkills<T>>,
+}
+
+/// How a live tool serves its skills over MCP's skills extension.
+pub struct ServedSkills<T> {
     pub skills: fn(&T, Listing, Option<String>) -> BoxFuture<'static, Vec<Json>>,
     pub read_skill: fn(&T, Listing, String, bool) -> BoxFuture<'static, SkillRead>,
 }
@@ -664,6 +670,11 @@ impl<T> Tool<T> {
 
     pub const fn live(self, live: Live<T>) -> Self {
         Tool { live: Some(live), ..self }
+    }
+
+    /// How it serves skills over MCP's skills extension, when this build serves it and it does.
+    fn skills_served(&self) -> Option<&ServedSkills<T>> {
+        self.serve.as_ref().and(self.live.as_ref()).and_then(|live| live.served.as_ref())
     }
 
     fn typed(&self, settings: &Json) -> T
@@ -722,18 +733,18 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
         }
     }
     fn serves_skills(&self) -> bool {
-        self.is_live()
+        self.skills_served().is_some()
     }
     fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
-        match &self.live {
-            Some(live) if self.serve.is_some() => (live.skills)(&self.typed(settings), listing, only),
-            _ => Box::pin(async { Vec::new() }),
+        match self.skills_served() {
+            Some(served) => (served.skills)(&self.typed(settings), listing, only),
+            None => Box::pin(async { Vec::new() }),
         }
     }
     fn read_skill(&self, settings: &Json, listing: Listing, uri: String, directory: bool) -> BoxFuture<'static, SkillRead> {
-        match &self.live {
-            Some(live) if self.serve.is_some() => (live.read_skill)(&self.typed(settings), listing, uri, directory),
-            _ => Box::pin(async { None }),
+        match self.skills_served() {
+            Some(served) => (served.read_skill)(&self.typed(settings), listing, uri, directory),
+            None => Box::pin(async { None }),
         }
     }
 }

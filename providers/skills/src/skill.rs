@@ -92,7 +92,28 @@ pub fn valid_name(name: &str) -> bool {
 pub fn frontmatter_json(text: &str) -> Result<serde_json::Value, Rejection> {
     let (frontmatter, _) = split(text.strip_prefix('\u{feff}').unwrap_or(text))?;
     let node = yaml::parse(&frontmatter, FileId(0)).map_err(|d| reject(d.span.line + 1, d.message))?;
-    Ok(node.to_json())
+    verbatim(&node)
+}
+
+/// A frontmatter node as JSON with every value as YAML wrote it: a float stays a float
+/// (`2.0`, which the engine's reading for settings makes `2`), since a host compares the
+/// served frontmatter with the file's field by field; one JSON cannot hold (`.inf`)
+/// cannot be served.
+fn verbatim(node: &Node) -> Result<serde_json::Value, Rejection> {
+    use serde_json::Value as Json;
+    Ok(match &node.value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .ok_or_else(|| reject(node.span.line + 1, format!("the frontmatter holds `{f}`, which JSON cannot hold")))?,
+        Value::Str(s) => Json::String(s.clone()),
+        Value::Seq(items) => Json::Array(items.iter().map(verbatim).collect::<Result<_, _>>()?),
+        Value::Map(map) => {
+            Json::Object(map.iter().map(|(key, entry)| Ok((key.clone(), verbatim(&entry.node)?))).collect::<Result<_, _>>()?)
+        }
+    })
 }
 
 /// A skill file's frontmatter (LF line ends) and the byte where its body starts.
@@ -204,6 +225,20 @@ mod tests {
 
     fn file(frontmatter: &str, body: &str) -> String {
         format!("---\n{frontmatter}---\n{body}")
+    }
+
+    /// The frontmatter served over MCP's skills extension keeps every value as YAML wrote
+    /// it, a float included; one JSON cannot hold is refused.
+    #[test]
+    fn the_served_frontmatter_keeps_floats_and_refuses_what_json_cannot_hold() {
+        let text = file("name: pdf\ndescription: d\nversion: 2.0\nratio: 0.5\nn: 3\ntags: [a, 1]\nmetadata: { on: yes }\n", "");
+        let json = frontmatter_json(&text).unwrap();
+        assert_eq!(
+            json.to_string(),
+            r#"{"name":"pdf","description":"d","version":2.0,"ratio":0.5,"n":3,"tags":["a",1],"metadata":{"on":"yes"}}"#,
+            "YAML 1.2: `yes` is a string"
+        );
+        assert!(frontmatter_json(&file("name: pdf\ndescription: d\nlimit: .inf\n", "")).is_err());
     }
 
     #[test]
