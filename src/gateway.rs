@@ -451,6 +451,9 @@ impl ServerHandler for Gateway {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        // Marked as listing before the list is made: an edit that the notifier sees while it is
+        // made is then announced (compared with the mark) rather than lost.
+        self.shown.lock().expect("shown lock").skills.get_or_insert([0; 32]);
         let skills = self.served_skills(&context.peer, None).await;
         self.shown.lock().expect("shown lock").skills = Some(skills_hash(&skills));
         result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
@@ -481,6 +484,8 @@ impl ServerHandler for Gateway {
         request: rmcp::model::GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        // A session that gets skills one by one is told when they change, as one that lists them.
+        self.shown.lock().expect("shown lock").skills.get_or_insert([0; 32]);
         let skills = self.served_skills(&context.peer, Some(&request.uri)).await;
         let Some(skill) = skills.into_iter().find(|s| s.get("uri").and_then(Json::as_str) == Some(request.uri.as_str())) else {
             return Err(McpError::invalid_params(format!("agent `{}` is served no skill `{}`", self.agent, request.uri), None));
