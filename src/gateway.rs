@@ -139,10 +139,10 @@ struct Shown {
 }
 
 /// What `Shown` keeps of a skills listing: its hash.
-fn skills_hash(skills: &[Json]) -> [u8; 32] {
+fn skills_hash(skills: &[rmcp::model::Skill]) -> [u8; 32] {
     let mut hasher = blake3::Hasher::new();
     for skill in skills {
-        hasher.update(skill.to_string().as_bytes());
+        hasher.update(&serde_json::to_vec(skill).unwrap_or_default());
         hasher.update(&[0]);
     }
     *hasher.finalize().as_bytes()
@@ -271,31 +271,42 @@ impl Gateway {
         asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, false))
     }
 
-    /// The skills this session is served over MCP's skills extension now.
-    /// (Only the one at URI `only`, when given.)
-    /// An entry that is not a valid skill as rmcp reads the extension is left out (and
-    /// logged), so that one odd file cannot fail the whole list.
-    async fn served_skills(&self, peer: &Peer<RoleServer>, only: Option<&str>) -> Vec<Json> {
+    /// The skills this session is served over MCP's skills extension now (only the one at
+    /// URI `only`, when given), read once as rmcp's type. An entry that is not a valid skill
+    /// as rmcp reads the extension is left out (and logged), so that one odd file cannot
+    /// fail the whole list.
+    async fn served_skills(&self, peer: &Peer<RoleServer>, only: Option<&str>) -> Vec<rmcp::model::Skill> {
         let Some(live) = self.deployment.live() else { return Vec::new() };
-        let roots = if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() };
-        let mut skills = live.skills(&self.agent, &roots, only).await;
-        skills.retain(|entry| match serde_json::from_value::<rmcp::model::Skill>(entry.clone()).map_err(|e| e.to_string()) {
-            Ok(skill) => {
-                skill.validate().map_err(|e| tracing::debug!(uri = %skill.uri, "not served over MCP's skills extension: {e}")).is_ok()
-            }
-            Err(e) => {
-                tracing::debug!("a skill entry that does not read as MCP's: {e}");
-                false
-            }
-        });
-        skills
+        let roots = self.roots_for(&live, peer).await;
+        let entries = live.skills(&self.agent, &roots, only).await;
+        entries
+            .into_iter()
+            .filter_map(|entry| match serde_json::from_value::<rmcp::model::Skill>(entry) {
+                Ok(skill) => match skill.validate() {
+                    Ok(()) => Some(skill),
+                    Err(e) => {
+                        tracing::debug!(uri = %skill.uri, "not served over MCP's skills extension: {e}");
+                        None
+                    }
+                },
+                Err(e) => {
+                    tracing::debug!("a skill entry that does not read as MCP's: {e}");
+                    None
+                }
+            })
+            .collect()
     }
 
-    /// What this session is shown now: the roots are asked only when a live tool lists by them.
+    /// What this session is shown now.
     async fn view(&self, peer: &rmcp::Peer<RoleServer>) -> View {
         let Some(live) = self.deployment.live() else { return View::default() };
-        let roots = if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() };
+        let roots = self.roots_for(&live, peer).await;
         live.view(&self.agent, &roots).await.unwrap_or_default()
+    }
+
+    /// The session's roots for what `live` serves it: asked only when a live tool lists by them.
+    async fn roots_for(&self, live: &seam_engine::deploy::Generation, peer: &rmcp::Peer<RoleServer>) -> Vec<PathBuf> {
+        if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() }
     }
 }
 
@@ -429,7 +440,7 @@ impl ServerHandler for Gateway {
         let uri = request.uri;
         // A file of one of seam's own skills, before any mount's resource.
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
-            let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+            let roots = self.roots_for(&live, &context.peer).await;
             if let Some(read) = live.read_skill(&self.agent, &roots, &uri, false).await {
                 let json = read.map_err(|why| McpError::invalid_params(why, None))?;
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
@@ -456,7 +467,7 @@ impl ServerHandler for Gateway {
         self.shown.lock().expect("shown lock").skills.get_or_insert([0; 32]);
         let skills = self.served_skills(&context.peer, None).await;
         self.shown.lock().expect("shown lock").skills = Some(skills_hash(&skills));
-        result_of(serde_json::json!({ "skills": skills }), || "skills/list".to_owned())
+        Ok(rmcp::model::ListSkillsResult::with_all_items(skills))
     }
 
     /// A folder of one of seam's own skills: its direct children (`skill://<name>` is the skill's folder).
@@ -468,7 +479,7 @@ impl ServerHandler for Gateway {
         let uri = request.uri;
         let read = match self.deployment.live() {
             Some(live) => {
-                let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+                let roots = self.roots_for(&live, &context.peer).await;
                 live.read_skill(&self.agent, &roots, &uri, true).await
             }
             None => None,
@@ -487,10 +498,10 @@ impl ServerHandler for Gateway {
         // A session that gets skills one by one is told when they change, as one that lists them.
         self.shown.lock().expect("shown lock").skills.get_or_insert([0; 32]);
         let skills = self.served_skills(&context.peer, Some(&request.uri)).await;
-        let Some(skill) = skills.into_iter().find(|s| s.get("uri").and_then(Json::as_str) == Some(request.uri.as_str())) else {
+        let Some(skill) = skills.into_iter().find(|s| s.uri == request.uri) else {
             return Err(McpError::invalid_params(format!("agent `{}` is served no skill `{}`", self.agent, request.uri), None));
         };
-        result_of(serde_json::json!({ "skill": skill }), || "skills/get".to_owned())
+        Ok(rmcp::model::GetSkillResult::new(skill))
     }
 
     /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.
@@ -510,7 +521,7 @@ impl ServerHandler for Gateway {
         let uri = request.uri;
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
-        let (id, _) = mount.map_err(|e| seam_wire::answer(e, true))?;
+        let id = mount.map_err(|e| seam_wire::answer(e, true))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
             let mut subscribed = self.subscribed.lock();
@@ -580,7 +591,7 @@ impl ServerHandler for Gateway {
             let json = self.request(asked, context).await.map_err(|e| seam_wire::answer(e, false))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
-        let roots = if live.lists_by_roots(&self.agent) { self.roots(&context.peer).await } else { Vec::new() };
+        let roots = self.roots_for(&live, &context.peer).await;
         match live.get_prompt(&self.agent, &request.name, arguments, &roots).await {
             Ok(json) => {
                 let result: GetPromptResult = serde_json::from_value(json)
@@ -667,8 +678,14 @@ impl ServerHandler for Gateway {
                 let (tools, prompts, resources) = {
                     let mut shown = this.shown.lock().expect("shown lock");
                     let tools = *shown.tools.as_ref().unwrap_or(&first.tools) != now.tools;
-                    let prompts = shown.prompts.clone().unwrap_or_else(|| shown_prompts(&first)) != shown_prompts(&now);
-                    let resources = shown.resources.clone().unwrap_or_else(|| shown_resources(&first)) != shown_resources(&now);
+                    let prompts = match &shown.prompts {
+                        Some((live, offered)) => *live != now.prompts || *offered != now.offered.prompts,
+                        None => first.prompts != now.prompts || first.offered.prompts != now.offered.prompts,
+                    };
+                    let resources = match &shown.resources {
+                        Some((resources, templates)) => *resources != now.offered.resources || *templates != now.offered.templates,
+                        None => first.offered.resources != now.offered.resources || first.offered.templates != now.offered.templates,
+                    };
                     if tools {
                         shown.tools = Some(now.tools.clone());
                     }

@@ -519,11 +519,9 @@ impl Generation {
         self.mounts.iter().filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some()).map(|(_, s)| s.running.clone()).collect()
     }
 
-    /// The mount that serves `uri` for agent `agent` (`Routes::resource`).
-    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<(String, Arc<dyn Running>)> {
-        let routes = self.routes(agent)?;
-        let id = routes.resource(uri, &self.links)?;
-        Some((id.to_owned(), self.mounts[id].running.clone()))
+    /// The id of the mount that serves `uri` for agent `agent` (`Routes::resource`).
+    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<String> {
+        self.routes(agent)?.resource(uri, &self.links).map(str::to_owned)
     }
 
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
@@ -539,20 +537,24 @@ impl Generation {
         client: crate::runtime::Client,
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
-        let Some(routes) = self.routes(agent) else {
+        if !self.resolved.agents.contains_key(agent) {
             return Err(RequestError::Unknown(format!("the composition has no agent `{agent}`")));
+        }
+        // Routes (each mount's offers under the agent's rules) are made only for a URI to route.
+        let by_uri = |uri: &str, templates_first: bool| {
+            let routes = self.routes(agent)?;
+            let templated = if templates_first { routes.template(uri) } else { None };
+            templated.or_else(|| routes.resource(uri, &self.links)).map(str::to_owned)
         };
         let mount = match &request {
             MountRequest::GetPrompt { name, .. } => self.prompt_mount(agent, name).map(|slot| slot.id.clone()),
-            MountRequest::ReadResource { uri } => routes.resource(uri, &self.links).map(str::to_owned),
+            MountRequest::ReadResource { uri } => by_uri(uri, false),
             MountRequest::Complete { params } => {
                 let reference = params.get("ref");
                 let field = |key: &str| reference.and_then(|r| r.get(key)).and_then(Json::as_str);
                 match field("type") {
                     Some("ref/prompt") => field("name").and_then(|name| self.prompt_mount(agent, name)).map(|slot| slot.id.clone()),
-                    Some("ref/resource") => {
-                        field("uri").and_then(|uri| routes.template(uri).or_else(|| routes.resource(uri, &self.links))).map(str::to_owned)
-                    }
+                    Some("ref/resource") => field("uri").and_then(|uri| by_uri(uri, true)),
                     _ => None,
                 }
             }
@@ -568,7 +570,6 @@ impl Generation {
             };
             return Err(RequestError::Unknown(what));
         };
-        drop(routes);
         self.mounts[&mount].running.request(request, client, cancel).await
     }
 
@@ -1368,22 +1369,22 @@ impl Deployment {
                 m.as_object_mut().expect("object").extend(slot.running.facts());
                 mounts.insert(id.clone(), m);
             }
+            // Adds to a mount's warnings (its own first, as it reported them).
+            let mut warn = |id: &str, warnings: Vec<String>| {
+                let warnings = warnings.into_iter().map(Json::from);
+                match mounts[id]["warnings"].as_array_mut() {
+                    Some(kept) => kept.extend(warnings),
+                    None => mounts[id]["warnings"] = Json::Array(warnings.collect()),
+                }
+            };
             // A tool name two things serve to an agent is served by neither: each mount is told so.
             for (id, warnings) in g.collisions() {
-                let warnings = warnings.into_iter().map(Json::from);
-                match mounts[&id]["warnings"].as_array_mut() {
-                    Some(kept) => kept.extend(warnings),
-                    None => mounts[&id]["warnings"] = Json::Array(warnings.collect()),
-                }
+                warn(&id, warnings);
             }
             // A URI or template two mounts list is read from the first, in mount order: the others are told so.
             let all = Routes { mounts: g.mounts.iter().map(|(id, slot)| (id.as_str(), slot.running.offers())).collect() };
             for (id, key, first) in all.shadowed() {
-                let warning = json!(format!("`{key}` is also listed by mount `{first}`, which comes first: reads of it go there"));
-                match mounts[&id]["warnings"].as_array_mut() {
-                    Some(warnings) => warnings.push(warning),
-                    None => mounts[&id]["warnings"] = json!([warning]),
-                }
+                warn(&id, vec![format!("`{key}` is also listed by mount `{first}`, which comes first: reads of it go there")]);
             }
         }
         let mut services = Map::new();

@@ -23,6 +23,12 @@ fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Va
     (code, json)
 }
 
+/// `seam serve` of `file` as the Inspector reaches it: a command over stdio, and `seam`'s URL over HTTP.
+pub(super) fn seam_targets(file: &Path, seam: &HttpSeam) -> [(&'static str, Vec<String>); 2] {
+    let stdio = vec![seam_bin().to_owned(), "serve".to_owned(), file.display().to_string(), "--no-watch".to_owned()];
+    [("stdio", stdio), ("http", vec![format!("{}/mcp", seam.base)])]
+}
+
 /// One Inspector CLI run with JSON output: its exit code, stdout and stderr as printed.
 pub(super) fn run_inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, String, String) {
     let peers = root().join(".cache/peers");
@@ -65,10 +71,9 @@ fn the_inspector_cli_sees_through_seam_what_it_sees_directly() {
     assert!(direct_tools.contains("echo") && !direct_resources.is_empty() && !direct_prompts.is_empty());
 
     let seam = HttpSeam::start(&file, &["--no-watch"]);
-    let url = format!("{}/mcp", seam.base);
-    let path = file.display().to_string();
-    let stdio = [seam_bin(), "serve", path.as_str(), "--no-watch"];
-    for (transport, target) in [("stdio", &stdio[..]), ("http", &[url.as_str()][..])] {
+    for (transport, target) in seam_targets(&file, &seam) {
+        let target: Vec<&str> = target.iter().map(String::as_str).collect();
+        let target = &target[..];
         for era in ["legacy", "modern"] {
             let at = format!("{transport}, {era} era");
             let (code, init) = run(target, era, &["--method", "initialize"]);

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::inspector::run_inspector;
+use super::inspector::{run_inspector, seam_targets};
 use crate::support::*;
 
 /// Writes skill `name` under `skills` with extra frontmatter lines.
@@ -52,9 +52,9 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     let file = composition(&dir);
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let url = format!("{}/mcp", seam.base);
-    let path = file.display().to_string();
-    let stdio = [seam_bin(), "serve", path.as_str(), "--no-watch"];
-    for (transport, target) in [("stdio", &stdio[..]), ("http", &[url.as_str()][..])] {
+    for (transport, target) in seam_targets(&file, &seam) {
+        let target: Vec<&str> = target.iter().map(String::as_str).collect();
+        let target = &target[..];
         for era in ["legacy", "modern"] {
             let at = format!("{transport}, {era} era");
             let (code, out, err) = run_inspector(&dir, target, era, &["--method", "skills/list", "--verify"]);
