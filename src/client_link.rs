@@ -251,6 +251,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use rmcp::ServiceExt as _;
+    use rmcp::model::NumberOrString;
     use tokio::sync::{Semaphore, watch};
 
     use super::*;
@@ -300,5 +301,38 @@ mod tests {
         let (answers, ()) = asks.serve(&peer, futures::future::join(questions, let_go)).await;
         assert_eq!(answers.iter().filter(|a| a.is_ok()).count(), WAITING_ASKS + 1, "{answers:?}");
         assert_eq!(most.load(Ordering::SeqCst), WAITING_ASKS);
+    }
+
+    /// A client that keeps the progress values it is sent, in order.
+    struct Watching(Arc<watch::Sender<Vec<f64>>>);
+
+    impl rmcp::ClientHandler for Watching {
+        async fn on_progress(&self, params: ProgressNotificationParam, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+            self.0.send_modify(|seen| seen.push(params.progress));
+        }
+    }
+
+    /// A call queues at most `QUEUED_PROGRESS` reports for its client: reported all at
+    /// once, the reports up to the limit reach it, in order, and the one past it is dropped.
+    #[tokio::test]
+    async fn a_call_queues_at_most_queued_progress_reports() {
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let server = tokio::spawn(async move { Quiet.serve(server_io).await });
+        let (seen, mut watched) = watch::channel(Vec::new());
+        let _client = Watching(Arc::new(seen)).serve(client_io).await.unwrap();
+        let server = server.await.unwrap().unwrap();
+        let peer = server.peer().clone();
+        let token = ProgressToken(NumberOrString::Number(1));
+        let (link, asks) = for_call(1, "agent", None, Some(token.clone()), peer.clone());
+        // One runtime thread and no await between them: the queue's task sends none before the last is reported.
+        for n in 1..=QUEUED_PROGRESS + 1 {
+            link.progress(n as f64, None, None);
+        }
+        asks.serve(&peer, async {}).await;
+        // A report sent past the queue marks the end of what the queue sent.
+        peer.notify_progress(ProgressNotificationParam::new(token, 1e6)).await.unwrap();
+        let seen = watched.wait_for(|seen| seen.last() == Some(&1e6)).await.unwrap().clone();
+        let queued: Vec<f64> = (1..=QUEUED_PROGRESS).map(|n| n as f64).collect();
+        assert_eq!(seen[..seen.len() - 1], queued[..]);
     }
 }

@@ -421,6 +421,20 @@ mod tests {
         let all = instructions(many.iter().map(|(id, text)| (id.as_str(), text.as_str()))).unwrap();
         assert_eq!(all.chars().count() as u64, INSTRUCTIONS_CHARS, "past the total, the whole is cut to it");
         assert!(all.starts_with("## m0\n\n") && all.ends_with("[seam: instructions cut]"));
+        // Sections that come to the total exactly are whole; one character more, and the whole is cut.
+        let total = |extra: usize| {
+            let mut texts: Vec<(String, String)> = (0..7).map(|i| (format!("m{i}"), "w".repeat(2040))).collect();
+            // Seven sections of `## mN\n\n` and 2,040 characters, eight `\n\n` joins, the last section's head.
+            let used = 7 * (7 + 2040) + 7 * 2 + 7;
+            texts.push(("m7".into(), "v".repeat(INSTRUCTIONS_CHARS as usize - used + extra)));
+            instructions(texts.iter().map(|(id, text)| (id.as_str(), text.as_str()))).unwrap()
+        };
+        let exact = total(0);
+        assert_eq!(exact.chars().count() as u64, INSTRUCTIONS_CHARS);
+        assert!(exact.ends_with('v'), "at the total nothing is cut");
+        let over = total(1);
+        assert_eq!(over.chars().count() as u64, INSTRUCTIONS_CHARS);
+        assert!(over.ends_with("[seam: instructions cut]"), "one past it the whole is cut");
     }
 
     #[test]

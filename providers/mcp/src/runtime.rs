@@ -476,6 +476,8 @@ impl Mount {
                                 }
                             }
                             Some(()) = resync_rx.recv() => {
+                                // One sync lists everything as it is now: the changes said while one ran ask for no more.
+                                while resync_rx.try_recv().is_ok() {}
                                 if let Err(e) = self.sync(&peer).await {
                                     tracing::warn!(mount = %self.id, "re-sync failed, keeping the previous tools: {e}");
                                 }
