@@ -10,6 +10,8 @@ mod inspector;
 mod parity;
 #[path = "serve/skills.rs"]
 mod skills;
+#[path = "serve/skills_import.rs"]
+mod skills_import;
 mod support;
 #[path = "serve/tasks.rs"]
 mod tasks;

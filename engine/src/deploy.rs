@@ -199,7 +199,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                 let Some(definition) = tool.definition(settings) else { continue };
                 let providers = mounts
                     .iter()
-                    .filter(|(id, slot)| agent.scope.contains(id) && tool.exposes().contains(&slot.registry))
+                    .filter(|(id, _)| agent.scope.contains(id) && tool.exposes().iter().any(|r| resolved.mounts[id.as_str()].provides(r)))
                     .map(|(id, slot)| Provider { layer: agent.layer(id), ..provider(resolved, slot) })
                     .collect();
                 let entry = CatalogEntry {

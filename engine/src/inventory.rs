@@ -93,6 +93,10 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         if s["discovered"].as_array().is_some_and(|d| !d.is_empty()) {
             m["discovered"] = s["discovered"].clone();
         }
+        // The skills an MCP mount imports from its server, each with its SKILL.md's digest.
+        if let Some(skills) = s.get("skills") {
+            m["skills"] = skills.clone();
+        }
         // What a running mount warns of (an MCP server's tools left out for a name they share).
         if s["warnings"].as_array().is_some_and(|w| !w.is_empty()) {
             m["warnings"] = s["warnings"].clone();
@@ -160,6 +164,20 @@ pub fn to_human(inventory: &Json) -> String {
         if let (Some(prompts), Some(resources), Some(templates)) = (m["prompts"].as_u64(), m["resources"].as_u64(), m["templates"].as_u64())
         {
             let _ = writeln!(out, "  and {prompts} prompts, {resources} resources, {templates} resource templates");
+        }
+    }
+    // The skills a probe saw each importing MCP mount take from its server.
+    for m in inventory["mounts"].as_array().into_iter().flatten() {
+        let Some(skills) = m["skills"].as_array() else { continue };
+        let _ = writeln!(out, "\n{} skills (imported from its server):", m["id"].as_str().unwrap_or_default());
+        for skill in skills {
+            let _ = writeln!(
+                out,
+                "  {}  {}  {}",
+                skill["name"].as_str().unwrap_or_default(),
+                skill["digest"].as_str().unwrap_or_default(),
+                skill["uri"].as_str().unwrap_or_default()
+            );
         }
     }
     // What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).

@@ -43,6 +43,25 @@ pub struct Offers {
     pub extensions: Map<String, Json>,
     /// The views its tools name (`_meta.ui.resourceUri`), sorted: readable even when not listed.
     pub views: Vec<String>,
+    /// The skills its server serves over MCP's skills extension, for a mount that
+    /// imports them (`skills: { import: true }`), by name.
+    pub skills: Arc<Vec<ImportedSkill>>,
+}
+
+/// A skill a mount's server serves over MCP's skills extension (SEP-2640), as the
+/// server listed it. The Skills surface adds it to the `skill` tool's catalog and
+/// loads its body only when it is invoked, checked against `digest` and `size`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedSkill {
+    /// Its name, which its URI's last folder spells too.
+    pub name: String,
+    /// The server's URI of its `SKILL.md`.
+    pub uri: String,
+    /// The `sha256:` digest and the size of `SKILL.md` in the server's manifest.
+    pub digest: String,
+    pub size: u64,
+    /// Its frontmatter as the server listed it (`name`, `description`, and the rest).
+    pub frontmatter: Map<String, Json>,
 }
 
 /// A request for something a mount offers.

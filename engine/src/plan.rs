@@ -136,7 +136,7 @@ impl Plan {
                 let providers: Vec<String> = resolved
                     .mounts
                     .iter()
-                    .filter(|(_, m)| m.resolved.is_some() && exposes.contains(&m.kind.registry()))
+                    .filter(|(_, m)| m.resolved.is_some() && exposes.iter().any(|r| m.provides(r)))
                     .map(|(id, _)| format!("mount:{id}"))
                     .collect();
                 let service_entry = nodes.entry(service).or_insert_with(|| (NodeKind::Service, Json::Null, BTreeSet::new()));

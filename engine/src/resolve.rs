@@ -39,6 +39,13 @@ pub struct Mount {
     pub resolved: Option<ResolvedMount>,
 }
 
+impl Mount {
+    /// Whether the mount provides to registry `registry`: its kind's, or one it contributes to.
+    pub fn provides(&self, registry: &str) -> bool {
+        self.kind.registry() == registry || self.resolved.as_ref().is_some_and(|r| r.contributes.contains(&registry))
+    }
+}
+
 pub struct Agent {
     pub parent: Option<String>,
     /// Rules over MCP mounts' prompts and resources, root agent first.
@@ -361,7 +368,7 @@ fn unserved_tools(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) {
             if !agent.tools.fixed.get(tool.name()).is_some_and(Option::is_some) {
                 continue;
             }
-            if resolved.mounts.iter().any(|(id, m)| agent.scope.contains(id) && tool.exposes().contains(&m.kind.registry())) {
+            if resolved.mounts.iter().any(|(id, m)| agent.scope.contains(id) && tool.exposes().iter().any(|r| m.provides(r))) {
                 continue;
             }
             // The nearest key on the chain decides, so the nearest one written is the one that enables it.

@@ -334,6 +334,9 @@ pub struct ResolvedMount {
     /// with the pointer that names it (a mount of raw names' literal `allow`
     /// entries): checked against what else each agent sees.
     pub names: Vec<(String, String)>,
+    /// Registries beyond its kind's that it also provides to, so a fixed tool exposing one
+    /// of them is given the mount (an MCP mount that imports its server's skills: `skills`).
+    pub contributes: Vec<&'static str>,
 }
 
 /// A kind's own look at this machine for one mount, given the workspace root:
@@ -388,6 +391,7 @@ impl ResolvedMount {
             exposure,
             required: false,
             names: Vec::new(),
+            contributes: Vec::new(),
         }
     }
 }

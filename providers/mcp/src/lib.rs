@@ -135,8 +135,23 @@ pub struct Common {
     /// or `raw`, as the server wrote them. Agents' rules name the tools `mcp__<server>__<name>` either way.
     #[serde(default)]
     pub naming: Naming,
+    /// The skills the server serves over MCP's skills extension (SEP-2640).
+    #[serde(default)]
+    pub skills: SkillsImport,
     #[serde(default)]
     pub reconnect: Reconnect,
+}
+
+/// Whether a server's skills join the agents' skill catalog.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsImport {
+    /// Add the skills the server lists (`skills/list`) to the `skill` tool of the agents
+    /// that see this mount, ranked below every skill on disk; a body is read when the
+    /// skill is invoked and refused unless its digest matches the list. Off by default:
+    /// a server's SKILL.md is instructions the model follows.
+    #[serde(default)]
+    pub import: bool,
 }
 
 /// `mcp.stdio`: an MCP server run as a child process (through `services.subprocess`).
@@ -246,6 +261,9 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
             .collect();
     }
     r.required = required;
+    if common.skills.import {
+        r.contributes.push("skills");
+    }
     r.claims.push(Claim {
         space: "mcp.namespace",
         key: cx.id.to_ascii_lowercase(),

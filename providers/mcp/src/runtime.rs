@@ -32,7 +32,7 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
-use seam_engine::offers::{MountRequest, Offered, Offers, RequestError, TaskMethod};
+use seam_engine::offers::{ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{BoxFuture, BuildCx, Client, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -107,14 +107,23 @@ struct Offerings {
     extensions: Map<String, Json>,
     /// The extensions the server declares that seam does not carry.
     withheld_extensions: Vec<String>,
+    /// Its skills, for a mount that imports them (`import_skills`).
+    skills: Arc<Vec<ImportedSkill>>,
+    /// What of its skill list was not imported, and why; or why the list could not be read.
+    skills_left_out: Vec<String>,
 }
+
+/// The most skills one server may list to a mount that imports them: a longer list
+/// is not read further, and imports none.
+pub const MAX_IMPORTED_SKILLS: usize = 1024;
 
 /// The MCP extensions a mount's server may declare that seam declares on to its clients:
 /// those whose requests seam carries. MCP Apps needs only tools' `_meta` and
 /// `resources/read`; tasks (SEP-2663) go by the ids seam mints (`seam_engine::tasks`;
 /// their `notifications/tasks` are not passed on, which the extension allows: clients
-/// poll). The skills extension is withheld until seam routes its methods: declaring it
-/// would promise what fails.
+/// poll). A server's skills extension is not declared on either: seam serves its own
+/// skills over it, and a mount with `skills: { import: true }` adds the server's to them
+/// (`import_skills`).
 const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui", rmcp::model::TASKS_EXTENSION_ID];
 
 /// A mount's `tools`, `prompts` and `resources` filters, compiled.
@@ -650,24 +659,49 @@ impl Mount {
     /// Fetches every page of every list the server declares and swaps the
     /// whole map in, or keeps the previous one.
     async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
-        let tools = all_pages::<rmcp::model::ListToolsRequestMethod, _>(
-            peer,
-            |params| ClientRequest::ListToolsRequest(list_request(params)),
-            |page| match page {
-                ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
-                _ => None,
-            },
-        )
-        .await?;
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
+        // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
+        let tools = if !declares(|c| c.tools.is_some()) {
+            Vec::new()
+        } else {
+            all_pages::<rmcp::model::ListToolsRequestMethod, _>(
+                peer,
+                |params| ClientRequest::ListToolsRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
+            .await?
+        };
         let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
         let mut offerings = Offerings { instructions, ..Offerings::default() };
+        let mut serves_skills = false;
         for (name, settings) in info.as_ref().and_then(|i| i.capabilities.extensions.as_ref()).into_iter().flatten() {
             if CARRIED_EXTENSIONS.contains(&name.as_str()) {
                 offerings.extensions.insert(name.clone(), Json::Object(settings.clone()));
+            } else if name == rmcp::model::SKILLS_EXTENSION_ID {
+                serves_skills = true;
             } else {
                 offerings.withheld_extensions.push(name.clone());
+            }
+        }
+        if serves_skills && !self.common.skills.import {
+            offerings.skills_left_out.push("the server serves skills: `skills: { import: true }` adds them to the `skill` tool".into());
+        }
+        if serves_skills && self.common.skills.import {
+            match import_skills(peer).await {
+                Ok((skills, left_out)) => {
+                    offerings.skills = Arc::new(skills);
+                    offerings.skills_left_out = left_out;
+                }
+                Err(why) => {
+                    // Nothing of an unreadable list is published: the last good one stays.
+                    offerings.skills = self.listed_offers.lock().expect("listing lock").skills.clone();
+                    offerings.skills_left_out = vec![format!("skills not imported again ({why}): the last list stays")];
+                }
             }
         }
         if declares(|c| c.prompts.is_some()) {
@@ -678,6 +712,7 @@ impl Mount {
                     ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
                     _ => None,
                 },
+                usize::MAX,
             )
             .await?;
         }
@@ -689,13 +724,19 @@ impl Mount {
                     ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor)),
                     _ => None,
                 },
+                usize::MAX,
             )
             .await?;
             let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
-            offerings.templates = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(peer, templates, |page| match page {
-                ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor)),
-                _ => None,
-            })
+            offerings.templates = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
+                peer,
+                templates,
+                |page| match page {
+                    ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
             .await?;
         }
         let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
@@ -792,6 +833,7 @@ impl Mount {
             instructions: offerings.instructions.clone(),
             extensions: offerings.extensions.clone(),
             views,
+            skills: offerings.skills.clone(),
         };
         Ok(Catalog { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
     }
@@ -1142,6 +1184,7 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
     peer: &Peer<RoleClient>,
     request: impl Fn(PaginatedRequestParams) -> ClientRequest,
     page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
+    most: usize,
 ) -> Result<Vec<T>, String> {
     let method = M::VALUE;
     let mut items = Vec::new();
@@ -1160,12 +1203,69 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
         };
         let (listed, next) = page(answer).ok_or_else(|| format!("unexpected answer to {method}"))?;
         items.extend(listed);
+        if items.len() > most {
+            return Err(format!("{method}: the server lists more than {most}"));
+        }
         match next {
             None => return Ok(items),
             Some(next) if !seen.insert(next.clone()) => return Err(format!("{method}: the server repeated cursor `{next}`")),
             Some(next) => cursor = Some(next),
         }
     }
+}
+
+/// The skills a server lists over MCP's skills extension, by name, and what of its
+/// list is left out, each with why: an entry the extension's rules refuse
+/// (`Skill::validate`), one whose files are `dynamic` (no digest to check a body
+/// against), a name listed twice (the first URI is kept). A list past
+/// `MAX_IMPORTED_SKILLS` is an error.
+async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, Vec<String>), String> {
+    let listed = all_pages::<rmcp::model::ListSkillsRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListSkillsRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListSkillsResult(page) => Some((page.skills, page.next_cursor)),
+            _ => None,
+        },
+        MAX_IMPORTED_SKILLS,
+    )
+    .await?;
+    let mut left_out = Vec::new();
+    let mut skills = Vec::new();
+    for skill in listed {
+        if let Err(e) = skill.validate() {
+            left_out.push(format!("skill `{}`: {e}", skill.uri));
+            continue;
+        }
+        let rmcp::model::SkillResources::Files(files) = &skill.resources else {
+            left_out.push(format!("skill `{}`: its files are `dynamic`, with no digest to check its body against", skill.uri));
+            continue;
+        };
+        let Some(skill_md) = files.iter().find(|file| file.uri == skill.uri) else {
+            left_out.push(format!("skill `{}`: its manifest does not list its SKILL.md", skill.uri));
+            continue;
+        };
+        let Ok(Json::Object(frontmatter)) = serde_json::to_value(&skill.frontmatter) else {
+            left_out.push(format!("skill `{}`: its frontmatter has no JSON form", skill.uri));
+            continue;
+        };
+        skills.push(ImportedSkill {
+            name: skill.name().to_owned(),
+            uri: skill.uri.clone(),
+            digest: skill_md.digest.clone(),
+            size: skill_md.size,
+            frontmatter,
+        });
+    }
+    skills.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.uri.cmp(&b.uri)));
+    skills.dedup_by(|later, first| {
+        let twice = later.name == first.name;
+        if twice {
+            left_out.push(format!("skill `{}`: the name `{}` is also `{}`'s, which is kept", later.uri, later.name, first.uri));
+        }
+        twice
+    });
+    Ok((skills, left_out))
 }
 
 /// Each item's MCP JSON, keyed and sorted; two items with one key are an error (the server contradicts itself).
@@ -1315,12 +1415,19 @@ impl Running for Handle {
                 ))
             })
             .collect();
-        let withheld = self.0.listed_offers.lock().expect("listing lock").withheld_extensions.clone();
+        let offerings = self.0.listed_offers.lock().expect("listing lock").clone();
         warnings.extend(
-            withheld
+            offerings
+                .withheld_extensions
                 .iter()
                 .map(|name| Json::from(format!("extension `{name}` is not declared to clients: seam does not carry its messages"))),
         );
+        warnings.extend(offerings.skills_left_out.iter().map(|why| Json::from(why.as_str())));
+        // The skills it imports: where each comes from, and the digest its body must match.
+        if self.0.common.skills.import {
+            let skills = offerings.skills.iter().map(|s| serde_json::json!({ "name": s.name, "uri": s.uri, "digest": s.digest }));
+            facts.insert("skills".into(), Json::Array(skills.collect()));
+        }
         if !warnings.is_empty() {
             facts.insert("warnings".into(), Json::Array(warnings));
         }

@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use imbl::OrdMap;
 
+use seam_engine::offers::ImportedSkill;
+
 use crate::skill::{self, Summary};
 use crate::trust::Guard;
 
@@ -23,6 +25,9 @@ pub const RANK_CUSTOM: u32 = 300;
 pub const RANK_USER_SEAM: u32 = 400;
 pub const RANK_USER_AGENTS: u32 = 500;
 pub const RANK_BUNDLED: u32 = 600;
+/// Skills an MCP mount imports from its server: below every folder, in any layer
+/// (`registry::with_imported`), since a server's SKILL.md must not replace one on disk.
+pub const RANK_IMPORTED: u32 = 700;
 
 /// The most of a skill file discovery reads: the frontmatter must end within it.
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
@@ -78,12 +83,11 @@ pub fn roots(config: &crate::FsSkills, project: &Path, home: Option<&Path>) -> V
 }
 
 /// A skill as discovery found it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
     pub summary: Summary,
-    /// The skill's folder: the base of its resources.
-    pub dir: PathBuf,
-    pub file: PathBuf,
+    /// Where its files are.
+    pub place: Place,
     pub rank: u32,
     /// Its name and catalog text before any cut (`Summary::catalog_text`),
     /// made once and shared by every listing.
@@ -91,14 +95,40 @@ pub struct Candidate {
     pub line: Arc<str>,
     /// A hash of its summary; the catalog digest sums its winners' hashes.
     pub hash: u128,
+}
+
+/// Where a skill's files are.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Place {
+    /// A folder on disk.
+    Folder(Folder),
+    /// The server of an MCP mount that imports its skills, from the id of the mount.
+    Mount { mount: String, skill: Arc<ImportedSkill> },
+}
+
+/// A skill's folder on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folder {
+    /// The base of its resources.
+    pub dir: PathBuf,
+    /// Its SKILL.md.
+    pub file: PathBuf,
     /// Set when its root was read under `read_only_roots`: loading judges the root again.
     pub guard: Option<Arc<Guard>>,
 }
 
 impl Candidate {
-    pub fn new(summary: Summary, dir: PathBuf, file: PathBuf, rank: u32, guard: Option<Arc<Guard>>) -> Candidate {
+    pub fn new(summary: Summary, place: Place, rank: u32) -> Candidate {
         let (name, line, hash) = (summary.name.as_str().into(), summary.catalog_text().into(), summary.hash());
-        Candidate { summary, dir, file, rank, name, line, hash, guard }
+        Candidate { summary, place, rank, name, line, hash }
+    }
+
+    /// Its folder on disk; none for an imported skill.
+    pub fn folder(&self) -> Option<&Folder> {
+        match &self.place {
+            Place::Folder(folder) => Some(folder),
+            Place::Mount { .. } => None,
+        }
     }
 }
 
@@ -343,7 +373,10 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Ar
         Err(Unread::Now(e)) => return Err(format!("cannot read {}: {e}", file.display())),
         Err(Unread::Lasting(e)) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
         Ok(head) => match skill::parse(&head, folder) {
-            Ok(parsed) => Found::Skill(Arc::new(Candidate::new(parsed.summary, dir, file, root.rank, guard.cloned()))),
+            Ok(parsed) => {
+                let folder = Folder { dir, file, guard: guard.cloned() };
+                Found::Skill(Arc::new(Candidate::new(parsed.summary, Place::Folder(folder), root.rank)))
+            }
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
         },
     };

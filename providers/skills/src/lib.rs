@@ -4,6 +4,7 @@
 
 pub mod discover;
 pub mod host;
+pub mod imported;
 pub mod registry;
 pub mod served;
 pub mod skill;
@@ -213,7 +214,7 @@ impl Surface for SkillsSurface {
         const fn doc(code: &'static str, severity: Severity, meaning: &'static str) -> CodeDoc {
             CodeDoc { code, severity, meaning }
         }
-        static CODES: [CodeDoc; 9] = [
+        static CODES: [CodeDoc; 10] = [
             doc(
                 "SKILL_INVALID",
                 Warning,
@@ -246,6 +247,11 @@ impl Surface for SkillsSurface {
                 "SKILL_LOAD_FAILED",
                 Error,
                 "(tool result) The skill's file could not be read or no longer parses (also from prompts/get).",
+            ),
+            doc(
+                "SKILL_DIGEST_MISMATCH",
+                Error,
+                "(tool result) An imported skill's SKILL.md, read from its MCP server, is not the size and `sha256:` digest the server listed: it is not used (also from prompts/get).",
             ),
         ];
         &CODES

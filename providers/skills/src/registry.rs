@@ -18,7 +18,9 @@ use imbl::OrdMap;
 use seam_engine::runtime::AsAny;
 use seam_engine::surface::Provider;
 
-use crate::discover::Candidate;
+use seam_engine::offers::ImportedSkill;
+
+use crate::discover::{Candidate, Place};
 use crate::host::{Observation, SkillsMount};
 
 /// The winners for one agent in one workspace.
@@ -201,6 +203,82 @@ impl Cache {
 const CACHE_ENTRIES: usize = 256;
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
+
+/// The skills MCP mounts import, with each mount's layer and id, in composition order.
+type ImportedBy = Vec<(u32, String, Arc<Vec<ImportedSkill>>)>;
+
+/// A catalog with imported skills added, and what it was made of.
+struct Overlay {
+    base: Arc<Catalog>,
+    imported: ImportedBy,
+    catalog: Arc<Catalog>,
+}
+
+/// Most overlays kept: one per (workspace, chain) a deployment serves, commonly.
+const OVERLAYS: usize = 64;
+
+static OVERLAID: LazyLock<Mutex<std::collections::VecDeque<Overlay>>> = LazyLock::new(Mutex::default);
+
+/// `base` with the skills the agent's MCP mounts import from their servers added
+/// (`Offers::skills`), ranked `RANK_IMPORTED`, as a layer below every folder: a name
+/// a folder has, in any layer, stays the folder's, since a server's SKILL.md must not
+/// replace one the operator put on disk. Between imported skills of one name, the
+/// mount of the nearer layer wins, then the one first in the composition. A skill
+/// whose listed frontmatter breaks the rules a file must keep is left out.
+pub fn with_imported(base: Arc<Catalog>, providers: &[Provider]) -> Arc<Catalog> {
+    let imported: ImportedBy = providers
+        .iter()
+        .filter_map(|p| {
+            let skills = p.running.offers().skills.clone();
+            (!skills.is_empty()).then(|| (p.layer, p.id.clone(), skills))
+        })
+        .collect();
+    if imported.is_empty() {
+        return base;
+    }
+    let same = |o: &Overlay| {
+        Arc::ptr_eq(&o.base, &base)
+            && o.imported.len() == imported.len()
+            && o.imported.iter().zip(&imported).all(|(a, b)| a.0 == b.0 && a.1 == b.1 && Arc::ptr_eq(&a.2, &b.2))
+    };
+    if let Some(o) = OVERLAID.lock().expect("overlay lock").iter().find(|o| same(o)) {
+        return o.catalog.clone();
+    }
+    let mut skills = base.skills.clone();
+    let mut sum = base.sum;
+    let mut nearest_first: Vec<&(u32, String, Arc<Vec<ImportedSkill>>)> = imported.iter().collect();
+    nearest_first.sort_by_key(|(layer, _, _)| Reverse(*layer));
+    for (_, mount, listed) in nearest_first {
+        for skill in listed.iter() {
+            if skills.contains_key(&skill.name) {
+                continue;
+            }
+            match crate::skill::summary_of_listed(&skill.name, &skill.frontmatter) {
+                Ok(summary) => {
+                    let place = Place::Mount { mount: mount.clone(), skill: Arc::new(skill.clone()) };
+                    let candidate = Arc::new(Candidate::new(summary, place, crate::discover::RANK_IMPORTED));
+                    sum = sum.wrapping_add(candidate.hash);
+                    skills.insert(skill.name.clone(), candidate);
+                }
+                Err(why) => tracing::debug!(%mount, skill = %skill.uri, "an imported skill is left out: {why}"),
+            }
+        }
+    }
+    let catalog = Arc::new(Catalog {
+        skills,
+        digest: hex(sum),
+        sum,
+        stale: base.stale.clone(),
+        unavailable: base.unavailable.clone(),
+        rendered: OnceLock::new(),
+    });
+    let mut overlaid = OVERLAID.lock().expect("overlay lock");
+    if overlaid.len() >= OVERLAYS {
+        overlaid.pop_front();
+    }
+    overlaid.push_back(Overlay { base, imported, catalog: catalog.clone() });
+    catalog
+}
 
 /// The workspace of a session: its first root inside the configured
 /// workspace, else the configured workspace (a client cannot point discovery

@@ -26,7 +26,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use serde_json::{Value as Json, json};
 use sha2::Digest as _;
 
-use crate::discover::Candidate;
+use crate::discover::Folder;
 
 /// The most files one served skill may have (the extension's limit).
 pub const MAX_FILES: usize = 512;
@@ -106,24 +106,27 @@ pub fn parse_directory_uri(uri: &str) -> Option<(&str, String)> {
 }
 
 /// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
-pub fn entry(candidate: &Candidate) -> Result<Json, String> {
-    let (files, skill_md) = manifest(candidate)?;
-    let text = String::from_utf8(skill_md).map_err(|_| format!("{} is not UTF-8", candidate.file.display()))?;
-    let frontmatter =
-        crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))?;
-    let name = &candidate.summary.name;
+pub fn entry(name: &str, folder: &Folder) -> Result<Json, String> {
+    let (files, skill_md) = manifest(name, folder)?;
+    // A host finds the frontmatter at the file's first byte (`---`); after a byte-order mark
+    // it finds none, and the skill fails its check. The `skill` tool reads past the mark.
+    if skill_md.starts_with("\u{feff}".as_bytes()) {
+        return Err(format!("{} starts with a byte-order mark, which hosts do not read past", folder.file.display()));
+    }
+    let text = String::from_utf8(skill_md).map_err(|_| format!("{} is not UTF-8", folder.file.display()))?;
+    let frontmatter = crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", folder.file.display(), r.line, r.reason))?;
     let resources: Vec<Json> = files.iter().map(|f| json!({ "uri": uri(name, &f.path), "digest": f.digest, "size": f.size })).collect();
     Ok(json!({ "uri": uri(name, "SKILL.md"), "frontmatter": frontmatter, "resources": resources }))
 }
 
 /// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
-pub fn read(candidate: &Candidate, path: &str) -> Result<Json, String> {
-    let (files, skill_md) = manifest(candidate)?;
+pub fn read(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
+    let (files, skill_md) = manifest(name, folder)?;
     if !files.iter().any(|f| f.path == path) {
-        return Err(format!("skill `{}` serves no file `{path}`", candidate.summary.name));
+        return Err(format!("skill `{name}` serves no file `{path}`"));
     }
-    let bytes = if path == "SKILL.md" { skill_md } else { read_beneath(&candidate.dir, path)? };
-    let uri = uri(&candidate.summary.name, path);
+    let bytes = if path == "SKILL.md" { skill_md } else { read_beneath(&folder.dir, path)? };
+    let uri = uri(name, path);
     let mime = mime_of(path);
     Ok(match String::from_utf8(bytes) {
         Ok(text) => json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }),
@@ -137,9 +140,8 @@ pub fn read(candidate: &Candidate, path: &str) -> Result<Json, String> {
 
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
-pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
-    let (files, _) = manifest(candidate)?;
-    let name = &candidate.summary.name;
+pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
+    let (files, _) = manifest(name, folder)?;
     let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
     let mut folders = std::collections::BTreeSet::new();
     let mut resources = Vec::new();
@@ -155,7 +157,7 @@ pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
         }
     }
     // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
-    if resources.is_empty() && folders.is_empty() && !path.is_empty() && !is_folder_beneath(&candidate.dir, path) {
+    if resources.is_empty() && folders.is_empty() && !path.is_empty() && !is_folder_beneath(&folder.dir, path) {
         return Err(format!("skill `{name}` serves no folder `{path}`"));
     }
     for folder in folders {
@@ -166,17 +168,16 @@ pub fn directory(candidate: &Candidate, path: &str) -> Result<Json, String> {
 
 /// Every file the skill serves, SKILL.md first and the rest by path, and SKILL.md's
 /// bytes; bounded by `MAX_FILES`, `MAX_BYTES`, `MAX_WALKED` and `MAX_DEPTH`.
-fn manifest(candidate: &Candidate) -> Result<(Vec<File>, Vec<u8>), String> {
-    let name = &candidate.summary.name;
-    let skill_md = read_capped(std::fs::File::open(&candidate.file), &candidate.file.display().to_string())?;
+fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), String> {
+    let skill_md = read_capped(std::fs::File::open(&folder.file), &folder.file.display().to_string())?;
     let mut total = skill_md.len() as u64;
     let mut files = vec![File { path: "SKILL.md".into(), size: total, digest: digest_of(&skill_md) }];
     let mut found = Vec::new();
     let mut walked = 0;
-    walk(&candidate.dir, "", 0, &mut found, &mut walked)?;
+    walk(&folder.dir, "", 0, &mut found, &mut walked)?;
     found.sort();
     for path in found {
-        let mut file = open_beneath(&candidate.dir, &path).map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
+        let mut file = open_beneath(&folder.dir, &path).map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
         let meta = file.metadata().map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
         total += meta.len();
         if total > MAX_BYTES {
@@ -210,7 +211,8 @@ fn manifest(candidate: &Candidate) -> Result<(Vec<File>, Vec<u8>), String> {
     Ok((files, skill_md))
 }
 
-fn digest_of(bytes: &[u8]) -> String {
+/// The `sha256:` digest of `bytes`, as the skills extension writes it.
+pub(crate) fn digest_of(bytes: &[u8]) -> String {
     let hex: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
 }
@@ -335,6 +337,22 @@ mod tests {
         for refused in ["skill://pdf/", "skill://pdf/scripts/", "skill://", "skill://pdf/.."] {
             assert_eq!(parse_directory_uri(refused), None, "{refused}");
         }
+    }
+
+    /// A SKILL.md that starts with a byte-order mark is not served over the extension: a
+    /// host would find no frontmatter in it.
+    #[test]
+    fn a_skill_md_after_a_byte_order_mark_is_not_served() {
+        let dir = std::env::temp_dir().join(format!("seam-served-bom-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let folder = Folder { dir: dir.clone(), file: dir.join("SKILL.md"), guard: None };
+        let text = "---\nname: a\ndescription: d\n---\nbody\n";
+        std::fs::write(&folder.file, text).unwrap();
+        assert_eq!(entry("a", &folder).unwrap()["frontmatter"]["name"], "a");
+        std::fs::write(&folder.file, format!("\u{feff}{text}")).unwrap();
+        assert!(entry("a", &folder).unwrap_err().contains("byte-order mark"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A file is opened beneath its folder without following a link anywhere on the way,

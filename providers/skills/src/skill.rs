@@ -204,6 +204,44 @@ pub fn parse(text: &str, folder: &str) -> Result<Parsed, Rejection> {
     })
 }
 
+/// The summary of a skill an MCP server listed (its frontmatter as JSON), under the
+/// rules `parse` applies to a file; the name is the one the server's URI spells.
+pub fn summary_of_listed(name: &str, frontmatter: &serde_json::Map<String, serde_json::Value>) -> Result<Summary, String> {
+    use serde_json::Value as Json;
+    if !valid_name(name) || name.len() > MAX_NAME_CHARS {
+        return Err(format!(
+            "`{name}` is not a skill name: lowercase letters and digits, joined by single hyphens, at most {MAX_NAME_CHARS}"
+        ));
+    }
+    let text_of = |key: &str| match frontmatter.get(key) {
+        None => Ok(None),
+        Some(Json::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(format!("`{key}` must be a string")),
+    };
+    let description = text_of("description")?.filter(|d| !d.trim().is_empty()).ok_or("`description` is required")?;
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(format!("the description has {chars} characters; at most {MAX_DESCRIPTION_CHARS}"));
+    }
+    let flag = |key: &str, default: bool| {
+        let Some(value) = frontmatter.get(key) else { return Ok(default) };
+        let value = match value {
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => n.as_i64().map_or(Value::Null, Value::Int),
+            Json::String(s) => Value::Str(s.clone()),
+            _ => Value::Null,
+        };
+        boolean(&value).ok_or_else(|| format!("`{key}` must be true or false (or yes/no, on/off, 1/0)"))
+    };
+    Ok(Summary {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        when_to_use: text_of("when_to_use")?.map(str::to_owned),
+        model_invocable: !flag("disable-model-invocation", false)?,
+        user_invocable: flag("user-invocable", true)?,
+    })
+}
+
 /// A frontmatter boolean in the spellings skill files use.
 fn boolean(value: &Value) -> Option<bool> {
     match value {

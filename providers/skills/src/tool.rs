@@ -10,14 +10,14 @@
 use std::sync::Arc;
 
 use seam_engine::render::escape_markup;
-use seam_engine::runtime::{BoxFuture, ToolOutput};
+use seam_engine::runtime::{BoxFuture, Client, ToolOutput};
 use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, SkillRead, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
 use crate::SkillSettings;
-use crate::discover::{self, Candidate};
+use crate::discover::{self, Candidate, Folder, Place};
 use crate::registry::{self, Catalog};
-use crate::{served, skill};
+use crate::{imported, served, skill};
 
 const PREAMBLE: &str = "Load a skill: instructions, with resources, for one kind of task. When the task at hand matches a \
 skill's description below, call this tool with that skill's name before starting, then follow the instructions it returns.";
@@ -81,15 +81,23 @@ pub fn describe(catalog: &Catalog, max: usize) -> String {
 }
 
 /// The canonical rendering both paths use: the framing escaped, the body verbatim.
-pub fn render(name: &str, base: &std::path::Path, body: &str) -> String {
-    let base = base.display().to_string();
+pub fn render(name: &str, base: &str, body: &str) -> String {
     format!(
         "<skill_content name=\"{}\" base=\"{}\">\nThis skill's resources (scripts, references, assets) are files under {}; \
          read one only when the instructions below call for it.\n\n{body}\n</skill_content>",
         escape_markup(name),
-        escape_markup(&base),
-        escape_markup(&base),
+        escape_markup(base),
+        escape_markup(base),
     )
+}
+
+/// Where a skill's resources are, as `render` names them: its folder, or for an
+/// imported skill the server's URI its SKILL.md is in.
+fn base_of(candidate: &Candidate) -> String {
+    match &candidate.place {
+        Place::Folder(folder) => folder.dir.display().to_string(),
+        Place::Mount { skill, .. } => skill.uri.strip_suffix("SKILL.md").unwrap_or(&skill.uri).to_owned(),
+    }
 }
 
 /// The catalog the agent's session sees, from its providers and roots.
@@ -97,14 +105,14 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
     let chain = registry::layered(providers);
     let configured = chain.first().and_then(|l| l.mount.configured_root.clone());
     let workspace = registry::workspace_of(configured.as_deref(), roots);
-    registry::catalog(workspace, chain).await
+    registry::with_imported(registry::catalog(workspace, chain).await, providers)
 }
 
-/// Under `read_only_roots`, the winning candidate's root judged again before anything
-/// of it is read: why it is refused, if it is.
-async fn judged(candidate: &Candidate) -> Result<(), String> {
-    if let Some(guard) = candidate.guard.clone() {
-        let (dir, file) = (candidate.dir.clone(), candidate.file.clone());
+/// Under `read_only_roots`, a folder's root judged again before anything of it is
+/// read: why it is refused, if it is.
+async fn judged(folder: &Folder) -> Result<(), String> {
+    if let Some(guard) = folder.guard.clone() {
+        let (dir, file) = (folder.dir.clone(), folder.file.clone());
         let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why)))
             .await
             .map_err(|e| e.to_string())?;
@@ -115,14 +123,27 @@ async fn judged(candidate: &Candidate) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads the winning candidate's file again and parses it whole; under
-/// `read_only_roots` its root is judged again first.
-async fn load(candidate: &Candidate) -> Result<skill::Parsed, String> {
-    judged(candidate).await?;
-    let file = candidate.file.clone();
-    let folder = candidate.summary.name.clone();
-    let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file)).await.map_err(|e| e.to_string())??;
-    skill::parse(&text, &folder).map_err(|r| format!("{}:{}: {}", candidate.file.display(), r.line, r.reason))
+/// Reads the winning candidate's SKILL.md again and parses it whole: a folder's
+/// from disk, its root judged again first under `read_only_roots`; an imported
+/// skill's from its mount's server, checked against the listed digest.
+async fn load(candidate: &Candidate, providers: &[Provider], client: Client) -> Result<skill::Parsed, imported::Refused> {
+    let failed = |message: String| imported::Refused { code: "SKILL_LOAD_FAILED", message };
+    let name = candidate.summary.name.clone();
+    match &candidate.place {
+        Place::Folder(folder) => {
+            judged(folder).await.map_err(failed)?;
+            let file = folder.file.clone();
+            let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file))
+                .await
+                .map_err(|e| failed(e.to_string()))?
+                .map_err(failed)?;
+            skill::parse(&text, &name).map_err(|r| failed(format!("{}:{}: {}", folder.file.display(), r.line, r.reason)))
+        }
+        Place::Mount { mount, skill } => {
+            let text = imported::body(mount, skill, providers, client).await?;
+            skill::parse(&text, &name).map_err(|r| failed(format!("{}:{}: {}", skill.uri, r.line, r.reason)))
+        }
+    }
 }
 
 /// A catalog as the `skill` tool lists it, for one `catalog_description_max`.
@@ -185,18 +206,20 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
                 .iter()
                 // A skill neither the model nor the user may invoke is loadable by no path of seam's: not served either.
                 .filter(|candidate| candidate.summary.model_invocable || candidate.summary.user_invocable)
+                // An imported skill is its server's to serve: a host reaches it there.
+                .filter_map(|candidate| Some((&candidate.summary.name, candidate.folder()?)))
                 // Under `read_only_roots`, its root judged again, as a load does.
-                .filter(|candidate| {
-                    let refusal = candidate.guard.as_ref().and_then(|guard| guard.refusal_of(&candidate.dir, &candidate.file));
+                .filter(|(name, folder)| {
+                    let refusal = folder.guard.as_ref().and_then(|guard| guard.refusal_of(&folder.dir, &folder.file));
                     if let Some(why) = &refusal {
-                        tracing::debug!(skill = %candidate.summary.name, "not served over MCP's skills extension: {why}");
+                        tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}");
                     }
                     refusal.is_none()
                 })
-                .filter_map(|candidate| match served::entry(candidate) {
+                .filter_map(|(name, folder)| match served::entry(name, folder) {
                     Ok(entry) => Some(entry),
                     Err(why) => {
-                        tracing::debug!(skill = %candidate.summary.name, "not served over MCP's skills extension: {why}");
+                        tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}");
                         None
                     }
                 })
@@ -213,9 +236,11 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
+        let folder = candidate.folder()?.clone();
+        let name = name.to_owned();
         let read = async move {
-            judged(&candidate).await?;
-            let read = move || if directory { served::directory(&candidate, &path) } else { served::read(&candidate, &path) };
+            judged(&folder).await?;
+            let read = move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
             tokio::task::spawn_blocking(read).await.map_err(|e| e.to_string())?
         };
         Some(read.await)
@@ -241,14 +266,14 @@ pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, Tool
         if !candidate.summary.model_invocable {
             return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user"), &name);
         }
-        let parsed = match load(&candidate).await {
+        let parsed = match load(&candidate, &call.providers, call.client.clone()).await {
             Ok(p) => p,
-            Err(e) => return error("SKILL_LOAD_FAILED", e, &name),
+            Err(refused) => return error(refused.code, refused.message, &name),
         };
         if !parsed.summary.model_invocable {
             return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user (changed on disk)"), &name);
         }
-        let text = render(&name, &candidate.dir, &parsed.body);
+        let text = render(&name, &base_of(&candidate), &parsed.body);
         ToolOutput { content: vec![json!({ "type": "text", "text": text })], ..ToolOutput::default() }
     })
 }
@@ -261,14 +286,14 @@ pub fn get_prompt(settings: SkillSettings, call: PromptCall) -> BoxFuture<'stati
         let Some(candidate) = catalog.skills.get(&name).filter(|c| c.summary.user_invocable).cloned() else {
             return Err(PromptError::unknown(&name));
         };
-        let parsed = load(&candidate).await.map_err(|e| PromptError::new("SKILL_LOAD_FAILED", e))?;
+        let parsed = load(&candidate, &call.providers, Client::default()).await.map_err(|r| PromptError::new(r.code, r.message))?;
         if !parsed.summary.user_invocable {
             return Err(PromptError::new(
                 "SKILL_NOT_USER_INVOCABLE",
                 format!("skill `{name}` is no longer user-invocable (changed on disk)"),
             ));
         }
-        let text = render(&name, &candidate.dir, &parsed.body);
+        let text = render(&name, &base_of(&candidate), &parsed.body);
         Ok(json!({
             "description": cut(&parsed.summary.catalog_text(), max),
             "messages": [{ "role": "user", "content": { "type": "text", "text": text } }]
@@ -307,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_framing_is_escaped_and_the_body_kept() {
-        let out = render("a", std::path::Path::new("/s/\"q\"&<x>"), "Use <b>this</b> & \"that\".");
+        let out = render("a", "/s/\"q\"&<x>", "Use <b>this</b> & \"that\".");
         assert!(out.starts_with("<skill_content name=\"a\" base=\"/s/&quot;q&quot;&amp;&lt;x&gt;\">\n"), "{out}");
         assert!(out.contains("\n\nUse <b>this</b> & \"that\".\n</skill_content>"), "{out}");
     }
@@ -340,13 +365,13 @@ mod tests {
             scan.skill("s").expect("a skill").clone()
         };
         let (guarded, unguarded) = (candidate(Some(&guard)), candidate(None));
-        assert_eq!(load(&guarded).await.unwrap().body, "body\n", "a safe root loads");
+        assert_eq!(load(&guarded, &[], Client::default()).await.unwrap().body, "body\n", "a safe root loads");
         std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let refused = load(&guarded).await.unwrap_err();
+        let refused = load(&guarded, &[], Client::default()).await.unwrap_err().message;
         assert!(refused.contains("refused by `read_only_roots`") && refused.contains("world-writable"), "{refused}");
-        assert_eq!(load(&unguarded).await.unwrap().body, "body\n", "without the option it is only warned about");
+        assert_eq!(load(&unguarded, &[], Client::default()).await.unwrap().body, "body\n", "without the option it is only warned about");
         std::fs::set_permissions(&root_path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(load(&guarded).await.is_ok(), "made safe again, it loads again");
+        assert!(load(&guarded, &[], Client::default()).await.is_ok(), "made safe again, it loads again");
 
         // A skill whose SKILL.md links out of the root is judged where the link leads:
         // refused at scan when that place is unsafe, and at load when it became unsafe later.
@@ -357,9 +382,9 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.join("SKILL.md"), root_path.join("l/SKILL.md")).unwrap();
         let scan = discover::scan(&root, None, &discover::Dirty::All, Some(&guard)).unwrap();
         let linked = scan.skill("l").expect("a safe link is a skill").clone();
-        assert_eq!(load(&linked).await.unwrap().body, "linked\n");
+        assert_eq!(load(&linked, &[], Client::default()).await.unwrap().body, "linked\n");
         std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let refused = load(&linked).await.unwrap_err();
+        let refused = load(&linked, &[], Client::default()).await.unwrap_err().message;
         assert!(refused.contains("links to") && refused.contains("world-writable"), "{refused}");
         let scan = discover::scan(&root, None, &discover::Dirty::All, Some(&guard)).unwrap();
         assert!(scan.skill("l").is_none(), "refused at scan too");

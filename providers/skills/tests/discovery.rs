@@ -48,7 +48,7 @@ fn mount(id: &str, config: FsSkills, workspace: &Path) -> Arc<SkillsMount> {
 }
 
 fn winner(catalog: &Catalog, name: &str) -> PathBuf {
-    catalog.skills[name].file.clone()
+    catalog.skills[name].folder().expect("a folder").file.clone()
 }
 
 fn merged(observed: &[(u32, &Observation)]) -> Catalog {
@@ -642,7 +642,9 @@ async fn an_updated_catalog_equals_one_merged_whole() {
         }
         let now = registry::catalog(dir.clone(), chain(&[&m])).await;
         let expected = whole(n);
-        let files = |c: &Catalog| c.skills.iter().map(|(k, v)| (k.clone(), v.file.clone(), v.summary.clone())).collect::<Vec<_>>();
+        let files = |c: &Catalog| {
+            c.skills.iter().map(|(k, v)| (k.clone(), v.folder().map(|f| f.file.clone()), v.summary.clone())).collect::<Vec<_>>()
+        };
         assert_eq!(files(&now), files(&expected), "{what}");
         assert_eq!(now.digest, expected.digest, "{what}");
         assert_eq!(now.digest == last.digest, *what == "a body edit", "{what}: the digest moves with the summaries only");
