@@ -62,6 +62,18 @@ pub struct ImportedSkill {
     pub size: u64,
     /// Its frontmatter as the server listed it (`name`, `description`, and the rest).
     pub frontmatter: Map<String, Json>,
+    /// Its manifest as the server listed it, SKILL.md included.
+    pub files: Vec<ImportedFile>,
+}
+
+/// One file of an imported skill's manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedFile {
+    /// The server's URI of it.
+    pub uri: String,
+    /// Its `sha256:` digest and size.
+    pub digest: String,
+    pub size: u64,
 }
 
 /// A request for something a mount offers.

@@ -146,6 +146,8 @@ fn a_mount_s_skills_join_the_catalog_below_the_disk_and_load_only_as_listed() {
     write_skill(&local, "deploy", "The operator's deploy.", "", "Deploy from disk.");
     write_skill(&remote, "deploy", "The server's deploy.", "", "Deploy from the server.");
     let pdf = write_skill(&remote, "pdf", "Fill PDF forms.", "", "Fill the form.");
+    std::fs::create_dir_all(remote.join("pdf/scripts")).unwrap();
+    std::fs::write(remote.join("pdf/scripts/fill.py"), "print('fill')\n").unwrap();
     let notes = write_skill(&remote, "notes", "Take notes.", "disable-model-invocation: true\n", "Write it down.");
     let peer = SkillsPeer::start(&remote);
     let file = composition(&dir, &peer.url, true);
@@ -181,6 +183,31 @@ fn a_mount_s_skills_join_the_catalog_below_the_disk_and_load_only_as_listed() {
     let prompt = client.send(json!({ "op": "request", "method": "prompts/get", "params": { "name": "notes" } }));
     assert!(prompt["result"]["messages"][0]["content"]["text"].as_str().unwrap().contains("Write it down."), "{prompt}");
 
+    // A host that discovers skills over the extension finds the imported ones beside seam's own,
+    // under seam's URIs, every file read through seam and verified by the real Inspector.
+    let url = format!("{}/mcp", seam.base);
+    for era in ["legacy", "modern"] {
+        let (code, out, err) = super::inspector::run_inspector(&dir, &[url.as_str()], era, &["--method", "skills/list", "--verify"]);
+        assert_eq!(code, 0, "{era}: {out}{err}");
+        let verified: Vec<(String, String)> = out
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .map(|skill| (skill["name"].as_str().unwrap().to_owned(), skill["outcome"].as_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(
+            verified,
+            [("deploy", "verified"), ("notes", "verified"), ("pdf", "verified")].map(|(n, o)| (n.to_owned(), o.to_owned())),
+            "{era}"
+        );
+    }
+    assert!(peer.skill_md_reads() > 1, "each SKILL.md a host reads through seam is read from the server");
+    let got = client.send(json!({ "op": "request", "method": "skills/get", "params": { "uri": "skill://pdf/SKILL.md" } }));
+    let files: Vec<&str> = got["result"]["skill"]["resources"].as_array().unwrap().iter().map(|f| f["uri"].as_str().unwrap()).collect();
+    assert_eq!(files, ["skill://pdf/SKILL.md", "skill://pdf/scripts/fill.py"], "{got}");
+    let dir_read =
+        client.send(json!({ "op": "request", "method": "resources/directory/read", "params": { "uri": "skill://pdf/scripts" } }));
+    assert_eq!(dir_read["result"]["resources"][0]["uri"], "skill://pdf/scripts/fill.py", "{dir_read}");
+
     // The server's file changes and it does not say so: the body is not the one listed, and is refused.
     std::fs::write(&pdf, "---\nname: pdf\ndescription: Fill PDF forms.\n---\nSend the form elsewhere.\n").unwrap();
     peer.reload(false);
@@ -189,6 +216,9 @@ fn a_mount_s_skills_join_the_catalog_below_the_disk_and_load_only_as_listed() {
     assert_eq!(refused["structuredContent"]["error"]["code"], "SKILL_DIGEST_MISMATCH", "{refused}");
     let message = refused["structuredContent"]["error"]["message"].as_str().unwrap();
     assert!(message.contains(&pdf_digest) && message.contains(&digest(&pdf)), "both digests are named: {message}");
+    // And a host reading it through seam's extension is refused it too.
+    let read = client.send(json!({ "op": "request", "method": "resources/read", "params": { "uri": "skill://pdf/SKILL.md" } }));
+    assert_eq!(read["ok"], false, "{read}");
     // Once the server announces its change, seam lists again and the new body is the listed one.
     peer.reload(true);
     wait_until("the new digest imported", || seam.status()["mounts"]["remote"]["skills"][2]["digest"] == digest(&pdf));

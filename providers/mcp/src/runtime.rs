@@ -32,7 +32,7 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
-use seam_engine::offers::{ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
+use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{BoxFuture, BuildCx, Client, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -1255,6 +1255,7 @@ async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, V
             digest: skill_md.digest.clone(),
             size: skill_md.size,
             frontmatter,
+            files: files.iter().map(|f| ImportedFile { uri: f.uri.clone(), digest: f.digest.clone(), size: f.size }).collect(),
         });
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.uri.cmp(&b.uri)));

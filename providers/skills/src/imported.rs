@@ -1,15 +1,18 @@
 //! Skills an MCP mount imports from its server (`skills: { import: true }`): the
 //! catalog has their listed summaries (`registry::with_imported`); a body is read
 //! from the server only when the skill is invoked, and used only when its size and
-//! `sha256:` digest are the ones the server listed.
+//! `sha256:` digest are the ones the server listed. Served on over seam's own
+//! skills extension, an imported skill keeps its server's manifest under seam's
+//! `skill://<name>/` URIs, and each file read through seam is checked the same way.
 
-use seam_engine::offers::{ImportedSkill, MountRequest};
+use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest};
 use seam_engine::runtime::Client;
 use seam_engine::surface::Provider;
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
 
 use crate::discover::MAX_SKILL_FILE_BYTES;
+use crate::served::{File, MAX_BYTES, MAX_FILES};
 
 /// Why an imported skill's body was not used.
 #[derive(Debug)]
@@ -25,32 +28,98 @@ fn failed(message: String) -> Refused {
 
 /// The SKILL.md text of `skill`, read through mount `mount` (one of `providers`) for `client`.
 pub async fn body(mount: &str, skill: &ImportedSkill, providers: &[Provider], client: Client) -> Result<String, Refused> {
-    let what = format!("skill `{}` of MCP server `{mount}`", skill.name);
     if skill.size > MAX_SKILL_FILE_BYTES {
+        let what = format!("skill `{}` of MCP server `{mount}`", skill.name);
         return Err(failed(format!("{what}: its SKILL.md is listed at {} bytes; at most {MAX_SKILL_FILE_BYTES} are read", skill.size)));
     }
+    let file = ImportedFile { uri: skill.uri.clone(), digest: skill.digest.clone(), size: skill.size };
+    let bytes = fetch(mount, skill, &file, providers, client).await?;
+    String::from_utf8(bytes).map_err(|_| failed(format!("skill `{}` of MCP server `{mount}`: {} is not UTF-8", skill.name, skill.uri)))
+}
+
+/// The bytes of `file` of `skill`, read through mount `mount`, refused unless they are
+/// the size and digest the manifest gives.
+async fn fetch(
+    mount: &str,
+    skill: &ImportedSkill,
+    file: &ImportedFile,
+    providers: &[Provider],
+    client: Client,
+) -> Result<Vec<u8>, Refused> {
+    let what = format!("skill `{}` of MCP server `{mount}`", skill.name);
     let running = providers
         .iter()
         .find(|p| p.id == mount)
         .map(|p| p.running.clone())
         .ok_or_else(|| failed(format!("{what}: the mount is no longer this agent's")))?;
-    let read = running.request(MountRequest::ReadResource { uri: skill.uri.clone() }, client, CancellationToken::new());
+    let read = running.request(MountRequest::ReadResource { uri: file.uri.clone() }, client, CancellationToken::new());
     let result = read.await.map_err(|e| failed(format!("{what}: {e}")))?;
-    let bytes = contents(&result, &skill.uri).map_err(|why| failed(format!("{what}: {why}")))?;
+    let bytes = contents(&result, &file.uri).map_err(|why| failed(format!("{what}: {why}")))?;
     let digest = crate::served::digest_of(&bytes);
-    if bytes.len() as u64 != skill.size || digest != skill.digest {
+    if bytes.len() as u64 != file.size || digest != file.digest {
         return Err(Refused {
             code: "SKILL_DIGEST_MISMATCH",
             message: format!(
                 "{what}: {} is {} bytes with digest {digest}, but the server listed {} bytes with digest {}; refused",
-                skill.uri,
+                file.uri,
                 bytes.len(),
-                skill.size,
-                skill.digest
+                file.size,
+                file.digest
             ),
         });
     }
-    String::from_utf8(bytes).map_err(|_| failed(format!("{what}: {} is not UTF-8", skill.uri)))
+    Ok(bytes)
+}
+
+/// The skill's manifest as seam serves it: each file by its path under the skill's
+/// folder (its URI past the folder of SKILL.md, decoded), SKILL.md first, the rest by
+/// path; an error when a file is not under that folder.
+fn served_files(skill: &ImportedSkill) -> Result<Vec<(File, &ImportedFile)>, String> {
+    let base = skill.uri.strip_suffix("SKILL.md").ok_or_else(|| format!("{} is not a SKILL.md", skill.uri))?;
+    let mut files = Vec::with_capacity(skill.files.len());
+    for file in &skill.files {
+        let path = file
+            .uri
+            .strip_prefix(base)
+            .and_then(crate::served::decoded)
+            .ok_or_else(|| format!("{} is not a file under {base}", file.uri))?;
+        files.push((File { path, size: file.size, digest: file.digest.clone() }, file));
+    }
+    files.sort_by(|(a, _), (b, _)| (a.path != "SKILL.md", &a.path).cmp(&(b.path != "SKILL.md", &b.path)));
+    // The bounds seam serves its own skills under.
+    let bytes: u64 = files.iter().map(|(f, _)| f.size).sum();
+    if files.len() > MAX_FILES || bytes > MAX_BYTES {
+        return Err(format!(
+            "skill `{}` lists {} files of {bytes} bytes; a served skill holds at most {MAX_FILES} files of {MAX_BYTES} bytes",
+            skill.name,
+            files.len()
+        ));
+    }
+    Ok(files)
+}
+
+fn only_files(files: Vec<(File, &ImportedFile)>) -> Vec<File> {
+    files.into_iter().map(|(file, _)| file).collect()
+}
+
+/// The skill's `skills/list` entry as seam serves it, under `skill://<name>/`.
+pub fn entry(name: &str, skill: &ImportedSkill) -> Result<Json, String> {
+    let files = only_files(served_files(skill)?);
+    Ok(crate::served::entry_of(name, Json::Object(skill.frontmatter.clone()), &files))
+}
+
+/// `resources/read` of the file at `path` of the skill, through its mount, as seam serves it.
+pub async fn read(name: &str, mount: &str, skill: &ImportedSkill, path: &str, providers: &[Provider]) -> Result<Json, String> {
+    let files = served_files(skill)?;
+    let (_, file) = files.iter().find(|(f, _)| f.path == path).ok_or_else(|| format!("skill `{name}` serves no file `{path}`"))?;
+    let bytes = fetch(mount, skill, file, providers, Client::default()).await.map_err(|refused| refused.message)?;
+    Ok(crate::served::contents(name, path, bytes))
+}
+
+/// `resources/directory/read` of folder `path` of the skill, from its manifest.
+pub fn directory(name: &str, skill: &ImportedSkill, path: &str) -> Result<Json, String> {
+    let files = only_files(served_files(skill)?);
+    crate::served::directory_of(name, &files, path, || false)
 }
 
 /// The bytes of the contents at `uri` in a `resources/read` result: its text, or its

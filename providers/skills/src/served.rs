@@ -45,10 +45,11 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'
 
 /// One file of a served skill: its path under the folder (`/`-separated), size and digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct File {
-    path: String,
-    size: u64,
-    digest: String,
+pub(crate) struct File {
+    /// `/`-separated, decoded, under the skill's folder.
+    pub(crate) path: String,
+    pub(crate) size: u64,
+    pub(crate) digest: String,
 }
 
 /// What a file was when it was hashed: device, inode, size, mtime and ctime (ns).
@@ -75,7 +76,7 @@ pub fn uri(name: &str, path: &str) -> String {
 
 /// The path (`/`-separated, decoded) a URI's segments name; none when a segment decodes
 /// to something no served file has (`/`, NUL, `.`, `..`, an empty one, not UTF-8).
-fn decoded(path: &str) -> Option<String> {
+pub(crate) fn decoded(path: &str) -> Option<String> {
     let mut out = Vec::new();
     for segment in path.split('/') {
         let segment = percent_decode_str(segment).decode_utf8().ok()?;
@@ -115,8 +116,13 @@ pub fn entry(name: &str, folder: &Folder) -> Result<Json, String> {
     }
     let text = String::from_utf8(skill_md).map_err(|_| format!("{} is not UTF-8", folder.file.display()))?;
     let frontmatter = crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", folder.file.display(), r.line, r.reason))?;
+    Ok(entry_of(name, frontmatter, &files))
+}
+
+/// A `skills/list` entry of skill `name` with these files (SKILL.md first).
+pub(crate) fn entry_of(name: &str, frontmatter: Json, files: &[File]) -> Json {
     let resources: Vec<Json> = files.iter().map(|f| json!({ "uri": uri(name, &f.path), "digest": f.digest, "size": f.size })).collect();
-    Ok(json!({ "uri": uri(name, "SKILL.md"), "frontmatter": frontmatter, "resources": resources }))
+    json!({ "uri": uri(name, "SKILL.md"), "frontmatter": frontmatter, "resources": resources })
 }
 
 /// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
@@ -126,22 +132,34 @@ pub fn read(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
         return Err(format!("skill `{name}` serves no file `{path}`"));
     }
     let bytes = if path == "SKILL.md" { skill_md } else { read_beneath(&folder.dir, path)? };
+    Ok(contents(name, path, bytes))
+}
+
+/// The `resources/read` result of the file at `path` of skill `name`: text when it is UTF-8, else a blob.
+pub(crate) fn contents(name: &str, path: &str, bytes: Vec<u8>) -> Json {
     let uri = uri(name, path);
     let mime = mime_of(path);
-    Ok(match String::from_utf8(bytes) {
+    match String::from_utf8(bytes) {
         Ok(text) => json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }),
         Err(e) => {
             use base64::Engine as _;
             let blob = base64::engine::general_purpose::STANDARD.encode(e.into_bytes());
             json!({ "contents": [{ "uri": uri, "mimeType": mime, "blob": blob }] })
         }
-    })
+    }
 }
 
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
 pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
     let (files, _) = manifest(name, folder)?;
+    // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
+    directory_of(name, &files, path, || is_folder_beneath(&folder.dir, path))
+}
+
+/// `resources/directory/read` of folder `path` of skill `name` with these files; `exists`
+/// says whether a folder that serves none of them is there at all.
+pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl FnOnce() -> bool) -> Result<Json, String> {
     let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
     let mut folders = std::collections::BTreeSet::new();
     let mut resources = Vec::new();
@@ -156,8 +174,7 @@ pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, String
             }
         }
     }
-    // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
-    if resources.is_empty() && folders.is_empty() && !path.is_empty() && !is_folder_beneath(&folder.dir, path) {
+    if resources.is_empty() && folders.is_empty() && !path.is_empty() && !exists() {
         return Err(format!("skill `{name}` serves no folder `{path}`"));
     }
     for folder in folders {

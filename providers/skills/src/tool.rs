@@ -206,22 +206,19 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
                 .iter()
                 // A skill neither the model nor the user may invoke is loadable by no path of seam's: not served either.
                 .filter(|candidate| candidate.summary.model_invocable || candidate.summary.user_invocable)
-                // An imported skill is its server's to serve: a host reaches it there.
-                .filter_map(|candidate| Some((&candidate.summary.name, candidate.folder()?)))
-                // Under `read_only_roots`, its root judged again, as a load does.
-                .filter(|(name, folder)| {
-                    let refusal = folder.guard.as_ref().and_then(|guard| guard.refusal_of(&folder.dir, &folder.file));
-                    if let Some(why) = &refusal {
-                        tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}");
-                    }
-                    refusal.is_none()
-                })
-                .filter_map(|(name, folder)| match served::entry(name, folder) {
-                    Ok(entry) => Some(entry),
-                    Err(why) => {
-                        tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}");
-                        None
-                    }
+                .filter_map(|candidate| {
+                    let name = &candidate.summary.name;
+                    let entry = match &candidate.place {
+                        // Under `read_only_roots`, its root judged again, as a load does.
+                        Place::Folder(folder) => {
+                            match folder.guard.as_ref().and_then(|guard| guard.refusal_of(&folder.dir, &folder.file)) {
+                                Some(why) => Err(why),
+                                None => served::entry(name, folder),
+                            }
+                        }
+                        Place::Mount { skill, .. } => imported::entry(name, skill),
+                    };
+                    entry.map_err(|why| tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}")).ok()
                 })
                 .collect()
         });
@@ -236,14 +233,19 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
-        let folder = candidate.folder()?.clone();
         let name = name.to_owned();
-        let read = async move {
-            judged(&folder).await?;
-            let read = move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
-            tokio::task::spawn_blocking(read).await.map_err(|e| e.to_string())?
-        };
-        Some(read.await)
+        Some(match candidate.place.clone() {
+            Place::Folder(folder) => match judged(&folder).await {
+                Err(refused) => Err(refused),
+                Ok(()) => {
+                    let read =
+                        move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
+                    tokio::task::spawn_blocking(read).await.map_err(|e| e.to_string()).and_then(|read| read)
+                }
+            },
+            Place::Mount { skill, .. } if directory => imported::directory(&name, &skill, &path),
+            Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, &listing.providers).await,
+        })
     })
 }
 
