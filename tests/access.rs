@@ -3,15 +3,13 @@
 //! HTTP/1.1 over a socket where the exact bytes matter (sizes, chunking),
 //! the official SDK client where a real client is the point.
 
-mod support;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn compose(path: &Path, extra: &str) {
     std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", flaky_mount("alpha", &[], ""))).unwrap();

@@ -4,15 +4,13 @@
 //! figures go to BENCHMARKS.md); by default they run short, as CI does.
 //! Each prints `CHAOS | test | measure | value` lines for the summary.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn full() -> bool {
     std::env::var("SEAM_CHAOS").is_ok_and(|v| v == "full")

@@ -1,12 +1,10 @@
 //! End-to-end tests of the `seam` binary: exit codes, output formats, graph and diff.
 
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::support::{files_under, scratch};
 use serde_json::Value;
-use support::{files_under, scratch};
 
 fn seam(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_seam")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("seam runs")

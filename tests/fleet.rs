@@ -2,12 +2,10 @@
 //! and two `seam serve` processes watching one mounted ConfigMap folder
 //! converge to the same composition digest after the kubelet's `..data` swap.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
-use support::*;
+use crate::support::*;
 
 /// The composition inside the example's ConfigMap (`data.seam.yaml: |`).
 fn configmap_composition(manifest: &str) -> String {

@@ -26,7 +26,7 @@ fn code_table_is_fresh() {
     let codes = seam::engine().codes();
     let mut seen = std::collections::BTreeSet::new();
     let mut text = String::from(
-        "# Diagnostic codes\n\nGenerated from the code tables by `cargo test --test generated`; do not edit by hand.\n\
+        "# Diagnostic codes\n\nGenerated from the code tables by `cargo test --test suite generated`; do not edit by hand.\n\
          Every diagnostic `seam validate` prints carries one of these stable codes; so does every rejected reload, \
          and every tool error result starts with one (`CODE: message`, marked \"tool result\").\n\n| code | severity | meaning |\n| --- | --- | --- |\n",
     );

@@ -2,13 +2,11 @@
 //! (typescript-language-server with TypeScript, pyright), through `seam call`
 //! — one cold process per question, so every answer here is a cold first query.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn write(dir: &Path, files: &[(&str, &str)]) {
     for (name, text) in files {

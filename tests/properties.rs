@@ -5,8 +5,7 @@
 //! Inputs a fuzzer once found are kept here as fixed cases. The properties
 //! themselves are in `properties/holds.rs`, shared with the fuzz targets.
 
-#[path = "properties/holds.rs"]
-mod holds;
+pub(crate) mod holds;
 
 use holds::{framing_holds, guard_holds, interpolation_holds, names_hold};
 use proptest::prelude::*;

@@ -4,8 +4,7 @@
 
 use proptest::prelude::*;
 
-#[path = "properties/holds.rs"]
-mod holds;
+use crate::properties::holds;
 
 fn check(bytes: Vec<u8>) {
     holds::composition_holds(&seam::engine(), bytes);

@@ -4,13 +4,11 @@
 //! and `seam serve` with calls through a failing provider that echoes its
 //! request, `/status` and the status page, all at `RUST_LOG=trace`.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::stub_http::{Reply, Stub};
+use crate::support::*;
 use serde_json::json;
-use support::stub_http::{Reply, Stub};
-use support::*;
 
 /// A value no code path could produce by chance.
 fn secret(name: &str) -> String {

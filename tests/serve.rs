@@ -2,25 +2,18 @@
 //! SDK client drives seam; seam mounts the MCP reference server and our own
 //! controllable server (`tests/peers/flaky-mcp-server.mjs`).
 
-#[path = "serve/conformance.rs"]
 mod conformance;
-#[path = "serve/inspector.rs"]
 mod inspector;
-#[path = "serve/parity.rs"]
 mod parity;
-#[path = "serve/skills.rs"]
 mod skills;
-#[path = "serve/skills_import.rs"]
 mod skills_import;
-mod support;
-#[path = "serve/tasks.rs"]
 mod tasks;
 
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// Writes `seam: 1`, the mounts, then `extra` YAML.
 fn compose(path: &Path, mounts: &[String], extra: &str) {

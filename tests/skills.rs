@@ -4,12 +4,10 @@
 //! and `prompts/get`, and both `list_changed` notifications after a skill is
 //! added on disk.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
     let dir = root.join(name);

@@ -3,13 +3,11 @@
 //! --transport http`. Each state is saved as a PNG under
 //! `target/tmp/ui-screenshots/` for a person to look at.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn mcp_mount(id: &str) -> String {
     flaky_mount(id, &[], "")

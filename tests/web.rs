@@ -2,13 +2,11 @@
 //! MCP SDK client, with the search API and the fetched pages stood in for by
 //! real HTTP servers on 127.0.0.1 (`support/stub_http.rs`).
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::stub_http::{Reply, Stub};
+use crate::support::*;
 use serde_json::{Value, json};
-use support::stub_http::{Reply, Stub};
-use support::*;
 
 /// The shipped base composition, from a scratch copy next to which nothing else lives.
 fn shipped(name: &str) -> std::path::PathBuf {

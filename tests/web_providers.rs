@@ -3,17 +3,14 @@
 //! `web_search_tool_result` and citation blocks) and SearXNG's JSON API; and
 //! `web_search` over them (several queries, merging, the first failure).
 
-#[path = "../../../tests/support/stub_http.rs"]
-mod stub_http;
-
 use std::sync::Arc;
 
+use crate::support::stub_http::{Reply, Step, Stub};
 use seam_engine::surface::{Provider, ToolCall};
 use seam_web::search::{Deepseek, SearchProvider, Searxng};
 use seam_web::service::{SearchMount, call_search};
 use seam_web::{DeepseekSearch, SearxngSearch, WebSearchSettings};
 use serde_json::{Value, json};
-use stub_http::{Reply, Step, Stub};
 use tokio_util::sync::CancellationToken;
 
 /// What DeepSeek's endpoint answers for a query: one search, two results, a cited answer.
@@ -220,7 +217,7 @@ async fn the_first_failing_query_fails_the_search_and_cancels_the_rest() {
     assert_eq!(out.structured_content.unwrap()["error"]["code"], "WEB_PROVIDER_ERROR");
     let waiting = stub.clone();
     let event = tokio::task::spawn_blocking(move || waiting.next_event()).await.unwrap();
-    assert!(matches!(event, stub_http::Event::Closed(t) if t.contains("q=slow")), "the slow query's request was dropped");
+    assert!(matches!(event, crate::support::stub_http::Event::Closed(t) if t.contains("q=slow")), "the slow query's request was dropped");
 }
 
 #[tokio::test]

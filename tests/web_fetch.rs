@@ -3,17 +3,14 @@
 //! private-network guard (a loopback URL is refused before any connection
 //! unless `allow_hosts` names it). No request leaves 127.0.0.0/8.
 
-#[path = "../../../tests/support/stub_http.rs"]
-mod stub_http;
-
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::support::stub_http::{Reply, Step, Stub};
 use futures::future::BoxFuture;
 use seam_web::HttpFetch;
 use seam_web::fetch::{Body, Fetched, Fetcher, Lookup};
 use serde_json::{Value, json};
-use stub_http::{Reply, Step, Stub};
 
 /// A fetch mount's config: defaults, the loopback address let through, and `extra`.
 fn config(extra: Value) -> HttpFetch {
@@ -216,7 +213,7 @@ async fn one_timeout_covers_the_body_too() {
     let e = bounded.await.expect("the fetch's own timeout covers the body").unwrap_err();
     assert_eq!(e.code, "WEB_FETCH_TIMEOUT", "{e:?}");
     // The fetcher let go of the connection (the body is dropped with it).
-    assert!(matches!(stub.next_event(), stub_http::Event::Closed(t) if t == "/slow"));
+    assert!(matches!(stub.next_event(), crate::support::stub_http::Event::Closed(t) if t == "/slow"));
 }
 
 #[tokio::test]

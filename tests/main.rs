@@ -1,0 +1,24 @@
+//! seam's integration tests, in one crate: one binary links the dependencies
+//! once, where a binary per file linked them all eighteen times. Each module
+//! is one area; `support` holds the peers and helpers they share.
+
+mod support;
+
+mod access;
+mod chaos;
+mod cli;
+mod fixtures;
+mod fleet;
+mod generated;
+mod lsp;
+mod properties;
+mod robust;
+mod secrets;
+mod semantics;
+mod serve;
+mod skills;
+mod skills_discovery;
+mod ui;
+mod web;
+mod web_fetch;
+mod web_providers;
