@@ -44,7 +44,7 @@ pub fn engine() -> Engine {
 
 /// What a command found; the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Exit {
     Valid = 0,
     Invalid = 1,
     UsageOrIo = 2,
@@ -191,7 +191,7 @@ pub enum Format {
 }
 
 /// Runs one command, writing its output to stdout and diagnostics to stderr (human) or stdout (json, github).
-pub fn run(cli: Cli) -> Result<Outcome, String> {
+pub fn run(cli: Cli) -> Result<Exit, String> {
     let engine = engine().with_max_composition_bytes(cli.max_composition_bytes.bytes());
     match cli.command {
         Command::Validate { paths, format, deny_warnings, environment } => {

@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome as u8),
         Err(error) => {
             seam::say(format_args!("seam: {error}"));
-            ExitCode::from(seam::Outcome::UsageOrIo as u8)
+            ExitCode::from(seam::Exit::UsageOrIo as u8)
         }
     }
 }

@@ -627,14 +627,14 @@ pub struct Tool<T> {
     pub name: &'static str,
     pub exposes: &'static [&'static str],
     /// The runtime; `None` until the tool has one.
-    pub serve: Option<Serve<T>>,
+    pub serve: Option<Serving<T>>,
     pub live: Option<Live<T>>,
     /// `FixedTool::guidance`.
     pub guidance: Option<&'static str>,
 }
 
 /// The runtime half of a fixed tool, over its typed settings.
-pub struct Serve<T> {
+pub struct Serving<T> {
     /// The definition for a generation; a live tool refines it at each listing.
     pub definition: fn(&T) -> serde_json::Map<String, Json>,
     pub call: fn(T, ToolCall) -> BoxFuture<'static, ToolOutput>,
@@ -668,7 +668,7 @@ impl<T> Tool<T> {
         Tool { guidance: Some(guidance), ..self }
     }
 
-    pub const fn served(self, serve: Serve<T>) -> Self {
+    pub const fn served(self, serve: Serving<T>) -> Self {
         Tool { serve: Some(serve), ..self }
     }
 

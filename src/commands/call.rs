@@ -8,9 +8,9 @@ use std::time::Duration;
 use seam_engine::Engine;
 use seam_engine::deploy::CallContext;
 
-use crate::Outcome;
+use crate::Exit;
 
-pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: String) -> Result<Outcome, String> {
+pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: String) -> Result<Exit, String> {
     let arguments = match serde_json::from_str(&args) {
         Ok(serde_json::Value::Object(o)) => o,
         Ok(_) => return Err("--args must be a JSON object".to_owned()),
@@ -18,8 +18,8 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
     };
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30), super::serve::Exposure::Local).await else {
-            return Ok(Outcome::UsageOrIo);
+        let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30), super::serve::Reach::Local).await else {
+            return Ok(Exit::UsageOrIo);
         };
         let known = deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&agent));
         if !known {
@@ -28,7 +28,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         }
         let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;
-        let outcome = if output.is_error { Outcome::Invalid } else { Outcome::Valid };
+        let outcome = if output.is_error { Exit::Invalid } else { Exit::Valid };
         super::print(&format!("{}\n", serde_json::to_string_pretty(&output).expect("serializable")));
         Ok(outcome)
     })

@@ -4,12 +4,12 @@ use std::path::Path;
 
 use seam_engine::Engine;
 
-use crate::{GraphFormat, Outcome};
+use crate::{Exit, GraphFormat};
 
-pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Outcome, String> {
+pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Exit, String> {
     let checked = super::check(engine, file)?;
     if super::report_errors(&checked) {
-        return Ok(Outcome::Invalid);
+        return Ok(Exit::Invalid);
     }
     let plan = checked.plan().expect("a composition without errors has a plan");
     super::print(&match format {
@@ -18,5 +18,5 @@ pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Outcome,
         GraphFormat::Json => format!("{}\n", serde_json::to_string_pretty(&plan.to_json()).expect("serializable")),
         GraphFormat::Svg => plan.to_svg(plan.nodes().count() <= seam_engine::plan::MINIMISE_CROSSINGS_UP_TO),
     });
-    Ok(Outcome::Valid)
+    Ok(Exit::Valid)
 }

@@ -4,12 +4,12 @@ use std::path::Path;
 
 use seam_engine::{Engine, inventory};
 
-use crate::{Format, Outcome};
+use crate::{Exit, Format};
 
-pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, probe: bool) -> Result<Outcome, String> {
+pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, probe: bool) -> Result<Exit, String> {
     let checked = super::check(engine, file)?;
     let invalid = super::report_errors(&checked);
-    let Some(resolved) = &checked.resolved else { return Ok(Outcome::Invalid) };
+    let Some(resolved) = &checked.resolved else { return Ok(Exit::Invalid) };
     if let Some(name) = agent.filter(|a| !resolved.agents.contains_key(*a)) {
         return Err(format!("no agent `{name}` in {}", file.display()));
     }
@@ -21,7 +21,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
         Format::Human => inventory::to_human(&inv),
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&inv).expect("serializable")),
     });
-    Ok(if invalid { Outcome::Invalid } else { Outcome::Valid })
+    Ok(if invalid { Exit::Invalid } else { Exit::Valid })
 }
 
 /// Starts the composition (every mount activates: ready or failed), reads
@@ -29,7 +29,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
 fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Exposure::Local).await {
+        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await {
             Ok(deployment) => {
                 let mut status = deployment.status();
                 if let Some(live) = deployment.live() {

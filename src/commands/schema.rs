@@ -2,14 +2,14 @@
 
 use seam_engine::Engine;
 
-use crate::Outcome;
+use crate::Exit;
 
 /// The schema exactly as checked in at `schemas/composition.schema.json`.
 pub fn schema_text(engine: &Engine) -> String {
     format!("{}\n", serde_json::to_string_pretty(engine.schema()).expect("serializable"))
 }
 
-pub fn run(engine: &Engine) -> Result<Outcome, String> {
+pub fn run(engine: &Engine) -> Result<Exit, String> {
     super::print(&schema_text(engine));
-    Ok(Outcome::Valid)
+    Ok(Exit::Valid)
 }

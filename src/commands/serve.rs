@@ -13,7 +13,7 @@ use seam_engine::deploy::{Deployment, Generation, OutcomeKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
-use crate::{Outcome, Transport};
+use crate::{Exit, Transport};
 
 pub struct Args {
     pub file: PathBuf,
@@ -29,7 +29,7 @@ pub struct Args {
 
 /// How a started composition is served, which decides what a reload must hold to.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Exposure {
+pub enum Reach {
     /// stdio, `seam call`, `inventory --probe`: no tokens apply.
     Local,
     /// HTTP on loopback: tokens named must be readable.
@@ -40,7 +40,7 @@ pub enum Exposure {
 
 /// Starts the composition; `Err(outcome)` when it was rejected (its
 /// diagnostics are printed).
-pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposure: Exposure) -> Result<Arc<Deployment>, Outcome> {
+pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposure: Reach) -> Result<Arc<Deployment>, Exit> {
     use std::io::IsTerminal as _;
     // On a terminal, start-up shows live progress; elsewhere the per-mount lines after it are enough.
     let progress = std::io::stderr().is_terminal().then(|| {
@@ -59,8 +59,8 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposur
     let options = seam_engine::deploy::Options {
         drain_timeout,
         on_activated,
-        check_serve_token: exposure != Exposure::Local,
-        require_tokens: exposure == Exposure::Network,
+        check_serve_token: exposure != Reach::Local,
+        require_tokens: exposure == Reach::Network,
         ..Default::default()
     };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
@@ -75,7 +75,7 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposur
         }
         say!("seam: {} was not started", file.display());
         deployment.shutdown().await;
-        return Err(Outcome::Invalid);
+        return Err(Exit::Invalid);
     }
     Ok(deployment)
 }
@@ -90,7 +90,7 @@ pub fn print_mounts(g: &Generation) {
     }
 }
 
-pub fn run(engine: Engine, args: Args) -> Result<Outcome, String> {
+pub fn run(engine: Engine, args: Args) -> Result<Exit, String> {
     raise_descriptor_limit();
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
@@ -115,21 +115,21 @@ fn raise_descriptor_limit() {
     }
 }
 
-async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
+async fn serve(engine: Engine, args: Args) -> Result<Exit, String> {
     // Installed first: a signal during start-up waits for it to finish (so its children are stopped,
     // not orphaned), and a SIGHUP sent as soon as seam says it serves reloads instead of killing it.
     let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let exposure = match args.transport {
-        Transport::Stdio => Exposure::Local,
-        Transport::Http if args.listen.ip().is_loopback() => Exposure::Loopback,
+        Transport::Stdio => Reach::Local,
+        Transport::Http if args.listen.ip().is_loopback() => Reach::Loopback,
         Transport::Http if args.insecure_no_auth => {
             say!(
                 "seam: warning: --insecure-no-auth: listening on {} with agents no token guards; anyone who can reach it can call their tools",
                 args.listen
             );
-            Exposure::Loopback
+            Reach::Loopback
         }
-        Transport::Http => Exposure::Network,
+        Transport::Http => Reach::Network,
     };
     let deployment = match start(engine, &args.file, args.drain_timeout, exposure).await {
         Ok(d) => d,
@@ -160,7 +160,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Outcome, String> {
     };
     stop.cancel();
     deployment.shutdown().await;
-    served.map(|()| Outcome::Valid)
+    served.map(|()| Exit::Valid)
 }
 
 struct Signals {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use seam_engine::Engine;
 use seam_engine::render;
 
-use crate::{Outcome, ReportFormat};
+use crate::{Exit, ReportFormat};
 
 /// Files named, and `*.yaml` / `*.yml` files under folders named, in sorted order.
 fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
@@ -43,7 +43,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnings: bool, environment: bool) -> Result<Outcome, String> {
+pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnings: bool, environment: bool) -> Result<Exit, String> {
     let files = collect(paths)?;
     let mut checked = Vec::with_capacity(files.len());
     for file in files {
@@ -97,5 +97,5 @@ pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnin
     }
     // The process ends next: leave the trees to the OS instead of freeing them one by one.
     std::mem::forget(checked);
-    Ok(if valid { Outcome::Valid } else { Outcome::Invalid })
+    Ok(if valid { Exit::Valid } else { Exit::Invalid })
 }

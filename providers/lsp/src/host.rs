@@ -88,7 +88,7 @@ pub struct Query {
     pub character: u32,
 }
 
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
+type ServerSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
 pub struct LspMount {
     pub id: String,
@@ -96,7 +96,7 @@ pub struct LspMount {
     subprocess: Arc<SubprocessService>,
     /// `services.workspace.root`, resolved to its real path at build.
     pub workspace: Option<PathBuf>,
-    servers: Mutex<HashMap<PathBuf, Slot>>,
+    servers: Mutex<HashMap<PathBuf, ServerSlot>>,
     /// The running server of each workspace, reachable without waiting for its
     /// queue: dispose ends a server even while a query holds the queue.
     live: Mutex<HashMap<PathBuf, Arc<Connection>>>,
@@ -131,7 +131,7 @@ pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<
 }
 
 impl LspMount {
-    fn slot(&self, workspace: &Path) -> Slot {
+    fn slot(&self, workspace: &Path) -> ServerSlot {
         self.servers.lock().expect("servers lock").entry(workspace.to_owned()).or_default().clone()
     }
 

@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serve, Surface, SurfaceCx, Tool};
+use seam_engine::surface::{
+    Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serving, Surface, SurfaceCx, Tool,
+};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -103,7 +105,7 @@ pub struct LspSettings {
 
 static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: Some(host::build) };
 static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"])
-    .served(Serve { definition: tool::definition, call: tool::call, owns_timeout: true })
+    .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: true })
     .guided("`lsp`: for exact relations between symbols in the workspace (definitions, references, implementations, types).");
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {

@@ -103,7 +103,8 @@ const O_NONBLOCK: i32 = 0x0004;
 /// real path, a regular file (opened non-blocking, so a FIFO cannot hang the
 /// queue), at most `max_bytes`, valid UTF-8.
 pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) -> Result<(PathBuf, String), LspError> {
-    let resolved = Resolved::of(&workspace.join(file_path)).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    let resolved =
+        ResolvedFile::of(&workspace.join(file_path)).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
     if !resolved.real.starts_with(workspace) {
         return Err(LspError::new(
             "LSP_OUTSIDE_WORKSPACE",
@@ -122,7 +123,7 @@ pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) ->
 /// path component. Without `/proc` the path is canonicalized and reopened, and
 /// the file read must be the one the handle holds (device and inode).
 /// Elsewhere the path is canonicalized.
-struct Resolved {
+struct ResolvedFile {
     real: PathBuf,
     open_by: PathBuf,
     /// Keeps `open_by` naming the file that `real` was read from.
@@ -131,9 +132,9 @@ struct Resolved {
     identity: Option<(u64, u64)>,
 }
 
-impl Resolved {
+impl ResolvedFile {
     #[cfg(target_os = "linux")]
-    fn of(path: &Path) -> std::io::Result<Resolved> {
+    fn of(path: &Path) -> std::io::Result<ResolvedFile> {
         use std::os::fd::AsRawFd as _;
         use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
         const O_PATH: i32 = 0o10000000;
@@ -141,18 +142,18 @@ impl Resolved {
         let by_handle = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
         match std::fs::read_link(&by_handle) {
             // Read through the handle: the same file by construction.
-            Ok(real) if real.is_absolute() => Ok(Resolved { real, open_by: by_handle, _handle: Some(handle), identity: None }),
+            Ok(real) if real.is_absolute() => Ok(ResolvedFile { real, open_by: by_handle, _handle: Some(handle), identity: None }),
             _ => {
                 let held = handle.metadata()?;
                 let real = std::fs::canonicalize(path)?;
-                Ok(Resolved { real, open_by: path.to_owned(), _handle: Some(handle), identity: Some((held.dev(), held.ino())) })
+                Ok(ResolvedFile { real, open_by: path.to_owned(), _handle: Some(handle), identity: Some((held.dev(), held.ino())) })
             }
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn of(path: &Path) -> std::io::Result<Resolved> {
-        Ok(Resolved { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None, identity: None })
+    fn of(path: &Path) -> std::io::Result<ResolvedFile> {
+        Ok(ResolvedFile { real: std::fs::canonicalize(path)?, open_by: path.to_owned(), _handle: None, identity: None })
     }
 }
 
@@ -490,7 +491,7 @@ mod tests {
         std::fs::write(dir.join("outside.ts"), "outside\n").unwrap();
         let link = workspace.join("link.ts");
         std::os::unix::fs::symlink(workspace.join("inside.ts"), &link).unwrap();
-        let resolved = Resolved::of(&link).unwrap();
+        let resolved = ResolvedFile::of(&link).unwrap();
         assert_eq!(resolved.real, workspace.join("inside.ts"));
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(dir.join("outside.ts"), &link).unwrap();

@@ -85,7 +85,7 @@ enum Transport {
 
 /// The imported tools: what clients see, and how to reach each on the server.
 #[derive(Default)]
-struct Catalog {
+struct Imports {
     specs: Arc<Vec<ToolSpec>>,
     by_name: HashMap<String, Imported>,
     /// Names two or more of the server's tools (or prompts) map to, each with those raw names, sorted: left out.
@@ -145,7 +145,7 @@ struct Imported {
     output: Option<Arc<jsonschema::Validator>>,
 }
 
-struct Mount {
+struct McpMount {
     id: String,
     transport: Transport,
     common: Common,
@@ -156,7 +156,7 @@ struct Mount {
     listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
     listed_offers: Mutex<Arc<Offerings>>,
     status: StatusCell,
-    catalog: Mutex<Arc<Catalog>>,
+    imports: Mutex<Arc<Imports>>,
     /// How calls reach the server while it is connected and synced.
     link: Mutex<Option<Peer<RoleClient>>>,
     /// How many connections were made ready so far (`Running::connection`).
@@ -181,18 +181,18 @@ struct Handler {
     /// The mount's calls in flight: whom the server's questions and progress are for.
     calls: Arc<crate::asks::InFlight>,
     /// The composition's workspace root: the roots the server is given, unless `roots: client` finds the caller's.
-    workspace: Workspace,
+    workspace: WorkspaceRoot,
     roots: crate::RootsFrom,
 }
 
 /// The workspace root a mount gives its server: the one it was built with,
 /// until a reload that keeps the mount moves it.
-struct Workspace {
+struct WorkspaceRoot {
     built: Option<std::path::PathBuf>,
     live: tokio::sync::watch::Receiver<Option<std::path::PathBuf>>,
 }
 
-impl Workspace {
+impl WorkspaceRoot {
     fn root(&self) -> Option<std::path::PathBuf> {
         // Unchanged since the build: the generation that built this mount may not be live yet.
         if self.live.has_changed().unwrap_or(false) { self.live.borrow().clone() } else { self.built.clone() }
@@ -347,7 +347,7 @@ impl Failed {
 }
 
 /// One live connection.
-struct Connection {
+struct Connected {
     service: rmcp::service::RunningService<RoleClient, Handler>,
     child: Option<Child>,
     stderr: Arc<Mutex<String>>,
@@ -372,7 +372,7 @@ impl Filter {
 
 fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
     Box::pin(async move {
-        let mount = Arc::new(Mount {
+        let mount = Arc::new(McpMount {
             id: cx.id.clone(),
             filter: Mutex::new(Filters::new(&common)),
             listed: Mutex::new(Arc::default()),
@@ -381,7 +381,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             common,
             status: StatusCell::notifying(State::Starting, cx.status.clone()),
             cx,
-            catalog: Mutex::new(Arc::default()),
+            imports: Mutex::new(Arc::default()),
             link: Mutex::new(None),
             connections: Default::default(),
             pid: Mutex::new(None),
@@ -399,7 +399,7 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
     })
 }
 
-impl Mount {
+impl McpMount {
     fn delay(&self, attempt: u32) -> Duration {
         let r = &self.common.reconnect;
         let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
@@ -446,7 +446,7 @@ impl Mount {
                 let _ = tx.send(());
             }
             let mut proven = true;
-            if let Some(Connection { service, child, stderr, .. }) = connection {
+            if let Some(Connected { service, child, stderr, .. }) = connection {
                 let peer = service.peer().clone();
                 let mut cancel = Some(service.cancellation_token());
                 let mut serving = std::pin::pin!(service.waiting());
@@ -550,12 +550,12 @@ impl Mount {
 
     /// Degraded while the last good tools are still listed, failed when there are none.
     fn outage_state(&self) -> State {
-        if self.catalog.lock().expect("catalog lock").specs.is_empty() { State::Failed } else { State::Degraded }
+        if self.imports.lock().expect("imports lock").specs.is_empty() { State::Failed } else { State::Degraded }
     }
 
     /// The budget is spent: unregister every tool and stop until the next reload.
     fn give_up(&self, detail: &str) {
-        *self.catalog.lock().expect("catalog lock") = Arc::default();
+        *self.imports.lock().expect("imports lock") = Arc::default();
         self.status.set(State::Failed, Some(detail.to_owned()));
         self.cx.changes.notify();
         tracing::error!(mount = %self.id, "{detail}");
@@ -563,13 +563,13 @@ impl Mount {
 
     /// Connects and completes the handshake within `startup_timeout`. A child whose
     /// handshake fails is ended here, and its exit proven, before the caller may start another.
-    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connection, Failed> {
+    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connected, Failed> {
         let handler = Handler {
             resync,
             mount: self.id.clone(),
             events: self.cx.events.clone(),
             calls: self.calls.clone(),
-            workspace: Workspace { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
+            workspace: WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
             roots: self.common.roots,
         };
         let startup = self.common.startup_timeout;
@@ -606,7 +606,7 @@ impl Mount {
                 let stdout = child.stdout.take().expect("piped stdout");
                 let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
                 let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => return Ok(Connection { service, child: Some(child), stderr }),
+                    Ok(Ok(service)) => return Ok(Connected { service, child: Some(child), stderr }),
                     Ok(Err(e)) => format!("handshake failed: {e}"),
                     Err(_) => timed_out(),
                 };
@@ -636,7 +636,7 @@ impl Mount {
                 let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, child: None, stderr }),
+                    Ok(Ok(service)) => Ok(Connected { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
                     Err(_) => Err(Failed::proven(timed_out())),
                 }
@@ -748,9 +748,9 @@ impl Mount {
     }
 
     /// Swaps a new tool map in whole; tells the engine when clients would see a difference.
-    fn publish(&self, next: Catalog) {
+    fn publish(&self, next: Imports) {
         let changed = {
-            let mut current = self.catalog.lock().expect("catalog lock");
+            let mut current = self.imports.lock().expect("imports lock");
             if current.colliding != next.colliding {
                 for (name, raws) in &next.colliding {
                     tracing::warn!(mount = %self.id, "tools {raws:?} all map to the name `{name}`: they are left out, the server's other tools are served");
@@ -770,7 +770,7 @@ impl Mount {
     /// hashes to a clean name the server also lists) is left out, those tools
     /// only: a call could not tell which was meant, and the others are still
     /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
-    fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Catalog, String> {
+    fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, String> {
         let filters = self.filter.lock().expect("filter lock");
         let filter = &filters.tools;
         let mut raw_seen = HashSet::new();
@@ -835,7 +835,7 @@ impl Mount {
             views,
             skills: offerings.skills.clone(),
         };
-        Ok(Catalog { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
+        Ok(Imports { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
     }
 
     /// The name clients see for the server's tool or prompt `raw` (`naming`).
@@ -890,7 +890,7 @@ impl Mount {
         client: Client,
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
-        let catalog = self.catalog.lock().expect("catalog lock").clone();
+        let imports = self.imports.lock().expect("imports lock").clone();
         let link = self.link.lock().expect("link lock").clone();
         let Some(link) = link else {
             let why = self.status.get().detail.unwrap_or_else(|| "not connected".to_owned());
@@ -899,7 +899,7 @@ impl Mount {
         let unknown = |what: String| RequestError::Unknown(format!("MCP server `{}` has no {what}", self.id));
         let (what, request) = match request {
             MountRequest::GetPrompt { name, arguments } => {
-                let raw = catalog.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
+                let raw = imports.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
                 let params = rmcp::model::GetPromptRequestParams::new(raw.clone()).with_arguments(arguments);
                 (format!("prompt `{name}`"), ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params)))
             }
@@ -913,7 +913,7 @@ impl Mount {
                     && reference.get("type").and_then(Json::as_str) == Some("ref/prompt")
                     && let Some(Json::String(name)) = reference.get_mut("name")
                 {
-                    *name = catalog.prompts.get(name.as_str()).ok_or_else(|| unknown(format!("prompt `{name}`")))?.clone();
+                    *name = imports.prompts.get(name.as_str()).ok_or_else(|| unknown(format!("prompt `{name}`")))?.clone();
                 }
                 let params: rmcp::model::CompleteRequestParams =
                     serde_json::from_value(Json::Object(params)).map_err(|e| RequestError::Upstream {
@@ -1048,8 +1048,8 @@ impl Mount {
         cancel: CancellationToken,
         client: Client,
     ) -> ToolOutput {
-        let catalog = self.catalog.lock().expect("catalog lock").clone();
-        let Some(imported) = catalog.by_name.get(&tool) else {
+        let imports = self.imports.lock().expect("imports lock").clone();
+        let Some(imported) = imports.by_name.get(&tool) else {
             return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
         let peer = self.link.lock().expect("link lock").clone();
@@ -1292,7 +1292,7 @@ fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T)
 }
 
 /// What the engine holds: calls need an owned reference to the mount.
-struct Handle(Arc<Mount>);
+struct Handle(Arc<McpMount>);
 
 impl Running for Handle {
     fn status(&self) -> Status {
@@ -1300,7 +1300,7 @@ impl Running for Handle {
     }
 
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
-        self.0.catalog.lock().expect("catalog lock").specs.clone()
+        self.0.imports.lock().expect("imports lock").specs.clone()
     }
 
     fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, client: Client) -> BoxFuture<'static, ToolOutput> {
@@ -1308,7 +1308,7 @@ impl Running for Handle {
     }
 
     fn offers(&self) -> Arc<Offers> {
-        self.0.catalog.lock().expect("catalog lock").offers.clone()
+        self.0.imports.lock().expect("imports lock").offers.clone()
     }
 
     fn request(&self, request: MountRequest, client: Client, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
@@ -1406,7 +1406,7 @@ impl Running for Handle {
         if subscribed > 0 {
             facts.insert("subscriptions".into(), Json::from(subscribed));
         }
-        let colliding = self.0.catalog.lock().expect("catalog lock").colliding.clone();
+        let colliding = self.0.imports.lock().expect("imports lock").colliding.clone();
         let mut warnings: Vec<Json> = colliding
             .iter()
             .map(|(name, raws)| {

@@ -167,15 +167,15 @@ impl Stamp {
 }
 
 #[derive(Clone, Debug)]
-struct Entry {
+struct ScanEntry {
     /// `None` for a file that could not be looked at.
     stamp: Option<Stamp>,
     found: Found,
 }
 
 /// The same entry: the same stamp and the very same finding (not an equal one read again).
-impl PartialEq for Entry {
-    fn eq(&self, other: &Entry) -> bool {
+impl PartialEq for ScanEntry {
+    fn eq(&self, other: &ScanEntry) -> bool {
         self.stamp == other.stamp
             && match (&self.found, &other.found) {
                 (Found::Skill(a), Found::Skill(b)) => Arc::ptr_eq(a, b),
@@ -190,7 +190,7 @@ impl PartialEq for Entry {
 pub struct Scan {
     pub exists: bool,
     /// By folder name.
-    entries: OrdMap<String, Entry>,
+    entries: OrdMap<String, ScanEntry>,
     /// Files this scan read (not reused from the previous scan).
     pub files_read: usize,
 }
@@ -230,7 +230,7 @@ impl Scan {
     /// was read again (plus a path down the map for each).
     pub fn changed_skills(&self, earlier: &Scan) -> Vec<String> {
         use imbl::ordmap::DiffItem;
-        let skill = |e: &Entry| match &e.found {
+        let skill = |e: &ScanEntry| match &e.found {
             Found::Skill(c) => Some(c.clone()),
             Found::Invalid(_) => None,
         };
@@ -346,7 +346,12 @@ fn scan_all(root: &Root, previous: Option<&Scan>, guard: Option<&Arc<Guard>>) ->
 
 /// One skill folder: `None` when it holds no `SKILL.md` (not a skill); the
 /// flag says whether the file was read (not reused).
-fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Arc<Guard>>) -> Result<Option<(Entry, bool)>, String> {
+fn read_folder(
+    root: &Root,
+    folder: &str,
+    old: Option<&ScanEntry>,
+    guard: Option<&Arc<Guard>>,
+) -> Result<Option<(ScanEntry, bool)>, String> {
     let dir = root.path.join(folder);
     let file = dir.join("SKILL.md");
     let meta = match std::fs::metadata(&file) {
@@ -355,7 +360,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Ar
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return Ok(None),
         Err(e) if lasting(&e) => {
             let invalid = Invalid { file, line: 1, reason: format!("cannot read: {e}") };
-            return Ok(Some((Entry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
+            return Ok(Some((ScanEntry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
         }
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
@@ -363,7 +368,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Ar
     // (never reused: the place a link leads to can change without the file changing).
     if let Some(why) = guard.and_then(|g| g.link_refusal(&dir, &file)) {
         let invalid = Invalid { file, line: 1, reason: format!("refused by `read_only_roots`: {why}") };
-        return Ok(Some((Entry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
+        return Ok(Some((ScanEntry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
     }
     let stamp = Stamp::of(&meta);
     if let Some(old) = old.filter(|o| o.stamp == Some(stamp)) {
@@ -380,7 +385,7 @@ fn read_folder(root: &Root, folder: &str, old: Option<&Entry>, guard: Option<&Ar
             Err(r) => Found::Invalid(Arc::new(Invalid { file, line: r.line, reason: r.reason })),
         },
     };
-    Ok(Some((Entry { stamp: Some(stamp), found }, true)))
+    Ok(Some((ScanEntry { stamp: Some(stamp), found }, true)))
 }
 
 /// Whether an I/O error is about the file, and lasts (it is reported as the

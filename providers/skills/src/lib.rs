@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use seam_engine::diagnostic::Severity::{self, Error, Warning};
 use seam_engine::surface::{
     CodeDoc, Environment, EnvironmentProbe, Exposure, Finding, FixedTool, Kind, Live, MountCx, MountKind, Requirement, ResolvedMount,
-    Serve, ServedSkills, StatusCx, Surface, Tool,
+    ServedSkills, Serving, StatusCx, Surface, Tool,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -74,7 +74,7 @@ pub struct SkillSettings {
 
 static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build) };
 static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
-    .served(Serve { definition: tool::definition, call: tool::call, owns_timeout: false })
+    .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: false })
     .live(Live {
         list: tool::list,
         get_prompt: tool::get_prompt,

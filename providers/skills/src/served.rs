@@ -53,7 +53,7 @@ pub(crate) struct File {
 }
 
 /// What a file was when it was hashed: device, inode, size, mtime and ctime (ns).
-type Stamp = (u64, u64, u64, i128, i128);
+type DigestKey = (u64, u64, u64, i128, i128);
 
 /// How many files' digests are kept; past it they are all forgotten (and hashed again).
 const KEPT_DIGESTS: usize = 1 << 16;
@@ -63,8 +63,8 @@ const KEPT_DIGESTS: usize = 1 << 16;
 const RACY: i128 = 2_000_000_000;
 
 /// Digests kept by file stamp: a listing hashes only what changed.
-fn digests() -> &'static Mutex<HashMap<Stamp, String>> {
-    static DIGESTS: OnceLock<Mutex<HashMap<Stamp, String>>> = OnceLock::new();
+fn digests() -> &'static Mutex<HashMap<DigestKey, String>> {
+    static DIGESTS: OnceLock<Mutex<HashMap<DigestKey, String>>> = OnceLock::new();
     DIGESTS.get_or_init(Mutex::default)
 }
 

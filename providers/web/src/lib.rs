@@ -15,7 +15,7 @@ use schemars::Schema;
 use schemars::{JsonSchema, SchemaGenerator};
 use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::surface::{
-    CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serve, StatusCx, Surface, SurfaceCx, Tool,
+    CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serving, StatusCx, Surface, SurfaceCx, Tool,
 };
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
@@ -205,10 +205,10 @@ static SEARXNG: Kind<SearxngSearch> =
 static FETCHER: Kind<HttpFetch> =
     Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
 static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
-    .served(Serve { definition: service::search_definition, call: service::call_search, owns_timeout: false })
+    .served(Serving { definition: service::search_definition, call: service::call_search, owns_timeout: false })
     .guided("`web_search`: for what may have changed since you learned it, or what you do not know; cite the sources you use.");
 static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
-    .served(Serve {
+    .served(Serving {
         definition: service::fetch_definition,
         call: service::call_fetch,
         // Its timeout gives WEB_FETCH_TIMEOUT (the mount's and the tool's, whichever is shorter), never TOOL_TIMEOUT.
