@@ -16,7 +16,7 @@ use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::header::{
     AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE, WWW_AUTHENTICATE,
 };
-use axum::http::{Method, StatusCode, Version};
+use axum::http::{HeaderMap, Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -234,76 +234,21 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     if path == "/healthz" {
         return next.run(request).await;
     }
-    let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
-    if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
-        return plain(StatusCode::FORBIDDEN, "forbidden host\n");
-    }
     // Read once per request: every check below is against the same generation's limits.
     let limits = app.limits();
-    if let Some(origin) = request.headers().get(ORIGIN)
-        && !origin.to_str().is_ok_and(|o| app.origin_allowed(o, &limits.allowed_origins))
-    {
-        return plain(StatusCode::FORBIDDEN, "forbidden origin\n");
+    if let Some(refused) = host_or_origin_answer(&app, &request, &limits) {
+        return refused;
     }
     // Any route but an agent's MCP endpoint is `default`'s to open.
     let route = mcp_route(&path).map(std::borrow::Cow::into_owned);
-    let agent = route.as_deref().unwrap_or(DEFAULT_AGENT);
-    let expected = match app.token(agent) {
-        Ok(token) => token,
-        Err(e) => {
-            tracing::error!(agent, "refusing requests: {e}");
-            return plain(StatusCode::SERVICE_UNAVAILABLE, "the access token cannot be read\n");
-        }
-    };
-    if let Some(expected) = &expected {
-        let denied = || (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
-        // A browser's way in: the token once in the address, then a cookie and a clean address.
-        if path == "/ui"
-            && let Some(given) = request
-                .uri()
-                .query()
-                .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()))
-        {
-            if !same(&given, expected) {
-                return denied();
-            }
-            let cookie = format!("{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", session_value(expected));
-            return (StatusCode::SEE_OTHER, [(LOCATION, "/ui".to_owned()), (SET_COOKIE, cookie)]).into_response();
-        }
-        let headers = request.headers();
-        let bearer = headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .is_some_and(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer") && same(t.trim(), expected));
-        let cookie = request.method() == Method::GET && page_route(&path) && {
-            let session = session_value(expected);
-            headers
-                .get_all(COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(';'))
-                .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
-                .any(|v| same(v, &session))
-        };
-        if !(bearer || cookie) {
-            return denied();
-        }
+    let agent = route.as_deref().unwrap_or(DEFAULT_AGENT).to_owned();
+    if let Some(refused) = token_answer(&app, &request, &path, &agent) {
+        return refused;
     }
     if route.is_some()
-        && request.method() == Method::DELETE
-        && let Some(id) = session_id(request.headers())
-        && !app.knows_session(agent, id).await
+        && let Some(refused) = session_answer(&app, request.method(), request.headers(), &agent, &limits).await
     {
-        // As Streamable HTTP says for a session the server does not have (rmcp answers any DELETE 202).
-        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n");
-    }
-    let is_mcp = route.is_some();
-    if is_mcp && request.method() == Method::POST && session_id(request.headers()).is_none() {
-        // A request without a session opens one.
-        if app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
-            return plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n");
-        }
+        return refused;
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     let (parts, body) = request.into_parts();
@@ -312,61 +257,180 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         Ok(read) => read,
         Err(refusal) => return refusal.response(),
     };
-    let post = parts.method == Method::POST && is_mcp;
-    // Sessions are tracked on the agents' MCP endpoints only (elsewhere the router answers 404).
-    let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
-    let delete = parts.method == Method::DELETE;
-    let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
-    let opens = post && session.is_none();
-    let json_body = crate::sessions::json_body(&parts.headers);
-    // A GET naming the last event it read resumes a request's stream (rmcp replays it).
-    let resumes = is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID);
-    let agent = agent.to_owned();
+    let exchange = Exchange::of(&app, &parts, route.is_some(), agent);
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let response = if opens {
-        // Spawned, so that a session rmcp opens enters seam's table even if this
-        // request's client goes away meanwhile: only seam closes idle sessions.
-        let (app, agent) = (app.clone(), agent.clone());
-        let opening = tokio::spawn(async move {
-            let response = next.run(request).await;
-            if let Some(id) = session_id(response.headers()) {
-                app.sessions.opened(id, &agent, app.service(&agent).1);
-            }
-            response
-        });
-        match opening.await {
-            Ok(response) => response,
-            Err(e) => {
-                tracing::error!("opening a session failed: {e}");
-                plain(StatusCode::INTERNAL_SERVER_ERROR, "the session could not be opened\n")
-            }
-        }
-    } else {
-        next.run(request).await
-    };
-    if let Some(id) = &session
-        && response.status().is_success()
-        && delete
+    let response = forward(&app, &exchange, request, next).await;
+    finish(&app, exchange, response, (bytes, share)).await
+}
+
+/// The gate's steps each give the answer to send in the route's place, if any.
+///
+/// The Host must be one of seam's own names (DNS rebinding), and a browser's
+/// `Origin` seam's own or one `allowed_origins` names.
+fn host_or_origin_answer(app: &App, request: &Request, limits: &ServeLimits) -> Option<Response> {
+    let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
+    if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
+        return Some(plain(StatusCode::FORBIDDEN, "forbidden host\n"));
+    }
+    if let Some(origin) = request.headers().get(ORIGIN)
+        && !origin.to_str().is_ok_and(|o| app.origin_allowed(o, &limits.allowed_origins))
     {
-        app.sessions.ended(id, &agent);
+        return Some(plain(StatusCode::FORBIDDEN, "forbidden origin\n"));
+    }
+    None
+}
+
+/// The route's agent's token, when it has one: a bearer header, or on the page's GET
+/// routes the cookie that `/ui?token=<token>` sets (that request is answered with the
+/// cookie and a clean address). A token that cannot be read closes the route (503).
+fn token_answer(app: &App, request: &Request, path: &str, agent: &str) -> Option<Response> {
+    let expected = match app.token(agent) {
+        Ok(token) => token,
+        Err(e) => {
+            tracing::error!(agent, "refusing requests: {e}");
+            return Some(plain(StatusCode::SERVICE_UNAVAILABLE, "the access token cannot be read\n"));
+        }
+    };
+    let expected = expected.as_ref()?;
+    let denied = || (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
+    // A browser's way in: the token once in the address, then a cookie and a clean address.
+    if path == "/ui"
+        && let Some(given) = request
+            .uri()
+            .query()
+            .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()))
+    {
+        if !same(&given, expected) {
+            return Some(denied());
+        }
+        let cookie = format!("{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", session_value(expected));
+        return Some((StatusCode::SEE_OTHER, [(LOCATION, "/ui".to_owned()), (SET_COOKIE, cookie)]).into_response());
+    }
+    let headers = request.headers();
+    let bearer = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .is_some_and(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer") && same(t.trim(), expected));
+    let cookie = request.method() == Method::GET && page_route(path) && {
+        let session = session_value(expected);
+        headers
+            .get_all(COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+            .any(|v| same(v, &session))
+    };
+    (!(bearer || cookie)).then(denied)
+}
+
+/// On an agent's MCP endpoint: a DELETE of a session the endpoint does not have
+/// is answered 404, as Streamable HTTP says (rmcp answers any DELETE 202), and a
+/// POST that would open a session past `max_sessions` is refused (503).
+async fn session_answer(app: &App, method: &Method, headers: &HeaderMap, agent: &str, limits: &ServeLimits) -> Option<Response> {
+    let session = session_id(headers);
+    if method == Method::DELETE
+        && let Some(id) = session
+        && !app.knows_session(agent, id).await
+    {
+        return Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"));
+    }
+    // A request without a session opens one.
+    if method == Method::POST && session.is_none() && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
+        return Some(plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n"));
+    }
+    None
+}
+
+/// What the gate knows of one request once its body is read: what kind of MCP
+/// exchange it is, and the session it is in (held in use while it runs).
+struct Exchange {
+    agent: String,
+    /// A POST to an agent's MCP endpoint.
+    post: bool,
+    delete: bool,
+    /// Its session, on an agent's MCP endpoint (elsewhere the router answers 404).
+    session: Option<String>,
+    /// A POST with no session: it opens one.
+    opens: bool,
+    /// Its body was declared JSON.
+    json_body: bool,
+    /// A GET naming the last event it read resumes a request's stream (rmcp replays it).
+    resumes: bool,
+    in_use: Option<crate::sessions::InUse>,
+}
+
+impl Exchange {
+    fn of(app: &App, parts: &axum::http::request::Parts, is_mcp: bool, agent: String) -> Exchange {
+        let post = parts.method == Method::POST && is_mcp;
+        let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
+        let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
+        Exchange {
+            agent,
+            post,
+            delete: parts.method == Method::DELETE,
+            opens: post && session.is_none(),
+            session,
+            json_body: crate::sessions::json_body(&parts.headers),
+            resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),
+            in_use,
+        }
+    }
+}
+
+/// The request on to its route. One that opens a session is run on a task of its
+/// own, so that the session rmcp opens enters seam's table even if this request's
+/// client goes away meanwhile: only seam closes idle sessions.
+async fn forward(app: &App, exchange: &Exchange, request: Request, next: axum::middleware::Next) -> Response {
+    if !exchange.opens {
+        return next.run(request).await;
+    }
+    let (app, agent) = (app.clone(), exchange.agent.clone());
+    let opening = tokio::spawn(async move {
+        let response = next.run(request).await;
+        if let Some(id) = session_id(response.headers()) {
+            app.sessions.opened(id, &agent, app.service(&agent).1);
+        }
+        response
+    });
+    match opening.await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!("opening a session failed: {e}");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "the session could not be opened\n")
+        }
+    }
+}
+
+/// The route's answer as the client gets it: an ended session is 200 (rmcp says 202),
+/// a body rmcp could not read as a message is JSON-RPC's 400, a POST's answer is JSON
+/// when it can be (`answer_as_json`), and a streamed answer keeps its session in use
+/// until the stream ends. The body and its share of the budget are held until then.
+async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share): (axum::body::Bytes, crate::body::Share)) -> Response {
+    if let Some(id) = &exchange.session
+        && response.status().is_success()
+        && exchange.delete
+    {
+        app.sessions.ended(id, &exchange.agent);
         // The session has ended, not been accepted for later: 200, as the official SDKs'
         // servers answer and their clients expect (the Python SDK warns on rmcp's 202).
         if response.status() == StatusCode::ACCEPTED {
             return StatusCode::OK.into_response();
         }
     }
-    if post && json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+    if exchange.post && exchange.json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return unreadable_message(&bytes);
     }
     drop((bytes, share));
-    let response = match (post, resumes) {
+    let response = match (exchange.post, exchange.resumes) {
         (true, _) => answer_as_json(response).await,
         (false, true) => response,
         (false, false) => return response,
     };
     // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends.
     let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
-    match in_use.filter(|_| streamed) {
+    match exchange.in_use.filter(|_| streamed) {
         Some(in_use) => response.map(|body| {
             use futures::StreamExt as _;
             Body::from_stream(body.into_data_stream().map(move |chunk| {
