@@ -636,11 +636,88 @@ fn resolve_agents(
     prefixes: &[(&'static str, &'static dyn Surface)],
     out: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, Agent> {
-    /// What resolution needs of an agent as written: its parent and its scoped mounts.
-    struct AgentRefs {
-        parent: Option<String>,
-        mounts: Vec<String>,
+    let (docs, agent_tools) = read_agents(tree, out);
+    let parents = resolve_parents(tree, &docs, out);
+    let scoped = scoped_mounts(tree, &docs, mounts, unknown_mounts, out);
+    let top_tools: Option<&Mapping> = tree.get("tools").and_then(Node::as_map);
+    let servers = dynamic_ids(mounts, unknown_mounts, prefixes);
+    let rules_of = tool_rules(tree, &docs, &agent_tools, &servers, fixed_tools, prefixes, out);
+
+    // Each agent's table: built-in defaults, then budgets, then entries from the root down.
+    // Agents are built parents first, each starting from its parent's finished state.
+    let dynamic_servers: Vec<&str> = mounts
+        .iter()
+        .filter(|(_, m)| matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })))
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let mount_ids: Arc<IndexSet<String, foldhash::fast::RandomState>> = Arc::new(mounts.keys().cloned().collect());
+    let is_scoped: Vec<bool> = mount_ids.iter().map(|id| scoped.contains(id.as_str())).collect();
+    let mut states: HashMap<String, AgentState> = HashMap::new();
+    let mut agents = BTreeMap::new();
+    for name in parents_first(&parents) {
+        let parent = parents.get(name).cloned().flatten();
+        let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
+            Some(p) => AgentState {
+                fixed: p.fixed.clone(),
+                dynamic: p.dynamic.clone(),
+                offers: p.offers.clone(),
+                listed: p.listed.clone(),
+                depth: p.depth + 1,
+            },
+            None => AgentState::root(fixed_tools, budgets),
+        };
+        let own = docs.get(name);
+        let agent_at = pointer(["agents", name.as_str()]);
+        let mut rule_maps: Vec<(Option<&Node>, String)> = Vec::new();
+        if name == DEFAULT_AGENT {
+            rule_maps.push((Some(tree), String::new()));
+        }
+        rule_maps.push((tree.get("agents").and_then(|a| a.get(name)), agent_at));
+        for (node, at) in rule_maps {
+            let Some(node) = node else { continue };
+            let prompts = offer_rules(node.get("prompts").and_then(Node::as_map), &format!("{at}/prompts"), tree, out);
+            let resources = offer_rules(node.get("resources").and_then(Node::as_map), &format!("{at}/resources"), tree, out);
+            state.offers.prompts.extend(prompts);
+            state.offers.resources.extend(resources);
+        }
+        let mut entries: Vec<&Mapping> = Vec::new();
+        if name == DEFAULT_AGENT {
+            entries.extend(top_tools);
+            state.dynamic.extend(rules_of.get(&None).cloned());
+        }
+        entries.extend(agent_tools.get(name.as_str()).copied());
+        state.dynamic.extend(rules_of.get(&Some(name.as_str())).cloned());
+        for table in entries {
+            state.apply_fixed_entries(table);
+        }
+        let depth = state.depth;
+        state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().map(|m| (m.clone(), depth))));
+        let scope = Scope {
+            ids: mount_ids.clone(),
+            visible: mount_ids.iter().zip(&is_scoped).map(|(id, scoped)| !scoped || state.listed.contains_key(id)).collect(),
+        };
+        let layers = state.listed.iter().filter(|(id, _)| scope.contains(id)).map(|(id, d)| (id.clone(), *d)).collect();
+        let mut table = ToolTable {
+            fixed: state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(),
+            dynamic: state.dynamic.clone(),
+            hidden_servers: BTreeSet::new(),
+        };
+        table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
+        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table });
+        states.insert(name.clone(), state);
     }
+    agents
+}
+
+/// What resolution needs of an agent as written: its parent and its scoped mounts.
+struct AgentRefs {
+    parent: Option<String>,
+    mounts: Vec<String>,
+}
+
+/// Every agent as written, by name, and each one's `tools` map; a name that is not
+/// an agent name is an error (the agent still exists, so references keep their meaning).
+fn read_agents<'t>(tree: &'t Node, out: &mut Vec<Diagnostic>) -> (BTreeMap<String, AgentRefs>, HashMap<&'t str, &'t Mapping>) {
     let mut docs: BTreeMap<String, AgentRefs> = BTreeMap::new();
     let mut agent_tools: HashMap<&str, &Mapping> = HashMap::new();
     for (name, entry) in tree.get("agents").and_then(Node::as_map).into_iter().flatten() {
@@ -667,12 +744,15 @@ fn resolve_agents(
         }
         docs.insert(name.clone(), a);
     }
-    let top_tools: Option<&Mapping> = tree.get("tools").and_then(Node::as_map);
+    (docs, agent_tools)
+}
 
-    // Parents: unknown or cyclic parents are errors; such an agent hangs off `default`.
+/// Each agent's parent (`None` for `default`): an unknown parent or one on a cycle is an
+/// error, and such an agent hangs off `default`.
+fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Vec<Diagnostic>) -> BTreeMap<String, Option<String>> {
     let mut parents: BTreeMap<String, Option<String>> = BTreeMap::new();
     parents.insert(DEFAULT_AGENT.to_owned(), None);
-    for (name, a) in &docs {
+    for (name, a) in docs {
         if name == DEFAULT_AGENT {
             if a.parent.is_some() {
                 let at = "/agents/default/parent";
@@ -741,10 +821,20 @@ fn resolve_agents(
     for name in &reported {
         parents.insert(name.clone(), Some(DEFAULT_AGENT.to_owned()));
     }
+    parents
+}
 
-    // Scoped mounts: a mount any agent lists is visible only in that agent's subtree.
+/// The mounts some agent lists: each is visible only in the subtree of an agent that
+/// lists it. A listed id that is no mount is an error.
+fn scoped_mounts<'m>(
+    tree: &Node,
+    docs: &'m BTreeMap<String, AgentRefs>,
+    mounts: &IndexMap<String, Mount>,
+    unknown_mounts: &BTreeMap<String, String>,
+    out: &mut Vec<Diagnostic>,
+) -> HashSet<&'m str> {
     let mut scoped: HashSet<&str> = HashSet::default();
-    for (name, a) in &docs {
+    for (name, a) in docs {
         for (i, m) in a.mounts.iter().enumerate() {
             if mounts.contains_key(m) {
                 scoped.insert(m.as_str());
@@ -763,9 +853,17 @@ fn resolve_agents(
             }
         }
     }
+    scoped
+}
 
-    // Check every `tools` map's keys once, where it is written.
-    let mcp_ids: Vec<(&'static str, HashSet<&str>)> = prefixes
+/// Each dynamic-tool prefix (`mcp__`) with the ids of the mounts whose tools it names;
+/// a mount of an unknown kind counts for every prefix (its own error says what it is).
+fn dynamic_ids<'m>(
+    mounts: &'m IndexMap<String, Mount>,
+    unknown_mounts: &'m BTreeMap<String, String>,
+    prefixes: &[(&'static str, &'static dyn Surface)],
+) -> Vec<(&'static str, HashSet<&'m str>)> {
+    prefixes
         .iter()
         .map(|(p, s)| {
             (
@@ -774,15 +872,27 @@ fn resolve_agents(
                     .iter()
                     .filter(|(_, m)| m.surface.service() == s.service())
                     .map(|(id, _)| id.as_str())
-                    // A mount whose kind is unknown may have been meant for this surface: its own error says so.
                     .chain(unknown_mounts.keys().map(String::as_str))
                     .collect(),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The dynamic-tool rules of every `tools` map (the top-level one under `None`), each
+/// key checked once, where it is written.
+fn tool_rules<'a>(
+    tree: &Node,
+    docs: &'a BTreeMap<String, AgentRefs>,
+    agent_tools: &HashMap<&str, &Mapping>,
+    servers: &[(&'static str, HashSet<&str>)],
+    fixed_tools: &BTreeMap<&'static str, &'static dyn crate::surface::FixedTool>,
+    prefixes: &[(&'static str, &'static dyn Surface)],
+    out: &mut Vec<Diagnostic>,
+) -> HashMap<Option<&'a str>, Arc<Vec<DynamicRule>>> {
     // The top-level `tools` (the default agent's first layer) has no agent name: `None`.
     let mut tables: Vec<(Option<&str>, String, &Mapping)> = Vec::new();
-    if let Some(t) = top_tools {
+    if let Some(t) = tree.get("tools").and_then(Node::as_map) {
         tables.push((None, "/tools".to_owned(), t));
     }
     for name in docs.keys() {
@@ -797,7 +907,7 @@ fn resolve_agents(
             if fixed_tools.contains_key(key.as_str()) {
                 continue;
             }
-            match dynamic_rule(key, &value.node, &mcp_ids) {
+            match dynamic_rule(key, &value.node, servers) {
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
@@ -819,33 +929,14 @@ fn resolve_agents(
         }
         rules_of.insert(*owner, Arc::new(rules));
     }
+    rules_of
+}
 
-    // Each agent's table: built-in defaults, then budgets, then entries from the root down.
-    // Agents are built parents first, each starting from its parent's finished state.
-    let budget_values = match serde_json::to_value(budgets).expect("serializable") {
-        Json::Object(o) => o,
-        _ => Map::new(),
-    };
-    let dynamic_servers: Vec<&str> = mounts
-        .iter()
-        .filter(|(_, m)| matches!(m.resolved.as_ref().map(|r| &r.exposure), Some(Exposure::Dynamic { .. })))
-        .map(|(id, _)| id.as_str())
-        .collect();
-    struct State {
-        fixed: BTreeMap<&'static str, (Json, bool)>,
-        dynamic: Vec<Arc<Vec<DynamicRule>>>,
-        offers: OfferRules,
-        /// Mounts listed on the chain so far, each with the depth of the nearest agent listing it.
-        listed: BTreeMap<String, u32>,
-        depth: u32,
-    }
-    let mount_ids: Arc<IndexSet<String, foldhash::fast::RandomState>> = Arc::new(mounts.keys().cloned().collect());
-    let is_scoped: Vec<bool> = mount_ids.iter().map(|id| scoped.contains(id.as_str())).collect();
-    let mut states: HashMap<String, State> = HashMap::new();
-    let mut agents = BTreeMap::new();
-    // Parents first: from each agent, walk up to the first ancestor already built, then build down.
+/// Every agent once, each after its parent.
+fn parents_first(parents: &BTreeMap<String, Option<String>>) -> Vec<&String> {
     let mut order: Vec<&String> = Vec::new();
     let mut queued: BTreeSet<&String> = BTreeSet::new();
+    // From each agent, walk up to the first ancestor already queued, then queue down.
     for name in parents.keys() {
         let mut chain = Vec::new();
         let mut current = Some(name);
@@ -858,89 +949,62 @@ fn resolve_agents(
             order.push(n);
         }
     }
-    for name in order {
-        let parent = parents.get(name).cloned().flatten();
-        let mut state = match parent.as_ref().and_then(|p| states.get(p)) {
-            Some(p) => State {
-                fixed: p.fixed.clone(),
-                dynamic: p.dynamic.clone(),
-                offers: p.offers.clone(),
-                listed: p.listed.clone(),
-                depth: p.depth + 1,
-            },
-            None => {
-                let fixed = fixed_tools
-                    .values()
-                    .map(|tool| {
-                        let mut settings = tool.defaults();
-                        if let Json::Object(o) = &mut settings {
-                            for (k, v) in &budget_values {
-                                if o.contains_key(k) {
-                                    o.insert(k.clone(), v.clone());
-                                }
-                            }
-                        }
-                        (tool.name(), (settings, false))
-                    })
-                    .collect();
-                State { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1 }
-            }
+    order
+}
+
+/// An agent's resolution so far, which each child starts from.
+struct AgentState {
+    /// Each fixed tool's settings, and whether it is enabled.
+    fixed: BTreeMap<&'static str, (Json, bool)>,
+    dynamic: Vec<Arc<Vec<DynamicRule>>>,
+    offers: OfferRules,
+    /// Mounts listed on the chain so far, each with the depth of the nearest agent listing it.
+    listed: BTreeMap<String, u32>,
+    depth: u32,
+}
+
+impl AgentState {
+    /// The root's: every fixed tool at its built-in defaults, with `budgets` over them, off.
+    fn root(fixed_tools: &BTreeMap<&'static str, &'static dyn crate::surface::FixedTool>, budgets: &Budgets) -> AgentState {
+        let budget_values = match serde_json::to_value(budgets).expect("serializable") {
+            Json::Object(o) => o,
+            _ => Map::new(),
         };
-        let own = docs.get(name);
-        let agent_at = pointer(["agents", name.as_str()]);
-        let mut rule_maps: Vec<(Option<&Node>, String)> = Vec::new();
-        if name == DEFAULT_AGENT {
-            rule_maps.push((Some(tree), String::new()));
-        }
-        rule_maps.push((tree.get("agents").and_then(|a| a.get(name)), agent_at));
-        for (node, at) in rule_maps {
-            let Some(node) = node else { continue };
-            let prompts = offer_rules(node.get("prompts").and_then(Node::as_map), &format!("{at}/prompts"), tree, out);
-            let resources = offer_rules(node.get("resources").and_then(Node::as_map), &format!("{at}/resources"), tree, out);
-            state.offers.prompts.extend(prompts);
-            state.offers.resources.extend(resources);
-        }
-        let mut entries: Vec<&Mapping> = Vec::new();
-        if name == DEFAULT_AGENT {
-            entries.extend(top_tools);
-            state.dynamic.extend(rules_of.get(&None).cloned());
-        }
-        entries.extend(agent_tools.get(name.as_str()).copied());
-        state.dynamic.extend(rules_of.get(&Some(name.as_str())).cloned());
-        for table in entries {
-            for (tool, (settings, enabled)) in state.fixed.iter_mut() {
-                match table.get(tool).map(|e| &e.node.value) {
-                    Some(Value::Bool(on)) => *enabled = *on,
-                    // A map enables the tool and overrides the settings it names; `false` keeps them for a later `true`.
-                    Some(Value::Map(over)) => {
-                        *enabled = true;
-                        if let Json::Object(o) = settings {
-                            for (k, e) in over.iter() {
-                                o.insert(k.clone(), e.node.to_json());
-                            }
+        let fixed = fixed_tools
+            .values()
+            .map(|tool| {
+                let mut settings = tool.defaults();
+                if let Json::Object(o) = &mut settings {
+                    for (k, v) in &budget_values {
+                        if o.contains_key(k) {
+                            o.insert(k.clone(), v.clone());
                         }
                     }
-                    _ => {}
                 }
+                (tool.name(), (settings, false))
+            })
+            .collect();
+        AgentState { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1 }
+    }
+
+    /// A `tools` map's fixed-tool entries: `true`/`false` switch a tool; a map enables it
+    /// and overrides the settings it names (`false` keeps them for a later `true`).
+    fn apply_fixed_entries(&mut self, table: &Mapping) {
+        for (tool, (settings, enabled)) in self.fixed.iter_mut() {
+            match table.get(tool).map(|e| &e.node.value) {
+                Some(Value::Bool(on)) => *enabled = *on,
+                Some(Value::Map(over)) => {
+                    *enabled = true;
+                    if let Json::Object(o) = settings {
+                        for (k, e) in over.iter() {
+                            o.insert(k.clone(), e.node.to_json());
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        let depth = state.depth;
-        state.listed.extend(own.into_iter().flat_map(|a| a.mounts.iter().map(|m| (m.clone(), depth))));
-        let scope = Scope {
-            ids: mount_ids.clone(),
-            visible: mount_ids.iter().zip(&is_scoped).map(|(id, scoped)| !scoped || state.listed.contains_key(id)).collect(),
-        };
-        let layers = state.listed.iter().filter(|(id, _)| scope.contains(id)).map(|(id, d)| (id.clone(), *d)).collect();
-        let mut table = ToolTable {
-            fixed: state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(),
-            dynamic: state.dynamic.clone(),
-            hidden_servers: BTreeSet::new(),
-        };
-        table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
-        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table });
-        states.insert(name.clone(), state);
     }
-    agents
 }
 
 /// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
