@@ -107,6 +107,18 @@ pub struct Slot {
     pub running: Arc<dyn Running>,
 }
 
+/// The mounts of a generation being built, before the swap.
+#[derive(Default)]
+struct NextMounts {
+    mounts: IndexMap<String, Arc<Slot>>,
+    /// The ids of the mounts built anew.
+    built: Vec<String>,
+    /// The ids of the mounts that take their change while they run.
+    reconfigured: Vec<String>,
+    /// Their changes, applied at the swap, once nothing can reject the reload.
+    live_changes: Vec<Box<dyn FnOnce() + Send>>,
+}
+
 pub struct Generation {
     pub number: u64,
     pub digest: String,
@@ -891,22 +903,69 @@ impl Deployment {
     async fn reload_locked(&self) -> Outcome {
         let live = self.live();
         let rejected = |diagnostics: Vec<Json>| Outcome::new(OutcomeKind::Rejected, live.as_ref().map(|g| g.number), diagnostics);
-        // Checked on the blocking pool: a large composition takes milliseconds of CPU, and over
-        // stdio the runtime has one thread, which must keep serving calls meanwhile.
-        // Within a deadline: a file that never answers (a hung network mount) must not hold the
-        // reload lock, or every later edit and SIGHUP would wait behind it unseen.
-        let unreadable = |code: &str, message: String| {
-            json!({
-                "severity": "error", "code": code, "message": message,
-                "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
-                "rendered": format!("{}: error[{code}]: {message}\n", self.path.display()),
-            })
+        let checked = match self.check().await {
+            Ok(checked) => checked,
+            Err(unreadable) => return rejected(vec![unreadable]),
         };
+        *self.files.lock().expect("files lock") = checked.sources.files().map(|(_, f)| f.path.clone()).collect();
+        let mut diagnostics: Vec<Json> = checked.diagnostics.iter().map(|d| diagnostic_json(d, &checked.sources)).collect();
+        let Some(plan) = checked.plan() else { return rejected(diagnostics) };
+        let diff = Diff::between(live.as_ref().map(|g| &g.plan), &plan);
+        let digest = plan.digest();
+        // The name is not in the plan's digest (it changes no node); a rename alone still applies, so
+        // that /status and the status page show it.
+        if let Some(g) = &live
+            && g.digest == digest
+            && g.resolved.name == checked.resolved.as_ref().and_then(|r| r.name.clone())
+        {
+            return Outcome::new(OutcomeKind::Unchanged, Some(g.number), diagnostics);
+        }
+        let Checked { resolved, tree, sources, .. } = checked;
+        let resolved = resolved.expect("a plan comes from a resolved composition");
+        let tree = tree.expect("a resolved composition has a tree");
+        if self.options.check_serve_token {
+            let refused = self.token_refusals(&resolved, &tree, live.as_deref());
+            if !refused.is_empty() {
+                diagnostics.extend(refused.iter().map(|d| diagnostic_json(d, &sources)));
+                return rejected(diagnostics);
+            }
+        }
+        let next = match self.build_mounts(&resolved, &diff, live.as_deref()).await {
+            Ok(next) => next,
+            Err(failures) => {
+                diagnostics.extend(failures.into_iter().map(|(id, problem)| {
+                    let at = crate::diagnostic::pointer(["mounts", id.as_str()]);
+                    let message = format!("required mount `{id}` did not start: {problem}");
+                    diagnostic_json(&Diagnostic::error("MOUNT_START_FAILED", locate(&tree, &format!("{at}/kind")), at, message), &sources)
+                }));
+                return rejected(diagnostics);
+            }
+        };
+        let (built, reconfigured) = (next.built.clone(), next.reconfigured.clone());
+        let (number, retired) = self.swap(live, resolved, plan, digest, next);
+        Outcome { built, retired, reconfigured, ..Outcome::new(OutcomeKind::Applied, Some(number), diagnostics) }
+    }
+
+    /// A diagnostic for the composition as a whole, which could not be read or checked.
+    fn unreadable(&self, code: &str, message: String) -> Json {
+        json!({
+            "severity": "error", "code": code, "message": message,
+            "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
+            "rendered": format!("{}: error[{code}]: {message}\n", self.path.display()),
+        })
+    }
+
+    /// Reads and checks the composition: on the blocking pool, since a large one takes
+    /// milliseconds of CPU and over stdio the runtime has one thread, which must keep
+    /// serving calls meanwhile; within `CHECK_DEADLINE`, since a file that never answers
+    /// (a hung network mount) must not hold the reload lock, or every later edit and
+    /// SIGHUP would wait behind it unseen. `Err` is the diagnostic that says why not.
+    async fn check(&self) -> Result<Checked, Json> {
         // Reloads are serialized, so every check running now but this one's was left past its deadline.
         let stuck = self.checks_running.load(Ordering::SeqCst);
         if stuck >= MAX_STUCK_CHECKS {
             let message = format!("{stuck} earlier checks are still stuck reading the composition; no other starts until one ends");
-            return rejected(vec![unreadable("COMPOSITION_READ_TIMEOUT", message)]);
+            return Err(self.unreadable("COMPOSITION_READ_TIMEOUT", message));
         }
         /// Counts a check from its start to its end, however long that takes.
         struct Counted(Arc<AtomicUsize>);
@@ -922,77 +981,62 @@ impl Deployment {
             let _counted = counted;
             engine.check_file(&path, &*env)
         });
-        let checked = match tokio::time::timeout(CHECK_DEADLINE, check).await {
+        match tokio::time::timeout(CHECK_DEADLINE, check).await {
             Err(_) => {
                 let message = format!(
                     "reading and checking the composition did not finish within {}s; the live generation keeps serving",
                     CHECK_DEADLINE.as_secs()
                 );
-                return rejected(vec![unreadable("COMPOSITION_READ_TIMEOUT", message)]);
+                Err(self.unreadable("COMPOSITION_READ_TIMEOUT", message))
             }
-            Ok(joined) => match joined.expect("the check does not panic") {
-                Ok(c) => c,
-                Err(e) => return rejected(vec![unreadable("COMPOSITION_UNREADABLE", e.error.to_string())]),
-            },
-        };
-        *self.files.lock().expect("files lock") = checked.sources.files().map(|(_, f)| f.path.clone()).collect();
-        let diagnostics: Vec<Json> = checked.diagnostics.iter().map(|d| diagnostic_json(d, &checked.sources)).collect();
-        let Some(plan) = checked.plan() else { return rejected(diagnostics) };
-        let diff = Diff::between(live.as_ref().map(|g| &g.plan), &plan);
-        let digest = plan.digest();
-        // The name is not in the plan's digest (it changes no node); a rename alone still applies, so
-        // that /status and the status page show it.
-        if let Some(g) = &live
-            && g.digest == digest
-            && g.resolved.name == checked.resolved.as_ref().and_then(|r| r.name.clone())
-        {
-            return Outcome::new(OutcomeKind::Unchanged, Some(g.number), diagnostics);
-        }
-        let Checked { resolved, tree, sources, .. } = checked;
-        let resolved = resolved.expect("a plan comes from a resolved composition");
-        let tree = tree.expect("a resolved composition has a tree");
-
-        // Served over HTTP: a token nobody can read would shut its clients out (the
-        // page that says why included), and past loopback no agent may be left open.
-        if self.options.check_serve_token {
-            let mut refused = Vec::new();
-            let mut checked = BTreeSet::new();
-            for agent in resolved.agents.keys() {
-                let Some((source, at)) = resolved.token_for(agent) else { continue };
-                if !checked.insert(at.clone()) {
-                    continue;
-                }
-                if let Err(e) = source.read() {
-                    let pointer = source.pointer(&at);
-                    refused.push(Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(&tree, &pointer), &pointer, e));
-                }
-            }
-            let open = resolved.open_agents();
-            if self.options.require_tokens && !open.is_empty() {
-                let at = if open.contains(&crate::resolve::DEFAULT_AGENT) {
-                    "/serve".to_owned()
-                } else {
-                    crate::diagnostic::pointer(["agents", open[0]])
-                };
-                let message = format!(
-                    "seam listens beyond loopback, and no token guards agent{} {}: set `serve.bearer_token_env` (or `_file`), or start with `--insecure-no-auth`",
-                    if open.len() > 1 { "s" } else { "" },
-                    open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
-                );
-                refused.push(Diagnostic::error("SERVE_TOKEN_REQUIRED", locate(&tree, &at), &at, message));
-            }
-            if !refused.is_empty() {
-                let mut all = diagnostics;
-                all.extend(refused.iter().map(|d| diagnostic_json(d, &sources)));
-                return rejected(all);
-            }
-            let was_guarded = live.as_ref().is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
-            if was_guarded && !open.is_empty() {
-                tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
+            Ok(joined) => {
+                joined.expect("the check does not panic").map_err(|e| self.unreadable("COMPOSITION_UNREADABLE", e.error.to_string()))
             }
         }
+    }
 
-        // Build what is added or restarted; carry the rest over.
+    /// Served over HTTP: a token nobody can read would shut its clients out (the page
+    /// that says why included), and past loopback no agent may be left open.
+    fn token_refusals(&self, resolved: &Resolved, tree: &crate::yaml::Node, live: Option<&Generation>) -> Vec<Diagnostic> {
+        let mut refused = Vec::new();
+        let mut checked = BTreeSet::new();
+        for agent in resolved.agents.keys() {
+            let Some((source, at)) = resolved.token_for(agent) else { continue };
+            if !checked.insert(at.clone()) {
+                continue;
+            }
+            if let Err(e) = source.read() {
+                let pointer = source.pointer(&at);
+                refused.push(Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(tree, &pointer), &pointer, e));
+            }
+        }
+        let open = resolved.open_agents();
+        if self.options.require_tokens && !open.is_empty() {
+            let at = if open.contains(&crate::resolve::DEFAULT_AGENT) {
+                "/serve".to_owned()
+            } else {
+                crate::diagnostic::pointer(["agents", open[0]])
+            };
+            let message = format!(
+                "seam listens beyond loopback, and no token guards agent{} {}: set `serve.bearer_token_env` (or `_file`), or start with `--insecure-no-auth`",
+                if open.len() > 1 { "s" } else { "" },
+                open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            );
+            refused.push(Diagnostic::error("SERVE_TOKEN_REQUIRED", locate(tree, &at), &at, message));
+        }
+        let was_guarded = live.is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
+        if refused.is_empty() && was_guarded && !open.is_empty() {
+            tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
+        }
+        refused
+    }
+
+    /// The next generation's mounts: the live ones the diff keeps, carried over; changed
+    /// ones that can take their change while they run, reconfigured (applied at the swap);
+    /// the rest built beside the live generation, at most `max_concurrent_starts` at once.
+    /// A required mount that does not start rejects the reload (`Err`: each such mount's id
+    /// and why), and what was built is disposed.
+    async fn build_mounts(&self, resolved: &Resolved, diff: &Diff, live: Option<&Generation>) -> Result<NextMounts, Vec<(String, String)>> {
         let rebuild = |id: &str| {
             let node = format!("mount:{id}");
             diff.add.contains(&node) || diff.restart.contains(&node)
@@ -1001,7 +1045,7 @@ impl Deployment {
             resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
         ));
         let workspace = resolved.workspace_root().map(PathBuf::from);
-        let mut mounts: IndexMap<String, Arc<Slot>> = IndexMap::new();
+        let mut next = NextMounts::default();
         // A changed mount whose services did not change may take its new config while it runs.
         let services_changed = |needs: &[&str]| {
             needs.iter().any(|s| {
@@ -1010,14 +1054,11 @@ impl Deployment {
             })
         };
         let mut builds = Vec::new();
-        let mut reconfigured = Vec::new();
-        let mut live_changes: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
         for (id, mount) in &resolved.mounts {
             let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
-            let live_slot = live.as_ref().and_then(|g| g.mounts.get(id));
-            if let Some(slot) = live_slot {
+            if let Some(slot) = live.and_then(|g| g.mounts.get(id)) {
                 if !rebuild(id) {
-                    mounts.insert(id.clone(), slot.clone());
+                    next.mounts.insert(id.clone(), slot.clone());
                     continue;
                 }
                 let changed = diff.change.contains(&format!("mount:{id}"));
@@ -1026,18 +1067,17 @@ impl Deployment {
                     && !services_changed(&r.needs)
                     && let Some(apply) = slot.running.reconfigure(&*r.config)
                 {
-                    live_changes.push(apply);
-                    reconfigured.push(id.clone());
-                    let running = slot.running.clone();
-                    let next = Slot {
+                    next.live_changes.push(apply);
+                    next.reconfigured.push(id.clone());
+                    let same = Slot {
                         id: id.clone(),
                         kind: slot.kind,
                         registry: slot.registry,
                         required: r.required,
                         exposure: r.exposure.clone(),
-                        running,
+                        running: slot.running.clone(),
                     };
-                    mounts.insert(id.clone(), Arc::new(next));
+                    next.mounts.insert(id.clone(), Arc::new(same));
                     continue;
                 }
             }
@@ -1081,40 +1121,36 @@ impl Deployment {
         }))
         .await;
         let mut failures = Vec::new();
-        let mut built = Vec::new();
         for (slot, error) in built_results {
             let problem = error.or_else(|| {
                 (slot.required && !slot.running.is_ready())
                     .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
             });
             match problem {
-                Some(problem) if slot.required => {
-                    let at = crate::diagnostic::pointer(["mounts", slot.id.as_str()]);
-                    let d = Diagnostic::error(
-                        "MOUNT_START_FAILED",
-                        locate(&tree, &format!("{at}/kind")),
-                        at,
-                        format!("required mount `{}` did not start: {problem}", slot.id),
-                    );
-                    failures.push(diagnostic_json(&d, &sources));
-                }
+                Some(problem) if slot.required => failures.push((slot.id.clone(), problem)),
                 Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
                 None => {}
             }
-            built.push(slot.id.clone());
-            mounts.insert(slot.id.clone(), Arc::new(slot));
+            next.built.push(slot.id.clone());
+            next.mounts.insert(slot.id.clone(), Arc::new(slot));
         }
         // Keep the composition's own order.
-        mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
-        if !failures.is_empty() {
-            for id in &built {
-                mounts[id].running.dispose(self.options.dispose_timeout).await;
-            }
-            let mut all = diagnostics;
-            all.extend(failures);
-            return rejected(all);
+        next.mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
+        if failures.is_empty() {
+            return Ok(next);
         }
+        for id in &next.built {
+            next.mounts[id].running.dispose(self.options.dispose_timeout).await;
+        }
+        Err(failures)
+    }
 
+    /// Swaps the next generation in: the changes mounts take while they run are applied
+    /// (nothing can reject the reload any more), the generation is stored, and the mounts
+    /// it no longer has are retired once the old generation's calls are done. Its number,
+    /// and the retired mounts' ids.
+    fn swap(&self, live: Option<Arc<Generation>>, resolved: Resolved, plan: Plan, digest: String, next: NextMounts) -> (u64, Vec<String>) {
+        let NextMounts { mounts, built, live_changes, .. } = next;
         let retired: Vec<String> = live
             .as_ref()
             .map(|g| {
@@ -1125,7 +1161,6 @@ impl Deployment {
                     .collect()
             })
             .unwrap_or_default();
-        // Past the last way to reject: mounts that take their change live take it now.
         for apply in live_changes {
             apply();
         }
@@ -1175,7 +1210,7 @@ impl Deployment {
             drop(old);
             self.retire(slots, drained);
         }
-        Outcome { built, retired, reconfigured, ..Outcome::new(OutcomeKind::Applied, Some(number), diagnostics) }
+        (number, retired)
     }
 
     /// Disposes retired mounts once the old generation's calls are done (or the drain timeout passes), dependents first.
