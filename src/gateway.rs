@@ -606,7 +606,7 @@ impl ServerHandler for Gateway {
         // Taken before anything else: over stdio, calls start on one thread in the order they were read.
         let Ok(_permit) = self.room.clone().try_acquire_owned() else {
             let refused = ToolOutput::error(
-                "TOOL_CALLS_EXCEEDED",
+                seam_engine::codes::TOOL_CALLS_EXCEEDED,
                 format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
             );
             return tool_result(refused, &request.name).map(CallToolResponse::Complete);

@@ -37,33 +37,86 @@ fn code_table_is_fresh() {
     ensure_file_contents("docs/codes.md", &text);
 }
 
-/// Every code the sources emit is in the table: a code added without a row fails here.
+/// The sources of the binary and its crates (not their tests), each with its text.
+fn sources() -> Vec<(std::path::PathBuf, String)> {
+    fn walk(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in ["src", "wire/src", "engine/src", "providers/web/src", "providers/lsp/src", "providers/mcp/src", "providers/skills/src"] {
+        walk(&root.join(dir), &mut out);
+    }
+    out
+}
+
+/// Every code the sources spell out as a string is in a table. (A code is emitted
+/// through its table's constant, so one without a row does not compile; this catches
+/// one written into JSON by hand.)
 #[test]
 fn every_emitted_code_is_documented() {
     let documented: std::collections::BTreeSet<&str> = seam::engine().codes().iter().map(|c| c.code).collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
-    for dir in ["engine/src", "providers/web/src", "providers/lsp/src", "providers/mcp/src", "providers/skills/src"] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            for (i, _) in text.match_indices('"') {
-                let rest = &text[i + 1..];
-                let Some(end) = rest.find('"') else { continue };
-                let word = &rest[..end];
-                let looks_like_code = word.len() > 4
-                    && word.contains('_')
-                    && word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
-                    && !word.starts_with('_')
-                    && !matches!(
-                        word,
-                        "PATH" | "HOME" | "USER" | "LANG" | "LC_ALL" | "TERM" | "TMPDIR" | "DEEPSEEK_API_KEY" | "CARGO_PKG_VERSION"
-                    );
-                if looks_like_code && !documented.contains(word) {
-                    missing.push(format!("{}: {word}", path.display()));
-                }
+    for (path, text) in sources() {
+        for (i, _) in text.match_indices('"') {
+            let rest = &text[i + 1..];
+            let Some(end) = rest.find('"') else { continue };
+            let word = &rest[..end];
+            let looks_like_code = word.len() > 4
+                && word.contains('_')
+                && word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                && !word.starts_with('_')
+                // seam's own environment variables (`SEAM_MAX_COMPOSITION_BYTES`).
+                && !word.starts_with("SEAM_")
+                && !matches!(
+                    word,
+                    "PATH" | "HOME" | "USER" | "LANG" | "LC_ALL" | "TERM" | "TMPDIR" | "DEEPSEEK_API_KEY" | "CARGO_PKG_VERSION"
+                );
+            if looks_like_code && !documented.contains(word) {
+                missing.push(format!("{}: {word}", path.display()));
             }
         }
     }
     assert!(missing.is_empty(), "codes used but not in a code table: {missing:#?}");
+}
+
+/// Every row of every code table is emitted somewhere: its constant is named outside
+/// the table (`code_table!`) that defines it. A row nothing uses fails here.
+#[test]
+fn every_documented_code_is_emitted() {
+    let sources = sources();
+    // The sources with each `code_table!` invocation cut out.
+    let uses: Vec<String> = sources
+        .iter()
+        .map(|(_, text)| {
+            let mut rest = text.as_str();
+            let mut kept = String::new();
+            while let Some(start) = rest.find("code_table! {") {
+                kept.push_str(&rest[..start]);
+                let end = rest[start..].find("} }").map_or(rest.len(), |e| start + e);
+                rest = &rest[end..];
+            }
+            kept.push_str(rest);
+            kept
+        })
+        .collect();
+    let named = |name: &str| {
+        uses.iter().any(|text| {
+            text.match_indices(name).any(|(i, _)| {
+                let before = text[..i].chars().next_back().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+                let after = text[i + name.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+                before && after
+            })
+        })
+    };
+    let unused: Vec<&str> = seam::engine().codes().iter().map(|c| c.code).filter(|code| !named(code)).collect();
+    assert!(unused.is_empty(), "code table rows no source emits: {unused:?}");
 }

@@ -59,7 +59,7 @@ async fn names_are_checked_on_every_address_they_resolve_to() {
         Arc::new(Table(vec![("docs.test", vec![loopback]), ("mixed.test", vec![loopback, public])])) as Arc<dyn Lookup>;
     let guarded = Fetcher::with_lookup(config(json!({ "allow_hosts": [] })), table()).unwrap();
     let e = guarded.fetch(&format!("http://docs.test:{port}/")).await.unwrap_err();
-    assert_eq!((e.code, e.detail["host"].as_str()), ("WEB_BLOCKED_ADDRESS", Some("docs.test")));
+    assert_eq!((e.code.code, e.detail["host"].as_str()), ("WEB_BLOCKED_ADDRESS", Some("docs.test")));
     assert!(e.message.contains("loopback 127.0.0.0/8"), "{}", e.message);
     // One private answer among public ones refuses the name: nothing is sent anywhere.
     let e = guarded.fetch(&format!("http://mixed.test:{port}/")).await.unwrap_err();

@@ -111,7 +111,7 @@ async fn answers_without_search_blocks_upstream_errors_and_redirects_are_provide
     assert_eq!(e.code, "WEB_PROVIDER_ERROR");
     assert!(e.message.contains("web_search_tool_result"), "{}", e.message);
     let e = prepared.clone().query("down".into()).await.unwrap_err();
-    assert_eq!((e.code, e.detail["status"].as_u64()), ("WEB_PROVIDER_ERROR", Some(503)));
+    assert_eq!((e.code.code, e.detail["status"].as_u64()), ("WEB_PROVIDER_ERROR", Some(503)));
     let e = prepared.query("moved".into()).await.unwrap_err();
     assert_eq!(e.code, "WEB_PROVIDER_ERROR");
     assert!(e.message.contains("redirect"), "{}", e.message);

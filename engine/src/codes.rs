@@ -2,78 +2,89 @@
 //! theirs through `Surface::codes`; `docs/codes.md` is generated from both and
 //! a test fails when it drifts.
 
-use crate::diagnostic::Severity::{Error, Warning};
-use crate::surface::CodeDoc;
-
-macro_rules! codes {
-    ($($code:literal $sev:ident $meaning:literal;)*) => {
-        pub const ENGINE_CODES: &[CodeDoc] = &[$(CodeDoc { code: $code, severity: $sev, meaning: $meaning }),*];
+/// A table of codes: one constant per code (`&'static CodeDoc`, named as the code
+/// is spelled), and `$table`, the table of them all. A code is emitted only
+/// through its constant, so a code without a row does not compile, and
+/// `tests/generated.rs` fails on a row no source uses.
+#[macro_export]
+macro_rules! code_table {
+    ($table:ident { $($name:ident $severity:ident $meaning:literal;)* }) => {
+        $(
+            #[doc = $meaning]
+            pub const $name: &$crate::surface::CodeDoc = &$crate::surface::CodeDoc {
+                code: stringify!($name),
+                severity: $crate::diagnostic::Severity::$severity,
+                meaning: $meaning,
+            };
+        )*
+        /// Every code of this table.
+        pub const $table: &[$crate::surface::CodeDoc] = &[$(*$name),*];
     };
 }
 
-codes! {
-    "YAML_SYNTAX" Error "The file is not well-formed YAML.";
-    "YAML_NOT_UTF8" Error "The file is not valid UTF-8.";
-    "YAML_DUPLICATE_KEY" Error "A mapping has the same key twice.";
-    "YAML_COMPLEX_KEY" Error "A mapping key is a list, a map or an alias; keys are plain strings.";
-    "YAML_UNKNOWN_TAG" Error "A tag other than `!reset` (or a core `!!str`, `!!int`, …) is used.";
-    "YAML_ALIAS_LIMIT" Error "Aliases expand to more nodes than the budget (100,000).";
-    "YAML_DEPTH_LIMIT" Error "Mappings and lists nest deeper than 64 levels.";
-    "YAML_MULTIPLE_DOCUMENTS" Error "The file holds more than one YAML document.";
-    "COMPOSITION_NOT_A_FILE" Error "The composition is a FIFO, a device, a socket or a folder: seam reads compositions from regular files only, and reads nothing of this one.";
-    "COMPOSITION_TOO_LARGE" Error "The composition and the files it extends hold more bytes than `--max-composition-bytes` (4 MiB by default); reading stops at the limit.";
-    "EXTENDS_INVALID" Error "`extends` is not a list of paths.";
-    "EXTENDS_NOT_FOUND" Error "A file named in `extends` cannot be read.";
-    "EXTENDS_NOT_A_FILE" Error "A file named in `extends` is a FIFO, a device, a socket or a folder; nothing of it is read.";
-    "EXTENDS_NOT_MAPPING" Error "A file named in `extends` holds a scalar or a list, not a composition (a map); its text is not quoted.";
-    "EXTENDS_CYCLE" Error "`extends` leads back to a file already being loaded; the message names the chain.";
-    "EXTENDS_LIMIT" Error "More than 64 files are pulled in through `extends`.";
-    "ENV_UNSET" Error "`${VAR}` names an unset variable and gives no default.";
-    "ENV_REQUIRED" Error "`${VAR:?message}` names an unset variable.";
-    "ENV_SYNTAX" Error "A `${…}` is unclosed, names no valid variable, or has an unknown operator.";
-    "VERSION_MISSING" Error "The document has no `seam:` version.";
-    "VERSION_UNSUPPORTED" Error "`seam:` names a format version this binary does not read.";
-    "SCHEMA_UNKNOWN_KEY" Error "A key the format does not have (with the closest known key).";
-    "SCHEMA_REQUIRED" Error "A required field is missing.";
-    "SCHEMA_TYPE" Error "A value has the wrong type.";
-    "SCHEMA_PATTERN" Error "A string does not match its pattern.";
-    "SCHEMA_KEY_INVALID" Error "A map key does not match its pattern.";
-    "SCHEMA_INVALID" Error "Any other schema violation (a fallback: the format has no rule that reaches it today).";
-    "VALUE_OUT_OF_RANGE" Error "A number, duration, size or length is outside its documented range.";
-    "DURATION_INVALID" Error "A duration is not a whole number with a unit (`ms`, `s`, `m`, `h`); a bare number says which unit to add.";
-    "SIZE_INVALID" Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";
-    "SECRET_INLINE" Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
-    "SECRET_INTERPOLATED" Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
-    "SECRET_SENT_IN_CLEAR" Warning "A mount sends a secret (an API key, a bearer token, headers from the environment) over plain `http://` to a host other than loopback, where anyone on the way can read it.";
-    "MOUNT_UNKNOWN_KIND" Error "A mount's `kind` is not compiled into this binary.";
-    "MOUNT_FOREIGN_FIELD" Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
-    "SERVE_TOKEN_CONFLICT" Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";
-    "SERVE_TOKEN_UNREADABLE" Error "(start, reload) A token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
-    "SERVE_TOKEN_REQUIRED" Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
-    "SERVE_LIMIT_ORDER" Error "`serve.max_request_bytes` is more than `serve.max_buffered_request_bytes`: a body that large could never be buffered.";
-    "MOUNT_ID_INVALID" Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
-    "TOOL_UNSERVED" Warning "A fixed tool (`web_search`, `web_fetch`, `lsp`, `skill`) is enabled for agents that see no mount serving it: every call would fail.";
-    "MOUNT_REQUIRED_INVISIBLE" Warning "A `required: true` mount is visible to no agent.";
-    "AGENT_NAME_INVALID" Error "An agent name is not 1–64 letters, digits, `_` or `-`.";
-    "AGENT_DEFAULT_PARENT" Error "The `default` agent names a parent; it is the root.";
-    "AGENT_UNKNOWN_PARENT" Error "An agent's `parent` is not an agent.";
-    "AGENT_PARENT_CYCLE" Error "Agent parents form a cycle; the message names it.";
-    "AGENT_UNKNOWN_MOUNT" Error "`agents.*.mounts` names a mount that is not defined.";
-    "TOOLS_UNKNOWN_KEY" Error "A `tools` key names no fixed tool and no possible MCP glob.";
-    "TOOLS_INVALID_GLOB" Error "A `tools` glob does not parse.";
-    "OFFER_RULE_INVALID_GLOB" Error "A key of an agent's `prompts` or `resources` rules is not a valid glob.";
-    "TOOL_NAME_COLLISION" Error "A mount that keeps its server's names (`naming: raw`) names a tool that something else an agent sees also serves (a fixed tool, another such mount): neither would be served to that agent.";
-    "ENV_EXECUTABLE_NOT_FOUND" Error "(`--environment`) A command is not on PATH or not executable.";
-    "ENV_FILE_UNREADABLE" Error "(`--environment`) A `*_file` secret cannot be read.";
-    "ENV_DIR_MISSING" Error "(`--environment`) A directory the composition names does not exist.";
-    "COMPOSITION_UNREADABLE" Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
-    "COMPOSITION_READ_TIMEOUT" Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers), or 4 earlier checks are still stuck that way; the reload is rejected, the live generation keeps serving and the next reload may start.";
-    "MOUNT_START_FAILED" Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";
-    "AGENT_UNKNOWN" Error "(tool result) The call names an agent the live generation does not have.";
-    "TOOL_UNKNOWN" Error "(tool result) The agent's catalog has no tool of that name.";
-    "TOOL_UNAVAILABLE" Error "(tool result) The mount behind the tool is not running (no runtime, or it failed to build).";
-    "TOOL_TIMEOUT" Error "(tool result) The call outlived its budget (`timeout`) or its mount's `call_timeout`.";
-    "TOOL_CANCELLED" Error "(tool result) The client cancelled the call.";
-    "TOOL_CALLS_EXCEEDED" Error "(tool result) The client's session (a stdio client is one) already has `MAX_CALLS_IN_FLIGHT` (1,024) calls running; this one was refused at once.";
-    "PROMPT_UNKNOWN" Error "(prompts/get) The agent lists no prompt of that name.";
-}
+code_table! { ENGINE_CODES {
+    YAML_SYNTAX Error "The file is not well-formed YAML.";
+    YAML_NOT_UTF8 Error "The file is not valid UTF-8.";
+    YAML_DUPLICATE_KEY Error "A mapping has the same key twice.";
+    YAML_COMPLEX_KEY Error "A mapping key is a list, a map or an alias; keys are plain strings.";
+    YAML_UNKNOWN_TAG Error "A tag other than `!reset` (or a core `!!str`, `!!int`, …) is used.";
+    YAML_ALIAS_LIMIT Error "Aliases expand to more nodes than the budget (100,000).";
+    YAML_DEPTH_LIMIT Error "Mappings and lists nest deeper than 64 levels.";
+    YAML_MULTIPLE_DOCUMENTS Error "The file holds more than one YAML document.";
+    COMPOSITION_NOT_A_FILE Error "The composition is a FIFO, a device, a socket or a folder: seam reads compositions from regular files only, and reads nothing of this one.";
+    COMPOSITION_TOO_LARGE Error "The composition and the files it extends hold more bytes than `--max-composition-bytes` (4 MiB by default); reading stops at the limit.";
+    EXTENDS_INVALID Error "`extends` is not a list of paths.";
+    EXTENDS_NOT_FOUND Error "A file named in `extends` cannot be read.";
+    EXTENDS_NOT_A_FILE Error "A file named in `extends` is a FIFO, a device, a socket or a folder; nothing of it is read.";
+    EXTENDS_NOT_MAPPING Error "A file named in `extends` holds a scalar or a list, not a composition (a map); its text is not quoted.";
+    EXTENDS_CYCLE Error "`extends` leads back to a file already being loaded; the message names the chain.";
+    EXTENDS_LIMIT Error "More than 64 files are pulled in through `extends`.";
+    ENV_UNSET Error "`${VAR}` names an unset variable and gives no default.";
+    ENV_REQUIRED Error "`${VAR:?message}` names an unset variable.";
+    ENV_SYNTAX Error "A `${…}` is unclosed, names no valid variable, or has an unknown operator.";
+    VERSION_MISSING Error "The document has no `seam:` version.";
+    VERSION_UNSUPPORTED Error "`seam:` names a format version this binary does not read.";
+    SCHEMA_UNKNOWN_KEY Error "A key the format does not have (with the closest known key).";
+    SCHEMA_REQUIRED Error "A required field is missing.";
+    SCHEMA_TYPE Error "A value has the wrong type.";
+    SCHEMA_PATTERN Error "A string does not match its pattern.";
+    SCHEMA_KEY_INVALID Error "A map key does not match its pattern.";
+    SCHEMA_INVALID Error "Any other schema violation (a fallback: the format has no rule that reaches it today).";
+    VALUE_OUT_OF_RANGE Error "A number, duration, size or length is outside its documented range.";
+    DURATION_INVALID Error "A duration is not a whole number with a unit (`ms`, `s`, `m`, `h`); a bare number says which unit to add.";
+    SIZE_INVALID Error "A size is not a whole number with a unit (`B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`).";
+    SECRET_INLINE Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
+    SECRET_INTERPOLATED Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
+    SECRET_SENT_IN_CLEAR Warning "A mount sends a secret (an API key, a bearer token, headers from the environment) over plain `http://` to a host other than loopback, where anyone on the way can read it.";
+    MOUNT_UNKNOWN_KIND Error "A mount's `kind` is not compiled into this binary.";
+    MOUNT_FOREIGN_FIELD Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
+    SERVE_TOKEN_CONFLICT Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";
+    SERVE_TOKEN_UNREADABLE Error "(start, reload) A token `serve` names is unset, empty or unreadable; refused, so that no client is shut out.";
+    SERVE_TOKEN_REQUIRED Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
+    SERVE_LIMIT_ORDER Error "`serve.max_request_bytes` is more than `serve.max_buffered_request_bytes`: a body that large could never be buffered.";
+    MOUNT_ID_INVALID Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
+    TOOL_UNSERVED Warning "A fixed tool (`web_search`, `web_fetch`, `lsp`, `skill`) is enabled for agents that see no mount serving it: every call would fail.";
+    MOUNT_REQUIRED_INVISIBLE Warning "A `required: true` mount is visible to no agent.";
+    AGENT_NAME_INVALID Error "An agent name is not 1–64 letters, digits, `_` or `-`.";
+    AGENT_DEFAULT_PARENT Error "The `default` agent names a parent; it is the root.";
+    AGENT_UNKNOWN_PARENT Error "An agent's `parent` is not an agent.";
+    AGENT_PARENT_CYCLE Error "Agent parents form a cycle; the message names it.";
+    AGENT_UNKNOWN_MOUNT Error "`agents.*.mounts` names a mount that is not defined.";
+    TOOLS_UNKNOWN_KEY Error "A `tools` key names no fixed tool and no possible MCP glob.";
+    TOOLS_INVALID_GLOB Error "A `tools` glob does not parse.";
+    OFFER_RULE_INVALID_GLOB Error "A key of an agent's `prompts` or `resources` rules is not a valid glob.";
+    TOOL_NAME_COLLISION Error "A mount that keeps its server's names (`naming: raw`) names a tool that something else an agent sees also serves (a fixed tool, another such mount): neither would be served to that agent.";
+    ENV_EXECUTABLE_NOT_FOUND Error "(`--environment`) A command is not on PATH or not executable.";
+    ENV_FILE_UNREADABLE Error "(`--environment`) A `*_file` secret cannot be read.";
+    ENV_DIR_MISSING Error "(`--environment`) A directory the composition names does not exist.";
+    COMPOSITION_UNREADABLE Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
+    COMPOSITION_READ_TIMEOUT Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers), or 4 earlier checks are still stuck that way; the reload is rejected, the live generation keeps serving and the next reload may start.";
+    MOUNT_START_FAILED Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";
+    AGENT_UNKNOWN Error "(tool result) The call names an agent the live generation does not have.";
+    TOOL_UNKNOWN Error "(tool result) The agent's catalog has no tool of that name.";
+    TOOL_UNAVAILABLE Error "(tool result) The mount behind the tool is not running (no runtime, or it failed to build).";
+    TOOL_TIMEOUT Error "(tool result) The call outlived its budget (`timeout`) or its mount's `call_timeout`.";
+    TOOL_CANCELLED Error "(tool result) The client cancelled the call.";
+    TOOL_CALLS_EXCEEDED Error "(tool result) The client's session (a stdio client is one) already has `MAX_CALLS_IN_FLIGHT` (1,024) calls running; this one was refused at once.";
+    PROMPT_UNKNOWN Error "(prompts/get) The agent lists no prompt of that name.";
+} }

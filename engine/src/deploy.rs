@@ -415,7 +415,7 @@ impl Generation {
     /// `prompts/get`: the first of the agent's live tools that lists the prompt gives it.
     pub async fn get_prompt(&self, agent: &str, name: &str, arguments: Map<String, Json>, roots: &[PathBuf]) -> Result<Json, PromptError> {
         let Some(fixed) = self.fixed.get(agent) else {
-            return Err(PromptError::new("AGENT_UNKNOWN", format!("the composition has no agent `{agent}`")));
+            return Err(PromptError::new(crate::codes::AGENT_UNKNOWN, format!("the composition has no agent `{agent}`")));
         };
         for f in fixed.iter().filter(|f| f.tool.is_live()) {
             let call = PromptCall {
@@ -426,7 +426,7 @@ impl Generation {
                 roots: roots.to_vec(),
             };
             match f.tool.get_prompt(&f.settings, call).await {
-                Err(e) if e.code == "PROMPT_UNKNOWN" => continue,
+                Err(e) if e.code == crate::codes::PROMPT_UNKNOWN.code => continue,
                 answer => return answer,
             }
         }
@@ -936,7 +936,10 @@ impl Deployment {
                 diagnostics.extend(failures.into_iter().map(|(id, problem)| {
                     let at = crate::diagnostic::pointer(["mounts", id.as_str()]);
                     let message = format!("required mount `{id}` did not start: {problem}");
-                    diagnostic_json(&Diagnostic::error("MOUNT_START_FAILED", locate(&tree, &format!("{at}/kind")), at, message), &sources)
+                    diagnostic_json(
+                        &Diagnostic::error(crate::codes::MOUNT_START_FAILED, locate(&tree, &format!("{at}/kind")), at, message),
+                        &sources,
+                    )
                 }));
                 return rejected(diagnostics);
             }
@@ -947,7 +950,8 @@ impl Deployment {
     }
 
     /// A diagnostic for the composition as a whole, which could not be read or checked.
-    fn unreadable(&self, code: &str, message: String) -> Json {
+    fn unreadable(&self, code: crate::surface::Code, message: String) -> Json {
+        let code = code.code;
         json!({
             "severity": "error", "code": code, "message": message,
             "path": self.path.display().to_string(), "pointer": "", "line": 0, "column": 0,
@@ -965,7 +969,7 @@ impl Deployment {
         let stuck = self.checks_running.load(Ordering::SeqCst);
         if stuck >= MAX_STUCK_CHECKS {
             let message = format!("{stuck} earlier checks are still stuck reading the composition; no other starts until one ends");
-            return Err(self.unreadable("COMPOSITION_READ_TIMEOUT", message));
+            return Err(self.unreadable(crate::codes::COMPOSITION_READ_TIMEOUT, message));
         }
         /// Counts a check from its start to its end, however long that takes.
         struct Counted(Arc<AtomicUsize>);
@@ -987,11 +991,11 @@ impl Deployment {
                     "reading and checking the composition did not finish within {}s; the live generation keeps serving",
                     CHECK_DEADLINE.as_secs()
                 );
-                Err(self.unreadable("COMPOSITION_READ_TIMEOUT", message))
+                Err(self.unreadable(crate::codes::COMPOSITION_READ_TIMEOUT, message))
             }
-            Ok(joined) => {
-                joined.expect("the check does not panic").map_err(|e| self.unreadable("COMPOSITION_UNREADABLE", e.error.to_string()))
-            }
+            Ok(joined) => joined
+                .expect("the check does not panic")
+                .map_err(|e| self.unreadable(crate::codes::COMPOSITION_UNREADABLE, e.error.to_string())),
         }
     }
 
@@ -1007,7 +1011,7 @@ impl Deployment {
             }
             if let Err(e) = source.read() {
                 let pointer = source.pointer(&at);
-                refused.push(Diagnostic::error("SERVE_TOKEN_UNREADABLE", locate(tree, &pointer), &pointer, e));
+                refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e));
             }
         }
         let open = resolved.open_agents();
@@ -1022,7 +1026,7 @@ impl Deployment {
                 if open.len() > 1 { "s" } else { "" },
                 open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
             );
-            refused.push(Diagnostic::error("SERVE_TOKEN_REQUIRED", locate(tree, &at), &at, message));
+            refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_REQUIRED, locate(tree, &at), &at, message));
         }
         let was_guarded = live.is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
         if refused.is_empty() && was_guarded && !open.is_empty() {
@@ -1318,13 +1322,13 @@ impl Deployment {
     pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, context: CallContext) -> ToolOutput {
         let cancel = context.cancel.clone();
         let Some(generation) = self.live() else {
-            return ToolOutput::error("TOOL_UNAVAILABLE", "no generation is live");
+            return ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, "no generation is live");
         };
         let Some(found) = generation.lookup(agent, tool) else {
-            return ToolOutput::error("AGENT_UNKNOWN", format!("the composition has no agent `{agent}`"));
+            return ToolOutput::error(crate::codes::AGENT_UNKNOWN, format!("the composition has no agent `{agent}`"));
         };
         let Some(entry) = found else {
-            return ToolOutput::error("TOOL_UNKNOWN", format!("agent `{agent}` has no tool `{tool}`"));
+            return ToolOutput::error(crate::codes::TOOL_UNKNOWN, format!("agent `{agent}` has no tool `{tool}`"));
         };
         // A call that may write is shown to the mounts that watch for writes once it is done.
         let mut written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
@@ -1343,7 +1347,7 @@ impl Deployment {
                 Ok(output) => output,
                 Err(_) => {
                     cancel.cancel();
-                    ToolOutput::error("TOOL_TIMEOUT", format!("`{tool}` did not finish within its timeout of {limit}"))
+                    ToolOutput::error(crate::codes::TOOL_TIMEOUT, format!("`{tool}` did not finish within its timeout of {limit}"))
                 }
             },
             None => call.await,

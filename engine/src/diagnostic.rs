@@ -118,12 +118,19 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error(code: crate::surface::Code, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         // The pointer is capped too: it names keys of the file, and a key may be megabytes long.
-        Diagnostic { severity: Severity::Error, code, message: capped(message.into()), pointer: capped(pointer.into()), span, help: None }
+        Diagnostic {
+            severity: Severity::Error,
+            code: code.code,
+            message: capped(message.into()),
+            pointer: capped(pointer.into()),
+            span,
+            help: None,
+        }
     }
 
-    pub fn warning(code: &'static str, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn warning(code: crate::surface::Code, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, span, pointer, message) }
     }
 

@@ -153,7 +153,7 @@ impl Checked {
                     Requirement::Executable { name, pointer } => match which::which(name) {
                         Ok(_) => continue,
                         Err(_) => Diagnostic::error(
-                            "ENV_EXECUTABLE_NOT_FOUND",
+                            crate::codes::ENV_EXECUTABLE_NOT_FOUND,
                             locate(tree, pointer),
                             pointer,
                             if name.contains('/') {
@@ -166,7 +166,7 @@ impl Checked {
                     Requirement::ReadableFile { path, pointer } => match std::fs::File::open(path) {
                         Ok(_) => continue,
                         Err(e) => Diagnostic::error(
-                            "ENV_FILE_UNREADABLE",
+                            crate::codes::ENV_FILE_UNREADABLE,
                             locate(tree, pointer),
                             pointer,
                             format!("cannot read `{}`: {e}", path.display()),
@@ -177,7 +177,7 @@ impl Checked {
                             continue;
                         }
                         Diagnostic::error(
-                            "ENV_DIR_MISSING",
+                            crate::codes::ENV_DIR_MISSING,
                             locate(tree, pointer),
                             pointer,
                             format!("`{}` is not a directory", path.display()),

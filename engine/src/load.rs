@@ -147,7 +147,7 @@ fn too_large(span: Span, pointer: &str, base: Option<&str>, limit: u64) -> Diagn
         None => format!("the composition is larger than {limit}, the most seam reads for one composition and its bases"),
         Some(entry) => format!("`{entry}` takes the composition and its bases past {limit}, the most seam reads for one composition"),
     };
-    Diagnostic::error("COMPOSITION_TOO_LARGE", span, pointer, message)
+    Diagnostic::error(crate::codes::COMPOSITION_TOO_LARGE, span, pointer, message)
         .with_help("a composition is rarely over a MiB; if this one is meant to be larger, raise `--max-composition-bytes`")
 }
 
@@ -181,7 +181,7 @@ impl<'e> Loader<'e> {
         let span = Span { file, line: 1, column: 1 };
         self.diagnostics.push(match unread {
             Unread::NotRegular(what) => Diagnostic::error(
-                "COMPOSITION_NOT_A_FILE",
+                crate::codes::COMPOSITION_NOT_A_FILE,
                 span,
                 "",
                 format!("the composition is {what}, not a regular file; nothing was read"),
@@ -211,7 +211,12 @@ impl Loader<'_> {
                 let column = valid.rsplit('\n').next().unwrap_or_default().chars().count() as u32 + 1;
                 let lossy: Arc<str> = if quotable { String::from_utf8_lossy(e.as_bytes()).into() } else { "".into() };
                 let file = self.sources.add(path.to_owned(), lossy);
-                self.diagnostics.push(Diagnostic::error("YAML_NOT_UTF8", Span { file, line, column }, "", "the file is not valid UTF-8"));
+                self.diagnostics.push(Diagnostic::error(
+                    crate::codes::YAML_NOT_UTF8,
+                    Span { file, line, column },
+                    "",
+                    "the file is not valid UTF-8",
+                ));
                 return None;
             }
         };
@@ -251,7 +256,7 @@ impl Loader<'_> {
                     match &item.value {
                         Value::Str(s) => out.push((i, s.clone(), item.span)),
                         _ => self.diagnostics.push(Diagnostic::error(
-                            "EXTENDS_INVALID",
+                            crate::codes::EXTENDS_INVALID,
                             item.span,
                             format!("/extends/{i}"),
                             "an `extends` entry is a path to a composition file",
@@ -263,7 +268,7 @@ impl Loader<'_> {
             Value::Null => Vec::new(),
             _ => {
                 self.diagnostics.push(
-                    Diagnostic::error("EXTENDS_INVALID", extends.node.span, "/extends", "`extends` is a list of paths")
+                    Diagnostic::error(crate::codes::EXTENDS_INVALID, extends.node.span, "/extends", "`extends` is a list of paths")
                         .with_help("write `extends: [base.yaml]`"),
                 );
                 map.shift_remove("extends");
@@ -283,7 +288,7 @@ impl Loader<'_> {
                 let mut names: Vec<String> = self.chain[start..].iter().map(|p| display_name(p)).collect();
                 names.push(display_name(&canonical));
                 self.diagnostics.push(Diagnostic::error(
-                    "EXTENDS_CYCLE",
+                    crate::codes::EXTENDS_CYCLE,
                     span,
                     pointer,
                     format!("`extends` forms a cycle: {}", names.join(" → ")),
@@ -293,7 +298,7 @@ impl Loader<'_> {
             // The top file is not counted: it may pull in MAX_EXTENDS_FILES others.
             if self.sources.files().count() > MAX_EXTENDS_FILES {
                 self.diagnostics.push(Diagnostic::error(
-                    "EXTENDS_LIMIT",
+                    crate::codes::EXTENDS_LIMIT,
                     span,
                     pointer,
                     format!("a composition may pull in at most {MAX_EXTENDS_FILES} files through `extends`"),
@@ -304,7 +309,7 @@ impl Loader<'_> {
                 Ok(bytes) => bytes,
                 Err(Unread::Io(e)) => {
                     self.diagnostics.push(Diagnostic::error(
-                        "EXTENDS_NOT_FOUND",
+                        crate::codes::EXTENDS_NOT_FOUND,
                         span,
                         pointer,
                         format!("cannot read `{entry}` ({}): {e}", target.display()),
@@ -313,7 +318,7 @@ impl Loader<'_> {
                 }
                 Err(Unread::NotRegular(what)) => {
                     self.diagnostics.push(Diagnostic::error(
-                        "EXTENDS_NOT_A_FILE",
+                        crate::codes::EXTENDS_NOT_A_FILE,
                         span,
                         pointer,
                         format!("`{entry}` ({}) is {what}, not a regular file; nothing was read", target.display()),
@@ -335,7 +340,7 @@ impl Loader<'_> {
                 Value::Null => continue,
                 other => {
                     self.diagnostics.push(Diagnostic::error(
-                        "EXTENDS_NOT_MAPPING",
+                        crate::codes::EXTENDS_NOT_MAPPING,
                         span,
                         pointer,
                         format!("`{entry}` is not a composition: its document is {}, not a map", other.kind_name()),
@@ -411,7 +416,7 @@ pub fn merge(base: Node, over: Node) -> Node {
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${VAR:?message}` and `$$`.
 /// `Ok(None)` when the text has nothing to expand.
-pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'static str, String)> {
+pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (crate::surface::Code, String)> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut changed = false;
@@ -424,7 +429,7 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
             changed = true;
         } else if let Some(body) = after.strip_prefix('{') {
             let Some(end) = body.find('}') else {
-                return Err(("ENV_SYNTAX", format!("unclosed `${{` in `{text}`")));
+                return Err((crate::codes::ENV_SYNTAX, format!("unclosed `${{` in `{text}`")));
             };
             let inner = &body[..end];
             let (name, op) = match inner.find(':') {
@@ -432,11 +437,11 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
                 None => (inner, None),
             };
             if !is_env_name(name) {
-                return Err(("ENV_SYNTAX", format!("`${{{inner}}}`: `{name}` is not an environment variable name")));
+                return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: `{name}` is not an environment variable name")));
             }
             if is_secret_name(name) {
                 return Err((
-                    "SECRET_INTERPOLATED",
+                    crate::codes::SECRET_INTERPOLATED,
                     format!(
                         "`${{{name}}}` would copy a secret into the composition, where it is kept and shown; secrets are named, not interpolated"
                     ),
@@ -446,19 +451,22 @@ pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (&'stati
             match (value, op) {
                 (Some(v), _) => out.push_str(&v),
                 (None, None) => {
-                    return Err(("ENV_UNSET", format!("environment variable `{name}` is not set; set it or write `${{{name}:-default}}`")));
+                    return Err((
+                        crate::codes::ENV_UNSET,
+                        format!("environment variable `{name}` is not set; set it or write `${{{name}:-default}}`"),
+                    ));
                 }
                 (None, Some(op)) => {
                     if let Some(default) = op.strip_prefix('-') {
                         if default.contains("${") {
-                            return Err(("ENV_SYNTAX", format!("`${{{inner}}}`: a default cannot hold another `${{…}}`")));
+                            return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: a default cannot hold another `${{…}}`")));
                         }
                         out.push_str(default);
                     } else if let Some(message) = op.strip_prefix('?') {
                         let message = if message.is_empty() { "is required" } else { message };
-                        return Err(("ENV_REQUIRED", format!("environment variable `{name}`: {message}")));
+                        return Err((crate::codes::ENV_REQUIRED, format!("environment variable `{name}`: {message}")));
                     } else {
-                        return Err(("ENV_SYNTAX", format!("`${{{inner}}}`: after `:` comes `-default` or `?message`")));
+                        return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: after `:` comes `-default` or `?message`")));
                     }
                 }
             }
@@ -529,7 +537,10 @@ mod tests {
         assert_eq!(interpolate("a$$b", &e), Ok(Some("a$b".into())));
         assert_eq!(interpolate("cost $5", &e), Ok(None));
         assert_eq!(interpolate("${NOPE}", &e).unwrap_err().0, "ENV_UNSET");
-        assert_eq!(interpolate("${NOPE:?set it}", &e).unwrap_err(), ("ENV_REQUIRED", "environment variable `NOPE`: set it".into()));
+        assert_eq!(
+            interpolate("${NOPE:?set it}", &e).unwrap_err(),
+            (crate::codes::ENV_REQUIRED, "environment variable `NOPE`: set it".into())
+        );
         assert_eq!(interpolate("${HOME", &e).unwrap_err().0, "ENV_SYNTAX");
         assert_eq!(interpolate("${1X}", &e).unwrap_err().0, "ENV_SYNTAX");
         assert_eq!(interpolate("--token=${GITHUB_TOKEN}", &e).unwrap_err().0, "SECRET_INTERPOLATED");

@@ -192,7 +192,7 @@ mod tests {
     fn rendered(text: &str, line: u32, column: u32, message: &str) -> String {
         let mut sources = Sources::default();
         let file = sources.add("c.yaml".into(), text.into());
-        human(&Diagnostic::error("SCHEMA_TYPE", Span { file, line, column }, "/x", message), &sources)
+        human(&Diagnostic::error(crate::codes::SCHEMA_TYPE, Span { file, line, column }, "/x", message), &sources)
     }
 
     /// What the file holds reaches the terminal as pictures: no escape

@@ -129,7 +129,7 @@ fn offer_rules(map: Option<&Mapping>, at: &str, tree: &Node, out: &mut Vec<Diagn
             Err(e) => {
                 let pointer = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
                 out.push(Diagnostic::error(
-                    "OFFER_RULE_INVALID_GLOB",
+                    crate::codes::OFFER_RULE_INVALID_GLOB,
                     crate::surface::locate_key(tree, &pointer),
                     &pointer,
                     format!("`{key}` is not a valid glob: {e}"),
@@ -389,7 +389,7 @@ fn unserved_tools(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) {
         let agents = agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
         out.push(
             Diagnostic::warning(
-                "TOOL_UNSERVED",
+                crate::codes::TOOL_UNSERVED,
                 locate(tree, &at),
                 &at,
                 format!("`{tool}` is enabled, but no mount that {agents} can see serves it: every call would fail"),
@@ -424,7 +424,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         (Some(_), Some(_)) => {
             let pointer = format!("{at}/bearer_token_file");
             out.push(Diagnostic::error(
-                "SERVE_TOKEN_CONFLICT",
+                crate::codes::SERVE_TOKEN_CONFLICT,
                 locate(tree, &pointer),
                 &pointer,
                 format!("`{at}` names both `bearer_token_env` and `bearer_token_file`; name one"),
@@ -453,7 +453,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             let budget_written = section("serve").and_then(|s| s.get("max_buffered_request_bytes")).is_some();
             let pointer = if budget_written { "/serve/max_buffered_request_bytes" } else { "/serve/max_request_bytes" };
             out.push(Diagnostic::error(
-                "SERVE_LIMIT_ORDER",
+                crate::codes::SERVE_LIMIT_ORDER,
                 locate(tree, pointer),
                 pointer,
                 format!(
@@ -488,7 +488,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         let mount_pointer = pointer(["mounts", id.as_str()]);
         if !valid_id(id) {
             out.push(Diagnostic::error(
-                "MOUNT_ID_INVALID",
+                crate::codes::MOUNT_ID_INVALID,
                 crate::surface::locate_key(tree, &mount_pointer),
                 &mount_pointer,
                 format!("mount id `{id}` must start with a letter or digit and use only letters, digits, `_`, `-` and `.` (64 at most)"),
@@ -551,7 +551,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             let at = pointer(["mounts", id.as_str(), "required"]);
             out.push(
                 Diagnostic::warning(
-                    "MOUNT_REQUIRED_INVISIBLE",
+                    crate::codes::MOUNT_REQUIRED_INVISIBLE,
                     locate(tree, &at),
                     at,
                     format!("mount `{id}` is required, but no agent can see its tools"),
@@ -582,7 +582,7 @@ fn name_collisions(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) 
                 }
                 match first.get(name.as_str()) {
                     Some(other) if reported.insert(at.clone()) => out.push(Diagnostic::error(
-                        "TOOL_NAME_COLLISION",
+                        crate::codes::TOOL_NAME_COLLISION,
                         locate(tree, at),
                         at,
                         format!("tool `{name}` of mount `{id}` (naming: raw) is also served to agent `{agent}` by {other}: neither would be served to it"),
@@ -726,7 +726,7 @@ fn read_agents<'t>(tree: &'t Node, out: &mut Vec<Diagnostic>) -> (BTreeMap<Strin
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
         if !valid {
             out.push(Diagnostic::error(
-                "AGENT_NAME_INVALID",
+                crate::codes::AGENT_NAME_INVALID,
                 crate::surface::locate_key(tree, &at),
                 &at,
                 format!("agent name `{name}` must be 1 to 64 letters, digits, `_` or `-`"),
@@ -757,7 +757,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
             if a.parent.is_some() {
                 let at = "/agents/default/parent";
                 out.push(Diagnostic::error(
-                    "AGENT_DEFAULT_PARENT",
+                    crate::codes::AGENT_DEFAULT_PARENT,
                     locate(tree, at),
                     at,
                     "the `default` agent is the root and has no parent",
@@ -769,7 +769,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
         if parent != DEFAULT_AGENT && !docs.contains_key(&parent) {
             let at = pointer(["agents", name.as_str(), "parent"]);
             let mut d = Diagnostic::error(
-                "AGENT_UNKNOWN_PARENT",
+                crate::codes::AGENT_UNKNOWN_PARENT,
                 locate(tree, &at),
                 &at,
                 format!("agent `{name}` names parent `{parent}`, which is not an agent"),
@@ -804,7 +804,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
                 names.rotate_left(rot);
                 names.push(first.clone());
                 out.push(Diagnostic::error(
-                    "AGENT_PARENT_CYCLE",
+                    crate::codes::AGENT_PARENT_CYCLE,
                     locate(tree, &at),
                     &at,
                     format!("agent parents form a cycle: {}", names.join(" → ")),
@@ -841,7 +841,7 @@ fn scoped_mounts<'m>(
             } else if !unknown_mounts.contains_key(m) {
                 let at = format!("{}/mounts/{i}", pointer(["agents", name.as_str()]));
                 let mut d = Diagnostic::error(
-                    "AGENT_UNKNOWN_MOUNT",
+                    crate::codes::AGENT_UNKNOWN_MOUNT,
                     locate(tree, &at),
                     &at,
                     format!("agent `{name}` lists mount `{m}`, which is not defined under `mounts`"),
@@ -912,7 +912,7 @@ fn tool_rules<'a>(
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
                     let mut d = Diagnostic::error(code, crate::surface::locate_key(tree, &key_at), &key_at, message);
-                    if code == "TOOLS_UNKNOWN_KEY" {
+                    if std::ptr::eq(code, crate::codes::TOOLS_UNKNOWN_KEY) {
                         let names: Vec<&str> = fixed_tools.keys().copied().collect();
                         d = d.with_help(match did_you_mean(key, names.iter().copied()) {
                             Some(s) => format!("did you mean `{s}`?"),
@@ -1008,9 +1008,13 @@ impl AgentState {
 }
 
 /// A `tools` key over dynamic tools: `<prefix><server-glob>__<tool-glob>`.
-fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str>)]) -> Result<DynamicRule, (&'static str, String)> {
+fn dynamic_rule(
+    key: &str,
+    value: &Node,
+    prefixes: &[(&'static str, HashSet<&str>)],
+) -> Result<DynamicRule, (crate::surface::Code, String)> {
     let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
-        return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool")));
+        return Err((crate::codes::TOOLS_UNKNOWN_KEY, format!("`{key}` names no tool")));
     };
     let rest = &key[prefix.len()..];
     let start = prefix.len();
@@ -1019,10 +1023,10 @@ fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str
     let (server_at, tool_at) = match rest.as_bytes().windows(2).position(|w| w == b"__") {
         Some(i) => (start..start + i, Some(start + i + 2..key.len())),
         None if rest.ends_with('*') => (start..key.len(), None),
-        None => return Err(("TOOLS_UNKNOWN_KEY", format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
+        None => return Err((crate::codes::TOOLS_UNKNOWN_KEY, format!("`{key}` names no tool: MCP tools are `{prefix}<server>__<tool>`"))),
     };
     let server = &key[server_at.clone()];
-    let invalid = |e: globset::Error| ("TOOLS_INVALID_GLOB", format!("`{key}` is not a valid glob: {e}"));
+    let invalid = |e: globset::Error| (crate::codes::TOOLS_INVALID_GLOB, format!("`{key}` is not a valid glob: {e}"));
     let server_matcher = Pattern::new(key, server_at).map_err(invalid)?;
     let matches_a_mount = match &server_matcher {
         Pattern::Literal(_) => ids.contains(server),
@@ -1030,7 +1034,7 @@ fn dynamic_rule(key: &str, value: &Node, prefixes: &[(&'static str, HashSet<&str
     };
     if !matches_a_mount {
         return Err((
-            "TOOLS_UNKNOWN_KEY",
+            crate::codes::TOOLS_UNKNOWN_KEY,
             if is_glob(server) {
                 format!("`{key}` matches no MCP mount")
             } else {

@@ -57,7 +57,8 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// The error result every surface uses: one text block `CODE: message`.
-    pub fn error(code: &str, message: impl std::fmt::Display) -> ToolOutput {
+    pub fn error(code: crate::surface::Code, message: impl std::fmt::Display) -> ToolOutput {
+        let code = code.code;
         ToolOutput {
             content: vec![json!({ "type": "text", "text": format!("{code}: {message}") })],
             structured_content: None,
@@ -69,10 +70,10 @@ impl ToolOutput {
 
     /// A surface's typed error: the `CODE: message` block, and `structuredContent.error`
     /// with the code, the message and the detail (the host, the provider, a reason).
-    pub fn typed_error(code: &str, message: impl std::fmt::Display, detail: Map<String, Json>) -> ToolOutput {
+    pub fn typed_error(code: crate::surface::Code, message: impl std::fmt::Display, detail: Map<String, Json>) -> ToolOutput {
         let message = message.to_string();
         let mut error = Map::new();
-        error.insert("code".into(), Json::from(code));
+        error.insert("code".into(), Json::from(code.code));
         error.insert("message".into(), Json::from(message.clone()));
         error.extend(detail);
         ToolOutput { structured_content: Some(json!({ "error": error })), ..ToolOutput::error(code, message) }
@@ -156,7 +157,7 @@ pub fn until_cancelled(
     Box::pin(async move {
         tokio::select! {
             out = work => out,
-            _ = cancel.cancelled() => ToolOutput::error("TOOL_CANCELLED", "the call was cancelled"),
+            _ = cancel.cancelled() => ToolOutput::error(crate::codes::TOOL_CANCELLED, "the call was cancelled"),
         }
     })
 }
@@ -257,7 +258,7 @@ pub trait Running: AsAny + Send + Sync {
         _cancel: CancellationToken,
         _client: Client,
     ) -> BoxFuture<'static, ToolOutput> {
-        let out = ToolOutput::error("TOOL_UNKNOWN", format!("this mount serves through a fixed tool and has no tool `{tool}`"));
+        let out = ToolOutput::error(crate::codes::TOOL_UNKNOWN, format!("this mount serves through a fixed tool and has no tool `{tool}`"));
         Box::pin(async move { out })
     }
     /// What the mount offers beyond tools (prompts with final names, resources,
@@ -529,7 +530,10 @@ impl Running for Inert {
         Arc::new(Vec::new())
     }
     fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken, _: Client) -> BoxFuture<'static, ToolOutput> {
-        let out = ToolOutput::error("TOOL_UNAVAILABLE", format!("`{tool}`: {}", self.status.detail.as_deref().unwrap_or("unavailable")));
+        let out = ToolOutput::error(
+            crate::codes::TOOL_UNAVAILABLE,
+            format!("`{tool}`: {}", self.status.detail.as_deref().unwrap_or("unavailable")),
+        );
         Box::pin(async move { out })
     }
     fn dispose(&self, _: Duration) -> BoxFuture<'static, ()> {
@@ -583,7 +587,7 @@ mod tests {
     #[test]
     fn the_owned_json_of_an_output_is_what_it_serializes_to() {
         let plain = ToolOutput { content: vec![json!({ "type": "text", "text": "hi" })], ..ToolOutput::default() };
-        let failed = ToolOutput::typed_error("TOOL_TIMEOUT", "slow", Map::new());
+        let failed = ToolOutput::typed_error(crate::codes::TOOL_TIMEOUT, "slow", Map::new());
         for output in [plain, failed] {
             assert_eq!(serde_json::to_value(&output).unwrap(), output.clone().into_json());
         }

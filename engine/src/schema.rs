@@ -166,8 +166,12 @@ impl Schemas {
                 None => {
                     let pointer = format!("{}/kind", base());
                     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-                    let mut d =
-                        Diagnostic::error("MOUNT_UNKNOWN_KIND", locate(tree, &pointer), pointer, format!("unknown mount kind `{kind}`"));
+                    let mut d = Diagnostic::error(
+                        crate::codes::MOUNT_UNKNOWN_KIND,
+                        locate(tree, &pointer),
+                        pointer,
+                        format!("unknown mount kind `{kind}`"),
+                    );
                     d.help = Some(match did_you_mean(kind, names.iter().copied()) {
                         Some(s) => format!("did you mean `{s}`? kinds compiled in: {}", names.join(", ")),
                         None => format!("kinds compiled in: {}", names.join(", ")),
@@ -284,9 +288,9 @@ impl Mapper<'_> {
         let span = locate(self.tree, &pointer);
         let field = field_name(&pointer);
         let unit = if schema_path.starts_with("/$defs/Duration") {
-            Some(("DURATION_INVALID", "duration", "ms, s, m, h", "30s", "s"))
+            Some((crate::codes::DURATION_INVALID, "duration", "ms, s, m, h", "30s", "s"))
         } else if schema_path.starts_with("/$defs/Size") {
-            Some(("SIZE_INVALID", "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB", "MB"))
+            Some((crate::codes::SIZE_INVALID, "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB", "MB"))
         } else {
             None
         };
@@ -299,7 +303,12 @@ impl Mapper<'_> {
                 Json::String(s) if crate::units::well_formed(s, what == "duration") => {
                     let range =
                         if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
-                    Diagnostic::error("VALUE_OUT_OF_RANGE", span, &pointer, format!("{field} is `{s}`, outside the range {range}"))
+                    Diagnostic::error(
+                        crate::codes::VALUE_OUT_OF_RANGE,
+                        span,
+                        &pointer,
+                        format!("{field} is `{s}`, outside the range {range}"),
+                    )
                 }
                 other => Diagnostic::error(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
                     .with_help(format!("write a whole number and a unit ({units}), e.g. `{example}`")),
@@ -316,7 +325,7 @@ impl Mapper<'_> {
                     if props.iter().any(|p| *p == format!("{key}_env")) {
                         out.push(
                             Diagnostic::error(
-                                "SECRET_INLINE",
+                                crate::codes::SECRET_INLINE,
                                 key_span,
                                 key_pointer,
                                 format!("`{key}` would put a secret in the composition"),
@@ -343,7 +352,7 @@ impl Mapper<'_> {
                             .collect();
                         if !owners.is_empty() {
                             out.push(Diagnostic::error(
-                                "MOUNT_FOREIGN_FIELD",
+                                crate::codes::MOUNT_FOREIGN_FIELD,
                                 key_span,
                                 key_pointer,
                                 format!("`{key}` is a field of `{}`, not of `{kind}`", owners.join("`, `")),
@@ -351,7 +360,7 @@ impl Mapper<'_> {
                             continue;
                         }
                     }
-                    let mut d = Diagnostic::error("SCHEMA_UNKNOWN_KEY", key_span, key_pointer, format!("unknown key `{key}`"));
+                    let mut d = Diagnostic::error(crate::codes::SCHEMA_UNKNOWN_KEY, key_span, key_pointer, format!("unknown key `{key}`"));
                     if let Some(s) = did_you_mean(key, props.iter().map(String::as_str)) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     } else if !props.is_empty() {
@@ -363,9 +372,9 @@ impl Mapper<'_> {
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
                 let (code, message) = if pointer.is_empty() && name == "seam" {
-                    ("VERSION_MISSING", "a composition starts with `seam: 1`".to_owned())
+                    (crate::codes::VERSION_MISSING, "a composition starts with `seam: 1`".to_owned())
                 } else {
-                    ("SCHEMA_REQUIRED", format!("missing required field `{name}`"))
+                    (crate::codes::SCHEMA_REQUIRED, format!("missing required field `{name}`"))
                 };
                 let at = if pointer.is_empty() { span } else { self.key_span(&pointer).unwrap_or(span) };
                 out.push(Diagnostic::error(code, at, format!("{pointer}/{name}"), message));
@@ -373,7 +382,7 @@ impl Mapper<'_> {
             K::Constant { expected_value } if pointer == "/seam" => {
                 out.push(
                     Diagnostic::error(
-                        "VERSION_UNSUPPORTED",
+                        crate::codes::VERSION_UNSUPPORTED,
                         span,
                         pointer,
                         format!("this seam reads format {expected_value}; found `seam: {instance}`"),
@@ -383,14 +392,19 @@ impl Mapper<'_> {
             }
             K::Constant { expected_value } => {
                 out.push(Diagnostic::error(
-                    "SCHEMA_INVALID",
+                    crate::codes::SCHEMA_INVALID,
                     span,
                     pointer,
                     format!("{field} must be {expected_value}, found `{}`", short(instance)),
                 ));
             }
             K::Enum { options } => {
-                out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("`{}` is not one of {options}", short(instance))));
+                out.push(Diagnostic::error(
+                    crate::codes::SCHEMA_INVALID,
+                    span,
+                    pointer,
+                    format!("`{}` is not one of {options}", short(instance)),
+                ));
             }
             K::Type { kind: _ } => {
                 let word = |t: &Json| match t.as_str() {
@@ -408,8 +422,12 @@ impl Mapper<'_> {
                     Some(t) => word(t).to_owned(),
                     None => "another type".to_owned(),
                 };
-                let d =
-                    Diagnostic::error("SCHEMA_TYPE", span, pointer, format!("{field} must be {expected}, found {}", type_name(instance)));
+                let d = Diagnostic::error(
+                    crate::codes::SCHEMA_TYPE,
+                    span,
+                    pointer,
+                    format!("{field} must be {expected}, found {}", type_name(instance)),
+                );
                 out.push(if expected.contains("boolean") { yaml11_boolean_hint(d, instance) } else { d });
             }
             K::Minimum { limit } | K::ExclusiveMinimum { limit } | K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
@@ -420,14 +438,19 @@ impl Mapper<'_> {
                     _ => "<",
                 };
                 out.push(Diagnostic::error(
-                    "VALUE_OUT_OF_RANGE",
+                    crate::codes::VALUE_OUT_OF_RANGE,
                     span,
                     pointer,
                     format!("{field} must be {op} {limit}, found {}", short(instance)),
                 ));
             }
             K::Pattern { pattern } => {
-                out.push(Diagnostic::error("SCHEMA_PATTERN", span, pointer, format!("`{}` does not match `{pattern}`", short(instance))));
+                out.push(Diagnostic::error(
+                    crate::codes::SCHEMA_PATTERN,
+                    span,
+                    pointer,
+                    format!("`{}` does not match `{pattern}`", short(instance)),
+                ));
             }
             K::PropertyNames { error: inner } => {
                 let key = inner.instance().as_str().unwrap_or_default().to_owned();
@@ -437,7 +460,7 @@ impl Mapper<'_> {
                     K::Pattern { pattern } => format!("must match `{pattern}`"),
                     other => format!("is invalid ({other:?})"),
                 };
-                out.push(Diagnostic::error("SCHEMA_KEY_INVALID", at, key_pointer, format!("key `{key}` {why}")));
+                out.push(Diagnostic::error(crate::codes::SCHEMA_KEY_INVALID, at, key_pointer, format!("key `{key}` {why}")));
             }
             K::AnyOf { context } | K::OneOfNotValid { context } => {
                 // Keep the branches whose type fits the value; if one is left, its errors are the real ones.
@@ -473,14 +496,14 @@ impl Mapper<'_> {
                     };
                     let d = if expects("boolean") && expects("object") {
                         Diagnostic::error(
-                            "SCHEMA_TYPE",
+                            crate::codes::SCHEMA_TYPE,
                             span,
                             pointer,
                             format!("{field} must be true, false or a map, found {}", type_name(instance)),
                         )
                     } else {
                         Diagnostic::error(
-                            "SCHEMA_TYPE",
+                            crate::codes::SCHEMA_TYPE,
                             span,
                             pointer,
                             format!("{field} has the wrong form: found {}", type_name(instance)),
@@ -490,16 +513,16 @@ impl Mapper<'_> {
                 }
             }
             K::MinLength { limit: 1 } => {
-                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field} must not be empty")));
+                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} must not be empty")));
             }
             K::MinProperties { limit } => {
                 let entries = if *limit == 1 { "one entry".to_owned() } else { format!("{limit} entries") };
-                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field} needs at least {entries}")));
+                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} needs at least {entries}")));
             }
             K::MinItems { .. } | K::MaxItems { .. } | K::MinLength { .. } | K::MaxLength { .. } | K::MaxProperties { .. } => {
-                out.push(Diagnostic::error("VALUE_OUT_OF_RANGE", span, pointer, format!("{field}: {}", error.masked())));
+                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field}: {}", error.masked())));
             }
-            _ => out.push(Diagnostic::error("SCHEMA_INVALID", span, pointer, format!("{field}: {}", error.masked()))),
+            _ => out.push(Diagnostic::error(crate::codes::SCHEMA_INVALID, span, pointer, format!("{field}: {}", error.masked()))),
         }
     }
 

@@ -13,12 +13,29 @@ use crate::diagnostic::{Diagnostic, Span, pointer_segments};
 use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
 use crate::yaml::Node;
 
+/// A code as emitted: a row of a code table (`code_table!`), never a bare string.
+pub type Code = &'static CodeDoc;
+
 /// A stable diagnostic code and what it means, for the code table.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodeDoc {
     pub code: &'static str,
     pub severity: crate::diagnostic::Severity,
     pub meaning: &'static str,
+}
+
+/// A code equals its name, as clients and tests see it.
+impl PartialEq<str> for CodeDoc {
+    fn eq(&self, name: &str) -> bool {
+        self.code == name
+    }
+}
+
+/// A code reads as its name (`SKILL_UNKNOWN`).
+impl std::fmt::Display for CodeDoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code)
+    }
 }
 
 /// One surface: a service (`web`, `lsp`, …), its kinds and its fixed tools.
@@ -250,16 +267,16 @@ pub struct PromptError {
 }
 
 impl PromptError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        PromptError { code, message: message.into() }
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        PromptError { code: code.code, message: message.into() }
     }
     pub fn unknown(name: &str) -> Self {
-        PromptError::new("PROMPT_UNKNOWN", format!("no prompt `{name}` is listed for this agent"))
+        PromptError::new(crate::codes::PROMPT_UNKNOWN, format!("no prompt `{name}` is listed for this agent"))
     }
 }
 
 fn unserved(tool: &'static str) -> BoxFuture<'static, ToolOutput> {
-    Box::pin(async move { ToolOutput::error("TOOL_UNAVAILABLE", format!("`{tool}` has no runtime in this build of seam yet")) })
+    Box::pin(async move { ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, format!("`{tool}` has no runtime in this build of seam yet")) })
 }
 
 /// Which tools make a mount visible to an agent.
@@ -280,7 +297,7 @@ pub struct Claim {
     pub space: &'static str,
     pub key: String,
     /// Code for a conflict, e.g. `LSP_EXTENSION_CONFLICT`.
-    pub code: &'static str,
+    pub code: Code,
     /// How to name the resource in a message, e.g. "extension `.ts`".
     pub what: String,
     /// Where the claim is written.
@@ -375,7 +392,7 @@ pub struct Environment {
 #[derive(Clone, Debug)]
 pub struct Finding {
     pub severity: crate::diagnostic::Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub pointer: String,
     pub message: String,
 }
@@ -414,7 +431,7 @@ impl MountCx<'_> {
         match T::deserialize(self.config) {
             Ok(t) => Some(t),
             Err(e) => {
-                self.error("SCHEMA_INVALID", "", format!("invalid mount `{}`: {e}", self.id));
+                self.error(crate::codes::SCHEMA_INVALID, "", format!("invalid mount `{}`: {e}", self.id));
                 None
             }
         }
@@ -425,19 +442,19 @@ impl MountCx<'_> {
         locate(self.root, &format!("{}{relative}", self.pointer))
     }
 
-    pub fn error(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn error(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::error(code, self.span(relative), format!("{}{relative}", self.pointer), message);
         push(self.diagnostics, d)
     }
 
     /// An error about a map key (a mount id, an extension), located at the key itself.
-    pub fn error_at_key(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn error_at_key(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let pointer = format!("{}{relative}", self.pointer);
         let d = Diagnostic::error(code, locate_key(self.root, &pointer), pointer, message);
         push(self.diagnostics, d)
     }
 
-    pub fn warning(&mut self, code: &'static str, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn warning(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::warning(code, self.span(relative), format!("{}{relative}", self.pointer), message);
         push(self.diagnostics, d)
     }
@@ -540,12 +557,12 @@ impl SurfaceCx<'_> {
         locate(self.root, pointer)
     }
 
-    pub fn error(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn error(&mut self, code: Code, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::error(code, self.span(pointer), pointer, message);
         push(self.diagnostics, d)
     }
 
-    pub fn warning(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn warning(&mut self, code: Code, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = Diagnostic::warning(code, self.span(pointer), pointer, message);
         push(self.diagnostics, d)
     }

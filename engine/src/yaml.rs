@@ -387,7 +387,7 @@ impl<'e> Builder<'e> {
         Span { file: self.file, line: s.start.line() as u32, column: s.start.col() as u32 + 1 }
     }
 
-    fn err(&self, code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+    fn err(&self, code: crate::surface::Code, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic::error(code, span, self.pointer(), message)
     }
 
@@ -410,14 +410,18 @@ impl<'e> Builder<'e> {
             let (event, yspan) = item.map_err(|e| {
                 let m = e.marker();
                 let span = Span { file: self.file, line: m.line() as u32, column: m.col() as u32 + 1 };
-                self.err("YAML_SYNTAX", span, format!("invalid YAML: {}", e.info()))
+                self.err(crate::codes::YAML_SYNTAX, span, format!("invalid YAML: {}", e.info()))
             })?;
             let span = self.span(&yspan);
             match event {
                 Event::DocumentStart(_) => {
                     self.documents += 1;
                     if self.documents > 1 {
-                        return Err(self.err("YAML_MULTIPLE_DOCUMENTS", span, "a composition is one YAML document; found a second one"));
+                        return Err(self.err(
+                            crate::codes::YAML_MULTIPLE_DOCUMENTS,
+                            span,
+                            "a composition is one YAML document; found a second one",
+                        ));
                     }
                 }
                 Event::Scalar(value, style, anchor, tag) => {
@@ -472,14 +476,18 @@ impl<'e> Builder<'e> {
                 }
                 Event::Alias(id) => {
                     let Some(target) = self.anchors.get(&id) else {
-                        return Err(self.err("YAML_SYNTAX", span, "alias to an unknown anchor"));
+                        return Err(self.err(crate::codes::YAML_SYNTAX, span, "alias to an unknown anchor"));
                     };
                     if self.expecting_key() {
-                        return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not aliases"));
+                        return Err(self.err(crate::codes::YAML_COMPLEX_KEY, span, "mapping keys must be plain strings, not aliases"));
                     }
                     self.alias_nodes += target.size();
                     if self.alias_nodes > MAX_ALIAS_NODES {
-                        return Err(self.err("YAML_ALIAS_LIMIT", span, format!("aliases expand to more than {MAX_ALIAS_NODES} nodes")));
+                        return Err(self.err(
+                            crate::codes::YAML_ALIAS_LIMIT,
+                            span,
+                            format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
+                        ));
                     }
                     let node = target.clone();
                     self.complete(node, 0)?;
@@ -514,7 +522,7 @@ impl<'e> Builder<'e> {
 
     fn reject_key_collection(&self, span: Span) -> Result<(), Diagnostic> {
         if self.expecting_key() {
-            return Err(self.err("YAML_COMPLEX_KEY", span, "mapping keys must be plain strings, not collections"));
+            return Err(self.err(crate::codes::YAML_COMPLEX_KEY, span, "mapping keys must be plain strings, not collections"));
         }
         Ok(())
     }
@@ -527,7 +535,7 @@ impl<'e> Builder<'e> {
 
     fn open(&mut self, open: Open, span: Span) -> Result<(), Diagnostic> {
         if self.stack.len() >= MAX_DEPTH {
-            return Err(self.err("YAML_DEPTH_LIMIT", span, format!("nesting deeper than {MAX_DEPTH} levels")));
+            return Err(self.err(crate::codes::YAML_DEPTH_LIMIT, span, format!("nesting deeper than {MAX_DEPTH} levels")));
         }
         self.stack.push(open);
         Ok(())
@@ -545,7 +553,7 @@ impl<'e> Builder<'e> {
                 if let Err((key, first)) = entries.add(key, Entry { key_span, node }) {
                     let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
                     let pointer = format!("{}/{}", self.pointer(), crate::diagnostic::escape_pointer_segment(&key));
-                    return Err(Diagnostic::error("YAML_DUPLICATE_KEY", key_span, pointer, message));
+                    return Err(Diagnostic::error(crate::codes::YAML_DUPLICATE_KEY, key_span, pointer, message));
                 }
             }
         }
@@ -557,7 +565,11 @@ impl<'e> Builder<'e> {
             None => Ok(false),
             Some(t) if is_reset(t) => Ok(true),
             Some(t) if t.is_yaml_core_schema() && matches!(t.suffix.as_str(), "map" | "seq") => Ok(false),
-            Some(t) => Err(self.err("YAML_UNKNOWN_TAG", span, format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix))),
+            Some(t) => Err(self.err(
+                crate::codes::YAML_UNKNOWN_TAG,
+                span,
+                format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix),
+            )),
         }
     }
 
@@ -578,18 +590,18 @@ impl<'e> Builder<'e> {
                         ("bool", Value::Bool(_)) | ("int", Value::Int(_)) | ("float", Value::Float(_) | Value::Int(_))
                     );
                     if !ok {
-                        return Err(self.err("YAML_SYNTAX", span, format!("`{text}` is not a valid !!{}", t.suffix)));
+                        return Err(self.err(crate::codes::YAML_SYNTAX, span, format!("`{text}` is not a valid !!{}", t.suffix)));
                     }
                     match v {
                         Value::Int(i) if t.suffix == "float" => Value::Float(i as f64),
                         v => v,
                     }
                 }
-                other => return Err(self.err("YAML_UNKNOWN_TAG", span, format!("unsupported tag `!!{other}`"))),
+                other => return Err(self.err(crate::codes::YAML_UNKNOWN_TAG, span, format!("unsupported tag `!!{other}`"))),
             },
             Some(t) => {
                 return Err(self.err(
-                    "YAML_UNKNOWN_TAG",
+                    crate::codes::YAML_UNKNOWN_TAG,
                     span,
                     format!("unknown tag `{}{}`; seam knows only `!reset`", t.handle, t.suffix),
                 ));

@@ -21,12 +21,12 @@ use crate::client::{Answer, Connection, Failure, file_uri};
 /// A typed failure of the LSP surface.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LspError {
-    pub code: &'static str,
+    pub code: seam_engine::surface::Code,
     pub message: String,
 }
 
 impl LspError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> LspError {
+    pub fn new(code: seam_engine::surface::Code, message: impl Into<String>) -> LspError {
         LspError { code, message: message.into() }
     }
 
@@ -148,7 +148,7 @@ impl LspMount {
         starting: &(dyn Fn() + Sync),
     ) -> Result<Answer, LspError> {
         if self.disposed.load(Ordering::SeqCst) {
-            return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
+            return Err(LspError::new(crate::codes::LSP_DISPOSED, format!("mount `{}` was retired", self.id)));
         }
         let slot = self.slot(workspace);
         // Taken out of `held` by whatever releases the queue: the `didClose` task, or an abandonment.
@@ -160,7 +160,7 @@ impl LspMount {
         loop {
             // Checked before a (re)start: a retired mount starts nothing.
             if self.disposed.load(Ordering::SeqCst) {
-                return Err(LspError::new("LSP_DISPOSED", format!("mount `{}` was retired", self.id)));
+                return Err(LspError::new(crate::codes::LSP_DISPOSED, format!("mount `{}` was retired", self.id)));
             }
             let server = held.as_mut().expect("the queue is held until the question ends");
             let connection = match server.as_ref().filter(|c| !c.is_closed()) {
@@ -168,9 +168,9 @@ impl LspMount {
                 // Not started yet, or died while idle: (re)start.
                 None => {
                     starting();
-                    let started = Connection::start(&self.config, &self.subprocess, workspace)
-                        .await
-                        .map_err(|e| LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}`: {e}", self.id)))?;
+                    let started = Connection::start(&self.config, &self.subprocess, workspace).await.map_err(|e| {
+                        LspError::new(crate::codes::LSP_UNAVAILABLE, format!("language server of mount `{}`: {e}", self.id))
+                    })?;
                     **server = Some(started.clone());
                     self.live.lock().expect("live lock").insert(workspace.to_owned(), started.clone());
                     self.status.notify();
@@ -180,7 +180,7 @@ impl LspMount {
             let capability = &connection.capabilities[query.operation.capability()];
             if capability.is_null() || *capability == Json::Bool(false) {
                 return Err(LspError::new(
-                    "LSP_UNSUPPORTED_OPERATION",
+                    crate::codes::LSP_UNSUPPORTED_OPERATION,
                     format!("the language server of mount `{}` does not offer {}", self.id, query.operation.capability()),
                 ));
             }
@@ -204,11 +204,17 @@ impl LspMount {
                 }
                 Err(Failure::Transport(why)) => {
                     **server = None;
-                    return Err(LspError::new("LSP_UNAVAILABLE", format!("language server of mount `{}` failed twice: {why}", self.id)));
+                    return Err(LspError::new(
+                        crate::codes::LSP_UNAVAILABLE,
+                        format!("language server of mount `{}` failed twice: {why}", self.id),
+                    ));
                 }
                 Err(Failure::Rpc { code, message }) => {
                     self.close_later(held.take().expect("held"), connection, uri);
-                    return Err(LspError::new("LSP_MALFORMED_RESPONSE", format!("the server answered error {code}: {message}")));
+                    return Err(LspError::new(
+                        crate::codes::LSP_MALFORMED_RESPONSE,
+                        format!("the server answered error {code}: {message}"),
+                    ));
                 }
             }
         }

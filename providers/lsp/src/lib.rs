@@ -12,7 +12,6 @@ pub mod tool;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
 use seam_engine::surface::{
@@ -120,7 +119,7 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         let at = format!("/extensions/{}", escape_pointer_segment(ext));
         if normalized.insert(key.clone(), language.clone()).is_some() {
             cx.error_at_key(
-                "LSP_EXTENSION_DUPLICATE",
+                crate::codes::LSP_EXTENSION_DUPLICATE,
                 &at,
                 format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),
             );
@@ -129,7 +128,7 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         claims.push(Claim {
             space: "lsp.extension",
             key: key.clone(),
-            code: "LSP_EXTENSION_CONFLICT",
+            code: crate::codes::LSP_EXTENSION_CONFLICT,
             what: format!("extension `{key}`"),
             pointer: format!("{}{at}", cx.pointer),
         });
@@ -163,7 +162,7 @@ impl Surface for LspSurface {
         {
             let at = seam_engine::diagnostic::pointer(["mounts", id.as_str()]);
             cx.warning(
-                "LSP_WORKSPACE_UNSET",
+                crate::codes::LSP_WORKSPACE_UNSET,
                 &at,
                 format!("`services.workspace.root` is not set: every `lsp` call, to `{id}` or any other server, would answer LSP_WORKSPACE_REQUIRED"),
             )
@@ -172,73 +171,26 @@ impl Surface for LspSurface {
         None
     }
     fn codes(&self) -> &'static [CodeDoc] {
-        &[
-            CodeDoc {
-                code: "LSP_WORKSPACE_UNSET",
-                severity: Warning,
-                meaning: "An `lsp.stdio` mount is visible but `services.workspace.root` is not set: there is no implicit workspace, so every `lsp` call would answer `LSP_WORKSPACE_REQUIRED`.",
-            },
-            CodeDoc {
-                code: "LSP_EXTENSION_CONFLICT",
-                severity: Error,
-                meaning: "Two `lsp.stdio` mounts claim the same file extension; both places are named.",
-            },
-            CodeDoc {
-                code: "LSP_EXTENSION_DUPLICATE",
-                severity: Error,
-                meaning: "One mount lists an extension twice (extensions are case-insensitive).",
-            },
-            CodeDoc {
-                code: "LSP_UNAVAILABLE",
-                severity: Error,
-                meaning: "(tool result) No server handles the file's extension (or it has none), or the server did not start or failed twice.",
-            },
-            CodeDoc {
-                code: "LSP_UNSUPPORTED_OPERATION",
-                severity: Error,
-                meaning: "(tool result) The server does not offer the operation (no such capability).",
-            },
-            CodeDoc {
-                code: "LSP_MALFORMED_RESPONSE",
-                severity: Error,
-                meaning: "(tool result) The server's answer is not the shape LSP gives it, or an error answer.",
-            },
-            CodeDoc {
-                code: "LSP_WORKSPACE_REQUIRED",
-                severity: Error,
-                meaning: "(tool result) No workspace: `services.workspace.root` is not set.",
-            },
-            CodeDoc {
-                code: "LSP_OUTSIDE_WORKSPACE",
-                severity: Error,
-                meaning: "(tool result) The file resolves (symlinks followed) outside the workspace's real path.",
-            },
-            CodeDoc {
-                code: "LSP_FILE_TOO_LARGE",
-                severity: Error,
-                meaning: "(tool result) The file is over the mount's `max_document_bytes`.",
-            },
-            CodeDoc {
-                code: "LSP_NOT_A_FILE",
-                severity: Error,
-                meaning: "(tool result) The path does not exist or is not a regular file (a FIFO, a folder).",
-            },
-            CodeDoc { code: "LSP_INVALID_UTF8", severity: Error, meaning: "(tool result) The file is not valid UTF-8." },
-            CodeDoc {
-                code: "LSP_INVALID_ARGUMENTS",
-                severity: Error,
-                meaning: "(tool result) Arguments outside the schema, or a position past the file or inside an astral character.",
-            },
-            CodeDoc {
-                code: "LSP_TIMEOUT",
-                severity: Error,
-                meaning: "(tool result) The server did not answer within the tool's `timeout`; it is ended and restarts on the next query.",
-            },
-            CodeDoc {
-                code: "LSP_DISPOSED",
-                severity: Error,
-                meaning: "(tool result) The mount was retired by a reload while the call waited.",
-            },
-        ]
+        codes::CODES
     }
+}
+
+/// The codes this surface emits, one constant each (`seam_engine::code_table!`).
+pub mod codes {
+    seam_engine::code_table! { CODES {
+        LSP_WORKSPACE_UNSET Warning "An `lsp.stdio` mount is visible but `services.workspace.root` is not set: there is no implicit workspace, so every `lsp` call would answer `LSP_WORKSPACE_REQUIRED`.";
+        LSP_EXTENSION_CONFLICT Error "Two `lsp.stdio` mounts claim the same file extension; both places are named.";
+        LSP_EXTENSION_DUPLICATE Error "One mount lists an extension twice (extensions are case-insensitive).";
+        LSP_UNAVAILABLE Error "(tool result) No server handles the file's extension (or it has none), or the server did not start or failed twice.";
+        LSP_UNSUPPORTED_OPERATION Error "(tool result) The server does not offer the operation (no such capability).";
+        LSP_MALFORMED_RESPONSE Error "(tool result) The server's answer is not the shape LSP gives it, or an error answer.";
+        LSP_WORKSPACE_REQUIRED Error "(tool result) No workspace: `services.workspace.root` is not set.";
+        LSP_OUTSIDE_WORKSPACE Error "(tool result) The file resolves (symlinks followed) outside the workspace's real path.";
+        LSP_FILE_TOO_LARGE Error "(tool result) The file is over the mount's `max_document_bytes`.";
+        LSP_NOT_A_FILE Error "(tool result) The path does not exist or is not a regular file (a FIFO, a folder).";
+        LSP_INVALID_UTF8 Error "(tool result) The file is not valid UTF-8.";
+        LSP_INVALID_ARGUMENTS Error "(tool result) Arguments outside the schema, or a position past the file or inside an astral character.";
+        LSP_TIMEOUT Error "(tool result) The server did not answer within the tool's `timeout`; it is ended and restarts on the next query.";
+        LSP_DISPOSED Error "(tool result) The mount was retired by a reload while the call waited.";
+    } }
 }

@@ -52,7 +52,7 @@ struct Args {
 }
 
 fn args(arguments: &Map<String, Json>) -> Result<Args, LspError> {
-    let invalid = |m: String| LspError::new("LSP_INVALID_ARGUMENTS", m);
+    let invalid = |m: String| LspError::new(crate::codes::LSP_INVALID_ARGUMENTS, m);
     let operation = arguments.get("operation").and_then(Json::as_str).unwrap_or_default();
     let operation =
         Operation::parse(operation).ok_or_else(|| invalid(format!("`operation` must be one of {}", Operation::ALL.join(", "))))?;
@@ -72,7 +72,7 @@ pub fn extension_of(path: &str) -> Option<String> {
 fn route<'p>(providers: &'p [Provider], file_path: &str) -> Result<(&'p LspMount, String), LspError> {
     let Some(extension) = extension_of(file_path) else {
         return Err(LspError::new(
-            "LSP_UNAVAILABLE",
+            crate::codes::LSP_UNAVAILABLE,
             format!("`{file_path}` has no file extension, so no language server is routed for it"),
         ));
     };
@@ -84,14 +84,14 @@ fn route<'p>(providers: &'p [Provider], file_path: &str) -> Result<(&'p LspMount
         return match AsAny::as_any(&*p.running).downcast_ref::<LspMount>() {
             Some(mount) => Ok((mount, language.clone())),
             None => Err(LspError::new(
-                "LSP_UNAVAILABLE",
+                crate::codes::LSP_UNAVAILABLE,
                 format!("mount `{}` handles `{extension}` but did not start: {}", p.id, p.running.status().detail.unwrap_or_default()),
             )),
         };
     }
     known.sort();
     let have = if known.is_empty() { "no language server is mounted".to_owned() } else { format!("mounted: {}", known.join(", ")) };
-    Err(LspError::new("LSP_UNAVAILABLE", format!("no language server handles `{extension}` files ({have})")))
+    Err(LspError::new(crate::codes::LSP_UNAVAILABLE, format!("no language server handles `{extension}` files ({have})")))
 }
 
 #[cfg(target_os = "linux")]
@@ -103,11 +103,11 @@ const O_NONBLOCK: i32 = 0x0004;
 /// real path, a regular file (opened non-blocking, so a FIFO cannot hang the
 /// queue), at most `max_bytes`, valid UTF-8.
 pub fn read_workspace_file(workspace: &Path, file_path: &str, max_bytes: u64) -> Result<(PathBuf, String), LspError> {
-    let resolved =
-        ResolvedFile::of(&workspace.join(file_path)).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{file_path}`: {e}")))?;
+    let resolved = ResolvedFile::of(&workspace.join(file_path))
+        .map_err(|e| LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{file_path}`: {e}")))?;
     if !resolved.real.starts_with(workspace) {
         return Err(LspError::new(
-            "LSP_OUTSIDE_WORKSPACE",
+            crate::codes::LSP_OUTSIDE_WORKSPACE,
             format!("`{file_path}` resolves to {}, outside the workspace {}", resolved.real.display(), workspace.display()),
         ));
     }
@@ -167,31 +167,37 @@ fn read_regular_file(path: &Path, max_bytes: u64, shown: &str, identity: Option<
         .read(true)
         .custom_flags(O_NONBLOCK)
         .open(path)
-        .map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
-    let meta = file.metadata().map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
+        .map_err(|e| LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{shown}`: {e}")))?;
+    let meta = file.metadata().map_err(|e| LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{shown}`: {e}")))?;
     if !meta.is_file() {
-        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{shown}` is not a regular file")));
+        return Err(LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{shown}` is not a regular file")));
     }
     if identity.is_some_and(|id| id != (meta.dev(), meta.ino())) {
-        return Err(LspError::new("LSP_NOT_A_FILE", format!("`{shown}` was replaced while it was being opened")));
+        return Err(LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{shown}` was replaced while it was being opened")));
     }
     if meta.len() > max_bytes {
-        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{shown}` is {} bytes; max_document_bytes is {max_bytes}", meta.len())));
+        return Err(LspError::new(
+            crate::codes::LSP_FILE_TOO_LARGE,
+            format!("`{shown}` is {} bytes; max_document_bytes is {max_bytes}", meta.len()),
+        ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // One byte past the cap tells a file that grew since the check.
-    (&mut file).take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| LspError::new("LSP_NOT_A_FILE", format!("`{shown}`: {e}")))?;
+    (&mut file)
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| LspError::new(crate::codes::LSP_NOT_A_FILE, format!("`{shown}`: {e}")))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(LspError::new("LSP_FILE_TOO_LARGE", format!("`{shown}` is over max_document_bytes {max_bytes}")));
+        return Err(LspError::new(crate::codes::LSP_FILE_TOO_LARGE, format!("`{shown}` is over max_document_bytes {max_bytes}")));
     }
-    String::from_utf8(bytes).map_err(|e| LspError::new("LSP_INVALID_UTF8", format!("`{shown}` is not UTF-8: {e}")))
+    String::from_utf8(bytes).map_err(|e| LspError::new(crate::codes::LSP_INVALID_UTF8, format!("`{shown}` is not UTF-8: {e}")))
 }
 
 /// 1-based line and UTF-16 character → LSP's 0-based line and UTF-16 character,
 /// checked against the text: the line exists, the column is within it (or just
 /// past its end) and does not fall between the two units of an astral character.
 pub fn to_lsp_position(text: &str, line: u64, character: u64) -> Result<(u32, u32), LspError> {
-    let invalid = |m: String| LspError::new("LSP_INVALID_ARGUMENTS", m);
+    let invalid = |m: String| LspError::new(crate::codes::LSP_INVALID_ARGUMENTS, m);
     let Some(source) = text.split('\n').nth((line - 1) as usize) else {
         return Err(invalid(format!("line {line} is past the end of the file ({} lines)", text.split('\n').count())));
     };
@@ -248,10 +254,11 @@ async fn answer(
     // One deadline over asking the client for its roots and asking the server.
     let limit = settings.timeout;
     let deadline = tokio::time::Instant::now() + limit.to_std();
-    let timed_out = || LspError::new("LSP_TIMEOUT", format!("no answer within {limit}; the server is restarted on the next query"));
+    let timed_out =
+        || LspError::new(crate::codes::LSP_TIMEOUT, format!("no answer within {limit}; the server is restarted on the next query"));
     let roots = tokio::time::timeout_at(deadline, roots.get()).await.map_err(|_| timed_out())?;
     let Some(workspace) = workspace_of(mount.workspace.as_deref(), &roots, &a.file_path) else {
-        return Err(LspError::new("LSP_WORKSPACE_REQUIRED", "no workspace: set `services.workspace.root`"));
+        return Err(LspError::new(crate::codes::LSP_WORKSPACE_REQUIRED, "no workspace: set `services.workspace.root`"));
     };
     let max_bytes = mount.config.max_document_bytes.bytes();
     let read = || {
@@ -306,7 +313,7 @@ fn text_output(text: String, settings: &LspSettings) -> ToolOutput {
 }
 
 fn malformed(e: serde_json::Error) -> LspError {
-    LspError::new("LSP_MALFORMED_RESPONSE", format!("the server's answer does not have the shape LSP gives it: {e}"))
+    LspError::new(crate::codes::LSP_MALFORMED_RESPONSE, format!("the server's answer does not have the shape LSP gives it: {e}"))
 }
 
 /// A definition or implementation answer, `Location | Location[] | LocationLink[] | null`, read in one
@@ -335,7 +342,7 @@ fn goto_locations(answer: &str) -> Result<Vec<Location>, LspError> {
             LocationOrLink { uri: Some(uri), range: Some(range), .. } => Ok(Location { uri, range }),
             LocationOrLink { target_uri: Some(uri), target_selection_range: Some(range), .. } => Ok(Location { uri, range }),
             _ => Err(LspError::new(
-                "LSP_MALFORMED_RESPONSE",
+                crate::codes::LSP_MALFORMED_RESPONSE,
                 "the server answered a location with neither `uri` and `range` nor `targetUri` and `targetSelectionRange`",
             )),
         })
@@ -500,7 +507,7 @@ mod tests {
         let held = std::fs::metadata(workspace.join("inside.ts")).unwrap();
         let identity = Some((std::os::unix::fs::MetadataExt::dev(&held), std::os::unix::fs::MetadataExt::ino(&held)));
         let by_path = read_regular_file(&link, 100, "link.ts", identity).unwrap_err();
-        assert_eq!((by_path.code, by_path.message.contains("replaced")), ("LSP_NOT_A_FILE", true), "{}", by_path.message);
+        assert_eq!((by_path.code.code, by_path.message.contains("replaced")), ("LSP_NOT_A_FILE", true), "{}", by_path.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -8,7 +8,6 @@ pub mod asks;
 pub mod runtime;
 
 use schemars::JsonSchema;
-use seam_engine::diagnostic::Severity::Error;
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::{EnvName, Spawn};
 use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface};
@@ -216,19 +215,19 @@ pub fn namespace_problem(id: &str) -> Option<String> {
 fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     let mut ok = true;
     if let Some(problem) = namespace_problem(cx.id) {
-        cx.error_at_key("MCP_NAMESPACE_INVALID", "", problem);
+        cx.error_at_key(crate::codes::MCP_NAMESPACE_INVALID, "", problem);
         ok = false;
     }
     if common.reconnect.initial_delay > common.reconnect.max_delay {
         let message =
             format!("`initial_delay` ({}) is longer than `max_delay` ({})", common.reconnect.initial_delay, common.reconnect.max_delay);
-        cx.error("RECONNECT_DELAY_ORDER", "/reconnect/initial_delay", message);
+        cx.error(crate::codes::RECONNECT_DELAY_ORDER, "/reconnect/initial_delay", message);
         ok = false;
     }
     let filters = [
-        ("tools", &common.tools, "MCP_TOOL_GLOB_INVALID"),
-        ("prompts", &common.prompts, "MCP_FILTER_GLOB_INVALID"),
-        ("resources", &common.resources, "MCP_FILTER_GLOB_INVALID"),
+        ("tools", &common.tools, crate::codes::MCP_TOOL_GLOB_INVALID),
+        ("prompts", &common.prompts, crate::codes::MCP_FILTER_GLOB_INVALID),
+        ("resources", &common.resources, crate::codes::MCP_FILTER_GLOB_INVALID),
     ];
     for (field, filter, code) in filters {
         for (list, globs) in [("allow", &filter.allow), ("deny", &filter.deny)] {
@@ -267,7 +266,7 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
     r.claims.push(Claim {
         space: "mcp.namespace",
         key: cx.id.to_ascii_lowercase(),
-        code: "MCP_NAMESPACE_DUPLICATE",
+        code: crate::codes::MCP_NAMESPACE_DUPLICATE,
         what: format!("MCP namespace `{}` (namespaces are compared without case)", cx.id.to_ascii_lowercase()),
         pointer: cx.pointer.clone(),
     });
@@ -295,12 +294,12 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     for name in config.headers.keys() {
         let at = format!("/headers/{}", escape_pointer_segment(name));
         if name.eq_ignore_ascii_case("authorization") {
-            cx.error("SECRET_INLINE", &at, "an `Authorization` header would put a secret in the composition").help =
+            cx.error(seam_engine::codes::SECRET_INLINE, &at, "an `Authorization` header would put a secret in the composition").help =
                 Some("use `bearer_token_env: VAR`, or `headers_env: { Authorization: VAR }`".into());
             ok = false;
         } else if cx.is_interpolated(&at) {
             cx.error(
-                "SECRET_INTERPOLATED",
+                seam_engine::codes::SECRET_INTERPOLATED,
                 &at,
                 format!("header `{name}` is filled from `${{…}}`: its value would be kept and shown with the composition"),
             )
@@ -314,7 +313,7 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     if (config.bearer_token_env.is_some() || !config.headers_env.is_empty()) && seam_engine::surface::in_clear_beyond_loopback(&config.url)
     {
         cx.warning(
-            "SECRET_SENT_IN_CLEAR",
+            seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/url",
             format!("the token and headers from the environment go to `{}` over plain http://, readable by anyone on the way", config.url),
         )
@@ -339,59 +338,24 @@ impl Surface for McpSurface {
         Some(TOOL_PREFIX)
     }
     fn codes(&self) -> &'static [CodeDoc] {
-        &[
-            CodeDoc {
-                code: "MCP_NAMESPACE_INVALID",
-                severity: Error,
-                meaning: "An MCP mount id (its namespace) is not 1–32 of `[A-Za-z0-9_-]`, or has `__` or an edge `_`.",
-            },
-            CodeDoc { code: "MCP_NAMESPACE_DUPLICATE", severity: Error, meaning: "Two MCP mounts have namespaces equal but for case." },
-            CodeDoc { code: "MCP_TOOL_GLOB_INVALID", severity: Error, meaning: "A `tools.allow`/`tools.deny` glob does not parse." },
-            CodeDoc {
-                code: "MCP_FILTER_GLOB_INVALID",
-                severity: Error,
-                meaning: "A `prompts` or `resources` `allow`/`deny` glob does not parse.",
-            },
-            CodeDoc {
-                code: "MCP_UNAVAILABLE",
-                severity: Error,
-                meaning: "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).",
-            },
-            CodeDoc {
-                code: "MCP_CALL_FAILED",
-                severity: Error,
-                meaning: "(tool result) The MCP server answered the call with a JSON-RPC error.",
-            },
-            CodeDoc {
-                code: "MCP_URL_ELICITATION_REQUIRED",
-                severity: Error,
-                meaning: "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.",
-            },
-            CodeDoc {
-                code: "MCP_FRAME_TOO_LARGE",
-                severity: Error,
-                meaning: "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.",
-            },
-            CodeDoc {
-                code: "MCP_TASK_REQUIRED",
-                severity: Error,
-                meaning: "(tool result) The server answered the call with a task (SEP-2663), though the calling client did not declare the tasks extension and so cannot hold one.",
-            },
-            CodeDoc {
-                code: "MCP_INPUT_REQUIRED",
-                severity: Error,
-                meaning: "(tool result) The server asked for client input mid-call; seam does not relay such requests.",
-            },
-            CodeDoc {
-                code: "MCP_OUTPUT_INVALID",
-                severity: Error,
-                meaning: "(tool result) `structuredContent` is missing or does not match the tool's advertised output schema.",
-            },
-            CodeDoc {
-                code: "RECONNECT_DELAY_ORDER",
-                severity: Error,
-                meaning: "`reconnect.initial_delay` is longer than `reconnect.max_delay`.",
-            },
-        ]
+        codes::CODES
     }
+}
+
+/// The codes this surface emits, one constant each (`seam_engine::code_table!`).
+pub mod codes {
+    seam_engine::code_table! { CODES {
+        MCP_NAMESPACE_INVALID Error "An MCP mount id (its namespace) is not 1–32 of `[A-Za-z0-9_-]`, or has `__` or an edge `_`.";
+        MCP_NAMESPACE_DUPLICATE Error "Two MCP mounts have namespaces equal but for case.";
+        MCP_TOOL_GLOB_INVALID Error "A `tools.allow`/`tools.deny` glob does not parse.";
+        MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
+        MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
+        MCP_CALL_FAILED Error "(tool result) The MCP server answered the call with a JSON-RPC error.";
+        MCP_URL_ELICITATION_REQUIRED Error "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.";
+        MCP_FRAME_TOO_LARGE Error "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.";
+        MCP_TASK_REQUIRED Error "(tool result) The server answered the call with a task (SEP-2663), though the calling client did not declare the tasks extension and so cannot hold one.";
+        MCP_INPUT_REQUIRED Error "(tool result) The server asked for client input mid-call; seam does not relay such requests.";
+        MCP_OUTPUT_INVALID Error "(tool result) `structuredContent` is missing or does not match the tool's advertised output schema.";
+        RECONNECT_DELAY_ORDER Error "`reconnect.initial_delay` is longer than `reconnect.max_delay`.";
+    } }
 }

@@ -1050,13 +1050,13 @@ impl McpMount {
     ) -> ToolOutput {
         let imports = self.imports.lock().expect("imports lock").clone();
         let Some(imported) = imports.by_name.get(&tool) else {
-            return ToolOutput::error("TOOL_UNKNOWN", format!("MCP server `{}` has no tool `{tool}`", self.id));
+            return ToolOutput::error(seam_engine::codes::TOOL_UNKNOWN, format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
         let peer = self.link.lock().expect("link lock").clone();
         let Some(peer) = peer else {
             let status = self.status.get();
             let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
-            return ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unavailable: {why}", self.id));
+            return ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unavailable: {why}", self.id));
         };
         // The call is entered under the id and progress token rmcp gives it, so that the server's
         // questions and progress reach `client`; dropping it (timeout, cancellation) tells the server.
@@ -1081,18 +1081,18 @@ impl McpMount {
                 Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
                 Ok(ServerResult::InputRequiredResult(input)) => answer_of(CallToolResponse::InputRequired(input), &tool, tasks),
                 Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
-                Ok(_) => Err(ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: unexpected answer to tools/call"))),
+                Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
                 Err(e) => Err(self.failure(e, &tool)),
             }
         };
         let answered = tokio::select! {
             r = tokio::time::timeout(self.common.call_timeout.to_std(), call) => r,
-            _ = cancel.cancelled() => return ToolOutput::error("TOOL_CANCELLED", format!("the call to `{tool}` was cancelled")),
+            _ = cancel.cancelled() => return ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, format!("the call to `{tool}` was cancelled")),
         };
         let output = match answered {
             Err(_) => {
                 return ToolOutput::error(
-                    "TOOL_TIMEOUT",
+                    seam_engine::codes::TOOL_TIMEOUT,
                     format!("MCP server `{}` did not answer `{tool}` within call_timeout {}", self.id, self.common.call_timeout),
                 );
             }
@@ -1105,7 +1105,7 @@ impl McpMount {
                 Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
             };
             if let Some(problem) = problem {
-                return ToolOutput::error("MCP_OUTPUT_INVALID", format!("`{tool}`: {problem}"));
+                return ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("`{tool}`: {problem}"));
             }
         }
         output
@@ -1117,25 +1117,25 @@ impl McpMount {
             ServiceError::McpError(e) => match seam_wire::stdio::line_limit_of(&e) {
                 // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
                 Some(limit) => ToolOutput::error(
-                    "MCP_FRAME_TOO_LARGE",
+                    crate::codes::MCP_FRAME_TOO_LARGE,
                     format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
                 ),
                 // The client acts on this error itself (opens the URLs, calls again): it gets the error as it is.
                 None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => ToolOutput {
                     relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
-                    ..ToolOutput::error("MCP_URL_ELICITATION_REQUIRED", format!("`{tool}`: {}", e.message))
+                    ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}", e.message))
                 },
-                None => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {}", e.message)),
+                None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message)),
             },
             e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
-            e => ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")),
+            e => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")),
         }
     }
 
     fn unreachable(&self, why: impl std::fmt::Display, tool: &str) -> ToolOutput {
         // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
         self.broken.notify_waiters();
-        ToolOutput::error("MCP_UNAVAILABLE", format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
+        ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
     }
 }
 
@@ -1147,13 +1147,14 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
         CallToolResponse::Complete(result) => result,
         // The client holds the task, by the id the deployment mints for it.
         CallToolResponse::Task(task) if tasks => {
-            let task = serde_json::to_value(task).map_err(|e| ToolOutput::error("MCP_CALL_FAILED", format!("`{tool}`: {e}")))?;
+            let task =
+                serde_json::to_value(task).map_err(|e| ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")))?;
             return Err(ToolOutput { task: Some(Box::new(task)), ..ToolOutput::default() });
         }
         // A task for a call that did not ask for one: the client could not hold it.
         CallToolResponse::Task(_) => {
             return Err(ToolOutput::error(
-                "MCP_TASK_REQUIRED",
+                crate::codes::MCP_TASK_REQUIRED,
                 format!(
                     "`{tool}` answered with a task the call did not ask for: seam asks for one only when both the calling client and \
                      the server declare the tasks extension"
@@ -1163,7 +1164,7 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
         // `InputRequired`, or a kind of answer newer than this build.
         _ => {
             return Err(ToolOutput::error(
-                "MCP_INPUT_REQUIRED",
+                crate::codes::MCP_INPUT_REQUIRED,
                 format!("`{tool}` asked the client for more input; seam does not relay input requests"),
             ));
         }

@@ -18,12 +18,12 @@ use crate::served::{File, MAX_BYTES, MAX_FILES};
 #[derive(Debug)]
 pub struct Refused {
     /// `SKILL_DIGEST_MISMATCH` for a body that is not the listed one; `SKILL_LOAD_FAILED` otherwise.
-    pub code: &'static str,
+    pub code: seam_engine::surface::Code,
     pub message: String,
 }
 
 fn failed(message: String) -> Refused {
-    Refused { code: "SKILL_LOAD_FAILED", message }
+    Refused { code: crate::codes::SKILL_LOAD_FAILED, message }
 }
 
 /// The SKILL.md text of `skill`, read through mount `mount` (one of `providers`) for `client`.
@@ -58,7 +58,7 @@ async fn fetch(
     let digest = crate::served::digest_of(&bytes);
     if bytes.len() as u64 != file.size || digest != file.digest {
         return Err(Refused {
-            code: "SKILL_DIGEST_MISMATCH",
+            code: crate::codes::SKILL_DIGEST_MISMATCH,
             message: format!(
                 "{what}: {} is {} bytes with digest {digest}, but the server listed {} bytes with digest {}; refused",
                 file.uri,

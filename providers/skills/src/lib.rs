@@ -12,7 +12,7 @@ pub mod tool;
 pub mod trust;
 
 use schemars::JsonSchema;
-use seam_engine::diagnostic::Severity::{self, Error, Warning};
+use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::surface::{
     CodeDoc, Environment, EnvironmentProbe, Exposure, Finding, FixedTool, Kind, Live, MountCx, MountKind, Requirement, ResolvedMount,
     ServedSkills, Serving, StatusCx, Surface, Tool,
@@ -124,7 +124,12 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
         let trust = trust::of(&root, Some(workspace));
         let mut line = format!("root {:>3} {:<24} {}", root.rank, root.origin, root.path.display());
         if let Some(e) = &trust.error {
-            env.findings.push(Finding { severity: Error, code: "SKILL_ROOT_UNREADABLE", pointer: pointer.clone(), message: e.clone() });
+            env.findings.push(Finding {
+                severity: Error,
+                code: crate::codes::SKILL_ROOT_UNREADABLE,
+                pointer: pointer.clone(),
+                message: e.clone(),
+            });
             line.push_str("  (unreadable)");
             env.lines.push(line);
             facts.push(host::root_json(&root, &trust));
@@ -142,7 +147,7 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
             let (severity, what) = if refused { (Warning, "refused") } else { (Warning, "warning") };
             env.findings.push(Finding {
                 severity,
-                code: if trust.others_can_write() { "SKILL_ROOT_WORLD_WRITABLE" } else { "SKILL_ROOT_IN_WORKSPACE" },
+                code: if trust.others_can_write() { codes::SKILL_ROOT_WORLD_WRITABLE } else { codes::SKILL_ROOT_IN_WORKSPACE },
                 pointer: pointer.clone(),
                 message: format!("{} ({what}): {warning}", root.path.display()),
             });
@@ -154,16 +159,19 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                     for invalid in scan.invalid() {
                         env.findings.push(Finding {
                             severity: Warning,
-                            code: "SKILL_INVALID",
+                            code: crate::codes::SKILL_INVALID,
                             pointer: pointer.clone(),
                             message: format!("{invalid} (skipped)"),
                         });
                     }
                     let _ = write_counts(&mut line, scan.skills().count(), scan.invalid().count());
                 }
-                Err(e) => {
-                    env.findings.push(Finding { severity: Error, code: "SKILL_ROOT_UNREADABLE", pointer: pointer.clone(), message: e })
-                }
+                Err(e) => env.findings.push(Finding {
+                    severity: Error,
+                    code: crate::codes::SKILL_ROOT_UNREADABLE,
+                    pointer: pointer.clone(),
+                    message: e,
+                }),
             }
         }
         let mode = trust.mode.map(|m| format!("{:04o}", m & 0o7777)).unwrap_or_default();
@@ -211,49 +219,22 @@ impl Surface for SkillsSurface {
         Some(json!({ "mounts": mounts }))
     }
     fn codes(&self) -> &'static [CodeDoc] {
-        const fn doc(code: &'static str, severity: Severity, meaning: &'static str) -> CodeDoc {
-            CodeDoc { code, severity, meaning }
-        }
-        static CODES: [CodeDoc; 10] = [
-            doc(
-                "SKILL_INVALID",
-                Warning,
-                "(`--environment`) A skill file is not a skill (frontmatter, name, description); it is skipped, the others stay.",
-            ),
-            doc(
-                "SKILL_ROOT_UNREADABLE",
-                Error,
-                "(`--environment`) A skill root exists but cannot be listed; discovery is incomplete and keeps its last good catalog.",
-            ),
-            doc(
-                "SKILL_ROOT_WORLD_WRITABLE",
-                Warning,
-                "(`--environment`) A skill root someone else on the machine can write or replace: world-writable, under a world-writable folder without the sticky bit, or owned (it or a folder above it) by a user other than root and seam's own: a prompt-authority root.",
-            ),
-            doc(
-                "SKILL_ROOT_IN_WORKSPACE",
-                Warning,
-                "(`--environment`) A skill root inside the workspace the served tools can write: a prompt-authority root.",
-            ),
-            doc("SKILL_INVALID_ARGUMENTS", Error, "(tool result) `skill` was called without a `name` string."),
-            doc("SKILL_UNKNOWN", Error, "(tool result) No skill of that name is in the agent's catalog."),
-            doc(
-                "SKILL_NOT_MODEL_INVOCABLE",
-                Error,
-                "(tool result) The skill has `disable-model-invocation: true` (when listed, or when loaded): only the user can invoke it, as a prompt.",
-            ),
-            doc("SKILL_NOT_USER_INVOCABLE", Error, "(prompts/get) The loaded skill file says `user-invocable: false`."),
-            doc(
-                "SKILL_LOAD_FAILED",
-                Error,
-                "(tool result) The skill's file could not be read or no longer parses (also from prompts/get).",
-            ),
-            doc(
-                "SKILL_DIGEST_MISMATCH",
-                Error,
-                "(tool result) An imported skill's SKILL.md, read from its MCP server, is not the size and `sha256:` digest the server listed: it is not used (also from prompts/get).",
-            ),
-        ];
-        &CODES
+        codes::CODES
     }
+}
+
+/// The codes this surface emits, one constant each (`seam_engine::code_table!`).
+pub mod codes {
+    seam_engine::code_table! { CODES {
+        SKILL_INVALID Warning "(`--environment`) A skill file is not a skill (frontmatter, name, description); it is skipped, the others stay.";
+        SKILL_ROOT_UNREADABLE Error "(`--environment`) A skill root exists but cannot be listed; discovery is incomplete and keeps its last good catalog.";
+        SKILL_ROOT_WORLD_WRITABLE Warning "(`--environment`) A skill root someone else on the machine can write or replace: world-writable, under a world-writable folder without the sticky bit, or owned (it or a folder above it) by a user other than root and seam's own: a prompt-authority root.";
+        SKILL_ROOT_IN_WORKSPACE Warning "(`--environment`) A skill root inside the workspace the served tools can write: a prompt-authority root.";
+        SKILL_INVALID_ARGUMENTS Error "(tool result) `skill` was called without a `name` string.";
+        SKILL_UNKNOWN Error "(tool result) No skill of that name is in the agent's catalog.";
+        SKILL_NOT_MODEL_INVOCABLE Error "(tool result) The skill has `disable-model-invocation: true` (when listed, or when loaded): only the user can invoke it, as a prompt.";
+        SKILL_NOT_USER_INVOCABLE Error "(prompts/get) The loaded skill file says `user-invocable: false`.";
+        SKILL_LOAD_FAILED Error "(tool result) The skill's file could not be read or no longer parses (also from prompts/get).";
+        SKILL_DIGEST_MISMATCH Error "(tool result) An imported skill's SKILL.md, read from its MCP server, is not the size and `sha256:` digest the server listed: it is not used (also from prompts/get).";
+    } }
 }

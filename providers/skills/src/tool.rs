@@ -127,7 +127,7 @@ async fn judged(folder: &Folder) -> Result<(), String> {
 /// from disk, its root judged again first under `read_only_roots`; an imported
 /// skill's from its mount's server, checked against the listed digest.
 async fn load(candidate: &Candidate, providers: &[Provider], client: Client) -> Result<skill::Parsed, imported::Refused> {
-    let failed = |message: String| imported::Refused { code: "SKILL_LOAD_FAILED", message };
+    let failed = |message: String| imported::Refused { code: crate::codes::SKILL_LOAD_FAILED, message };
     let name = candidate.summary.name.clone();
     match &candidate.place {
         Place::Folder(folder) => {
@@ -249,7 +249,7 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
     })
 }
 
-fn error(code: &str, message: impl std::fmt::Display, name: &str) -> ToolOutput {
+fn error(code: seam_engine::surface::Code, message: impl std::fmt::Display, name: &str) -> ToolOutput {
     let mut detail = Map::new();
     detail.insert("skill".into(), Json::from(name));
     ToolOutput::typed_error(code, message, detail)
@@ -258,22 +258,26 @@ fn error(code: &str, message: impl std::fmt::Display, name: &str) -> ToolOutput 
 pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     Box::pin(async move {
         let Some(name) = call.arguments.get("name").and_then(Json::as_str).map(str::to_owned) else {
-            return ToolOutput::error("SKILL_INVALID_ARGUMENTS", "`name` (a string) is required");
+            return ToolOutput::error(crate::codes::SKILL_INVALID_ARGUMENTS, "`name` (a string) is required");
         };
         let roots = call.roots.get().await;
         let catalog = catalog_for(&call.providers, &roots).await;
         let Some(candidate) = catalog.skills.get(&name).cloned() else {
-            return error("SKILL_UNKNOWN", format!("no skill `{name}` is in the catalog"), &name);
+            return error(crate::codes::SKILL_UNKNOWN, format!("no skill `{name}` is in the catalog"), &name);
         };
         if !candidate.summary.model_invocable {
-            return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user"), &name);
+            return error(crate::codes::SKILL_NOT_MODEL_INVOCABLE, format!("skill `{name}` can be invoked only by the user"), &name);
         }
         let parsed = match load(&candidate, &call.providers, call.client.clone()).await {
             Ok(p) => p,
             Err(refused) => return error(refused.code, refused.message, &name),
         };
         if !parsed.summary.model_invocable {
-            return error("SKILL_NOT_MODEL_INVOCABLE", format!("skill `{name}` can be invoked only by the user (changed on disk)"), &name);
+            return error(
+                crate::codes::SKILL_NOT_MODEL_INVOCABLE,
+                format!("skill `{name}` can be invoked only by the user (changed on disk)"),
+                &name,
+            );
         }
         let text = render(&name, &base_of(&candidate), &parsed.body);
         ToolOutput { content: vec![json!({ "type": "text", "text": text })], ..ToolOutput::default() }
@@ -291,7 +295,7 @@ pub fn get_prompt(settings: SkillSettings, call: PromptCall) -> BoxFuture<'stati
         let parsed = load(&candidate, &call.providers, Client::default()).await.map_err(|r| PromptError::new(r.code, r.message))?;
         if !parsed.summary.user_invocable {
             return Err(PromptError::new(
-                "SKILL_NOT_USER_INVOCABLE",
+                crate::codes::SKILL_NOT_USER_INVOCABLE,
                 format!("skill `{name}` is no longer user-invocable (changed on disk)"),
             ));
         }

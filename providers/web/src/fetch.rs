@@ -116,7 +116,7 @@ fn form_of(essence: &str) -> Option<Form> {
 
 /// A `Content-Type` header: its form and its charset (UTF-8 when none is named).
 fn content_type(header: Option<&HeaderValue>) -> Result<(Form, &'static encoding_rs::Encoding), WebError> {
-    let unsupported = |what: String| WebError::new("WEB_UNSUPPORTED_CONTENT_TYPE", what);
+    let unsupported = |what: String| WebError::new(crate::codes::WEB_UNSUPPORTED_CONTENT_TYPE, what);
     let Some(value) = header else { return Err(unsupported("the response names no Content-Type".into())) };
     let value = value.to_str().map_err(|_| unsupported("the Content-Type header is not text".into()))?;
     let mut parts = value.split(';');
@@ -167,7 +167,7 @@ impl Fetcher {
         let limit = self.config.timeout;
         match tokio::time::timeout(limit.to_std(), self.fetch_untimed(raw)).await {
             Ok(result) => result,
-            Err(_) => Err(WebError::new("WEB_FETCH_TIMEOUT", format!("`{raw}` did not finish within {limit}"))),
+            Err(_) => Err(WebError::new(crate::codes::WEB_FETCH_TIMEOUT, format!("`{raw}` did not finish within {limit}"))),
         }
     }
 
@@ -187,7 +187,7 @@ impl Fetcher {
             let max_bytes = self.config.max_response_bytes.bytes();
             if let Some(declared) = response.content_length().filter(|n| *n > max_bytes) {
                 return Err(WebError::new(
-                    "WEB_FETCH_TOO_LARGE",
+                    crate::codes::WEB_FETCH_TOO_LARGE,
                     format!("the response declares {declared} bytes; max_response_bytes is {max_bytes}"),
                 ));
             }
@@ -204,13 +204,13 @@ impl Fetcher {
     /// credentials, same-origin, within `max_redirects`, and past the guard.
     fn redirect_target(&self, from: &Url, response: &reqwest::Response, hops: u32) -> Result<Url, WebError> {
         let status = response.status().as_u16();
-        let invalid = |why: String| WebError::new("WEB_REDIRECT_INVALID", why).with("url", from.as_str());
+        let invalid = |why: String| WebError::new(crate::codes::WEB_REDIRECT_INVALID, why).with("url", from.as_str());
         let location = response.headers().get(LOCATION).ok_or_else(|| invalid(format!("HTTP {status} without a Location header")))?;
         let location = location.to_str().map_err(|_| invalid("the Location header is not text".into()))?;
         let next = from.join(location).map_err(|e| invalid(format!("Location `{location}` is not a URL: {e}")))?;
         if hops >= self.config.max_redirects {
             return Err(WebError::new(
-                "WEB_TOO_MANY_REDIRECTS",
+                crate::codes::WEB_TOO_MANY_REDIRECTS,
                 format!("`{from}` redirects (HTTP {status}) past max_redirects {}", self.config.max_redirects),
             )
             .with("location", next.as_str()));
@@ -218,14 +218,14 @@ impl Fetcher {
         let limit = self.config.max_url_length as usize;
         if next.as_str().len() > limit {
             return Err(WebError::new(
-                "WEB_INVALID_URL",
+                crate::codes::WEB_INVALID_URL,
                 format!("a redirect's target is {} bytes long; the limit is {limit}", next.as_str().len()),
             ));
         }
         guard::check_parsed(&next, &self.policy).map_err(refusal)?;
         if !guard::same_origin(from, &next) {
             return Err(WebError::new(
-                "WEB_REDIRECT_BLOCKED",
+                crate::codes::WEB_REDIRECT_BLOCKED,
                 format!(
                     "`{from}` redirects to another origin (`{}`); only same-origin redirects are followed",
                     next.origin().ascii_serialization()
@@ -289,15 +289,15 @@ fn decode(decoder: &mut encoding_rs::Decoder, bytes: &[u8], text: &mut String, l
 
 fn refusal(r: Refusal) -> WebError {
     match r {
-        Refusal::Invalid(why) => WebError::new("WEB_INVALID_URL", why),
+        Refusal::Invalid(why) => WebError::new(crate::codes::WEB_INVALID_URL, why),
         Refusal::Credentials(what) => {
-            WebError::new("WEB_BLOCKED_URL", format!("the URL carries {what} before its host; seam sends no credentials"))
+            WebError::new(crate::codes::WEB_BLOCKED_URL, format!("the URL carries {what} before its host; seam sends no credentials"))
         }
-        Refusal::LoopbackName(host) => WebError::new("WEB_BLOCKED_ADDRESS", format!("`{host}` is a loopback name"))
+        Refusal::LoopbackName(host) => WebError::new(crate::codes::WEB_BLOCKED_ADDRESS, format!("`{host}` is a loopback name"))
             .with("host", host)
             .with("range", "loopback (a `localhost` name)"),
         Refusal::Address { host, range } => {
-            WebError::new("WEB_BLOCKED_ADDRESS", format!("`{host}` is in {range}")).with("host", host).with("range", range)
+            WebError::new(crate::codes::WEB_BLOCKED_ADDRESS, format!("`{host}` is in {range}")).with("host", host).with("range", range)
         }
     }
 }
@@ -307,13 +307,13 @@ fn send_error(url: &Url, e: reqwest::Error) -> WebError {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(err) = source {
         if let Some(blocked) = err.downcast_ref::<BlockedAddress>() {
-            return WebError::new("WEB_BLOCKED_ADDRESS", blocked.to_string())
+            return WebError::new(crate::codes::WEB_BLOCKED_ADDRESS, blocked.to_string())
                 .with("host", blocked.host.clone())
                 .with("range", blocked.range);
         }
         source = err.source();
     }
-    WebError::new("WEB_FETCH_FAILED", format!("fetching `{url}` failed: {}", crate::search::chain(&e)))
+    WebError::new(crate::codes::WEB_FETCH_FAILED, format!("fetching `{url}` failed: {}", crate::search::chain(&e)))
 }
 
 #[cfg(test)]

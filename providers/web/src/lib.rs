@@ -13,7 +13,6 @@ pub use service::WebError;
 
 use schemars::Schema;
 use schemars::{JsonSchema, SchemaGenerator};
-use seam_engine::diagnostic::Severity::{Error, Warning};
 use seam_engine::surface::{
     CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serving, StatusCx, Surface, SurfaceCx, Tool,
 };
@@ -225,7 +224,7 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
     }
     if seam_engine::surface::in_clear_beyond_loopback(&config.base_url) {
         cx.warning(
-            "SECRET_SENT_IN_CLEAR",
+            seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/base_url",
             format!("the API key goes to `{}` over plain http://, readable by anyone on the way", config.base_url),
         )
@@ -279,15 +278,15 @@ impl Surface for WebSurface {
                     } else {
                         format!("{registry} mounts: {}", candidates.join(", "))
                     };
-                    cx.error("PIN_UNKNOWN_MOUNT", &at, format!("`services.web.{field}` pins `{id}`, which is not a mount")).help =
-                        Some(help);
+                    cx.error(crate::codes::PIN_UNKNOWN_MOUNT, &at, format!("`services.web.{field}` pins `{id}`, which is not a mount"))
+                        .help = Some(help);
                 }
                 Some(kind) if kind.registry() != registry => {
                     let message = format!(
                         "`services.web.{field}` pins `{id}`, a `{}` mount; a {field} pin needs a `{registry}.*` mount",
                         kind.name()
                     );
-                    cx.error("PIN_WRONG_KIND", &at, message);
+                    cx.error(crate::codes::PIN_WRONG_KIND, &at, message);
                 }
                 Some(_) => {}
             }
@@ -298,7 +297,7 @@ impl Surface for WebSurface {
             if open && cx.mount_visible(&id) {
                 let at = seam_engine::diagnostic::pointer(["mounts", id.as_str(), "allow_private_networks"]);
                 cx.warning(
-                    "FETCH_PRIVATE_NETWORKS_VISIBLE",
+                    crate::codes::FETCH_PRIVATE_NETWORKS_VISIBLE,
                     &at,
                     format!("mount `{id}` lets the model fetch private and loopback addresses, and `web_fetch` is visible"),
                 )
@@ -311,97 +310,7 @@ impl Surface for WebSurface {
         Some(service::status(cx))
     }
     fn codes(&self) -> &'static [CodeDoc] {
-        &[
-            CodeDoc {
-                code: "PIN_UNKNOWN_MOUNT",
-                severity: Error,
-                meaning: "`services.web.search`/`fetch` pins a mount id that is not defined.",
-            },
-            CodeDoc {
-                code: "PIN_WRONG_KIND",
-                severity: Error,
-                meaning: "A pin names a mount of the other registry (a fetch provider pinned for search).",
-            },
-            CodeDoc {
-                code: "FETCH_PRIVATE_NETWORKS_VISIBLE",
-                severity: Warning,
-                meaning: "A fetch mount has `allow_private_networks: true` while `web_fetch` is visible.",
-            },
-            CodeDoc {
-                code: "WEB_PROVIDER_CONFIGURED_MISSING",
-                severity: Error,
-                meaning: "(tool result) The pinned provider is not one this agent has (a scoped mount of another agent).",
-            },
-            CodeDoc {
-                code: "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
-                severity: Error,
-                meaning: "(tool result) The pinned provider is unavailable now; `reason` says why (e.g. WEB_PROVIDER_CREDENTIAL_MISSING).",
-            },
-            CodeDoc {
-                code: "WEB_PROVIDER_AMBIGUOUS",
-                severity: Error,
-                meaning: "(tool result) No pin, and several providers are usable; the error names them. Pin one in `services.web`.",
-            },
-            CodeDoc { code: "WEB_PROVIDER_UNAVAILABLE", severity: Error, meaning: "(tool result) No pin, and no provider is usable." },
-            CodeDoc {
-                code: "WEB_PROVIDER_CREDENTIAL_MISSING",
-                severity: Error,
-                meaning: "(tool result) A provider's key is missing: `api_key_env` unset or empty, or `api_key_file` unreadable or empty.",
-            },
-            CodeDoc {
-                code: "WEB_PROVIDER_FAILED",
-                severity: Error,
-                meaning: "(tool result) A provider mount did not build, so it is registered but not usable.",
-            },
-            CodeDoc {
-                code: "WEB_PROVIDER_ERROR",
-                severity: Error,
-                meaning: "(tool result) The search provider failed: non-2xx, redirect, transport failure, or an answer without search results.",
-            },
-            CodeDoc {
-                code: "WEB_INVALID_ARGUMENTS",
-                severity: Error,
-                meaning: "(tool result) The tool's arguments are not what its schema asks.",
-            },
-            CodeDoc {
-                code: "WEB_INVALID_URL",
-                severity: Error,
-                meaning: "(tool result) Not an http(s) URL with a host, or longer than `max_url_length`.",
-            },
-            CodeDoc { code: "WEB_BLOCKED_URL", severity: Error, meaning: "(tool result) The URL (or a redirect's) carries credentials." },
-            CodeDoc {
-                code: "WEB_BLOCKED_ADDRESS",
-                severity: Error,
-                meaning: "(tool result) The host is, or resolves into, a private, loopback, link-local or reserved range; names the host and range.",
-            },
-            CodeDoc {
-                code: "WEB_REDIRECT_BLOCKED",
-                severity: Error,
-                meaning: "(tool result) A redirect to another origin (scheme, host or port); only same-origin redirects are followed.",
-            },
-            CodeDoc {
-                code: "WEB_REDIRECT_INVALID",
-                severity: Error,
-                meaning: "(tool result) A redirect without a `Location`, or with one that is not a URL.",
-            },
-            CodeDoc { code: "WEB_TOO_MANY_REDIRECTS", severity: Error, meaning: "(tool result) More redirects than `max_redirects`." },
-            CodeDoc {
-                code: "WEB_UNSUPPORTED_CONTENT_TYPE",
-                severity: Error,
-                meaning: "(tool result) Not HTML, text, JSON or XML, no Content-Type, or a charset seam cannot decode.",
-            },
-            CodeDoc {
-                code: "WEB_FETCH_TOO_LARGE",
-                severity: Error,
-                meaning: "(tool result) The declared Content-Length is over `max_response_bytes` (nothing is read).",
-            },
-            CodeDoc {
-                code: "WEB_FETCH_TIMEOUT",
-                severity: Error,
-                meaning: "(tool result) The fetch (connect, headers and body together) outlasted the mount's `timeout`.",
-            },
-            CodeDoc { code: "WEB_FETCH_FAILED", severity: Error, meaning: "(tool result) The connection or the body failed." },
-        ]
+        codes::CODES
     }
 }
 
@@ -411,4 +320,31 @@ pub(crate) mod tests {
     pub fn fetch_config() -> super::HttpFetch {
         serde_json::from_value(serde_json::json!({ "kind": "web.fetch.http" })).unwrap()
     }
+}
+
+/// The codes this surface emits, one constant each (`seam_engine::code_table!`).
+pub mod codes {
+    seam_engine::code_table! { CODES {
+        PIN_UNKNOWN_MOUNT Error "`services.web.search`/`fetch` pins a mount id that is not defined.";
+        PIN_WRONG_KIND Error "A pin names a mount of the other registry (a fetch provider pinned for search).";
+        FETCH_PRIVATE_NETWORKS_VISIBLE Warning "A fetch mount has `allow_private_networks: true` while `web_fetch` is visible.";
+        WEB_PROVIDER_CONFIGURED_MISSING Error "(tool result) The pinned provider is not one this agent has (a scoped mount of another agent).";
+        WEB_PROVIDER_CONFIGURED_UNAVAILABLE Error "(tool result) The pinned provider is unavailable now; `reason` says why (e.g. WEB_PROVIDER_CREDENTIAL_MISSING).";
+        WEB_PROVIDER_AMBIGUOUS Error "(tool result) No pin, and several providers are usable; the error names them. Pin one in `services.web`.";
+        WEB_PROVIDER_UNAVAILABLE Error "(tool result) No pin, and no provider is usable.";
+        WEB_PROVIDER_CREDENTIAL_MISSING Error "(tool result) A provider's key is missing: `api_key_env` unset or empty, or `api_key_file` unreadable or empty.";
+        WEB_PROVIDER_FAILED Error "(tool result) A provider mount did not build, so it is registered but not usable.";
+        WEB_PROVIDER_ERROR Error "(tool result) The search provider failed: non-2xx, redirect, transport failure, or an answer without search results.";
+        WEB_INVALID_ARGUMENTS Error "(tool result) The tool's arguments are not what its schema asks.";
+        WEB_INVALID_URL Error "(tool result) Not an http(s) URL with a host, or longer than `max_url_length`.";
+        WEB_BLOCKED_URL Error "(tool result) The URL (or a redirect's) carries credentials.";
+        WEB_BLOCKED_ADDRESS Error "(tool result) The host is, or resolves into, a private, loopback, link-local or reserved range; names the host and range.";
+        WEB_REDIRECT_BLOCKED Error "(tool result) A redirect to another origin (scheme, host or port); only same-origin redirects are followed.";
+        WEB_REDIRECT_INVALID Error "(tool result) A redirect without a `Location`, or with one that is not a URL.";
+        WEB_TOO_MANY_REDIRECTS Error "(tool result) More redirects than `max_redirects`.";
+        WEB_UNSUPPORTED_CONTENT_TYPE Error "(tool result) Not HTML, text, JSON or XML, no Content-Type, or a charset seam cannot decode.";
+        WEB_FETCH_TOO_LARGE Error "(tool result) The declared Content-Length is over `max_response_bytes` (nothing is read).";
+        WEB_FETCH_TIMEOUT Error "(tool result) The fetch (connect, headers and body together) outlasted the mount's `timeout`.";
+        WEB_FETCH_FAILED Error "(tool result) The connection or the body failed.";
+    } }
 }

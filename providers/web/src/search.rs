@@ -51,7 +51,7 @@ fn client(timeout: Option<std::time::Duration>) -> Result<reqwest::Client, Strin
 }
 
 fn provider_error(message: impl Into<String>) -> WebError {
-    WebError::new("WEB_PROVIDER_ERROR", message)
+    WebError::new(crate::codes::WEB_PROVIDER_ERROR, message)
 }
 
 /// The largest answer a search provider may send (a search answer is a few KiB).
@@ -106,7 +106,7 @@ impl Deepseek {
     /// The key: from `api_key_file` when set (re-read now, so a rotated secret is
     /// picked up), else from `api_key_env`. Never printed.
     fn key(&self) -> Result<String, WebError> {
-        let missing = |why: String| WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", why);
+        let missing = |why: String| WebError::new(crate::codes::WEB_PROVIDER_CREDENTIAL_MISSING, why);
         let key = match &self.config.api_key_file {
             Some(file) => std::fs::read_to_string(file).map_err(|e| missing(format!("cannot read api_key_file {file}: {e}")))?,
             None => std::env::var(&self.config.api_key_env)

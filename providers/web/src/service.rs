@@ -17,13 +17,13 @@ use crate::{DeepseekSearch, FETCH, HttpFetch, SEARCH, SearxngSearch, WebFetchSet
 /// A typed failure of the web surface: a stable code, a message, structured detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WebError {
-    pub code: &'static str,
+    pub code: seam_engine::surface::Code,
     pub message: String,
     pub detail: Map<String, Json>,
 }
 
 impl WebError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> WebError {
+    pub fn new(code: seam_engine::surface::Code, message: impl Into<String>) -> WebError {
         WebError { code, message: message.into(), detail: Map::new() }
     }
 
@@ -50,7 +50,7 @@ impl WebError {
 
     fn to_json(&self) -> Json {
         let mut out = Map::new();
-        out.insert("code".into(), Json::from(self.code));
+        out.insert("code".into(), Json::from(self.code.code));
         out.insert("message".into(), Json::from(self.message.clone()));
         out.extend(self.detail.clone());
         Json::Object(out)
@@ -85,7 +85,7 @@ fn availability(p: &Provider) -> Result<Usable, WebError> {
     }
     // A mount whose build failed (or has no runtime): registered, not usable.
     let status = p.running.status();
-    Err(WebError::new("WEB_PROVIDER_FAILED", status.detail.unwrap_or_else(|| "the provider did not start".into())))
+    Err(WebError::new(crate::codes::WEB_PROVIDER_FAILED, status.detail.unwrap_or_else(|| "the provider did not start".into())))
 }
 
 impl Running for SearchMount {
@@ -144,7 +144,7 @@ pub fn select<'p, T>(
             let mut registered: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
             registered.sort();
             return Err(WebError::new(
-                "WEB_PROVIDER_CONFIGURED_MISSING",
+                crate::codes::WEB_PROVIDER_CONFIGURED_MISSING,
                 format!("services.web.{what} pins `{id}`, which is not a {what} provider this agent has"),
             )
             .with("provider", id)
@@ -153,7 +153,7 @@ pub fn select<'p, T>(
         return match available(p) {
             Ok(usable) => Ok((p, usable)),
             Err(reason) => Err(WebError::new(
-                "WEB_PROVIDER_CONFIGURED_UNAVAILABLE",
+                crate::codes::WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
                 format!("{what} provider `{id}` is unavailable: {}: {}", reason.code, reason.message),
             )
             .with("provider", id)
@@ -183,12 +183,12 @@ pub fn select<'p, T>(
                     reasons.iter().map(|(id, r)| format!("`{id}`: {}", r["message"].as_str().unwrap_or_default())).collect();
                 format!("no {what} provider is available ({})", why.join("; "))
             };
-            Err(WebError::new("WEB_PROVIDER_UNAVAILABLE", message).with("reasons", Json::Object(reasons)))
+            Err(WebError::new(crate::codes::WEB_PROVIDER_UNAVAILABLE, message).with("reasons", Json::Object(reasons)))
         }
         _ => {
             let ids: Vec<&str> = usable.iter().map(|(p, _)| p.id.as_str()).collect();
             Err(WebError::new(
-                "WEB_PROVIDER_AMBIGUOUS",
+                crate::codes::WEB_PROVIDER_AMBIGUOUS,
                 format!("several {what} providers are available ({}); pin one with services.web.{what}", ids.join(", ")),
             )
             .with("providers", ids))
@@ -278,7 +278,7 @@ pub fn call_search(settings: WebSearchSettings, call: ToolCall) -> BoxFuture<'st
 
 /// `queries`: 1..=max non-blank strings, trimmed, duplicates dropped (first kept).
 fn queries(arguments: &Map<String, Json>, max: u32) -> Result<Vec<String>, WebError> {
-    let invalid = |m: String| WebError::new("WEB_INVALID_ARGUMENTS", m);
+    let invalid = |m: String| WebError::new(crate::codes::WEB_INVALID_ARGUMENTS, m);
     let list = arguments.get("queries").and_then(Json::as_array).ok_or_else(|| invalid("`queries` must be a list of strings".into()))?;
     let mut out: Vec<String> = Vec::new();
     for q in list {
@@ -368,7 +368,7 @@ pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'stat
             let url = arguments
                 .get("url")
                 .and_then(Json::as_str)
-                .ok_or_else(|| WebError::new("WEB_INVALID_ARGUMENTS", "`url` must be a string"))?;
+                .ok_or_else(|| WebError::new(crate::codes::WEB_INVALID_ARGUMENTS, "`url` must be a string"))?;
             let fetchers: Vec<Provider> = providers.into_iter().filter(|p| p.registry == FETCH).collect();
             let pin = pins(section.as_ref()).fetch;
             let (_, usable) = select("fetch", pin.as_deref(), &fetchers, availability)?;
@@ -378,14 +378,17 @@ pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'stat
             let fetched = match tokio::time::timeout(limit.to_std(), fetcher.fetch(url)).await {
                 Ok(result) => result.map_err(|e| e.with("url", url))?,
                 Err(_) => {
-                    return Err(WebError::new("WEB_FETCH_TIMEOUT", format!("`{url}` did not finish within the tool's timeout of {limit}"))
-                        .with("url", url));
+                    return Err(WebError::new(
+                        crate::codes::WEB_FETCH_TIMEOUT,
+                        format!("`{url}` did not finish within the tool's timeout of {limit}"),
+                    )
+                    .with("url", url));
                 }
             };
             let max = settings.max_output_chars;
             let output = tokio::task::spawn_blocking(move || present_fetch(fetched, max))
                 .await
-                .map_err(|e| WebError::new("WEB_FETCH_FAILED", format!("converting the page failed: {e}")))?;
+                .map_err(|e| WebError::new(crate::codes::WEB_FETCH_FAILED, format!("converting the page failed: {e}")))?;
             Ok::<_, WebError>(output)
         };
         result.await.unwrap_or_else(WebError::into_output)
@@ -602,7 +605,7 @@ mod tests {
     fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, String> {
         let providers: Vec<Provider> = registered.iter().map(|id| provider(id)).collect();
         let available = |p: &Provider| {
-            if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key")) }
+            if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new(crate::codes::WEB_PROVIDER_CREDENTIAL_MISSING, "no key")) }
         };
         let first = select("search", pin, &providers, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
         // Whatever the registration order, the same answer.
@@ -632,8 +635,10 @@ mod tests {
         let e = select("search", None, &providers, |_| Ok(())).unwrap_err();
         assert_eq!(e.detail["providers"], json!(["alpha", "zeta"]));
         assert!(e.message.contains("alpha, zeta"), "{}", e.message);
-        let e = select("search", Some("alpha"), &providers, |_| Err::<(), _>(WebError::new("WEB_PROVIDER_CREDENTIAL_MISSING", "no key")))
-            .unwrap_err();
+        let e = select("search", Some("alpha"), &providers, |_| {
+            Err::<(), _>(WebError::new(crate::codes::WEB_PROVIDER_CREDENTIAL_MISSING, "no key"))
+        })
+        .unwrap_err();
         assert_eq!(e.detail["reason"]["code"], "WEB_PROVIDER_CREDENTIAL_MISSING");
         assert!(e.message.contains("WEB_PROVIDER_CREDENTIAL_MISSING"), "{}", e.message);
     }
