@@ -442,7 +442,7 @@ impl ServerHandler for Gateway {
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
             let roots = self.roots_for(&live, &context.peer).await;
             if let Some(read) = live.read_skill(&self.agent, &roots, &uri, false).await {
-                let json = read.map_err(|why| McpError::invalid_params(why, None))?;
+                let json = read.map_err(|why| McpError::invalid_params(why.to_string(), None))?;
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
         }
@@ -484,9 +484,10 @@ impl ServerHandler for Gateway {
             }
             None => None,
         };
-        let json = read
-            .unwrap_or_else(|| Err(format!("`{uri}` is no folder of a skill agent `{}` is served", self.agent)))
-            .map_err(|why| McpError::invalid_params(why, None))?;
+        let Some(read) = read else {
+            return Err(McpError::invalid_params(format!("`{uri}` is no folder of a skill agent `{}` is served", self.agent), None));
+        };
+        let json = read.map_err(|why| McpError::invalid_params(why.to_string(), None))?;
         result_of(json, || format!("folder `{uri}`"))
     }
 

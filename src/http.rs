@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use seam_engine::deploy::Deployment;
-use seam_engine::model::{ServeLimits, TokenSource};
+use seam_engine::model::{ServeLimits, TokenError, TokenSource};
 use seam_engine::resolve::DEFAULT_AGENT;
 use tokio_util::sync::CancellationToken;
 
@@ -66,10 +66,10 @@ struct TokenFiles {
 }
 
 impl TokenFiles {
-    fn read(&self, path: &Path) -> Result<String, String> {
+    fn read(&self, path: &Path) -> Result<String, TokenError> {
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())
-            .map_err(|e| format!("the token file {} cannot be read: {e}", path.display()))?;
+            .map_err(|source| TokenError::Unreadable { path: path.to_owned(), source })?;
         let mut cached = self.cached.lock().expect("token lock");
         if let Some((m, token)) = cached.get(path)
             && *m == modified
@@ -84,7 +84,7 @@ impl TokenFiles {
 
 impl App {
     /// The token that opens `agent`'s endpoint now (its own or inherited); `None` when none does.
-    fn token(&self, agent: &str) -> Result<Option<String>, String> {
+    fn token(&self, agent: &str) -> Result<Option<String>, TokenError> {
         let Some(live) = self.deployment.live() else { return Ok(None) };
         match live.resolved.token_for(agent) {
             None => Ok(None),
@@ -534,9 +534,9 @@ fn is_answer(data: &[u8]) -> bool {
 }
 
 /// Serves until `stop`. `listen` is where; `hosts` gain its address.
-pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: CancellationToken) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: CancellationToken) -> Result<(), crate::error::Error> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| crate::error::Error::Listen { listen, source })?;
+    let local = listener.local_addr().map_err(crate::error::Error::Socket)?;
     // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
     let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
     hosts.push(local.ip().to_string());

@@ -19,6 +19,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
 mod body;
 mod client_link;
 mod commands;
+pub mod error;
 mod gateway;
 mod http;
 mod listen;
@@ -144,13 +145,13 @@ pub enum Transport {
 }
 
 /// A duration as the composition writes one (`100ms`, `30s`).
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| format!("`{text}` is not a duration such as 100ms or 30s"))
+fn parse_duration(text: &str) -> Result<std::time::Duration, error::Error> {
+    seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| error::Error::NotADuration(text.to_owned()))
 }
 
 /// A size as the composition writes one (`4MiB`, `500KB`).
-fn parse_size(text: &str) -> Result<seam_engine::units::Size, String> {
-    seam_engine::units::Size::parse(text).ok_or_else(|| format!("`{text}` is not a size such as 4MiB or 500KB"))
+fn parse_size(text: &str) -> Result<seam_engine::units::Size, error::Error> {
+    seam_engine::units::Size::parse(text).ok_or_else(|| error::Error::NotASize(text.to_owned()))
 }
 
 /// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.
@@ -191,7 +192,7 @@ pub enum Format {
 }
 
 /// Runs one command, writing its output to stdout and diagnostics to stderr (human) or stdout (json, github).
-pub fn run(cli: Cli) -> Result<Exit, String> {
+pub fn run(cli: Cli) -> Result<Exit, error::Error> {
     let engine = engine().with_max_composition_bytes(cli.max_composition_bytes.bytes());
     match cli.command {
         Command::Validate { paths, format, deny_warnings, environment } => {

@@ -25,12 +25,12 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 /// Runs until `stop` fires.
-pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: CancellationToken) -> Result<(), String> {
+pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: CancellationToken) -> Result<(), crate::error::Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<DebounceEventResult>();
     let mut debouncer = new_debouncer(debounce, None, move |result| {
         let _ = tx.send(result);
     })
-    .map_err(|e| format!("cannot watch: {e}"))?;
+    .map_err(crate::error::Error::Watch)?;
     let mut watched_dirs: BTreeSet<PathBuf> = BTreeSet::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rewatch = |debouncer: &mut notify_debouncer_full::Debouncer<_, _>, files: &mut BTreeSet<PathBuf>| {

@@ -1011,7 +1011,7 @@ impl Deployment {
             }
             if let Err(e) = source.read() {
                 let pointer = source.pointer(&at);
-                refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e));
+                refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e.to_string()));
             }
         }
         let open = resolved.open_agents();
@@ -1102,7 +1102,7 @@ impl Deployment {
                 let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
                     Some(build) => match build.await {
                         Ok(running) => (running, None),
-                        Err(e) => (Arc::new(Inert::failed(e.clone())), Some(e)),
+                        Err(e) => (Arc::new(Inert::failed(e.to_string())), Some(e.to_string())),
                     },
                     None => (Arc::new(Inert::no_runtime(kind.name())), None),
                 };
@@ -1493,7 +1493,7 @@ mod tests {
     fn resolve_probe(_: &mut MountCx<'_>, config: Probe) -> Option<ResolvedMount> {
         Some(ResolvedMount::new(config, Exposure::Dynamic { prefix: "probe__".into(), raw: false }))
     }
-    fn build_probe(_: Probe, _: BuildCx) -> crate::runtime::BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+    fn build_probe(_: Probe, _: BuildCx) -> crate::runtime::BoxFuture<'static, Result<Arc<dyn Running>, crate::runtime::ProviderError>> {
         Box::pin(async {
             let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
             MOST.fetch_max(now, Ordering::SeqCst);

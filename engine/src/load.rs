@@ -64,6 +64,12 @@ impl std::fmt::Display for ReadError {
     }
 }
 
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// Why a file was not read as a composition or a base.
 enum Unread {
     Io(std::io::Error),

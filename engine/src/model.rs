@@ -195,23 +195,36 @@ impl TokenSource {
     }
 
     /// Reads the token: surrounding whitespace dropped, empty refused. The
-    /// message names the variable or file, never the value.
-    pub fn read(&self) -> Result<String, String> {
+    /// error names the variable or file, never the value.
+    pub fn read(&self) -> Result<String, TokenError> {
         let token = match self {
-            TokenSource::Env(name) => std::env::var(name).map_err(|_| format!("the token variable `{name}` is not set"))?,
+            TokenSource::Env(name) => std::env::var(name).map_err(|_| TokenError::Unset(name.clone()))?,
             TokenSource::File(path) => {
-                std::fs::read_to_string(path).map_err(|e| format!("the token file {} cannot be read: {e}", path.display()))?
+                std::fs::read_to_string(path).map_err(|source| TokenError::Unreadable { path: path.clone(), source })?
             }
         };
         let token = token.trim();
         if token.is_empty() {
             return Err(match self {
-                TokenSource::Env(name) => format!("the token variable `{name}` is empty"),
-                TokenSource::File(path) => format!("the token file {} is empty", path.display()),
+                TokenSource::Env(name) => TokenError::EmptyVariable(name.clone()),
+                TokenSource::File(path) => TokenError::EmptyFile(path.clone()),
             });
         }
         Ok(token.to_owned())
     }
+}
+
+/// Why a token could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("the token variable `{0}` is not set")]
+    Unset(String),
+    #[error("the token variable `{0}` is empty")]
+    EmptyVariable(String),
+    #[error("the token file {} cannot be read: {source}", path.display())]
+    Unreadable { path: std::path::PathBuf, source: std::io::Error },
+    #[error("the token file {} is empty", .0.display())]
+    EmptyFile(std::path::PathBuf),
 }
 
 /// `services.workspace`: the folder file-based tools work in.

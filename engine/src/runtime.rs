@@ -239,6 +239,10 @@ impl<T: std::any::Any + Send + Sync> AsAny for T {
     }
 }
 
+/// A provider's own typed error as the engine carries it: shown (a mount's state
+/// detail, a diagnostic, a read's refusal), never inspected.
+pub type ProviderError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A built mount.
 pub trait Running: AsAny + Send + Sync {
     fn status(&self) -> Status;

@@ -157,7 +157,11 @@ pub trait MountKind: Send + Sync {
     fn resolve(&self, cx: &mut MountCx<'_>) -> Option<ResolvedMount>;
     /// Builds a running mount from the config `resolve` gave; `None` when this
     /// build of seam has no runtime for the kind.
-    fn build(&self, _config: &dyn MountConfig, _cx: BuildCx) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, String>>> {
+    fn build(
+        &self,
+        _config: &dyn MountConfig,
+        _cx: BuildCx,
+    ) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, crate::runtime::ProviderError>>> {
         None
     }
 }
@@ -222,7 +226,7 @@ pub trait FixedTool: Send + Sync {
 
 /// A served skill's file read (`FixedTool::read_skill`): its `resources/read` result, or
 /// why it cannot be read; `None` when the URI is none of the tool's skills'.
-pub type SkillRead = Option<Result<Json, String>>;
+pub type SkillRead = Option<Result<Json, crate::runtime::ProviderError>>;
 
 /// What a live tool lists from: its definition for the generation, the agent's
 /// providers and the session's roots.
@@ -323,7 +327,7 @@ impl<T: serde::Serialize + std::fmt::Debug + Send + Sync + 'static> MountConfig 
 /// The runtime half of a kind: builds a running mount from its typed config.
 /// The future resolves once the mount has activated (for MCP: the first connection
 /// and complete discovery, bounded by `startup_timeout`), ready or failed.
-pub type Build<T> = fn(T, BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>>;
+pub type Build<T> = fn(T, BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, crate::runtime::ProviderError>>;
 
 /// Something `validate --environment` checks on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -632,7 +636,11 @@ impl<T: JsonSchema + DeserializeOwned + Clone + 'static> MountKind for Kind<T> {
         let config: T = cx.parse()?;
         (self.resolve)(cx, config)
     }
-    fn build(&self, config: &dyn MountConfig, cx: BuildCx) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, String>>> {
+    fn build(
+        &self,
+        config: &dyn MountConfig,
+        cx: BuildCx,
+    ) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, crate::runtime::ProviderError>>> {
         let build = self.build?;
         let config = config.as_any().downcast_ref::<T>().expect("a kind's resolve gives its own config type").clone();
         Some(build(config, cx))

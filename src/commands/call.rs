@@ -10,11 +10,11 @@ use seam_engine::deploy::CallContext;
 
 use crate::Exit;
 
-pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: String) -> Result<Exit, String> {
+pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: String) -> Result<Exit, crate::error::Error> {
     let arguments = match serde_json::from_str(&args) {
         Ok(serde_json::Value::Object(o)) => o,
-        Ok(_) => return Err("--args must be a JSON object".to_owned()),
-        Err(e) => return Err(format!("--args is not JSON: {e}")),
+        Ok(_) => return Err(crate::error::Error::ArgsNotAnObject),
+        Err(e) => return Err(crate::error::Error::ArgsNotJson(e)),
     };
     let runtime = super::runtime()?;
     runtime.block_on(async move {
@@ -24,7 +24,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         let known = deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&agent));
         if !known {
             deployment.shutdown().await;
-            return Err(format!("no agent `{agent}` in {}", file.display()));
+            return Err(crate::error::Error::UnknownAgent { agent, file });
         }
         let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;

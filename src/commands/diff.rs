@@ -7,7 +7,7 @@ use seam_engine::diff::Diff;
 
 use crate::{Exit, Format};
 
-pub fn run(engine: &Engine, old: &Path, new: &Path, format: Format) -> Result<Exit, String> {
+pub fn run(engine: &Engine, old: &Path, new: &Path, format: Format) -> Result<Exit, crate::error::Error> {
     let old = super::check(engine, old)?;
     let new = super::check(engine, new)?;
     let old_bad = super::report_errors(&old);

@@ -6,7 +6,7 @@ use seam_engine::Engine;
 
 use crate::{Exit, GraphFormat};
 
-pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Exit, String> {
+pub fn run(engine: &Engine, file: &Path, format: GraphFormat) -> Result<Exit, crate::error::Error> {
     let checked = super::check(engine, file)?;
     if super::report_errors(&checked) {
         return Ok(Exit::Invalid);

@@ -6,12 +6,12 @@ use seam_engine::{Engine, inventory};
 
 use crate::{Exit, Format};
 
-pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, probe: bool) -> Result<Exit, String> {
+pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, probe: bool) -> Result<Exit, crate::error::Error> {
     let checked = super::check(engine, file)?;
     let invalid = super::report_errors(&checked);
     let Some(resolved) = &checked.resolved else { return Ok(Exit::Invalid) };
     if let Some(name) = agent.filter(|a| !resolved.agents.contains_key(*a)) {
-        return Err(format!("no agent `{name}` in {}", file.display()));
+        return Err(crate::error::Error::UnknownAgent { agent: name.to_owned(), file: file.to_owned() });
     }
     let mut inv = inventory::to_json(resolved, engine.surfaces(), agent);
     if probe && !invalid {
@@ -26,7 +26,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
 
 /// Starts the composition (every mount activates: ready or failed), reads
 /// its status and the tools each mount discovered, and shuts it down.
-fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
+fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
         match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await {
@@ -47,7 +47,7 @@ fn probe_status(file: &Path) -> Result<serde_json::Value, String> {
                 Ok(status)
             }
             // A required mount that does not come up rejects the start; its diagnostics are printed.
-            Err(_) => Err(format!("{} could not be started", file.display())),
+            Err(_) => Err(crate::error::Error::NotStarted(file.to_owned())),
         }
     })
 }

@@ -14,9 +14,11 @@ use std::path::Path;
 use seam_engine::load::ProcessEnv;
 use seam_engine::{Checked, Engine};
 
+use crate::error::Error;
+
 /// Checks one composition; an unreadable file is an I/O error (exit 2).
-pub fn check(engine: &Engine, path: &Path) -> Result<Checked, String> {
-    engine.check_file(path, &ProcessEnv).map_err(|e| e.to_string())
+pub fn check(engine: &Engine, path: &Path) -> Result<Checked, Error> {
+    Ok(engine.check_file(path, &ProcessEnv)?)
 }
 
 /// Prints a composition's diagnostics (human form) to stderr; true when it has errors.
@@ -29,8 +31,8 @@ pub fn report_errors(checked: &Checked) -> bool {
 }
 
 /// The runtime every command that starts a composition runs on.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())
+pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Runtime)
 }
 
 /// The runtime of `seam serve --transport http`: one worker per core but
@@ -42,13 +44,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// one worker took a tenth off the CPU time of a call and a fifth off the
 /// p50 at 16 clients (BENCHMARKS.md Part 1, "One path (issue 24) landed").
 /// CPU-heavy work goes to the blocking pool as on any runtime.
-pub fn http_runtime() -> Result<tokio::runtime::Runtime, String> {
+pub fn http_runtime() -> Result<tokio::runtime::Runtime, Error> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cores.saturating_sub(1).max(1))
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())
+    tokio::runtime::Builder::new_multi_thread().worker_threads(cores.saturating_sub(1).max(1)).enable_all().build().map_err(Error::Runtime)
 }
 
 /// The runtime of a deployment that serves one client (over stdio): one
@@ -60,8 +58,8 @@ pub fn http_runtime() -> Result<tokio::runtime::Runtime, String> {
 /// locations name when there are several. Left inline: the one file a question
 /// is about and the file of a single location (capped at `max_document_bytes`,
 /// opened non-blocking).
-pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
+pub fn single_client_runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::Runtime)
 }
 
 pub fn print(text: &str) {

@@ -9,7 +9,7 @@ pub fn schema_text(engine: &Engine) -> String {
     format!("{}\n", serde_json::to_string_pretty(engine.schema()).expect("serializable"))
 }
 
-pub fn run(engine: &Engine) -> Result<Exit, String> {
+pub fn run(engine: &Engine) -> Result<Exit, crate::error::Error> {
     super::print(&schema_text(engine));
     Ok(Exit::Valid)
 }

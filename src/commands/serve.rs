@@ -90,7 +90,7 @@ pub fn print_mounts(g: &Generation) {
     }
 }
 
-pub fn run(engine: Engine, args: Args) -> Result<Exit, String> {
+pub fn run(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> {
     raise_descriptor_limit();
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
@@ -115,10 +115,10 @@ fn raise_descriptor_limit() {
     }
 }
 
-async fn serve(engine: Engine, args: Args) -> Result<Exit, String> {
+async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> {
     // Installed first: a signal during start-up waits for it to finish (so its children are stopped,
     // not orphaned), and a SIGHUP sent as soon as seam says it serves reloads instead of killing it.
-    let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let signals = Signals::install().map_err(crate::error::Error::Signals)?;
     let exposure = match args.transport {
         Transport::Stdio => Reach::Local,
         Transport::Http if args.listen.ip().is_loopback() => Reach::Loopback,
@@ -138,7 +138,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, String> {
     let live = deployment.live().expect("a started deployment has a generation");
     if !live.resolved.agents.contains_key(&args.agent) {
         deployment.shutdown().await;
-        return Err(format!("no agent `{}` in {}", args.agent, args.file.display()));
+        return Err(crate::error::Error::UnknownAgent { agent: args.agent.clone(), file: args.file.clone() });
     }
     print_mounts(&live);
     drop(live);
@@ -188,7 +188,7 @@ impl Signals {
     }
 }
 
-async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), String> {
+async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), crate::error::Error> {
     use seam_wire::stdio::{Backlog, LineTransport, LineWriter};
     say!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent);
@@ -205,7 +205,7 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
     let calls = crate::gateway::MAX_CALLS_IN_FLIGHT;
     let backlog = Backlog { lines: calls, bytes: crate::gateway::MAX_BYTES_OWED, capped: 2 * calls };
     let transport = LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(backlog, crate::gateway::capped);
-    let service = gateway.serve(transport).await.map_err(|e| format!("MCP handshake: {e}"))?;
+    let service = gateway.serve(transport).await.map_err(|e| crate::error::Error::Handshake(Box::new(e)))?;
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}

@@ -8,18 +8,18 @@ use seam_engine::render;
 use crate::{Exit, ReportFormat};
 
 /// Files named, and `*.yaml` / `*.yml` files under folders named, in sorted order.
-fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
-            walk(path, &mut found).map_err(|e| format!("{}: {e}", path.display()))?;
+            walk(path, &mut found).map_err(|source| crate::error::Error::Walk { path: path.clone(), source })?;
             found.sort();
             files.extend(found);
         } else if path.exists() {
             files.push(path.clone());
         } else {
-            return Err(format!("{}: no such file or directory", path.display()));
+            return Err(crate::error::Error::NoSuchPath(path.clone()));
         }
     }
     Ok(files)
@@ -43,7 +43,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-pub fn run(engine: &Engine, paths: &[PathBuf], format: ReportFormat, deny_warnings: bool, environment: bool) -> Result<Exit, String> {
+pub fn run(
+    engine: &Engine,
+    paths: &[PathBuf],
+    format: ReportFormat,
+    deny_warnings: bool,
+    environment: bool,
+) -> Result<Exit, crate::error::Error> {
     let files = collect(paths)?;
     let mut checked = Vec::with_capacity(files.len());
     for file in files {

@@ -38,6 +38,66 @@ impl std::fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
+/// Why a language server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The process could not be spawned.
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The process started but the handshake failed (it was then ended); `stderr` is the
+    /// tail of what it wrote there, empty when it wrote nothing.
+    #[error("{source}{}", stderr_suffix(stderr))]
+    Initialize {
+        #[source]
+        source: InitializeError,
+        stderr: String,
+    },
+}
+
+/// `; its stderr ends: …` after a failure, when the server wrote to stderr.
+fn stderr_suffix(tail: &str) -> String {
+    if tail.is_empty() { String::new() } else { format!("; its stderr ends: {tail}") }
+}
+
+/// How the `initialize` handshake failed.
+#[derive(Debug, thiserror::Error)]
+pub enum InitializeError {
+    /// The `initialize` request failed (transport, or an error answer).
+    #[error("`initialize` failed: {source}")]
+    Request {
+        #[source]
+        source: Failure,
+    },
+    /// The answer to `initialize` is not JSON.
+    #[error("`initialize` answered malformed JSON: {source}")]
+    MalformedJson {
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The answer to `initialize` has no `capabilities`.
+    #[error("`initialize` answered without `capabilities`")]
+    NoCapabilities,
+    /// The server chose a position encoding other than UTF-16.
+    #[error("the server insists on `{encoding}` positions; seam asks for and converts only utf-16")]
+    PositionEncoding { encoding: String },
+    /// A notification that follows the answer (`initialized`, the configuration) could not be sent.
+    #[error("{source}")]
+    Notify {
+        method: &'static str,
+        #[source]
+        source: Failure,
+    },
+    /// The handshake did not finish within `startup_timeout`.
+    #[error("the server did not finish `initialize` within startup_timeout {timeout}")]
+    TimedOut { timeout: seam_engine::units::Duration },
+}
+
 /// The last bytes a server wrote to stderr, cut at a character boundary.
 #[derive(Debug, Default)]
 pub struct Tail {
@@ -126,9 +186,10 @@ pub fn file_uri(path: &Path) -> String {
 
 impl Connection {
     /// Starts the server for `workspace` and runs the handshake within `startup_timeout`.
-    pub async fn start(config: &StdioServer, subprocess: &SubprocessService, workspace: &Path) -> Result<Arc<Connection>, String> {
-        let mut child =
-            subprocess.spawn(&config.spawn, &[], Some(workspace)).map_err(|e| format!("cannot start `{}`: {e}", config.spawn.command))?;
+    pub async fn start(config: &StdioServer, subprocess: &SubprocessService, workspace: &Path) -> Result<Arc<Connection>, StartError> {
+        let mut child = subprocess
+            .spawn(&config.spawn, &[], Some(workspace))
+            .map_err(|source| StartError::Spawn { command: config.spawn.command.clone(), source })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -185,14 +246,14 @@ impl Connection {
                 return Ok(Arc::new(connection));
             }
             Ok(Err(e)) => e,
-            Err(_) => format!("the server did not finish `initialize` within startup_timeout {}", config.startup_timeout),
+            Err(_) => InitializeError::TimedOut { timeout: config.startup_timeout },
         };
-        let tail = connection.stderr_tail();
+        let stderr = connection.stderr_tail();
         connection.child.get_mut().terminate(config.kill_grace.to_std()).await;
-        Err(if tail.is_empty() { failure } else { format!("{failure}; its stderr ends: {tail}") })
+        Err(StartError::Initialize { source: failure, stderr })
     }
 
-    async fn initialize(&self, config: &StdioServer) -> Result<Json, String> {
+    async fn initialize(&self, config: &StdioServer) -> Result<Json, InitializeError> {
         let root = file_uri(&self.workspace);
         let name = self.workspace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workspace".into());
         let params = json!({
@@ -215,16 +276,18 @@ impl Connection {
                 "window": { "workDoneProgress": false }
             }
         });
-        let result = self.request("initialize", &params).await.map_err(|e| format!("`initialize` failed: {e}"))?;
-        let result: Json = serde_json::from_str(result.get()).map_err(|e| format!("`initialize` answered malformed JSON: {e}"))?;
-        let capabilities = result.get("capabilities").cloned().ok_or("`initialize` answered without `capabilities`")?;
+        let result = self.request("initialize", &params).await.map_err(|source| InitializeError::Request { source })?;
+        let result: Json = serde_json::from_str(result.get()).map_err(|source| InitializeError::MalformedJson { source })?;
+        let capabilities = result.get("capabilities").cloned().ok_or(InitializeError::NoCapabilities)?;
         // UTF-16 is what seam speaks and what LSP requires every server to support; a server that picks another is refused.
         if let Some(encoding) = capabilities.get("positionEncoding").and_then(Json::as_str).filter(|e| *e != "utf-16") {
-            return Err(format!("the server insists on `{encoding}` positions; seam asks for and converts only utf-16"));
+            return Err(InitializeError::PositionEncoding { encoding: encoding.to_owned() });
         }
-        self.notify("initialized", &json!({})).await.map_err(|e| e.to_string())?;
+        let notify_failed = |method| move |source| InitializeError::Notify { method, source };
+        self.notify("initialized", &json!({})).await.map_err(notify_failed("initialized"))?;
         if let Some(settings) = &config.configuration {
-            self.notify("workspace/didChangeConfiguration", &json!({ "settings": settings })).await.map_err(|e| e.to_string())?;
+            let method = "workspace/didChangeConfiguration";
+            self.notify(method, &json!({ "settings": settings })).await.map_err(notify_failed(method))?;
         }
         Ok(capabilities)
     }
@@ -452,6 +515,36 @@ async fn read_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_errors_read_as_before_with_the_stderr_tail_only_when_there_is_one() {
+        let spawn = StartError::Spawn { command: "pyright".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };
+        assert_eq!(spawn.to_string(), format!("cannot start `pyright`: {}", std::io::Error::from(std::io::ErrorKind::NotFound)));
+        let initialize = |source, stderr: &str| StartError::Initialize { source, stderr: stderr.into() }.to_string();
+        let timeout = seam_engine::units::Duration::from_millis(20_000);
+        assert_eq!(
+            initialize(InitializeError::TimedOut { timeout }, ""),
+            "the server did not finish `initialize` within startup_timeout 20s"
+        );
+        assert_eq!(
+            initialize(InitializeError::NoCapabilities, "boom"),
+            "`initialize` answered without `capabilities`; its stderr ends: boom"
+        );
+        let rpc = Failure::Rpc { code: -32600, message: "no".into() };
+        assert_eq!(initialize(InitializeError::Request { source: rpc }, ""), "`initialize` failed: the server answered error -32600: no");
+        assert_eq!(
+            initialize(InitializeError::PositionEncoding { encoding: "utf-8".into() }, ""),
+            "the server insists on `utf-8` positions; seam asks for and converts only utf-16"
+        );
+        let gone = Failure::Transport("writing to the server failed: broken pipe".into());
+        assert_eq!(
+            initialize(InitializeError::Notify { method: "initialized", source: gone }, ""),
+            "writing to the server failed: broken pipe"
+        );
+        let json = serde_json::from_str::<Json>("{").unwrap_err();
+        let expected = format!("`initialize` answered malformed JSON: {json}");
+        assert_eq!(initialize(InitializeError::MalformedJson { source: json }, ""), expected);
+    }
 
     #[test]
     fn the_stderr_tail_is_bounded_and_cut_at_a_character() {

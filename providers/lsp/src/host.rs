@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use seam_engine::runtime::{BoxFuture, BuildCx, Running, State, Status, ToolOutput};
+use seam_engine::runtime::{BoxFuture, BuildCx, ProviderError, Running, State, Status, ToolOutput};
 use seam_engine::subprocess::SubprocessService;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
@@ -105,18 +105,41 @@ pub struct LspMount {
     status: seam_engine::runtime::Changes,
 }
 
+/// Why an `lsp.stdio` mount could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The server's program is not found on `PATH`.
+    #[error("`{program}` is not an executable on PATH: {source}")]
+    NotOnPath {
+        program: String,
+        #[source]
+        source: which::Error,
+    },
+    /// `services.workspace.root` cannot be resolved to its real path.
+    #[error("workspace root {}: {source}", root.display())]
+    WorkspaceRoot {
+        root: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Builds a mount: the executable is resolved now, before any route exists, so
 /// a mount that cannot run never takes a route.
-pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
-    Box::pin(async move {
+pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
+    Box::pin(async move { Ok(Arc::new(LspMount::new(config, cx)?) as Arc<dyn Running>) })
+}
+
+impl LspMount {
+    fn new(config: StdioServer, cx: BuildCx) -> Result<LspMount, BuildError> {
         let argv = cx.subprocess.argv(&config.spawn);
         let program = &argv[0];
-        which::which(program).map_err(|e| format!("`{program}` is not an executable on PATH: {e}"))?;
+        which::which(program).map_err(|source| BuildError::NotOnPath { program: program.clone(), source })?;
         let workspace = match &cx.workspace {
-            Some(root) => Some(std::fs::canonicalize(root).map_err(|e| format!("workspace root {}: {e}", root.display()))?),
+            Some(root) => Some(std::fs::canonicalize(root).map_err(|source| BuildError::WorkspaceRoot { root: root.clone(), source })?),
             None => None,
         };
-        let mount = LspMount {
+        Ok(LspMount {
             id: cx.id,
             config,
             subprocess: cx.subprocess,
@@ -125,12 +148,9 @@ pub fn build(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<
             live: Mutex::new(HashMap::new()),
             disposed: AtomicBool::new(false),
             status: cx.status,
-        };
-        Ok(Arc::new(mount) as Arc<dyn Running>)
-    })
-}
+        })
+    }
 
-impl LspMount {
     fn slot(&self, workspace: &Path) -> ServerSlot {
         self.servers.lock().expect("servers lock").entry(workspace.to_owned()).or_default().clone()
     }

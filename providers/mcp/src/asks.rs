@@ -39,6 +39,23 @@ pub const URL_ELICITATION_REQUIRED: i32 = -32042;
 /// The notification a server sends when a URL elicitation is done (rmcp does not model it).
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 
+/// Why a server's question has no client to go to (`InFlight::caller`).
+#[derive(Debug, thiserror::Error)]
+pub enum CallerError {
+    /// The stream it came on is a call's that has been answered or given up.
+    #[error("it came on the stream of a call that has ended")]
+    CallEnded,
+    /// The call is `seam call`'s, not an MCP client's.
+    #[error("the call has no MCP client behind it (`seam call`)")]
+    NoClient,
+    /// No call is in flight, and the transport does not say which one it is for.
+    #[error("no call is running, so no client can be asked")]
+    NoCall,
+    /// Calls of more than one session are in flight, and the transport does not say which one it is for.
+    #[error("calls of several client sessions are running and the transport does not say which one asks")]
+    SeveralSessions,
+}
+
 struct Caller {
     client: Client,
     token: ProgressToken,
@@ -63,20 +80,20 @@ impl InFlight {
     }
 
     /// The client a question is for: by the stream it came on, else the one session with calls in flight.
-    pub fn caller(&self, origin: Option<&InboundStreamOrigin>) -> Result<Arc<dyn ClientLink>, String> {
+    pub fn caller(&self, origin: Option<&InboundStreamOrigin>) -> Result<Arc<dyn ClientLink>, CallerError> {
         let calls = self.0.lock().expect("in-flight lock");
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
-            let caller = calls.get(id).ok_or("it came on the stream of a call that has ended")?;
-            return caller.client.link().cloned().ok_or_else(|| "the call has no MCP client behind it (`seam call`)".to_owned());
+            let caller = calls.get(id).ok_or(CallerError::CallEnded)?;
+            return caller.client.link().cloned().ok_or(CallerError::NoClient);
         }
         let mut links = calls.values().map(|c| c.client.link());
         let first = match links.next() {
-            None => return Err("no call is running, so no client can be asked".to_owned()),
-            Some(None) => return Err("the call has no MCP client behind it (`seam call`)".to_owned()),
+            None => return Err(CallerError::NoCall),
+            Some(None) => return Err(CallerError::NoClient),
             Some(Some(first)) => first.clone(),
         };
         if links.any(|other| other.is_none_or(|other| other.session() != first.session())) {
-            return Err("calls of several client sessions are running and the transport does not say which one asks".to_owned());
+            return Err(CallerError::SeveralSessions);
         }
         Ok(first)
     }
@@ -196,6 +213,23 @@ mod tests {
         let local = calls.enter(two, token(2), Client::default());
         assert!(calls.caller(None).is_err(), "`seam call` has no client to ask");
         drop(local);
+    }
+
+    #[test]
+    fn why_no_client_can_be_asked_reads_as_it_always_has() {
+        let calls = Arc::new(InFlight::default());
+        assert_eq!(calls.caller(None).err().unwrap().to_string(), "no call is running, so no client can be asked");
+        let ended = InboundStreamOrigin::OutboundRequest(RequestId::Number(9));
+        assert_eq!(calls.caller(Some(&ended)).err().unwrap().to_string(), "it came on the stream of a call that has ended");
+        let local = calls.enter(RequestId::Number(1), ProgressToken(RequestId::Number(1)), Client::default());
+        assert_eq!(calls.caller(None).err().unwrap().to_string(), "the call has no MCP client behind it (`seam call`)");
+        drop(local);
+        let _one = calls.enter(RequestId::Number(1), ProgressToken(RequestId::Number(1)), session(1));
+        let _two = calls.enter(RequestId::Number(2), ProgressToken(RequestId::Number(2)), session(2));
+        assert_eq!(
+            calls.caller(None).err().unwrap().to_string(),
+            "calls of several client sessions are running and the transport does not say which one asks"
+        );
     }
 
     #[test]

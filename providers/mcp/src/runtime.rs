@@ -33,7 +33,9 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
-use seam_engine::runtime::{BoxFuture, BuildCx, Client, MountEvent, MountEvents, Running, State, Status, StatusCell, ToolOutput, ToolSpec};
+use seam_engine::runtime::{
+    BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
+};
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -68,12 +70,12 @@ pub fn tool_name(server: &str, raw: &str) -> String {
     format!("{}_{hash}", &clean[..clean.len().min(MAX_TOOL_NAME - 13)])
 }
 
-pub(crate) fn build_stdio(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+pub(crate) fn build_stdio(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     let common = config.common.clone();
     start(Transport::Stdio(config), common, cx)
 }
 
-pub(crate) fn build_http(config: HttpServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+pub(crate) fn build_http(config: HttpServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     let common = config.common.clone();
     start(Transport::Http(config), common, cx)
 }
@@ -336,14 +338,121 @@ impl rmcp::ClientHandler for Handler {
 
 /// Why a connection attempt failed, and whether its process is proven gone (no process counts as gone).
 struct Failed {
-    message: String,
+    error: ConnectError,
     proven: bool,
 }
 
 impl Failed {
-    fn proven(message: String) -> Failed {
-        Failed { message, proven: true }
+    fn proven(error: ConnectError) -> Failed {
+        Failed { error, proven: true }
     }
+}
+
+/// Why a connection attempt failed: the mount's status detail until the next attempt.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The stdio server's process could not be started.
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stdio server answered the initialize handshake with an error, or closed.
+    #[error("handshake failed: {source}{stderr}")]
+    Handshake {
+        #[source]
+        source: Box<rmcp::service::ClientInitializeError>,
+        stderr: StderrTail,
+    },
+    /// The server did not complete the handshake within `startup_timeout`.
+    #[error("no answer within startup_timeout {startup}{stderr}")]
+    StartupTimeout { startup: seam_engine::units::Duration, stderr: StderrTail },
+    /// A variable `headers_env` or `bearer_token_env` names is not set (or not Unicode).
+    #[error("environment variable `{var}` is not set")]
+    EnvVar {
+        var: String,
+        #[source]
+        source: std::env::VarError,
+    },
+    /// A header's name is not a valid HTTP header name.
+    #[error("header `{name}`: {source}")]
+    HeaderName {
+        name: String,
+        #[source]
+        source: reqwest::header::InvalidHeaderName,
+    },
+    /// A header's value is not a valid HTTP header value.
+    #[error("header `{name}`: {source}")]
+    HeaderValue {
+        name: String,
+        #[source]
+        source: reqwest::header::InvalidHeaderValue,
+    },
+    /// The HTTP client could not be built.
+    #[error("{source}")]
+    HttpClient {
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The Streamable HTTP server could not be reached, or failed the handshake.
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: Box<rmcp::service::ClientInitializeError>,
+    },
+}
+
+/// The end of a stdio server's stderr when a handshake failed, shown after the error
+/// as `; stderr: …`; empty (and not shown) when it wrote nothing, or for HTTP.
+#[derive(Debug, Default)]
+pub struct StderrTail(pub String);
+
+impl std::fmt::Display for StderrTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() { Ok(()) } else { write!(f, "; stderr: {}", self.0) }
+    }
+}
+
+/// Why a sync did not publish the server's lists (the previous listing stays), or
+/// why a listing could not be filtered again.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// A list request failed (other than "method not found" for a list beside the tools).
+    #[error("{method}: {source}")]
+    ListFailed {
+        method: &'static str,
+        #[source]
+        source: ServiceError,
+    },
+    /// A list request was answered with another kind of result.
+    #[error("unexpected answer to {method}")]
+    UnexpectedAnswer { method: &'static str },
+    /// The list is longer than its bound (`MAX_IMPORTED_SKILLS` for skills).
+    #[error("{method}: the server lists more than {most}")]
+    PastBound { method: &'static str, most: usize },
+    /// A page's `nextCursor` is one the list already gave.
+    #[error("{method}: the server repeated cursor `{cursor}`")]
+    RepeatedCursor { method: &'static str, cursor: String },
+    /// Two of the server's tools have one raw name.
+    #[error("the server listed tool `{name}` twice")]
+    ToolListedTwice { name: String },
+    /// Two of the server's prompts have one raw name.
+    #[error("the server listed prompt `{name}` twice")]
+    PromptListedTwice { name: String },
+    /// Two of the server's resources (by URI) or templates (by `uriTemplate`) have one key.
+    #[error("the server listed `{key}` twice")]
+    ListedTwice { key: String },
+    /// A tool does not serialize as a JSON object.
+    #[error("tool `{name}` has no JSON form")]
+    ToolWithoutJson { name: String },
+    /// A prompt does not serialize as a JSON object.
+    #[error("prompt `{name}` has no JSON form")]
+    PromptWithoutJson { name: String },
+    /// A resource or template does not serialize as a JSON object.
+    #[error("`{key}` has no JSON form")]
+    WithoutJson { key: String },
 }
 
 /// One live connection.
@@ -370,7 +479,7 @@ impl Filter {
     }
 }
 
-fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
@@ -417,12 +526,12 @@ impl McpMount {
             };
             let mut connection = match attempt {
                 Ok(c) => Some(c),
-                Err(Failed { message, proven: true }) => {
-                    self.status.set(self.outage_state(), Some(message));
+                Err(Failed { error, proven: true }) => {
+                    self.status.set(self.outage_state(), Some(error.to_string()));
                     None
                 }
-                Err(Failed { message, proven: false }) => {
-                    self.give_up(&format!("{message}; the server process could not be proven to have exited, so no other is started"));
+                Err(Failed { error, proven: false }) => {
+                    self.give_up(&format!("{error}; the server process could not be proven to have exited, so no other is started"));
                     return;
                 }
             };
@@ -573,7 +682,6 @@ impl McpMount {
             roots: self.common.roots,
         };
         let startup = self.common.startup_timeout;
-        let timed_out = || format!("no answer within startup_timeout {startup}");
         let stderr = Arc::new(Mutex::new(String::new()));
         match &self.transport {
             Transport::Stdio(config) => {
@@ -582,7 +690,7 @@ impl McpMount {
                     .cx
                     .subprocess
                     .spawn(&config.spawn, &config.env_passthrough, cwd)
-                    .map_err(|e| Failed::proven(format!("cannot start `{}`: {e}", config.spawn.command)))?;
+                    .map_err(|source| Failed::proven(ConnectError::Spawn { command: config.spawn.command.clone(), source }))?;
                 *self.pid.lock().expect("pid lock") = Some(child.pid);
                 if let Some(mut pipe) = child.stderr.take() {
                     let tail = stderr.clone();
@@ -605,40 +713,46 @@ impl McpMount {
                 let writer = seam_wire::stdio::LineWriter::new(child.stdin.take().expect("piped stdin"));
                 let stdout = child.stdout.take().expect("piped stdout");
                 let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
-                let why = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
+                // The handshake's error, or `None` when it timed out.
+                let failed = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
                     Ok(Ok(service)) => return Ok(Connected { service, child: Some(child), stderr }),
-                    Ok(Err(e)) => format!("handshake failed: {e}"),
-                    Err(_) => timed_out(),
+                    Ok(Err(e)) => Some(Box::new(e)),
+                    Err(_) => None,
                 };
                 let proven = self.reap(Some(child), &stderr).await;
-                let tail = stderr.lock().expect("stderr lock").trim().to_owned();
-                let message = if tail.is_empty() { why } else { format!("{why}; stderr: {tail}") };
-                Err(Failed { message, proven })
+                let stderr = StderrTail(stderr.lock().expect("stderr lock").trim().to_owned());
+                let error = match failed {
+                    Some(source) => ConnectError::Handshake { source, stderr },
+                    None => ConnectError::StartupTimeout { startup, stderr },
+                };
+                Err(Failed { error, proven })
             }
             Transport::Http(config) => {
                 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
                 let mut headers = HashMap::new();
-                let env = |var: &str| std::env::var(var).map_err(|_| Failed::proven(format!("environment variable `{var}` is not set")));
+                let env =
+                    |var: &str| std::env::var(var).map_err(|source| Failed::proven(ConnectError::EnvVar { var: var.to_owned(), source }));
                 let named = config.headers.iter().map(|(k, v)| Ok((k.clone(), v.clone())));
                 let from_env = config.headers_env.iter().map(|(k, var)| env(&var.0).map(|v| (k.clone(), v)));
                 for pair in named.chain(from_env) {
                     let (k, v): (String, String) = pair?;
-                    let name =
-                        reqwest::header::HeaderName::try_from(k.as_str()).map_err(|e| Failed::proven(format!("header `{k}`: {e}")))?;
-                    let value =
-                        reqwest::header::HeaderValue::try_from(v.as_str()).map_err(|e| Failed::proven(format!("header `{k}`: {e}")))?;
+                    let name = reqwest::header::HeaderName::try_from(k.as_str())
+                        .map_err(|source| Failed::proven(ConnectError::HeaderName { name: k.clone(), source }))?;
+                    let value = reqwest::header::HeaderValue::try_from(v.as_str())
+                        .map_err(|source| Failed::proven(ConnectError::HeaderValue { name: k.clone(), source }))?;
                     headers.insert(name, value);
                 }
                 let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
                 if let Some(var) = &config.bearer_token_env {
                     transport_config = transport_config.auth_header(env(&var.0)?);
                 }
-                let client = reqwest::Client::builder().no_proxy().build().map_err(|e| Failed::proven(e.to_string()))?;
+                let client =
+                    reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
                     Ok(Ok(service)) => Ok(Connected { service, child: None, stderr }),
-                    Ok(Err(e)) => Err(Failed::proven(format!("cannot connect to {}: {e}", config.url))),
-                    Err(_) => Err(Failed::proven(timed_out())),
+                    Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
+                    Err(_) => Err(Failed::proven(ConnectError::StartupTimeout { startup, stderr: StderrTail::default() })),
                 }
             }
         }
@@ -658,7 +772,7 @@ impl McpMount {
 
     /// Fetches every page of every list the server declares and swaps the
     /// whole map in, or keeps the previous one.
-    async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
+    async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), SyncError> {
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
         // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
@@ -770,7 +884,7 @@ impl McpMount {
     /// hashes to a clean name the server also lists) is left out, those tools
     /// only: a call could not tell which was meant, and the others are still
     /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
-    fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, String> {
+    fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, SyncError> {
         let filters = self.filter.lock().expect("filter lock");
         let filter = &filters.tools;
         let mut raw_seen = HashSet::new();
@@ -780,7 +894,7 @@ impl McpMount {
         for tool in tools {
             let raw = tool.name.to_string();
             if !raw_seen.insert(raw.clone()) {
-                return Err(format!("the server listed tool `{raw}` twice"));
+                return Err(SyncError::ToolListedTwice { name: raw });
             }
             if !filter.admits(&raw) {
                 continue;
@@ -798,7 +912,7 @@ impl McpMount {
                 tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
             let mut definition = match serde_json::to_value(tool) {
                 Ok(Json::Object(o)) => o,
-                _ => return Err(format!("tool `{raw}` has no JSON form")),
+                _ => return Err(SyncError::ToolWithoutJson { name: raw }),
             };
             definition.insert("name".into(), Json::String(name.clone()));
             by_name.insert(name.clone(), Imported { raw, output });
@@ -853,12 +967,12 @@ impl McpMount {
         &self,
         prompts: &[rmcp::model::Prompt],
         filter: &Filter,
-    ) -> Result<(Vec<Offered>, HashMap<String, String>, Vec<(String, Vec<String>)>), String> {
+    ) -> Result<(Vec<Offered>, HashMap<String, String>, Vec<(String, Vec<String>)>), SyncError> {
         let mut raws: std::collections::BTreeMap<String, Vec<&rmcp::model::Prompt>> = std::collections::BTreeMap::new();
         let mut raw_seen = HashSet::new();
         for prompt in prompts {
             if !raw_seen.insert(prompt.name.as_str()) {
-                return Err(format!("the server listed prompt `{}` twice", prompt.name));
+                return Err(SyncError::PromptListedTwice { name: prompt.name.clone() });
             }
             if filter.admits(&prompt.name) {
                 raws.entry(self.client_name(&prompt.name)).or_default().push(prompt);
@@ -869,7 +983,7 @@ impl McpMount {
             if let [prompt] = same[..] {
                 let mut definition = match serde_json::to_value(prompt) {
                     Ok(Json::Object(o)) => o,
-                    _ => return Err(format!("prompt `{}` has no JSON form", prompt.name)),
+                    _ => return Err(SyncError::PromptWithoutJson { name: prompt.name.clone() }),
                 };
                 definition.insert("name".into(), Json::String(name.clone()));
                 by_name.insert(name.clone(), prompt.name.clone());
@@ -1186,7 +1300,7 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
     request: impl Fn(PaginatedRequestParams) -> ClientRequest,
     page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
     most: usize,
-) -> Result<Vec<T>, String> {
+) -> Result<Vec<T>, SyncError> {
     let method = M::VALUE;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
@@ -1200,16 +1314,16 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
                 tracing::debug!("the server does not answer {method}: it lists nothing there");
                 return Ok(items);
             }
-            answer => answer.map_err(|e| format!("{method}: {e}"))?,
+            answer => answer.map_err(|source| SyncError::ListFailed { method, source })?,
         };
-        let (listed, next) = page(answer).ok_or_else(|| format!("unexpected answer to {method}"))?;
+        let (listed, next) = page(answer).ok_or(SyncError::UnexpectedAnswer { method })?;
         items.extend(listed);
         if items.len() > most {
-            return Err(format!("{method}: the server lists more than {most}"));
+            return Err(SyncError::PastBound { method, most });
         }
         match next {
             None => return Ok(items),
-            Some(next) if !seen.insert(next.clone()) => return Err(format!("{method}: the server repeated cursor `{next}`")),
+            Some(next) if !seen.insert(next.clone()) => return Err(SyncError::RepeatedCursor { method, cursor: next }),
             Some(next) => cursor = Some(next),
         }
     }
@@ -1220,7 +1334,7 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
 /// (`Skill::validate`), one whose files are `dynamic` (no digest to check a body
 /// against), a name listed twice (the first URI is kept). A list past
 /// `MAX_IMPORTED_SKILLS` is an error.
-async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, Vec<String>), String> {
+async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, Vec<String>), SyncError> {
     let listed = all_pages::<rmcp::model::ListSkillsRequestMethod, _>(
         peer,
         |params| ClientRequest::ListSkillsRequest(list_request(params)),
@@ -1274,15 +1388,15 @@ async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, V
 fn definitions<'a, T: serde::Serialize + 'a>(
     items: impl Iterator<Item = &'a T>,
     key: impl Fn(&T) -> String,
-) -> Result<Vec<Offered>, String> {
+) -> Result<Vec<Offered>, SyncError> {
     let mut out = Vec::new();
     for item in items {
-        let Ok(Json::Object(definition)) = serde_json::to_value(item) else { return Err(format!("`{}` has no JSON form", key(item))) };
+        let Ok(Json::Object(definition)) = serde_json::to_value(item) else { return Err(SyncError::WithoutJson { key: key(item) }) };
         out.push(Offered { key: key(item), definition: Arc::new(definition) });
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
     if let Some(twice) = out.windows(2).find(|w| w[0].key == w[1].key) {
-        return Err(format!("the server listed `{}` twice", twice[0].key));
+        return Err(SyncError::ListedTwice { key: twice[0].key.clone() });
     }
     Ok(out)
 }
@@ -1440,6 +1554,41 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sync_and_connection_errors_read_as_they_always_have() {
+        let method = <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE;
+        let said = |e: SyncError| e.to_string();
+        assert_eq!(
+            said(SyncError::ListFailed { method, source: ServiceError::TransportClosed }),
+            format!("tools/list: {}", ServiceError::TransportClosed)
+        );
+        assert_eq!(said(SyncError::UnexpectedAnswer { method }), "unexpected answer to tools/list");
+        assert_eq!(said(SyncError::PastBound { method, most: 3 }), "tools/list: the server lists more than 3");
+        assert_eq!(said(SyncError::RepeatedCursor { method, cursor: "c".into() }), "tools/list: the server repeated cursor `c`");
+        assert_eq!(said(SyncError::ToolListedTwice { name: "t".into() }), "the server listed tool `t` twice");
+        assert_eq!(said(SyncError::PromptListedTwice { name: "p".into() }), "the server listed prompt `p` twice");
+        assert_eq!(said(SyncError::ListedTwice { key: "file:///x".into() }), "the server listed `file:///x` twice");
+        assert_eq!(said(SyncError::ToolWithoutJson { name: "t".into() }), "tool `t` has no JSON form");
+        assert_eq!(said(SyncError::PromptWithoutJson { name: "p".into() }), "prompt `p` has no JSON form");
+        assert_eq!(said(SyncError::WithoutJson { key: "k".into() }), "`k` has no JSON form");
+        let startup = seam_engine::units::Duration::from_millis(300);
+        let timed_out = |tail: &str| ConnectError::StartupTimeout { startup, stderr: StderrTail(tail.into()) }.to_string();
+        assert_eq!(timed_out(""), "no answer within startup_timeout 300ms");
+        assert_eq!(timed_out("boom"), "no answer within startup_timeout 300ms; stderr: boom");
+        let closed = || Box::new(rmcp::service::ClientInitializeError::ConnectionClosed("eof".into()));
+        let handshake = ConnectError::Handshake { source: closed(), stderr: StderrTail("boom".into()) };
+        assert_eq!(handshake.to_string(), format!("handshake failed: {}; stderr: boom", closed()));
+        let connect = ConnectError::Connect { url: "http://h/mcp".into(), source: closed() };
+        assert_eq!(connect.to_string(), format!("cannot connect to http://h/mcp: {}", closed()));
+        let spawn = ConnectError::Spawn { command: "x".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };
+        assert_eq!(spawn.to_string(), format!("cannot start `x`: {}", std::io::Error::from(std::io::ErrorKind::NotFound)));
+        let unset = ConnectError::EnvVar { var: "TOKEN".into(), source: std::env::VarError::NotPresent };
+        assert_eq!(unset.to_string(), "environment variable `TOKEN` is not set");
+        let name = reqwest::header::HeaderName::try_from("a b").unwrap_err();
+        let expected = format!("header `a b`: {name}");
+        assert_eq!(ConnectError::HeaderName { name: "a b".into(), source: name }.to_string(), expected);
+    }
 
     #[test]
     fn clean_names_up_to_64_characters_are_kept_as_written() {

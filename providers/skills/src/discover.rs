@@ -146,6 +146,31 @@ impl std::fmt::Display for Invalid {
     }
 }
 
+/// Why a root could not be read (the read is incomplete), or a skill file not loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    /// The root exists but cannot be listed (or is not a folder).
+    #[error("cannot list {}: {source}", path.display())]
+    List {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A skill file could not be read, for now (a descriptor limit, an I/O error) or, at a load, at all.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A skill file past `MAX_SKILL_FILE_BYTES`, at a load.
+    #[error("{} is larger than {} MiB", path.display(), MAX_SKILL_FILE_BYTES / (1024 * 1024))]
+    TooLarge { path: PathBuf },
+    /// A skill file that is not UTF-8, at a load.
+    #[error("{} is not UTF-8", path.display())]
+    NotUtf8 { path: PathBuf },
+}
+
 #[derive(Clone, Debug)]
 pub enum Found {
     Skill(Arc<Candidate>),
@@ -295,7 +320,7 @@ impl Dirty {
 /// else only the named folders. An `Err` is an incomplete read (the root
 /// exists but cannot be listed, or is not a folder); a missing root is a
 /// complete, empty one.
-pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty, guard: Option<&Arc<Guard>>) -> Result<Scan, String> {
+pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty, guard: Option<&Arc<Guard>>) -> Result<Scan, DiscoverError> {
     match (previous, dirty) {
         (Some(previous), Dirty::Clean) => Ok(Scan { files_read: 0, ..previous.clone() }),
         (Some(previous), Dirty::Folders(folders)) if previous.exists => {
@@ -319,18 +344,18 @@ pub fn scan(root: &Root, previous: Option<&Scan>, dirty: &Dirty, guard: Option<&
     }
 }
 
-fn scan_all(root: &Root, previous: Option<&Scan>, guard: Option<&Arc<Guard>>) -> Result<Scan, String> {
+fn scan_all(root: &Root, previous: Option<&Scan>, guard: Option<&Arc<Guard>>) -> Result<Scan, DiscoverError> {
     let listing = match std::fs::read_dir(&root.path) {
         Ok(listing) => listing,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan::default()),
         // A folder above the root is a file: the root cannot exist, as if missing. The root itself a
         // file (a folder replaced, say) is not a root that was emptied: the read is incomplete.
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory && !root.path.exists() => return Ok(Scan::default()),
-        Err(e) => return Err(format!("cannot list {}: {e}", root.path.display())),
+        Err(source) => return Err(DiscoverError::List { path: root.path.clone(), source }),
     };
     let mut next = Scan { exists: true, ..Scan::default() };
     for item in listing {
-        let item = item.map_err(|e| format!("cannot list {}: {e}", root.path.display()))?;
+        let item = item.map_err(|source| DiscoverError::List { path: root.path.clone(), source })?;
         let Ok(folder) = item.file_name().into_string() else { continue };
         if folder.starts_with('.') {
             continue;
@@ -351,7 +376,7 @@ fn read_folder(
     folder: &str,
     old: Option<&ScanEntry>,
     guard: Option<&Arc<Guard>>,
-) -> Result<Option<(ScanEntry, bool)>, String> {
+) -> Result<Option<(ScanEntry, bool)>, DiscoverError> {
     let dir = root.path.join(folder);
     let file = dir.join("SKILL.md");
     let meta = match std::fs::metadata(&file) {
@@ -362,7 +387,7 @@ fn read_folder(
             let invalid = Invalid { file, line: 1, reason: format!("cannot read: {e}") };
             return Ok(Some((ScanEntry { stamp: None, found: Found::Invalid(Arc::new(invalid)) }, true)));
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        Err(source) => return Err(DiscoverError::Read { path: file, source }),
     };
     // Under `read_only_roots`, a folder or file linking out of the root is judged where it leads
     // (never reused: the place a link leads to can change without the file changing).
@@ -375,7 +400,7 @@ fn read_folder(
         return Ok(Some((old.clone(), false)));
     }
     let found = match read_head(&file) {
-        Err(Unread::Now(e)) => return Err(format!("cannot read {}: {e}", file.display())),
+        Err(Unread::Now(source)) => return Err(DiscoverError::Read { path: file, source }),
         Err(Unread::Lasting(e)) => Found::Invalid(Arc::new(Invalid { file, line: 1, reason: e })),
         Ok(head) => match skill::parse(&head, folder) {
             Ok(parsed) => {
@@ -398,14 +423,14 @@ fn lasting(e: &std::io::Error) -> bool {
 /// Why a skill file could not be read.
 enum Unread {
     Lasting(String),
-    Now(String),
+    Now(std::io::Error),
 }
 
 fn unread(e: std::io::Error) -> Unread {
     match e.kind() {
         std::io::ErrorKind::InvalidData => Unread::Lasting("the file is not UTF-8".into()),
         _ if lasting(&e) => Unread::Lasting(format!("cannot read: {e}")),
-        _ => Unread::Now(e.to_string()),
+        _ => Unread::Now(e),
     }
 }
 
@@ -437,12 +462,13 @@ fn read_head(file: &Path) -> Result<String, Unread> {
 }
 
 /// A whole skill file, for a load.
-pub fn read_skill_file(file: &Path) -> Result<String, String> {
-    let handle = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+pub fn read_skill_file(file: &Path) -> Result<String, DiscoverError> {
+    let unread = |source| DiscoverError::Read { path: file.to_owned(), source };
+    let handle = std::fs::File::open(file).map_err(unread)?;
     let mut bytes = Vec::new();
-    handle.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    handle.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(unread)?;
     if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
-        return Err(format!("{} is larger than {} MiB", file.display(), MAX_SKILL_FILE_BYTES / (1024 * 1024)));
+        return Err(DiscoverError::TooLarge { path: file.to_owned() });
     }
-    String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", file.display()))
+    String::from_utf8(bytes).map_err(|_| DiscoverError::NotUtf8 { path: file.to_owned() })
 }

@@ -18,11 +18,11 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use notify_debouncer_full::notify::{self, EventKind, RecursiveMode, Watcher as _};
-use seam_engine::runtime::{BoxFuture, BuildCx, Changes, Running, State, Status};
+use seam_engine::runtime::{BoxFuture, BuildCx, Changes, ProviderError, Running, State, Status};
 use serde_json::{Map, Value as Json, json};
 
 use crate::FsSkills;
-use crate::discover::{self, Dirty, Root, Scan};
+use crate::discover::{self, Dirty, DiscoverError, Root, Scan};
 use crate::trust::{self, RootTrust};
 
 /// How long events must pause before a republish.
@@ -31,6 +31,26 @@ pub const SETTLE: Duration = Duration::from_millis(100);
 pub const MAX_SETTLE: Duration = Duration::from_secs(1);
 
 static SERIALS: AtomicU64 = AtomicU64::new(1);
+
+/// Why a mount's watcher could not start, or a root could not be watched or read.
+#[derive(Debug, thiserror::Error)]
+pub enum MountError {
+    #[error("cannot start the skills watcher: {source}")]
+    StartWatcher {
+        #[source]
+        source: notify::Error,
+    },
+    /// The root, or the ancestor it is watched through, could not be watched.
+    #[error("cannot watch {}: {source}", path.display())]
+    Watch {
+        path: PathBuf,
+        #[source]
+        source: notify::Error,
+    },
+    /// The root could not be read.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+}
 
 /// One observation of a workspace by one mount: every root it reads, each
 /// with its scan, or why the observation is incomplete.
@@ -123,7 +143,7 @@ pub struct SkillsMount {
     stop: tokio_util::sync::CancellationToken,
 }
 
-pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, String>> {
+pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
         // The workspace as sessions will name it (real path), so that both read the same roots.
         let workspace = cx.workspace.as_deref().map(|w| crate::registry::workspace_of(Some(w), &[]));
@@ -131,17 +151,17 @@ pub fn build(config: FsSkills, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn
         // The configured workspace is read at start, so the first listing is already warm.
         if let Some(ws) = mount.configured_root.clone() {
             let m = mount.clone();
-            let observed = tokio::task::spawn_blocking(move || m.observe(&ws)).await.map_err(|e| e.to_string())?;
+            let observed = tokio::task::spawn_blocking(move || m.observe(&ws)).await?;
             if let Some(reason) = observed.incomplete {
                 tracing::warn!(mount = %mount.id, "skill discovery incomplete: {reason}");
             }
         }
-        Ok(mount as Arc<dyn Running>)
+        Ok::<_, ProviderError>(mount as Arc<dyn Running>)
     })
 }
 
 /// Starts a mount's watcher (when `watch` is on) and its retries; inside a tokio runtime.
-pub fn start(mount: Arc<SkillsMount>) -> Result<Arc<SkillsMount>, String> {
+pub fn start(mount: Arc<SkillsMount>) -> Result<Arc<SkillsMount>, MountError> {
     mount.start_watching()?;
     tokio::spawn(retry(Arc::downgrade(&mount), mount.retry.clone(), mount.stop.clone()));
     Ok(mount)
@@ -242,7 +262,7 @@ impl SkillsMount {
                 match self.read_root(root, judged) {
                     Ok(scan) => observation.roots.push((root.clone(), scan)),
                     Err(e) => {
-                        observation.incomplete.get_or_insert(e);
+                        observation.incomplete.get_or_insert_with(|| e.to_string());
                     }
                 }
             }
@@ -264,7 +284,7 @@ impl SkillsMount {
         observation
     }
 
-    fn read_root(&self, root: &Root, judged: &Path) -> Result<Arc<Scan>, String> {
+    fn read_root(&self, root: &Root, judged: &Path) -> Result<Arc<Scan>, MountError> {
         let (previous, dirty, unwatchable) = {
             let mut inner = self.inner.lock().expect("skills lock");
             let state = inner.roots.entry(root.path.clone()).or_default();
@@ -284,7 +304,7 @@ impl SkillsMount {
             tracing::warn!(mount = %self.id, root = %root.path.display(), "{e}; the root is relisted at every listing instead");
             let mut inner = self.inner.lock().expect("skills lock");
             let state = inner.roots.entry(root.path.clone()).or_default();
-            state.unwatchable = Some(e.clone());
+            state.unwatchable = Some(e.to_string());
             state.dirty = Dirty::All;
             return Err(e);
         }
@@ -294,7 +314,7 @@ impl SkillsMount {
             Err(e) => {
                 let mut inner = self.inner.lock().expect("skills lock");
                 inner.roots.entry(root.path.clone()).or_default().dirty = Dirty::All;
-                return Err(e);
+                return Err(e.into());
             }
         };
         self.files_read.fetch_add(scan.files_read as u64, Ordering::SeqCst);
@@ -309,7 +329,7 @@ impl SkillsMount {
     /// Watches a root before it is read: the root itself, recursively, when it
     /// is a folder; else its nearest existing ancestor, non-recursively. The
     /// watcher is called without the bookkeeping lock held.
-    fn anchor(&self, root: &Root) -> Result<(), String> {
+    fn anchor(&self, root: &Root) -> Result<(), MountError> {
         let mut watcher = self.watcher.lock().expect("watcher lock");
         let Some(watcher) = watcher.as_mut() else { return Ok(()) };
         let (target, mode) = if root.path.is_dir() {
@@ -331,12 +351,12 @@ impl SkillsMount {
             let call = state.rewatch || held.is_none_or(|(_, m)| m == RecursiveMode::NonRecursive && mode == RecursiveMode::Recursive);
             (state.anchor.clone(), call)
         };
-        if call && let Err(e) = watcher.watch(&target, mode) {
+        if call && let Err(source) = watcher.watch(&target, mode) {
             // A recursive watch may have placed part of its watches before failing.
             if current.as_ref() != Some(&target) && !self.inner.lock().expect("skills lock").held.contains_key(&target) {
                 let _ = watcher.unwatch(&target);
             }
-            return Err(format!("cannot watch {}: {e}", target.display()));
+            return Err(MountError::Watch { path: target, source });
         }
         let unwatch = {
             let mut inner = self.inner.lock().expect("skills lock");
@@ -461,7 +481,7 @@ impl SkillsMount {
         self.revision.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn start_watching(self: &Arc<Self>) -> Result<(), String> {
+    fn start_watching(self: &Arc<Self>) -> Result<(), MountError> {
         if !self.config.watch {
             return Ok(());
         }
@@ -475,7 +495,7 @@ impl SkillsMount {
                 let _ = tx.send(event);
             }
         })
-        .map_err(|e| format!("cannot start the skills watcher: {e}"))?;
+        .map_err(|source| MountError::StartWatcher { source })?;
         *self.watcher.lock().expect("watcher lock") = Some(watcher);
         tokio::spawn(coalesce(Arc::downgrade(self), rx, self.stop.clone()));
         Ok(())

@@ -12,14 +12,48 @@ use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
 
 use crate::discover::MAX_SKILL_FILE_BYTES;
-use crate::served::{File, MAX_BYTES, MAX_FILES};
+use crate::served::{File, MAX_BYTES, MAX_FILES, ServeError};
 
 /// Why an imported skill's body was not used.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct Refused {
     /// `SKILL_DIGEST_MISMATCH` for a body that is not the listed one; `SKILL_LOAD_FAILED` otherwise.
     pub code: seam_engine::surface::Code,
     pub message: String,
+}
+
+/// Why an imported skill is not served on over the extension, or a file of it not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The skill's URI does not end in `SKILL.md`.
+    #[error("{uri} is not a SKILL.md")]
+    NotSkillMd { uri: String },
+    /// A file of its manifest is not under the folder of its SKILL.md.
+    #[error("{uri} is not a file under {base}")]
+    NotUnder { uri: String, base: String },
+    /// Its manifest is past the bounds seam serves its own skills under.
+    #[error("skill `{name}` lists {files} files of {bytes} bytes; a served skill holds at most {MAX_FILES} files of {MAX_BYTES} bytes")]
+    TooLarge { name: String, files: usize, bytes: u64 },
+    /// The server's `resources/read` answer has no `contents` array.
+    #[error("the server's answer has no `contents`")]
+    NoContents,
+    #[error("the server's answer has no contents for {uri}")]
+    NoContentsFor { uri: String },
+    #[error("the contents of {uri} are neither text nor a blob")]
+    NeitherTextNorBlob { uri: String },
+    #[error("the blob of {uri} is not base64: {source}")]
+    NotBase64 {
+        uri: String,
+        #[source]
+        source: base64::DecodeError,
+    },
+    /// A file or folder the manifest does not serve.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// The file read from the server was not used.
+    #[error(transparent)]
+    Refused(#[from] Refused),
 }
 
 fn failed(message: String) -> Refused {
@@ -74,26 +108,22 @@ async fn fetch(
 /// The skill's manifest as seam serves it: each file by its path under the skill's
 /// folder (its URI past the folder of SKILL.md, decoded), SKILL.md first, the rest by
 /// path; an error when a file is not under that folder.
-fn served_files(skill: &ImportedSkill) -> Result<Vec<(File, &ImportedFile)>, String> {
-    let base = skill.uri.strip_suffix("SKILL.md").ok_or_else(|| format!("{} is not a SKILL.md", skill.uri))?;
+fn served_files(skill: &ImportedSkill) -> Result<Vec<(File, &ImportedFile)>, ImportError> {
+    let base = skill.uri.strip_suffix("SKILL.md").ok_or_else(|| ImportError::NotSkillMd { uri: skill.uri.clone() })?;
     let mut files = Vec::with_capacity(skill.files.len());
     for file in &skill.files {
         let path = file
             .uri
             .strip_prefix(base)
             .and_then(crate::served::decoded)
-            .ok_or_else(|| format!("{} is not a file under {base}", file.uri))?;
+            .ok_or_else(|| ImportError::NotUnder { uri: file.uri.clone(), base: base.to_owned() })?;
         files.push((File { path, size: file.size, digest: file.digest.clone() }, file));
     }
     files.sort_by(|(a, _), (b, _)| (a.path != "SKILL.md", &a.path).cmp(&(b.path != "SKILL.md", &b.path)));
     // The bounds seam serves its own skills under.
     let bytes: u64 = files.iter().map(|(f, _)| f.size).sum();
     if files.len() > MAX_FILES || bytes > MAX_BYTES {
-        return Err(format!(
-            "skill `{}` lists {} files of {bytes} bytes; a served skill holds at most {MAX_FILES} files of {MAX_BYTES} bytes",
-            skill.name,
-            files.len()
-        ));
+        return Err(ImportError::TooLarge { name: skill.name.clone(), files: files.len(), bytes });
     }
     Ok(files)
 }
@@ -103,34 +133,35 @@ fn only_files(files: Vec<(File, &ImportedFile)>) -> Vec<File> {
 }
 
 /// The skill's `skills/list` entry as seam serves it, under `skill://<name>/`.
-pub fn entry(name: &str, skill: &ImportedSkill) -> Result<Json, String> {
+pub fn entry(name: &str, skill: &ImportedSkill) -> Result<Json, ImportError> {
     let files = only_files(served_files(skill)?);
     Ok(crate::served::entry_of(name, Json::Object(skill.frontmatter.clone()), &files))
 }
 
 /// `resources/read` of the file at `path` of the skill, through its mount, as seam serves it.
-pub async fn read(name: &str, mount: &str, skill: &ImportedSkill, path: &str, providers: &[Provider]) -> Result<Json, String> {
+pub async fn read(name: &str, mount: &str, skill: &ImportedSkill, path: &str, providers: &[Provider]) -> Result<Json, ImportError> {
     let files = served_files(skill)?;
-    let (_, file) = files.iter().find(|(f, _)| f.path == path).ok_or_else(|| format!("skill `{name}` serves no file `{path}`"))?;
-    let bytes = fetch(mount, skill, file, providers, Client::default()).await.map_err(|refused| refused.message)?;
+    let (_, file) =
+        files.iter().find(|(f, _)| f.path == path).ok_or_else(|| ServeError::NoFile { name: name.to_owned(), path: path.to_owned() })?;
+    let bytes = fetch(mount, skill, file, providers, Client::default()).await?;
     Ok(crate::served::contents(name, path, bytes))
 }
 
 /// `resources/directory/read` of folder `path` of the skill, from its manifest.
-pub fn directory(name: &str, skill: &ImportedSkill, path: &str) -> Result<Json, String> {
+pub fn directory(name: &str, skill: &ImportedSkill, path: &str) -> Result<Json, ImportError> {
     let files = only_files(served_files(skill)?);
-    crate::served::directory_of(name, &files, path, || false)
+    Ok(crate::served::directory_of(name, &files, path, || false)?)
 }
 
 /// The bytes of the contents at `uri` in a `resources/read` result: its text, or its
 /// base64 blob decoded.
-fn contents(result: &Json, uri: &str) -> Result<Vec<u8>, String> {
-    let entries = result["contents"].as_array().ok_or("the server's answer has no `contents`")?;
-    let entry = entries.iter().find(|c| c["uri"] == uri).ok_or_else(|| format!("the server's answer has no contents for {uri}"))?;
+fn contents(result: &Json, uri: &str) -> Result<Vec<u8>, ImportError> {
+    let entries = result["contents"].as_array().ok_or(ImportError::NoContents)?;
+    let entry = entries.iter().find(|c| c["uri"] == uri).ok_or_else(|| ImportError::NoContentsFor { uri: uri.to_owned() })?;
     if let Some(text) = entry["text"].as_str() {
         return Ok(text.as_bytes().to_vec());
     }
-    let blob = entry["blob"].as_str().ok_or_else(|| format!("the contents of {uri} are neither text nor a blob"))?;
+    let blob = entry["blob"].as_str().ok_or_else(|| ImportError::NeitherTextNorBlob { uri: uri.to_owned() })?;
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(blob).map_err(|e| format!("the blob of {uri} is not base64: {e}"))
+    base64::engine::general_purpose::STANDARD.decode(blob).map_err(|source| ImportError::NotBase64 { uri: uri.to_owned(), source })
 }

@@ -170,7 +170,7 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                     severity: Error,
                     code: crate::codes::SKILL_ROOT_UNREADABLE,
                     pointer: pointer.clone(),
-                    message: e,
+                    message: e.to_string(),
                 }),
             }
         }

@@ -19,7 +19,7 @@ use std::ffi::CString;
 use std::io::Read as _;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::fs::MetadataExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
@@ -42,6 +42,57 @@ const SCHEME: &str = "skill://";
 
 /// What a path segment keeps unencoded in a URI: RFC 3986's unreserved characters.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// Why a skill is not served over the extension, or a file or folder of it not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Its SKILL.md starts with a byte-order mark: a host would find no frontmatter in it.
+    #[error("{} starts with a byte-order mark, which hosts do not read past", file.display())]
+    ByteOrderMark { file: PathBuf },
+    #[error("{} is not UTF-8", file.display())]
+    NotUtf8 { file: PathBuf },
+    /// Its SKILL.md's frontmatter does not parse.
+    #[error("{}:{line}: {reason}", file.display())]
+    Frontmatter { file: PathBuf, line: u32, reason: String },
+    #[error("skill `{name}` serves no file `{path}`")]
+    NoFile { name: String, path: String },
+    #[error("skill `{name}` serves no folder `{path}`")]
+    NoFolder { name: String, path: String },
+    /// A folder of the skill could not be listed.
+    #[error("cannot list {}: {source}", dir.display())]
+    List {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file (SKILL.md, one being served) or a folder entry could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the skill (at `path` under its folder) could not be read while making its manifest.
+    #[error("cannot read `{path}` of skill `{name}`: {source}")]
+    ReadFile {
+        name: String,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// One file past `MAX_BYTES`.
+    #[error("{} is longer than {MAX_BYTES} bytes, the most a served skill may hold", path.display())]
+    FileTooLong { path: PathBuf },
+    /// The skill's files together past `MAX_BYTES`.
+    #[error("skill `{name}` holds more than {MAX_BYTES} bytes, the most a served skill may")]
+    TooManyBytes { name: String },
+    #[error("a skill folder nests deeper than {MAX_DEPTH} folders, the most a served skill may")]
+    TooDeep,
+    #[error("a skill folder holds more than {MAX_WALKED} entries, the most a served skill's walk looks at")]
+    TooManyEntries,
+    #[error("a skill folder holds more than {MAX_FILES} files, the most a served skill may")]
+    TooManyFiles,
+}
 
 /// One file of a served skill: its path under the folder (`/`-separated), size and digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,15 +158,19 @@ pub fn parse_directory_uri(uri: &str) -> Option<(&str, String)> {
 }
 
 /// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
-pub fn entry(name: &str, folder: &Folder) -> Result<Json, String> {
+pub fn entry(name: &str, folder: &Folder) -> Result<Json, ServeError> {
     let (files, skill_md) = manifest(name, folder)?;
     // A host finds the frontmatter at the file's first byte (`---`); after a byte-order mark
     // it finds none, and the skill fails its check. The `skill` tool reads past the mark.
     if skill_md.starts_with("\u{feff}".as_bytes()) {
-        return Err(format!("{} starts with a byte-order mark, which hosts do not read past", folder.file.display()));
+        return Err(ServeError::ByteOrderMark { file: folder.file.clone() });
     }
-    let text = String::from_utf8(skill_md).map_err(|_| format!("{} is not UTF-8", folder.file.display()))?;
-    let frontmatter = crate::skill::frontmatter_json(&text).map_err(|r| format!("{}:{}: {}", folder.file.display(), r.line, r.reason))?;
+    let text = String::from_utf8(skill_md).map_err(|_| ServeError::NotUtf8 { file: folder.file.clone() })?;
+    let frontmatter = crate::skill::frontmatter_json(&text).map_err(|r| ServeError::Frontmatter {
+        file: folder.file.clone(),
+        line: r.line,
+        reason: r.reason,
+    })?;
     Ok(entry_of(name, frontmatter, &files))
 }
 
@@ -126,10 +181,10 @@ pub(crate) fn entry_of(name: &str, frontmatter: Json, files: &[File]) -> Json {
 }
 
 /// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
-pub fn read(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
+pub fn read(name: &str, folder: &Folder, path: &str) -> Result<Json, ServeError> {
     let (files, skill_md) = manifest(name, folder)?;
     if !files.iter().any(|f| f.path == path) {
-        return Err(format!("skill `{name}` serves no file `{path}`"));
+        return Err(ServeError::NoFile { name: name.to_owned(), path: path.to_owned() });
     }
     let bytes = if path == "SKILL.md" { skill_md } else { read_beneath(&folder.dir, path)? };
     Ok(contents(name, path, bytes))
@@ -151,7 +206,7 @@ pub(crate) fn contents(name: &str, path: &str, bytes: Vec<u8>) -> Json {
 
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
-pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, String> {
+pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, ServeError> {
     let (files, _) = manifest(name, folder)?;
     // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
     directory_of(name, &files, path, || is_folder_beneath(&folder.dir, path))
@@ -159,7 +214,7 @@ pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, String
 
 /// `resources/directory/read` of folder `path` of skill `name` with these files; `exists`
 /// says whether a folder that serves none of them is there at all.
-pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl FnOnce() -> bool) -> Result<Json, String> {
+pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl FnOnce() -> bool) -> Result<Json, ServeError> {
     let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
     let mut folders = std::collections::BTreeSet::new();
     let mut resources = Vec::new();
@@ -175,7 +230,7 @@ pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl 
         }
     }
     if resources.is_empty() && folders.is_empty() && !path.is_empty() && !exists() {
-        return Err(format!("skill `{name}` serves no folder `{path}`"));
+        return Err(ServeError::NoFolder { name: name.to_owned(), path: path.to_owned() });
     }
     for folder in folders {
         resources.push(json!({ "uri": uri(name, &format!("{prefix}{folder}")), "name": folder, "mimeType": "inode/directory" }));
@@ -185,8 +240,8 @@ pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl 
 
 /// Every file the skill serves, SKILL.md first and the rest by path, and SKILL.md's
 /// bytes; bounded by `MAX_FILES`, `MAX_BYTES`, `MAX_WALKED` and `MAX_DEPTH`.
-fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), String> {
-    let skill_md = read_capped(std::fs::File::open(&folder.file), &folder.file.display().to_string())?;
+fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), ServeError> {
+    let skill_md = read_capped(std::fs::File::open(&folder.file), &folder.file)?;
     let mut total = skill_md.len() as u64;
     let mut files = vec![File { path: "SKILL.md".into(), size: total, digest: digest_of(&skill_md) }];
     let mut found = Vec::new();
@@ -194,11 +249,12 @@ fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), String>
     walk(&folder.dir, "", 0, &mut found, &mut walked)?;
     found.sort();
     for path in found {
-        let mut file = open_beneath(&folder.dir, &path).map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
-        let meta = file.metadata().map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
+        let unread = |source| ServeError::ReadFile { name: name.to_owned(), path: path.clone(), source };
+        let mut file = open_beneath(&folder.dir, &path).map_err(unread)?;
+        let meta = file.metadata().map_err(unread)?;
         total += meta.len();
         if total > MAX_BYTES {
-            return Err(format!("skill `{name}` holds more than {MAX_BYTES} bytes, the most a served skill may"));
+            return Err(ServeError::TooManyBytes { name: name.to_owned() });
         }
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         let stamp = (meta.dev(), meta.ino(), meta.len(), ns(meta.mtime(), meta.mtime_nsec()), ns(meta.ctime(), meta.ctime_nsec()));
@@ -207,10 +263,7 @@ fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), String>
             Some(digest) => digest,
             None => {
                 let mut bytes = Vec::with_capacity(meta.len() as usize);
-                (&mut file)
-                    .take(MAX_BYTES + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| format!("cannot read `{path}` of skill `{name}`: {e}"))?;
+                (&mut file).take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(unread)?;
                 let digest = digest_of(&bytes);
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
                 if now - stamp.3 > RACY && now - stamp.4 > RACY {
@@ -236,31 +289,32 @@ pub(crate) fn digest_of(bytes: &[u8]) -> String {
 
 /// The regular files beneath `dir` (not SKILL.md at its top) by path, found without
 /// following links; hidden entries skipped. Bounded by `MAX_FILES`, `MAX_WALKED` and `MAX_DEPTH`.
-fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>, walked: &mut usize) -> Result<(), String> {
+fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>, walked: &mut usize) -> Result<(), ServeError> {
     if depth > MAX_DEPTH {
-        return Err(format!("a skill folder nests deeper than {MAX_DEPTH} folders, the most a served skill may"));
+        return Err(ServeError::TooDeep);
     }
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let unlisted = |source| ServeError::List { dir: dir.to_owned(), source };
+    let entries = std::fs::read_dir(dir).map_err(unlisted)?;
     for entry in entries {
         *walked += 1;
         if *walked > MAX_WALKED {
-            return Err(format!("a skill folder holds more than {MAX_WALKED} entries, the most a served skill's walk looks at"));
+            return Err(ServeError::TooManyEntries);
         }
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        let entry = entry.map_err(unlisted)?;
         let name = entry.file_name();
         // A name that is not UTF-8 cannot be in a URI: not served.
         let Some(name) = name.to_str() else { continue };
         if name.starts_with('.') || (prefix.is_empty() && name == "SKILL.md") {
             continue;
         }
-        let kind = entry.file_type().map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+        let kind = entry.file_type().map_err(|source| ServeError::Read { path: entry.path(), source })?;
         let path = format!("{prefix}{name}");
         if kind.is_dir() {
             walk(&entry.path(), &format!("{path}/"), depth + 1, found, walked)?;
         } else if kind.is_file() {
             found.push(path);
             if found.len() >= MAX_FILES {
-                return Err(format!("a skill folder holds more than {MAX_FILES} files, the most a served skill may"));
+                return Err(ServeError::TooManyFiles);
             }
         }
     }
@@ -294,16 +348,18 @@ fn open_beneath(dir: &Path, path: &str) -> std::io::Result<std::fs::File> {
 }
 
 /// The bytes of the file at `path` beneath `dir` (`open_beneath`), at most `MAX_BYTES`.
-fn read_beneath(dir: &Path, path: &str) -> Result<Vec<u8>, String> {
-    read_capped(open_beneath(dir, path), path)
+fn read_beneath(dir: &Path, path: &str) -> Result<Vec<u8>, ServeError> {
+    read_capped(open_beneath(dir, path), Path::new(path))
 }
 
-/// A file's bytes, at most `MAX_BYTES` (one more is an error, not a cut).
-fn read_capped(file: std::io::Result<std::fs::File>, what: &str) -> Result<Vec<u8>, String> {
+/// A file's bytes, at most `MAX_BYTES` (one more is an error, not a cut); `what` names
+/// it in an error (SKILL.md's path, or a file's path under the skill's folder).
+fn read_capped(file: std::io::Result<std::fs::File>, what: &Path) -> Result<Vec<u8>, ServeError> {
     let mut bytes = Vec::new();
-    file.and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes)).map_err(|e| format!("cannot read {what}: {e}"))?;
+    file.and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|source| ServeError::Read { path: what.to_owned(), source })?;
     if bytes.len() as u64 > MAX_BYTES {
-        return Err(format!("{what} is longer than {MAX_BYTES} bytes, the most a served skill may hold"));
+        return Err(ServeError::FileTooLong { path: what.to_owned() });
     }
     Ok(bytes)
 }
@@ -368,7 +424,7 @@ mod tests {
         std::fs::write(&folder.file, text).unwrap();
         assert_eq!(entry("a", &folder).unwrap()["frontmatter"]["name"], "a");
         std::fs::write(&folder.file, format!("\u{feff}{text}")).unwrap();
-        assert!(entry("a", &folder).unwrap_err().contains("byte-order mark"));
+        assert!(entry("a", &folder).unwrap_err().to_string().contains("byte-order mark"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -204,24 +204,37 @@ pub fn parse(text: &str, folder: &str) -> Result<Parsed, Rejection> {
     })
 }
 
+/// Why a skill an MCP server listed is left out of the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum ListedError {
+    #[error("`{name}` is not a skill name: lowercase letters and digits, joined by single hyphens, at most {MAX_NAME_CHARS}")]
+    BadName { name: String },
+    #[error("`{key}` must be a string")]
+    NotAString { key: String },
+    #[error("`description` is required")]
+    NoDescription,
+    #[error("the description has {chars} characters; at most {MAX_DESCRIPTION_CHARS}")]
+    DescriptionTooLong { chars: usize },
+    #[error("`{key}` must be true or false (or yes/no, on/off, 1/0)")]
+    NotABoolean { key: String },
+}
+
 /// The summary of a skill an MCP server listed (its frontmatter as JSON), under the
 /// rules `parse` applies to a file; the name is the one the server's URI spells.
-pub fn summary_of_listed(name: &str, frontmatter: &serde_json::Map<String, serde_json::Value>) -> Result<Summary, String> {
+pub fn summary_of_listed(name: &str, frontmatter: &serde_json::Map<String, serde_json::Value>) -> Result<Summary, ListedError> {
     use serde_json::Value as Json;
     if !valid_name(name) || name.len() > MAX_NAME_CHARS {
-        return Err(format!(
-            "`{name}` is not a skill name: lowercase letters and digits, joined by single hyphens, at most {MAX_NAME_CHARS}"
-        ));
+        return Err(ListedError::BadName { name: name.to_owned() });
     }
     let text_of = |key: &str| match frontmatter.get(key) {
         None => Ok(None),
         Some(Json::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(format!("`{key}` must be a string")),
+        Some(_) => Err(ListedError::NotAString { key: key.to_owned() }),
     };
-    let description = text_of("description")?.filter(|d| !d.trim().is_empty()).ok_or("`description` is required")?;
+    let description = text_of("description")?.filter(|d| !d.trim().is_empty()).ok_or(ListedError::NoDescription)?;
     let chars = description.chars().count();
     if chars > MAX_DESCRIPTION_CHARS {
-        return Err(format!("the description has {chars} characters; at most {MAX_DESCRIPTION_CHARS}"));
+        return Err(ListedError::DescriptionTooLong { chars });
     }
     let flag = |key: &str, default: bool| {
         let Some(value) = frontmatter.get(key) else { return Ok(default) };
@@ -231,7 +244,7 @@ pub fn summary_of_listed(name: &str, frontmatter: &serde_json::Map<String, serde
             Json::String(s) => Value::Str(s.clone()),
             _ => Value::Null,
         };
-        boolean(&value).ok_or_else(|| format!("`{key}` must be true or false (or yes/no, on/off, 1/0)"))
+        boolean(&value).ok_or_else(|| ListedError::NotABoolean { key: key.to_owned() })
     };
     Ok(Summary {
         name: name.to_owned(),

@@ -7,10 +7,11 @@
 //! every skill one of the paths may invoke, its permissions in its frontmatter
 //! for the host to honour.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use seam_engine::render::escape_markup;
-use seam_engine::runtime::{BoxFuture, Client, ToolOutput};
+use seam_engine::runtime::{BoxFuture, Client, ProviderError, ToolOutput};
 use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, SkillRead, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
@@ -108,16 +109,29 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
     registry::with_imported(registry::catalog(workspace, chain).await, providers)
 }
 
+/// Why a skill's file or folder was not read (its root refused, or the read failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Under `read_only_roots`, the skill's root judged again and refused.
+    #[error("a skill of the root {} is refused by `read_only_roots`: {why}", root.display())]
+    Refused { root: PathBuf, why: String },
+    /// The blocking task that judged or read it failed.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Serve(#[from] served::ServeError),
+    #[error(transparent)]
+    Import(#[from] imported::ImportError),
+}
+
 /// Under `read_only_roots`, a folder's root judged again before anything of it is
 /// read: why it is refused, if it is.
-async fn judged(folder: &Folder) -> Result<(), String> {
+async fn judged(folder: &Folder) -> Result<(), ReadError> {
     if let Some(guard) = folder.guard.clone() {
         let (dir, file) = (folder.dir.clone(), folder.file.clone());
-        let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why)))
-            .await
-            .map_err(|e| e.to_string())?;
+        let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why))).await?;
         if let Some((root, why)) = refused {
-            return Err(format!("a skill of the root {} is refused by `read_only_roots`: {why}", root.display()));
+            return Err(ReadError::Refused { root, why });
         }
     }
     Ok(())
@@ -131,12 +145,12 @@ async fn load(candidate: &Candidate, providers: &[Provider], client: Client) -> 
     let name = candidate.summary.name.clone();
     match &candidate.place {
         Place::Folder(folder) => {
-            judged(folder).await.map_err(failed)?;
+            judged(folder).await.map_err(|e| failed(e.to_string()))?;
             let file = folder.file.clone();
             let text = tokio::task::spawn_blocking(move || discover::read_skill_file(&file))
                 .await
                 .map_err(|e| failed(e.to_string()))?
-                .map_err(failed)?;
+                .map_err(|e| failed(e.to_string()))?;
             skill::parse(&text, &name).map_err(|r| failed(format!("{}:{}: {}", folder.file.display(), r.line, r.reason)))
         }
         Place::Mount { mount, skill } => {
@@ -208,17 +222,21 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
                 .filter(|candidate| candidate.summary.model_invocable || candidate.summary.user_invocable)
                 .filter_map(|candidate| {
                     let name = &candidate.summary.name;
-                    let entry = match &candidate.place {
+                    let unserved =
+                        |why: &dyn std::fmt::Display| tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}");
+                    match &candidate.place {
                         // Under `read_only_roots`, its root judged again, as a load does.
                         Place::Folder(folder) => {
                             match folder.guard.as_ref().and_then(|guard| guard.refusal_of(&folder.dir, &folder.file)) {
-                                Some(why) => Err(why),
-                                None => served::entry(name, folder),
+                                Some(why) => {
+                                    unserved(&why);
+                                    None
+                                }
+                                None => served::entry(name, folder).inspect_err(|why| unserved(why)).ok(),
                             }
                         }
-                        Place::Mount { skill, .. } => imported::entry(name, skill),
-                    };
-                    entry.map_err(|why| tracing::debug!(skill = %name, "not served over MCP's skills extension: {why}")).ok()
+                        Place::Mount { skill, .. } => imported::entry(name, skill).inspect_err(|why| unserved(why)).ok(),
+                    }
                 })
                 .collect()
         });
@@ -233,19 +251,21 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
-        let name = name.to_owned();
-        Some(match candidate.place.clone() {
-            Place::Folder(folder) => match judged(&folder).await {
-                Err(refused) => Err(refused),
-                Ok(()) => {
-                    let read =
-                        move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
-                    tokio::task::spawn_blocking(read).await.map_err(|e| e.to_string()).and_then(|read| read)
-                }
-            },
-            Place::Mount { skill, .. } if directory => imported::directory(&name, &skill, &path),
-            Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, &listing.providers).await,
-        })
+        let read = read_candidate(name.to_owned(), candidate.place.clone(), path, directory, &listing.providers).await;
+        Some(read.map_err(ProviderError::from))
+    })
+}
+
+/// A file (or, with `directory`, a folder) at `path` of skill `name`, which is at `place`.
+async fn read_candidate(name: String, place: Place, path: String, directory: bool, providers: &[Provider]) -> Result<Json, ReadError> {
+    Ok(match place {
+        Place::Folder(folder) => {
+            judged(&folder).await?;
+            let read = move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
+            tokio::task::spawn_blocking(read).await??
+        }
+        Place::Mount { skill, .. } if directory => imported::directory(&name, &skill, &path)?,
+        Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, providers).await?,
     })
 }
 

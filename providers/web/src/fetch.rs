@@ -14,7 +14,7 @@ use url::Url;
 use seam_engine::runtime::truncate_chars;
 
 use crate::guard::{self, Policy, Refusal};
-use crate::{HttpFetch, WebError};
+use crate::{ConfigError, HttpFetch, WebError};
 
 /// The body of a fetched resource: the closed union the Web surface promises.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,11 +143,11 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn new(config: HttpFetch) -> Result<Fetcher, String> {
+    pub fn new(config: HttpFetch) -> Result<Fetcher, ConfigError> {
         Fetcher::with_lookup(config, Arc::new(SystemLookup))
     }
 
-    pub fn with_lookup(config: HttpFetch, lookup: Arc<dyn Lookup>) -> Result<Fetcher, String> {
+    pub fn with_lookup(config: HttpFetch, lookup: Arc<dyn Lookup>) -> Result<Fetcher, ConfigError> {
         let policy = Policy {
             allow_private_networks: config.allow_private_networks,
             allow_hosts: config.allow_hosts.iter().map(|h| guard::normalize_host(h)).collect(),
@@ -158,7 +158,7 @@ impl Fetcher {
             .user_agent(config.user_agent.clone())
             .dns_resolver(Arc::new(GuardedResolver::new(policy.clone(), lookup)))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|source| ConfigError::HttpClient { source })?;
         Ok(Fetcher { client, config, policy })
     }
 

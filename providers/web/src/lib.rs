@@ -20,6 +20,17 @@ use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+/// Why a provider could not be built from its configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The provider's HTTP client could not be built.
+    #[error("cannot build the HTTP client: {source}")]
+    HttpClient {
+        #[source]
+        source: reqwest::Error,
+    },
+}
+
 pub const SEARCH: &str = "web.search";
 pub const FETCH: &str = "web.fetch";
 

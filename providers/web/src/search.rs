@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
 
-use crate::{DeepseekSearch, SearxngSearch, WebError};
+use crate::{ConfigError, DeepseekSearch, SearxngSearch, WebError};
 
 /// A citeable source.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -42,12 +42,12 @@ pub trait PreparedSearch: Send + Sync {
 }
 
 /// A client that never follows a redirect: a provider's endpoint that redirects is an error, and `Location` is never contacted.
-fn client(timeout: Option<std::time::Duration>) -> Result<reqwest::Client, String> {
+fn client(timeout: Option<std::time::Duration>) -> Result<reqwest::Client, ConfigError> {
     let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
     if let Some(t) = timeout {
         builder = builder.timeout(t);
     }
-    builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+    builder.build().map_err(|source| ConfigError::HttpClient { source })
 }
 
 fn provider_error(message: impl Into<String>) -> WebError {
@@ -99,7 +99,7 @@ pub struct Deepseek {
 }
 
 impl Deepseek {
-    pub fn new(config: DeepseekSearch) -> Result<Deepseek, String> {
+    pub fn new(config: DeepseekSearch) -> Result<Deepseek, ConfigError> {
         Ok(Deepseek { config, client: client(None)? })
     }
 
@@ -235,7 +235,7 @@ pub struct Searxng {
 }
 
 impl Searxng {
-    pub fn new(config: SearxngSearch) -> Result<Searxng, String> {
+    pub fn new(config: SearxngSearch) -> Result<Searxng, ConfigError> {
         let client = client(config.timeout.map(|t| t.to_std()))?;
         Ok(Searxng { config, client })
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use seam_engine::runtime::{AsAny, BuildCx, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled};
+use seam_engine::runtime::{AsAny, BuildCx, ProviderError, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled};
 use seam_engine::surface::{Provider, StatusCx, ToolCall};
 use serde_json::{Map, Value as Json, json};
 
@@ -109,7 +109,8 @@ impl Running for FetchMount {
     }
 }
 
-type Built = seam_engine::runtime::BoxFuture<'static, Result<Arc<dyn Running>, String>>;
+/// A build's future: a provider's [`crate::ConfigError`] becomes the engine's [`ProviderError`] here.
+type Built = seam_engine::runtime::BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>>;
 
 pub fn build_deepseek(config: DeepseekSearch, _: BuildCx) -> Built {
     Box::pin(async move { Ok(Arc::new(SearchMount(Arc::new(Deepseek::new(config)?))) as Arc<dyn Running>) })
@@ -602,31 +603,31 @@ mod tests {
     }
 
     /// `up` lists the available providers; the others are unavailable for a reason.
-    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, String> {
+    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, seam_engine::surface::Code> {
         let providers: Vec<Provider> = registered.iter().map(|id| provider(id)).collect();
         let available = |p: &Provider| {
             if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new(crate::codes::WEB_PROVIDER_CREDENTIAL_MISSING, "no key")) }
         };
-        let first = select("search", pin, &providers, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
+        let first = select("search", pin, &providers, available).map(|(p, _)| p.id.clone());
         // Whatever the registration order, the same answer.
         let mut reversed = providers.clone();
         reversed.reverse();
-        let second = select("search", pin, &reversed, available).map(|(p, _)| p.id.clone()).map_err(|e| e.to_json());
+        let second = select("search", pin, &reversed, available).map(|(p, _)| p.id.clone());
         assert_eq!(first, second, "registration order changed the choice or its message");
-        first.map_err(|e| e["code"].as_str().unwrap().to_owned())
+        first.map_err(|e| e.code)
     }
 
     #[test]
     fn selection_takes_every_branch_the_same_whatever_the_order() {
         assert_eq!(pick(Some("a"), &["a", "b"], &["a", "b"]), Ok("a".into()));
         assert_eq!(pick(Some("b"), &["a", "b"], &["a", "b"]), Ok("b".into()));
-        assert_eq!(pick(Some("c"), &["a", "b"], &["a", "b"]), Err("WEB_PROVIDER_CONFIGURED_MISSING".into()));
-        assert_eq!(pick(Some("a"), &["a", "b"], &["b"]), Err("WEB_PROVIDER_CONFIGURED_UNAVAILABLE".into()));
+        assert_eq!(pick(Some("c"), &["a", "b"], &["a", "b"]), Err(crate::codes::WEB_PROVIDER_CONFIGURED_MISSING));
+        assert_eq!(pick(Some("a"), &["a", "b"], &["b"]), Err(crate::codes::WEB_PROVIDER_CONFIGURED_UNAVAILABLE));
         assert_eq!(pick(None, &["a", "b"], &["b"]), Ok("b".into()));
         assert_eq!(pick(None, &["a"], &["a"]), Ok("a".into()));
-        assert_eq!(pick(None, &["a", "b", "c"], &["a", "c"]), Err("WEB_PROVIDER_AMBIGUOUS".into()));
-        assert_eq!(pick(None, &["a", "b"], &[]), Err("WEB_PROVIDER_UNAVAILABLE".into()));
-        assert_eq!(pick(None, &[], &[]), Err("WEB_PROVIDER_UNAVAILABLE".into()));
+        assert_eq!(pick(None, &["a", "b", "c"], &["a", "c"]), Err(crate::codes::WEB_PROVIDER_AMBIGUOUS));
+        assert_eq!(pick(None, &["a", "b"], &[]), Err(crate::codes::WEB_PROVIDER_UNAVAILABLE));
+        assert_eq!(pick(None, &[], &[]), Err(crate::codes::WEB_PROVIDER_UNAVAILABLE));
     }
 
     #[test]

@@ -1,0 +1,43 @@
+//! Why a command could not do its job: `main` prints it as `seam: <error>` and
+//! exits 2 (usage or I/O). What a composition says is not an error here: it is
+//! diagnostics, and exit 1.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("`{0}` is not a duration such as 100ms or 30s")]
+    NotADuration(String),
+    #[error("`{0}` is not a size such as 4MiB or 500KB")]
+    NotASize(String),
+    #[error("--args must be a JSON object")]
+    ArgsNotAnObject,
+    #[error("--args is not JSON: {0}")]
+    ArgsNotJson(#[source] serde_json::Error),
+    #[error("no agent `{agent}` in {}", file.display())]
+    UnknownAgent { agent: String, file: PathBuf },
+    /// `inventory --probe` could not start the composition.
+    #[error("{} could not be started", .0.display())]
+    NotStarted(PathBuf),
+    /// A composition could not be read at all.
+    #[error(transparent)]
+    Unreadable(#[from] seam_engine::load::ReadError),
+    #[error("{}: {source}", path.display())]
+    Walk { path: PathBuf, source: std::io::Error },
+    #[error("{}: no such file or directory", .0.display())]
+    NoSuchPath(PathBuf),
+    /// The async runtime could not be built.
+    #[error(transparent)]
+    Runtime(std::io::Error),
+    #[error("cannot install signal handlers: {0}")]
+    Signals(#[source] std::io::Error),
+    #[error("cannot listen on {listen}: {source}")]
+    Listen { listen: SocketAddr, source: std::io::Error },
+    #[error(transparent)]
+    Socket(std::io::Error),
+    #[error("cannot watch: {0}")]
+    Watch(#[source] notify_debouncer_full::notify::Error),
+    #[error("MCP handshake: {0}")]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+}
