@@ -26,7 +26,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use serde_json::{Value as Json, json};
 use sha2::Digest as _;
 
-use crate::discover::Folder;
+use crate::discover::{DiscoverError, Folder};
 
 /// The most files one served skill may have (the extension's limit).
 pub const MAX_FILES: usize = 512;
@@ -58,20 +58,10 @@ pub enum ServeError {
     NoFile { name: String, path: String },
     #[error("skill `{name}` serves no folder `{path}`")]
     NoFolder { name: String, path: String },
-    /// A folder of the skill could not be listed.
-    #[error("cannot list {}: {source}", dir.display())]
-    List {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file (SKILL.md, one being served) or a folder entry could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A folder of the skill could not be listed, or a file (SKILL.md, one being served)
+    /// or a folder entry could not be read: as discovery says it.
+    #[error(transparent)]
+    Fs(#[from] crate::discover::DiscoverError),
     /// A file of the skill (at `path` under its folder) could not be read while making its manifest.
     #[error("cannot read `{path}` of skill `{name}`: {source}")]
     ReadFile {
@@ -293,7 +283,7 @@ fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>, walked:
     if depth > MAX_DEPTH {
         return Err(ServeError::TooDeep);
     }
-    let unlisted = |source| ServeError::List { dir: dir.to_owned(), source };
+    let unlisted = |source| ServeError::Fs(DiscoverError::List { path: dir.to_owned(), source });
     let entries = std::fs::read_dir(dir).map_err(unlisted)?;
     for entry in entries {
         *walked += 1;
@@ -307,7 +297,7 @@ fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>, walked:
         if name.starts_with('.') || (prefix.is_empty() && name == "SKILL.md") {
             continue;
         }
-        let kind = entry.file_type().map_err(|source| ServeError::Read { path: entry.path(), source })?;
+        let kind = entry.file_type().map_err(|source| DiscoverError::Read { path: entry.path(), source })?;
         let path = format!("{prefix}{name}");
         if kind.is_dir() {
             walk(&entry.path(), &format!("{path}/"), depth + 1, found, walked)?;
@@ -357,7 +347,7 @@ fn read_beneath(dir: &Path, path: &str) -> Result<Vec<u8>, ServeError> {
 fn read_capped(file: std::io::Result<std::fs::File>, what: &Path) -> Result<Vec<u8>, ServeError> {
     let mut bytes = Vec::new();
     file.and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|source| ServeError::Read { path: what.to_owned(), source })?;
+        .map_err(|source| DiscoverError::Read { path: what.to_owned(), source })?;
     if bytes.len() as u64 > MAX_BYTES {
         return Err(ServeError::FileTooLong { path: what.to_owned() });
     }
