@@ -7,10 +7,6 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("`{0}` is not a duration such as 100ms or 30s")]
-    NotADuration(String),
-    #[error("`{0}` is not a size such as 4MiB or 500KB")]
-    NotASize(String),
     #[error("--args must be a JSON object")]
     ArgsNotAnObject,
     #[error("--args is not JSON: {0}")]
@@ -40,4 +36,13 @@ pub enum Error {
     Watch(#[source] notify_debouncer_full::notify::Error),
     #[error("MCP handshake: {0}")]
     Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+}
+
+/// A command-line value clap could not take (its value parsers say why).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgError {
+    #[error("`{0}` is not a duration such as 100ms or 30s")]
+    NotADuration(String),
+    #[error("`{0}` is not a size such as 4MiB or 500KB")]
+    NotASize(String),
 }

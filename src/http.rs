@@ -226,6 +226,9 @@ fn unreadable_message(body: &[u8]) -> Response {
 /// - a new MCP session past `max_sessions` is refused (503); a body is read
 ///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
 ///   and `body_timeout` (408), and held until its answer begins.
+///
+/// Its checks (`host_or_origin_answer`, `token_answer`, `session_answer`) each give the
+/// answer to send in the route's place, if any.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
     if let Some(problem) = host_problem(&request) {
         return plain(StatusCode::BAD_REQUEST, problem);
@@ -263,8 +266,6 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     finish(&app, exchange, response, (bytes, share)).await
 }
 
-/// The gate's steps each give the answer to send in the route's place, if any.
-///
 /// The Host must be one of seam's own names (DNS rebinding), and a browser's
 /// `Origin` seam's own or one `allowed_origins` names.
 fn host_or_origin_answer(app: &App, request: &Request, limits: &ServeLimits) -> Option<Response> {
@@ -349,6 +350,7 @@ struct Exchange {
     agent: String,
     /// A POST to an agent's MCP endpoint.
     post: bool,
+    /// A DELETE (of a session, on an agent's MCP endpoint: elsewhere it has no `session`).
     delete: bool,
     /// Its session, on an agent's MCP endpoint (elsewhere the router answers 404).
     session: Option<String>,
@@ -406,7 +408,8 @@ async fn forward(app: &App, exchange: &Exchange, request: Request, next: axum::m
 /// The route's answer as the client gets it: an ended session is 200 (rmcp says 202),
 /// a body rmcp could not read as a message is JSON-RPC's 400, a POST's answer is JSON
 /// when it can be (`answer_as_json`), and a streamed answer keeps its session in use
-/// until the stream ends. The body and its share of the budget are held until then.
+/// until the stream ends. The body and its share of the budget are let go of once the
+/// 400 check no longer needs them, before the answer is rewritten or streamed.
 async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share): (axum::body::Bytes, crate::body::Share)) -> Response {
     if let Some(id) = &exchange.session
         && response.status().is_success()

@@ -145,13 +145,13 @@ pub enum Transport {
 }
 
 /// A duration as the composition writes one (`100ms`, `30s`).
-fn parse_duration(text: &str) -> Result<std::time::Duration, error::Error> {
-    seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| error::Error::NotADuration(text.to_owned()))
+fn parse_duration(text: &str) -> Result<std::time::Duration, error::ArgError> {
+    seam_engine::units::Duration::parse(text).map(|d| d.to_std()).ok_or_else(|| error::ArgError::NotADuration(text.to_owned()))
 }
 
 /// A size as the composition writes one (`4MiB`, `500KB`).
-fn parse_size(text: &str) -> Result<seam_engine::units::Size, error::Error> {
-    seam_engine::units::Size::parse(text).ok_or_else(|| error::Error::NotASize(text.to_owned()))
+fn parse_size(text: &str) -> Result<seam_engine::units::Size, error::ArgError> {
+    seam_engine::units::Size::parse(text).ok_or_else(|| error::ArgError::NotASize(text.to_owned()))
 }
 
 /// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.

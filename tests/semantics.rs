@@ -79,3 +79,15 @@ fn a_budget_change_restarts_the_agents() {
     assert_eq!(diff.change, ["agent:default"]);
     assert!(diff.keep.contains(&"mount:ev".to_owned()));
 }
+
+/// A `tools` key that names no tool says what was likely meant, or which names there are.
+#[test]
+fn an_unknown_tools_key_comes_with_help() {
+    let help = |text: &str| {
+        let checked = seam::engine().check_bytes(Path::new("/nonexistent/c.yaml"), text.as_bytes().to_vec(), &HashMap::new());
+        let d = checked.diagnostics.iter().find(|d| d.code == "TOOLS_UNKNOWN_KEY").expect("TOOLS_UNKNOWN_KEY");
+        d.help.clone().unwrap_or_default()
+    };
+    assert_eq!(help("seam: 1\ntools:\n  web_serch: true\n"), "did you mean `web_search`?");
+    assert!(help("seam: 1\ntools:\n  zzzzzz: true\n").starts_with("fixed tools: "));
+}

@@ -107,6 +107,12 @@ pub struct Slot {
     pub running: Arc<dyn Running>,
 }
 
+/// A required mount that did not start, and why: it rejects the reload (`MOUNT_START_FAILED`).
+struct StartFailure {
+    id: String,
+    problem: String,
+}
+
 /// The mounts of a generation being built, before the swap.
 #[derive(Default)]
 struct NextMounts {
@@ -924,16 +930,21 @@ impl Deployment {
         let resolved = resolved.expect("a plan comes from a resolved composition");
         let tree = tree.expect("a resolved composition has a tree");
         if self.options.check_serve_token {
-            let refused = self.token_refusals(&resolved, &tree, live.as_deref());
+            let refused = self.token_refusals(&resolved, &tree);
             if !refused.is_empty() {
                 diagnostics.extend(refused.iter().map(|d| diagnostic_json(d, &sources)));
                 return rejected(diagnostics);
+            }
+            let open = resolved.open_agents();
+            let was_guarded = live.as_ref().is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
+            if was_guarded && !open.is_empty() {
+                tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
             }
         }
         let next = match self.build_mounts(&resolved, &diff, live.as_deref()).await {
             Ok(next) => next,
             Err(failures) => {
-                diagnostics.extend(failures.into_iter().map(|(id, problem)| {
+                diagnostics.extend(failures.into_iter().map(|StartFailure { id, problem }| {
                     let at = crate::diagnostic::pointer(["mounts", id.as_str()]);
                     let message = format!("required mount `{id}` did not start: {problem}");
                     diagnostic_json(
@@ -1001,7 +1012,7 @@ impl Deployment {
 
     /// Served over HTTP: a token nobody can read would shut its clients out (the page
     /// that says why included), and past loopback no agent may be left open.
-    fn token_refusals(&self, resolved: &Resolved, tree: &crate::yaml::Node, live: Option<&Generation>) -> Vec<Diagnostic> {
+    fn token_refusals(&self, resolved: &Resolved, tree: &crate::yaml::Node) -> Vec<Diagnostic> {
         let mut refused = Vec::new();
         let mut checked = BTreeSet::new();
         for agent in resolved.agents.keys() {
@@ -1028,19 +1039,15 @@ impl Deployment {
             );
             refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_REQUIRED, locate(tree, &at), &at, message));
         }
-        let was_guarded = live.is_some_and(|g| g.resolved.open_agents().len() < g.resolved.agents.len());
-        if refused.is_empty() && was_guarded && !open.is_empty() {
-            tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
-        }
         refused
     }
 
     /// The next generation's mounts: the live ones the diff keeps, carried over; changed
     /// ones that can take their change while they run, reconfigured (applied at the swap);
     /// the rest built beside the live generation, at most `max_concurrent_starts` at once.
-    /// A required mount that does not start rejects the reload (`Err`: each such mount's id
-    /// and why), and what was built is disposed.
-    async fn build_mounts(&self, resolved: &Resolved, diff: &Diff, live: Option<&Generation>) -> Result<NextMounts, Vec<(String, String)>> {
+    /// A required mount that does not start rejects the reload (`Err`: each such mount),
+    /// and what was built is disposed.
+    async fn build_mounts(&self, resolved: &Resolved, diff: &Diff, live: Option<&Generation>) -> Result<NextMounts, Vec<StartFailure>> {
         let rebuild = |id: &str| {
             let node = format!("mount:{id}");
             diff.add.contains(&node) || diff.restart.contains(&node)
@@ -1073,7 +1080,7 @@ impl Deployment {
                 {
                     next.live_changes.push(apply);
                     next.reconfigured.push(id.clone());
-                    let same = Slot {
+                    let reconfigured = Slot {
                         id: id.clone(),
                         kind: slot.kind,
                         registry: slot.registry,
@@ -1081,7 +1088,7 @@ impl Deployment {
                         exposure: r.exposure.clone(),
                         running: slot.running.clone(),
                     };
-                    next.mounts.insert(id.clone(), Arc::new(same));
+                    next.mounts.insert(id.clone(), Arc::new(reconfigured));
                     continue;
                 }
             }
@@ -1131,7 +1138,7 @@ impl Deployment {
                     .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
             });
             match problem {
-                Some(problem) if slot.required => failures.push((slot.id.clone(), problem)),
+                Some(problem) if slot.required => failures.push(StartFailure { id: slot.id.clone(), problem }),
                 Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
                 None => {}
             }

@@ -167,8 +167,8 @@ pub fn summary(files: usize, errors: usize, warnings: usize) -> String {
 }
 
 /// Escapes text for XML or HTML content and attribute values (the five
-/// predefined entities; `&apos;` is one in HTML5 too). Used by the status page
-/// and by the framing of a loaded skill.
+/// predefined entities; `&apos;` is one in HTML5 too). Used by the framing of
+/// a loaded skill and by the plan's SVG drawing.
 pub fn escape_markup(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {

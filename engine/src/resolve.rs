@@ -640,8 +640,8 @@ fn resolve_agents(
     let parents = resolve_parents(tree, &docs, out);
     let scoped = scoped_mounts(tree, &docs, mounts, unknown_mounts, out);
     let top_tools: Option<&Mapping> = tree.get("tools").and_then(Node::as_map);
-    let servers = dynamic_ids(mounts, unknown_mounts, prefixes);
-    let rules_of = tool_rules(tree, &docs, &agent_tools, &servers, fixed_tools, prefixes, out);
+    let mounts_by_prefix = dynamic_ids(mounts, unknown_mounts, prefixes);
+    let rules_of = tool_rules(tree, &docs, &agent_tools, &mounts_by_prefix, fixed_tools, prefixes, out);
 
     // Each agent's table: built-in defaults, then budgets, then entries from the root down.
     // Agents are built parents first, each starting from its parent's finished state.
@@ -885,7 +885,7 @@ fn tool_rules<'a>(
     tree: &Node,
     docs: &'a BTreeMap<String, AgentRefs>,
     agent_tools: &HashMap<&str, &Mapping>,
-    servers: &[(&'static str, HashSet<&str>)],
+    mounts_by_prefix: &[(&'static str, HashSet<&str>)],
     fixed_tools: &BTreeMap<&'static str, &'static dyn crate::surface::FixedTool>,
     prefixes: &[(&'static str, &'static dyn Surface)],
     out: &mut Vec<Diagnostic>,
@@ -907,12 +907,12 @@ fn tool_rules<'a>(
             if fixed_tools.contains_key(key.as_str()) {
                 continue;
             }
-            match dynamic_rule(key, &value.node, servers) {
+            match dynamic_rule(key, &value.node, mounts_by_prefix) {
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
                     let mut d = Diagnostic::error(code, crate::surface::locate_key(tree, &key_at), &key_at, message);
-                    if std::ptr::eq(code, crate::codes::TOOLS_UNKNOWN_KEY) {
+                    if code == crate::codes::TOOLS_UNKNOWN_KEY {
                         let names: Vec<&str> = fixed_tools.keys().copied().collect();
                         d = d.with_help(match did_you_mean(key, names.iter().copied()) {
                             Some(s) => format!("did you mean `{s}`?"),

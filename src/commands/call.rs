@@ -28,8 +28,8 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
         }
         let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;
-        let outcome = if output.is_error { Exit::Invalid } else { Exit::Valid };
+        let exit = if output.is_error { Exit::Invalid } else { Exit::Valid };
         super::print(&format!("{}\n", serde_json::to_string_pretty(&output).expect("serializable")));
-        Ok(outcome)
+        Ok(exit)
     })
 }

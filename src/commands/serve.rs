@@ -38,9 +38,9 @@ pub enum Reach {
     Network,
 }
 
-/// Starts the composition; `Err(outcome)` when it was rejected (its
+/// Starts the composition; `Err(exit)` when it was rejected (its
 /// diagnostics are printed).
-pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposure: Reach) -> Result<Arc<Deployment>, Exit> {
+pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, reach: Reach) -> Result<Arc<Deployment>, Exit> {
     use std::io::IsTerminal as _;
     // On a terminal, start-up shows live progress; elsewhere the per-mount lines after it are enough.
     let progress = std::io::stderr().is_terminal().then(|| {
@@ -59,8 +59,8 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, exposur
     let options = seam_engine::deploy::Options {
         drain_timeout,
         on_activated,
-        check_serve_token: exposure != Reach::Local,
-        require_tokens: exposure == Reach::Network,
+        check_serve_token: reach != Reach::Local,
+        require_tokens: reach == Reach::Network,
         ..Default::default()
     };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
@@ -119,7 +119,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
     // Installed first: a signal during start-up waits for it to finish (so its children are stopped,
     // not orphaned), and a SIGHUP sent as soon as seam says it serves reloads instead of killing it.
     let signals = Signals::install().map_err(crate::error::Error::Signals)?;
-    let exposure = match args.transport {
+    let reach = match args.transport {
         Transport::Stdio => Reach::Local,
         Transport::Http if args.listen.ip().is_loopback() => Reach::Loopback,
         Transport::Http if args.insecure_no_auth => {
@@ -131,9 +131,9 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
         }
         Transport::Http => Reach::Network,
     };
-    let deployment = match start(engine, &args.file, args.drain_timeout, exposure).await {
+    let deployment = match start(engine, &args.file, args.drain_timeout, reach).await {
         Ok(d) => d,
-        Err(outcome) => return Ok(outcome),
+        Err(exit) => return Ok(exit),
     };
     let live = deployment.live().expect("a started deployment has a generation");
     if !live.resolved.agents.contains_key(&args.agent) {

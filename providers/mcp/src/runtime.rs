@@ -456,7 +456,7 @@ pub enum SyncError {
 }
 
 /// One live connection.
-struct Connected {
+struct McpConnection {
     service: rmcp::service::RunningService<RoleClient, Handler>,
     child: Option<Child>,
     stderr: Arc<Mutex<String>>,
@@ -555,7 +555,7 @@ impl McpMount {
                 let _ = tx.send(());
             }
             let mut proven = true;
-            if let Some(Connected { service, child, stderr, .. }) = connection {
+            if let Some(McpConnection { service, child, stderr, .. }) = connection {
                 let peer = service.peer().clone();
                 let mut cancel = Some(service.cancellation_token());
                 let mut serving = std::pin::pin!(service.waiting());
@@ -672,7 +672,7 @@ impl McpMount {
 
     /// Connects and completes the handshake within `startup_timeout`. A child whose
     /// handshake fails is ended here, and its exit proven, before the caller may start another.
-    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<Connected, Failed> {
+    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<McpConnection, Failed> {
         let handler = Handler {
             resync,
             mount: self.id.clone(),
@@ -715,7 +715,7 @@ impl McpMount {
                 let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
                 // The handshake's error, or `None` when it timed out.
                 let failed = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => return Ok(Connected { service, child: Some(child), stderr }),
+                    Ok(Ok(service)) => return Ok(McpConnection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => Some(Box::new(e)),
                     Err(_) => None,
                 };
@@ -750,7 +750,7 @@ impl McpMount {
                     reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connected { service, child: None, stderr }),
+                    Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
                     Err(_) => Err(Failed::proven(ConnectError::StartupTimeout { startup, stderr: StderrTail::default() })),
                 }

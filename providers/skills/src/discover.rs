@@ -146,17 +146,18 @@ impl std::fmt::Display for Invalid {
     }
 }
 
-/// Why a root could not be read (the read is incomplete), or a skill file not loaded.
+/// Why a skill's folder or file could not be read: a root by discovery (the read is
+/// incomplete), a skill file at a load, a file or folder entry being served.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoverError {
-    /// The root exists but cannot be listed (or is not a folder).
+    /// A folder (a root, a skill's folder) exists but cannot be listed, or is not a folder.
     #[error("cannot list {}: {source}", path.display())]
     List {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    /// A skill file could not be read, for now (a descriptor limit, an I/O error) or, at a load, at all.
+    /// A file or folder entry could not be read, for now (a descriptor limit, an I/O error) or at all.
     #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -166,7 +167,7 @@ pub enum DiscoverError {
     /// A skill file past `MAX_SKILL_FILE_BYTES`, at a load.
     #[error("{} is larger than {} MiB", path.display(), MAX_SKILL_FILE_BYTES / (1024 * 1024))]
     TooLarge { path: PathBuf },
-    /// A skill file that is not UTF-8, at a load.
+    /// A SKILL.md that is not UTF-8.
     #[error("{} is not UTF-8", path.display())]
     NotUtf8 { path: PathBuf },
 }

@@ -49,8 +49,6 @@ pub enum ServeError {
     /// Its SKILL.md starts with a byte-order mark: a host would find no frontmatter in it.
     #[error("{} starts with a byte-order mark, which hosts do not read past", file.display())]
     ByteOrderMark { file: PathBuf },
-    #[error("{} is not UTF-8", file.display())]
-    NotUtf8 { file: PathBuf },
     /// Its SKILL.md's frontmatter does not parse.
     #[error("{}:{line}: {reason}", file.display())]
     Frontmatter { file: PathBuf, line: u32, reason: String },
@@ -103,7 +101,7 @@ const KEPT_DIGESTS: usize = 1 << 16;
 /// one timestamp tick of the hash would otherwise keep a stale digest (git's "racily clean").
 const RACY: i128 = 2_000_000_000;
 
-/// Digests kept by file stamp: a listing hashes only what changed.
+/// Digests kept by `DigestKey`: a listing hashes only what changed.
 fn digests() -> &'static Mutex<HashMap<DigestKey, String>> {
     static DIGESTS: OnceLock<Mutex<HashMap<DigestKey, String>>> = OnceLock::new();
     DIGESTS.get_or_init(Mutex::default)
@@ -155,7 +153,7 @@ pub fn entry(name: &str, folder: &Folder) -> Result<Json, ServeError> {
     if skill_md.starts_with("\u{feff}".as_bytes()) {
         return Err(ServeError::ByteOrderMark { file: folder.file.clone() });
     }
-    let text = String::from_utf8(skill_md).map_err(|_| ServeError::NotUtf8 { file: folder.file.clone() })?;
+    let text = String::from_utf8(skill_md).map_err(|_| DiscoverError::NotUtf8 { path: folder.file.clone() })?;
     let frontmatter = crate::skill::frontmatter_json(&text).map_err(|r| ServeError::Frontmatter {
         file: folder.file.clone(),
         line: r.line,

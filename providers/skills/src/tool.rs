@@ -111,10 +111,10 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
 
 /// Why a skill's file or folder was not read (its root refused, or the read failed).
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub enum SkillReadError {
     /// Under `read_only_roots`, the skill's root judged again and refused.
     #[error("a skill of the root {} is refused by `read_only_roots`: {why}", root.display())]
-    Refused { root: PathBuf, why: String },
+    RootRefused { root: PathBuf, why: String },
     /// The blocking task that judged or read it failed.
     #[error(transparent)]
     Task(#[from] tokio::task::JoinError),
@@ -126,12 +126,12 @@ pub enum ReadError {
 
 /// Under `read_only_roots`, a folder's root judged again before anything of it is
 /// read: why it is refused, if it is.
-async fn judged(folder: &Folder) -> Result<(), ReadError> {
+async fn judged(folder: &Folder) -> Result<(), SkillReadError> {
     if let Some(guard) = folder.guard.clone() {
         let (dir, file) = (folder.dir.clone(), folder.file.clone());
         let refused = tokio::task::spawn_blocking(move || guard.refusal_of(&dir, &file).map(|why| (guard.root.path.clone(), why))).await?;
         if let Some((root, why)) = refused {
-            return Err(ReadError::Refused { root, why });
+            return Err(SkillReadError::RootRefused { root, why });
         }
     }
     Ok(())
@@ -257,7 +257,7 @@ pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, dire
 }
 
 /// A file (or, with `directory`, a folder) at `path` of skill `name`, which is at `place`.
-async fn read_candidate(name: String, place: Place, path: String, directory: bool, providers: &[Provider]) -> Result<Json, ReadError> {
+async fn read_candidate(name: String, place: Place, path: String, directory: bool, providers: &[Provider]) -> Result<Json, SkillReadError> {
     Ok(match place {
         Place::Folder(folder) => {
             judged(&folder).await?;
