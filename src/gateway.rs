@@ -46,9 +46,11 @@ pub struct Gateway {
     /// had changed: the notifier compares against it, so that a change between
     /// the client's listing and the notifier's first look is still announced.
     shown: Arc<std::sync::Mutex<Shown>>,
-    /// Counts this session among the open ones while the session's own
-    /// handler lives (not the notifier's copy).
-    _counted: Option<Arc<OpenSession>>,
+    /// Where this session is counted among the open ones (over HTTP), once it is one:
+    /// a legacy client's `initialize` opens it; a 2026-07-28 request opens none.
+    counter: Option<Arc<std::sync::atomic::AtomicUsize>>,
+    /// Counts this session while the session's own handler lives (not the notifier's copy).
+    counted: Arc<std::sync::OnceLock<OpenSession>>,
     /// One permit per call of this session that may run at once
     /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
@@ -108,6 +110,11 @@ impl Drop for Release {
             }
         });
     }
+}
+
+/// Whether a request is of the 2026-07-28 revision (or later): stateless, no session.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -172,7 +179,8 @@ impl Gateway {
             roots: Arc::default(),
             roots_changed: Arc::default(),
             shown: Arc::default(),
-            _counted: None,
+            counter: None,
+            counted: Arc::default(),
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
@@ -182,9 +190,10 @@ impl Gateway {
         }
     }
 
-    /// This gateway counted among the open sessions for as long as it lives.
-    pub fn counted(self, session: OpenSession) -> Gateway {
-        Gateway { _counted: Some(Arc::new(session)), ..self }
+    /// This gateway counted in `count` among the open sessions, from its client's
+    /// `initialize` for as long as it lives.
+    pub fn counted_in(self, count: Arc<std::sync::atomic::AtomicUsize>) -> Gateway {
+        Gateway { counter: Some(count), ..self }
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -507,7 +516,12 @@ impl ServerHandler for Gateway {
 
     /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.
     #[allow(deprecated)]
-    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
+    /// A session's level; 2026-07-28 has no sessions and no such method (a request
+    /// carries its own level), so a client of that revision is told so.
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if is_modern(&context) {
+            return Err(McpError::method_not_found::<rmcp::model::SetLevelRequestMethod>());
+        }
         *self.log_level.lock().expect("level lock") = Some(request.level);
         let level = seam_wire::level_name(request.level);
         for mount in self.deployment.live().map(|live| live.seen_mounts(&self.agent)).unwrap_or_default() {
@@ -640,6 +654,19 @@ impl ServerHandler for Gateway {
         self.roots_changed.notify_one();
     }
 
+    /// A legacy client's session opens here: it is counted among the open ones from now.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        if let Some(count) = &self.counter {
+            let _ = self.counted.set(OpenSession::new(count.clone()));
+        }
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if self.initialized.swap(true, std::sync::atomic::Ordering::SeqCst) {
             tracing::debug!(agent = %self.agent, "a repeated notifications/initialized is ignored");
@@ -648,7 +675,7 @@ impl ServerHandler for Gateway {
         let mut changes = self.deployment.subscribe();
         let mut events = self.deployment.mount_events();
         // The notifier's copy does not keep the session counted: it may outlive the session a little.
-        let this = Gateway { _counted: None, _release: None, ..self.clone() };
+        let this = Gateway { counted: Arc::default(), _release: None, ..self.clone() };
         let peer = context.peer;
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.

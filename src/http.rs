@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, JSON_MIME_TYPE};
+use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_MCP_PROTOCOL_VERSION, JSON_MIME_TYPE};
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -29,7 +29,7 @@ use seam_engine::model::{ServeLimits, TokenError, TokenSource};
 use seam_engine::resolve::DEFAULT_AGENT;
 use tokio_util::sync::CancellationToken;
 
-use crate::gateway::{Gateway, OpenSession};
+use crate::gateway::Gateway;
 use crate::sessions::{Sessions, session_id};
 
 type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
@@ -139,7 +139,7 @@ impl App {
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted(OpenSession::new(count.clone()))),
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted_in(count.clone())),
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -337,11 +337,22 @@ async fn session_answer(app: &App, method: &Method, headers: &HeaderMap, agent: 
     {
         return Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"));
     }
-    // A request without a session opens one.
-    if method == Method::POST && session.is_none() && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
+    // A legacy request without a session opens one; a 2026-07-28 request opens none.
+    let opens = method == Method::POST && session.is_none() && !is_stateless(headers);
+    if opens && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
         return Some(plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n"));
     }
     None
+}
+
+/// Whether a request is of the 2026-07-28 revision (or later) by its
+/// `MCP-Protocol-Version` header: stateless, it opens no session and is in none.
+/// (A legacy client's `initialize` carries no such header, or an older version.)
+fn is_stateless(headers: &HeaderMap) -> bool {
+    headers
+        .get(HEADER_MCP_PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// What the gate knows of one request once its body is read: what kind of MCP
@@ -372,7 +383,7 @@ impl Exchange {
             agent,
             post,
             delete: parts.method == Method::DELETE,
-            opens: post && session.is_none(),
+            opens: post && session.is_none() && !is_stateless(&parts.headers),
             session,
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),

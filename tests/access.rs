@@ -192,6 +192,21 @@ fn sessions_are_held_to_max_sessions() {
     let unreadable: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", "é")]].concat();
     let (code, body) = raw(&seam.base, "POST", "/mcp", &unreadable, initialize().as_bytes(), false);
     assert_eq!(code, 503, "{body}");
+    // A 2026-07-28 request has no session and opens none: it is answered at the limit, and
+    // `logging/setLevel`, a session's method, is one it does not have.
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+    let modern = |id: u32, method: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = meta.clone();
+        let headers: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)]].concat();
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        raw(&seam.base, "POST", "/mcp", &headers, body.as_bytes(), false)
+    };
+    let (code, listed) = modern(7, "tools/list", json!({}));
+    assert_eq!(code, 200, "{listed}");
+    assert!(listed.contains("mcp__alpha__ping"), "{listed}");
+    let (_, level) = modern(8, "logging/setLevel", json!({ "level": "debug" }));
+    assert!(level.contains("-32601"), "{level}");
     // The sessions already open still answer.
     let id = session_id(&first.1);
     let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
