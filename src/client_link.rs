@@ -194,6 +194,113 @@ impl CallAsks {
     }
 }
 
+/// The call of a 2026-07-28 client, which seam cannot send requests: it runs on a task
+/// of its own, and a question its mounts ask is handed to the client inside the call's
+/// `input_required` result, keyed `q1`, `q2`, …, to be answered by the client's retry.
+pub struct ParkedCall {
+    call: tokio::task::JoinHandle<seam_engine::runtime::ToolOutput>,
+    asks: mpsc::Receiver<Ask>,
+    /// The questions handed to the client and not answered yet, by key.
+    open: Vec<(String, Ask)>,
+    /// Keys given so far: a key is never given twice in one call.
+    keys: u32,
+    cancel: tokio_util::sync::CancellationToken,
+}
+
+impl CallAsks {
+    /// `call` (already running, cancelled by `cancel`) as a 2026-07-28 client's: its
+    /// questions wait for the client's retry rather than being sent.
+    pub fn park(
+        self,
+        call: tokio::task::JoinHandle<seam_engine::runtime::ToolOutput>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> ParkedCall {
+        ParkedCall { call, asks: self.asks, open: Vec::new(), keys: 0, cancel }
+    }
+}
+
+impl ParkedCall {
+    /// Runs the call until it ends (its output) or asks (`None`: the questions are open;
+    /// those already on their way are taken too, so one round carries them all).
+    pub async fn run(&mut self) -> Option<seam_engine::runtime::ToolOutput> {
+        if !self.open.is_empty() {
+            return None;
+        }
+        tokio::select! {
+            output = &mut self.call => Some(output.unwrap_or_else(|e| {
+                seam_engine::runtime::ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, format!("the call ended: {e}"))
+            })),
+            Some(ask) = self.asks.recv() => {
+                self.hold(ask);
+                tokio::task::yield_now().await;
+                while let Ok(ask) = self.asks.try_recv() {
+                    self.hold(ask);
+                }
+                None
+            }
+        }
+    }
+
+    fn hold(&mut self, ask: Ask) {
+        self.keys += 1;
+        self.open.push((format!("q{}", self.keys), ask));
+    }
+
+    /// The open questions as the client is to be sent them.
+    pub fn questions(&self) -> rmcp::model::InputRequests {
+        let mut out = rmcp::model::InputRequests::new();
+        for (key, ask) in &self.open {
+            let request = match request_of(ask.kind, ask.params.clone()) {
+                Ok(ServerRequest::CreateMessageRequest(r)) => rmcp::model::InputRequest::CreateMessage(r),
+                Ok(ServerRequest::ElicitRequest(r)) => rmcp::model::InputRequest::Elicitation(r),
+                Ok(ServerRequest::ListRootsRequest(r)) => rmcp::model::InputRequest::ListRoots(r),
+                _ => continue,
+            };
+            out.insert(key.clone(), request);
+        }
+        out
+    }
+
+    /// The client's answers: each open question it answered goes back to the server that
+    /// asked; one it did not answer stays open (it is asked again). `Err` (nothing given
+    /// back) names an answer that does not read as the result its question asks for.
+    #[allow(deprecated)]
+    pub fn answer(&mut self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
+        for (key, ask) in &self.open {
+            let Some(response) = responses.get(key) else { continue };
+            let reads = match ask.kind {
+                AskKind::Sampling => serde_json::from_value::<rmcp::model::CreateMessageResult>(response.clone()).map(drop),
+                AskKind::Elicitation => serde_json::from_value::<rmcp::model::ElicitResult>(response.clone()).map(drop),
+                AskKind::Roots => serde_json::from_value::<rmcp::model::ListRootsResult>(response.clone()).map(drop),
+            };
+            reads.map_err(|e| format!("the answer to `{key}` is not a {} result: {e}", ask.kind.capability()))?;
+        }
+        let open = std::mem::take(&mut self.open);
+        for (key, ask) in open {
+            match responses.get(&key) {
+                Some(response) => {
+                    let _ = ask.answer.send(Ok(response.clone()));
+                }
+                None => self.open.push((key, ask)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses every open question to the server that asked, with `why`.
+    pub fn refuse(&mut self, why: String) {
+        for (_, ask) in self.open.drain(..) {
+            let _ = ask.answer.send(Err(RequestError::Unavailable(why.clone())));
+        }
+    }
+
+    /// Ends the call: nobody will answer it.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+        self.call.abort();
+    }
+}
+
 /// Sends one question and hands its answer back; cancels it if the asker stops waiting.
 #[allow(deprecated)]
 async fn send(peer: &Peer<RoleServer>, ask: Ask) {

@@ -358,6 +358,83 @@ fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, Mcp
     result_of(output.into_json(), || format!("`{tool}`"))
 }
 
+impl Gateway {
+    /// A `tools/call` of a 2026-07-28 client, which cannot be sent requests: a question
+    /// a mount's server asks during the call is answered `input_required`, and the call
+    /// waits, running, for the client's retry with its answers (`crate::waiting`).
+    async fn call_tool_for_modern_client(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let refused = |(code, message): (seam_engine::surface::Code, String)| {
+            McpError::invalid_params(format!("{code}: {message}"), Some(serde_json::json!({ "code": code.code })))
+        };
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let mut waiting = match &request.request_state {
+            None => {
+                let (client, asks) = self.client_of(&context);
+                // Its own token: this request's ends with its answer, and the call may outlive it.
+                let cancel = tokio_util::sync::CancellationToken::new();
+                let (this, name, args, peer) = (self.clone(), request.name.to_string(), arguments.clone(), context.peer.clone());
+                let ct = cancel.clone();
+                let call = tokio::spawn(async move { this.call(&name, args, ct, peer, client).await });
+                crate::waiting::Waiting {
+                    agent: self.agent.clone(),
+                    tool: request.name.to_string(),
+                    arguments,
+                    call: asks.park(call, cancel),
+                }
+            }
+            Some(state) => {
+                let (mut waiting, until) = crate::waiting::take(state, &self.agent, &request.name, &arguments).map_err(refused)?;
+                let responses = request.input_responses.clone().unwrap_or_default();
+                if let Err(why) = waiting.call.answer(&responses) {
+                    crate::waiting::restore(state.clone(), waiting, until);
+                    return Err(refused((seam_engine::codes::INPUT_RESPONSE_INVALID, why)));
+                }
+                waiting
+            }
+        };
+        let ran = tokio::select! {
+            ran = waiting.call.run() => ran,
+            // The client gave this round up: nobody is left to answer the call.
+            _ = context.ct.cancelled() => {
+                waiting.call.cancel();
+                return Err(McpError::invalid_request("the request was cancelled", None));
+            }
+        };
+        if let Some(mut output) = ran {
+            if let Some(task) = output.task.take() {
+                return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
+            }
+            return tool_result(output, &request.name).map(CallToolResponse::Complete);
+        }
+        let questions = waiting.call.questions();
+        let patience = self.deployment.serve_limits().input_timeout.to_std();
+        match crate::waiting::hold(waiting, patience) {
+            Ok(state) => Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state)))),
+            Err(waiting) => {
+                // Past the bound: the questions are refused to the server, and the call goes on without them.
+                let mut waiting = *waiting;
+                waiting.call.refuse(format!(
+                    "{}: agent `{}` already has {} calls waiting for their clients' answers",
+                    seam_engine::codes::INPUT_CALLS_EXCEEDED,
+                    self.agent,
+                    crate::waiting::MAX_WAITING_CALLS
+                ));
+                let output = loop {
+                    match waiting.call.run().await {
+                        Some(output) => break output,
+                        None => waiting.call.refuse(format!("{}: too many calls waiting", seam_engine::codes::INPUT_CALLS_EXCEEDED)),
+                    }
+                };
+                tool_result(output, &request.name).map(CallToolResponse::Complete)
+            }
+        }
+    }
+}
+
 impl ServerHandler for Gateway {
     /// Every capability seam can serve is declared, whatever the agent sees
     /// now: a reload may add mounts to a session that is already open.
@@ -618,6 +695,9 @@ impl ServerHandler for Gateway {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        if is_modern(&context) {
+            return self.call_tool_for_modern_client(request, context).await;
+        }
         // Taken before anything else: over stdio, calls start on one thread in the order they were read.
         let Ok(_permit) = self.room.clone().try_acquire_owned() else {
             let refused = ToolOutput::error(

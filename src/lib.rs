@@ -25,6 +25,7 @@ mod http;
 mod listen;
 mod sessions;
 mod ui;
+mod waiting;
 mod watch;
 
 use std::path::PathBuf;

@@ -168,11 +168,16 @@ fn corpus() {
     // a fixture is a file git keeps, never a FIFO or a device (engine/src/load.rs tests those).
     const FALLBACKS: &[&str] = &["SCHEMA_INVALID", "COMPOSITION_NOT_A_FILE"];
     // Codes a running deployment gives (rejected reloads, tool results) are not
-    // `validate` findings; tests/serve.rs covers them against real servers.
+    // `validate` findings; tests/serve.rs covers them against real servers (a 2026-07-28
+    // client's retry and a server's refused question: tests/serve/eras.rs).
     let runtime: std::collections::BTreeSet<&str> = seam::engine()
         .codes()
         .iter()
-        .filter(|c| ["(tool result)", "(reload)", "(start, reload)", "(prompts/get)"].iter().any(|p| c.meaning.starts_with(p)))
+        .filter(|c| {
+            ["(tool result)", "(reload)", "(start, reload)", "(prompts/get)", "(retry", "(question)"]
+                .iter()
+                .any(|p| c.meaning.starts_with(p))
+        })
         .map(|c| c.code)
         .collect();
     let uncovered: Vec<&str> =

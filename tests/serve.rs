@@ -3,6 +3,7 @@
 //! controllable server (`tests/peers/flaky-mcp-server.mjs`).
 
 mod conformance;
+mod eras;
 mod inspector;
 mod parity;
 mod skills;

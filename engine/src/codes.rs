@@ -87,4 +87,10 @@ code_table! { ENGINE_CODES {
     TOOL_CANCELLED Error "(tool result) The client cancelled the call.";
     TOOL_CALLS_EXCEEDED Error "(tool result) The client's session (a stdio client is one) already has `MAX_CALLS_IN_FLIGHT` (1,024) calls running; this one was refused at once.";
     PROMPT_UNKNOWN Error "(prompts/get) The agent lists no prompt of that name.";
+    INPUT_STATE_UNKNOWN Error "(retry, -32602) A 2026-07-28 client's retry: the `requestState` is none seam is waiting on: never given, already answered (each is used once), given by another seam process, or its call has ended.";
+    INPUT_STATE_EXPIRED Error "(retry, -32602) A 2026-07-28 client's retry: the call waited for the client's answers longer than `serve.input_timeout`; it was cancelled.";
+    INPUT_STATE_WRONG_AGENT Error "(retry, -32602) A 2026-07-28 client's retry: the `requestState` was given to another agent's endpoint; the call keeps waiting for its own.";
+    INPUT_STATE_WRONG_REQUEST Error "(retry, -32602) A 2026-07-28 client's retry: the retry names another tool or other arguments than the call that asked; the call keeps waiting.";
+    INPUT_RESPONSE_INVALID Error "(retry, -32602) A 2026-07-28 client's retry: an answer in `inputResponses` does not read as the result its question asks for (`CreateMessageResult`, `ElicitResult`, `ListRootsResult`); the call keeps waiting.";
+    INPUT_CALLS_EXCEEDED Error "(question) The agent already has `MAX_WAITING_CALLS` calls waiting for their 2026-07-28 clients' answers; this question is refused to the server.";
 } }

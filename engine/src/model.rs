@@ -57,6 +57,11 @@ pub struct Serve {
     /// The bytes of request bodies held at once, every connection's together, so that many large bodies cannot grow memory: a body's bytes are counted as they arrive (declared or chunked, so that heads whose bodies never come hold nothing) until its answer begins; past it, 503 with `Retry-After`. At least `max_request_bytes`. Follows reloads.
     #[serde(default = "Serve::default_max_buffered_request_bytes")]
     pub max_buffered_request_bytes: crate::units::Size,
+    /// How long a 2026-07-28 client's call may wait for the client's answers to a server's
+    /// question (`input_required`, then the client's retry): past it, the call is cancelled
+    /// and its `requestState` answers `INPUT_STATE_EXPIRED`. Follows reloads (new questions).
+    #[serde(default = "Serve::default_input_timeout")]
+    pub input_timeout: Duration,
     /// Origins (`scheme://host[:port]`) a browser's request may come from besides seam's own
     /// (`http://` each name seam answers to, at the port it listens on): a request whose `Origin`
     /// header is present and none of these gets 403, as the Streamable HTTP transport requires
@@ -94,6 +99,9 @@ impl Serve {
     fn default_max_buffered_request_bytes() -> crate::units::Size {
         crate::units::Size::mib(64)
     }
+    fn default_input_timeout() -> Duration {
+        Duration::from_secs(300)
+    }
 }
 
 impl Default for Serve {
@@ -108,6 +116,7 @@ impl Default for Serve {
             header_timeout: Serve::default_header_timeout(),
             body_timeout: Serve::default_body_timeout(),
             max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
+            input_timeout: Serve::default_input_timeout(),
             allowed_origins: Vec::new(),
         }
     }
@@ -127,6 +136,7 @@ pub struct ServeLimits {
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub max_buffered_request_bytes: crate::units::Size,
+    pub input_timeout: Duration,
     pub allowed_origins: Vec<Origin>,
 }
 
@@ -140,6 +150,7 @@ impl From<&Serve> for ServeLimits {
             header_timeout: serve.header_timeout,
             body_timeout: serve.body_timeout,
             max_buffered_request_bytes: serve.max_buffered_request_bytes,
+            input_timeout: serve.input_timeout,
             allowed_origins: serve.allowed_origins.clone(),
         }
     }

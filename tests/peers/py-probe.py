@@ -3,8 +3,8 @@ HTTP or stdio, in the protocol era asked for: `legacy` (the `initialize`
 handshake), `auto` (`server/discover`, else `initialize`) or `2026-07-28`
 (`server/discover`, stateless). Prints one JSON object: the protocol version
 agreed, what each list holds (names without PREFIX, and the cache hints a
-2026-07-28 list carries), a call, a read, a prompt and a completion; only
-what needs no request from the server to the client.
+2026-07-28 list carries), a call, a read, a prompt and a completion, and a
+call during which the server asks the client for a sampling.
 
     python py-probe.py ERA PREFIX URL
     python py-probe.py ERA PREFIX stdio COMMAND [ARGS...]
@@ -51,12 +51,11 @@ async def probe(era, prefix, target):
         call = await client.call_tool(prefix + "echo", {"message": "python"})
         read = await client.read_resource("demo://resource/dynamic/text/5")
         got = await client.get_prompt(prefix + "args-prompt", {"city": "Paris"})
-        # A question the server asks during a call reaches this client (the 2026-07-28 era asks by
-        # input_required results instead, issue 28: not probed here).
-        sampled = None
-        if era != "2026-07-28":
-            asked = await client.call_tool(prefix + "trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
-            sampled = "sampled: Resource trigger-sampling-request context: hi" in asked.content[0].text
+        # A question the server asks during a call reaches this client: by a request in a
+        # session, and in the 2026-07-28 era inside the call's input_required result, which
+        # the client answers by retrying the call.
+        asked = await client.call_tool(prefix + "trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+        sampled = "sampled: Resource trigger-sampling-request context: hi" in asked.content[0].text
         return {
             "version": str(getattr(session, "protocol_version", None)),
             "sampled": sampled,

@@ -585,7 +585,8 @@ fn the_python_sdk_client_sees_through_seam_what_it_sees_directly_in_both_eras() 
     }
     assert_eq!(modern["call"], "Echo: python");
     assert_eq!(direct["tools"].as_array().map(Vec::len), Some(17), "{direct}");
-    for seen in [&direct, &stdio, &legacy] {
+    // In the 2026-07-28 era, inside the call's input_required result and the client's retry.
+    for seen in [&direct, &stdio, &legacy, &modern] {
         assert_eq!(seen["sampled"], true, "the client answered the server's sampling request: {seen}");
     }
     for seen in [&mut direct, &mut stdio, &mut legacy, &mut modern] {

@@ -1,0 +1,113 @@
+//! The calls of 2026-07-28 clients waiting for their answers (Multi Round-Trip
+//! Requests, issue 28). Such a client cannot be sent a request, so a question a
+//! mount's server asks during its call is handed to it in the call's
+//! `input_required` result, and the call waits here, still running, under a
+//! `requestState` seam mints at random (unguessable; nothing in it to forge).
+//! A state is bound to its agent, tool and arguments, used once (the next round
+//! gets a new one), and forgotten at `serve.input_timeout`, when the call is
+//! cancelled. The calls live in this process: a retry that reaches another seam
+//! (a load balancer's other replica) finds none (`INPUT_STATE_UNKNOWN`).
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use seam_engine::codes;
+use seam_engine::surface::Code;
+use serde_json::{Map, Value as Json};
+
+use crate::client_link::ParkedCall;
+
+/// The most calls one agent may have waiting for their clients' answers; a question
+/// past it is refused to the server that asked (`INPUT_CALLS_EXCEEDED`).
+pub const MAX_WAITING_CALLS: usize = 256;
+
+/// A call waiting for its client's answers, and what a retry must match.
+pub struct Waiting {
+    pub agent: String,
+    pub tool: String,
+    pub arguments: Map<String, Json>,
+    pub call: ParkedCall,
+}
+
+enum Slot {
+    Waiting {
+        waiting: Waiting,
+        until: Instant,
+    },
+    /// Its time ran out (the call was cancelled); kept a while to say so.
+    Expired,
+}
+
+static WAITING: LazyLock<Mutex<HashMap<String, Slot>>> = LazyLock::new(Mutex::default);
+
+fn table() -> std::sync::MutexGuard<'static, HashMap<String, Slot>> {
+    WAITING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Holds `waiting` for its client's retry, at most `patience`: its `requestState`; or
+/// `Err` (given back) when its agent already has `MAX_WAITING_CALLS` calls waiting.
+pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>> {
+    let mut slots = table();
+    let agent = &waiting.agent;
+    if slots.values().filter(|slot| matches!(slot, Slot::Waiting { waiting, .. } if waiting.agent == *agent)).count() >= MAX_WAITING_CALLS {
+        return Err(Box::new(waiting));
+    }
+    let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    slots.insert(state.clone(), Slot::Waiting { waiting, until: Instant::now() + patience });
+    drop(slots);
+    let key = state.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(patience).await;
+        let expired = {
+            let mut slots = table();
+            match slots.remove(&key) {
+                Some(Slot::Waiting { waiting, .. }) => {
+                    waiting.call.cancel();
+                    slots.insert(key.clone(), Slot::Expired);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if expired {
+            // Said for another while, then forgotten.
+            tokio::time::sleep(patience).await;
+            table().remove(&key);
+        }
+    });
+    Ok(state)
+}
+
+/// The call waiting under `state` for this retry (`agent`'s, of `tool` with
+/// `arguments`), taken out; or why not, with its code. A retry that names another
+/// agent, tool or arguments leaves the call waiting.
+pub fn take(state: &str, agent: &str, tool: &str, arguments: &Map<String, Json>) -> Result<(Waiting, Instant), (Code, String)> {
+    let mut slots = table();
+    match slots.get(state) {
+        None => Err((
+            codes::INPUT_STATE_UNKNOWN,
+            "no call is waiting on this requestState: it was answered already, or never given here".to_owned(),
+        )),
+        Some(Slot::Expired) => {
+            slots.remove(state);
+            Err((codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned()))
+        }
+        Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
+            Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
+        }
+        Some(Slot::Waiting { waiting, .. }) if waiting.tool != tool || waiting.arguments != *arguments => Err((
+            codes::INPUT_STATE_WRONG_REQUEST,
+            format!("this requestState is a call of `{}` with other arguments, not of `{tool}` with these", waiting.tool),
+        )),
+        Some(Slot::Waiting { .. }) => match slots.remove(state) {
+            Some(Slot::Waiting { waiting, until }) => Ok((waiting, until)),
+            _ => unreachable!("the slot was just read as waiting"),
+        },
+    }
+}
+
+/// Puts a taken call back under the same state until the same time (its answers did not read).
+pub fn restore(state: String, waiting: Waiting, until: Instant) {
+    table().insert(state, Slot::Waiting { waiting, until });
+}

@@ -1,0 +1,128 @@
+//! Both protocol eras through seam (issue 28). A 2026-07-28 client cannot be sent a
+//! request: a question a (legacy) mount's server asks during its call comes back in
+//! the call's `input_required` result, and the call waits, still running, for the
+//! client's retry with its answers under a `requestState` seam minted. The state is
+//! bound to its agent, tool and arguments, used once, and expires at
+//! `serve.input_timeout`; each refusal has its code.
+
+use serde_json::{Value, json};
+
+use super::{compose, everything_mount};
+use crate::support::*;
+
+const SAMPLING: &str = "mcp__everything__trigger-sampling-request";
+
+/// A `tools/call` as a 2026-07-28 client sends it, at `path`: no session, the version and
+/// capabilities in `_meta`; a retry carries `requestState` and `inputResponses`.
+fn modern_call(base: &str, path: &str, tool: &str, arguments: Value, retry: Option<(&str, Value)>) -> Value {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "sampling": {} },
+    });
+    let mut params = json!({ "name": tool, "arguments": arguments, "_meta": meta });
+    if let Some((state, responses)) = retry {
+        params["requestState"] = json!(state);
+        params["inputResponses"] = responses;
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let sent = mcp_post(&client, &format!("{base}{path}"), "2026-07-28", None, &body)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .send()
+            .await
+            .unwrap();
+        sent.json::<Value>().await.unwrap()
+    })
+}
+
+fn sampled(text: &str) -> Value {
+    json!({ "q1": { "role": "assistant", "model": "probe", "content": { "type": "text", "text": text } } })
+}
+
+#[test]
+fn a_modern_client_answers_a_legacy_server_s_question_by_retrying_under_a_bound_single_use_state() {
+    let dir = scratch("eras-request-state");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "serve:\n  input_timeout: 2s\nagents:\n  other: {}\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let base = seam.base.clone();
+    let arguments = json!({ "prompt": "hi", "maxTokens": 5 });
+    let call = |path: &str, arguments: &Value, retry: Option<(&str, Value)>| modern_call(&base, path, SAMPLING, arguments.clone(), retry);
+    let code_of = |answer: &Value| answer["error"]["data"]["code"].as_str().map(str::to_owned).unwrap_or_else(|| panic!("{answer}"));
+
+    let first = call("/mcp", &arguments, None);
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["q1"]["method"], "sampling/createMessage", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+
+    // Refused, and the call keeps waiting: a state seam never gave, another agent's
+    // endpoint, another request, an answer that is no sampling result.
+    let mut forged = state.clone();
+    forged.replace_range(..1, if forged.starts_with('0') { "1" } else { "0" });
+    assert_eq!(code_of(&call("/mcp", &arguments, Some((&forged, sampled("x"))))), "INPUT_STATE_UNKNOWN");
+    assert_eq!(code_of(&call("/agents/other/mcp", &arguments, Some((&state, sampled("x"))))), "INPUT_STATE_WRONG_AGENT");
+    let other = json!({ "prompt": "bye", "maxTokens": 5 });
+    assert_eq!(code_of(&call("/mcp", &other, Some((&state, sampled("x"))))), "INPUT_STATE_WRONG_REQUEST");
+    assert_eq!(code_of(&call("/mcp", &arguments, Some((&state, json!({ "q1": { "nope": 1 } }))))), "INPUT_RESPONSE_INVALID");
+
+    // The answer reaches the server, and the call completes with what it made of it.
+    let done = call("/mcp", &arguments, Some((&state, sampled("a fine sample"))));
+    let text = done["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{done}"));
+    assert!(text.contains("a fine sample"), "{done}");
+    // Used once.
+    assert_eq!(code_of(&call("/mcp", &arguments, Some((&state, sampled("again"))))), "INPUT_STATE_UNKNOWN");
+
+    // Within `input_timeout` a retry is taken; past it, the call was cancelled and its state says so.
+    let waiting = call("/mcp", &arguments, None);
+    let late = waiting["result"]["requestState"].as_str().unwrap().to_owned();
+    // Asked with other arguments, so that the asking takes nothing: refused while the call waits.
+    let mut asked = Value::Null;
+    wait_until("input_timeout to pass", || {
+        asked = call("/mcp", &json!({ "prompt": "probe", "maxTokens": 1 }), Some((&late, sampled("x"))));
+        asked["error"]["data"]["code"] != "INPUT_STATE_WRONG_REQUEST"
+    });
+    assert_eq!(code_of(&asked), "INPUT_STATE_EXPIRED");
+    // Said once; then the state is unknown, as any used one.
+    assert_eq!(code_of(&call("/mcp", &arguments, Some((&late, sampled("too late"))))), "INPUT_STATE_UNKNOWN");
+    assert!(seam.terminate().success());
+}
+
+/// server-everything over Streamable HTTP on a free loopback port, and its `mcp.http` mount.
+/// Over HTTP each of the server's questions comes on its call's own stream, so seam
+/// knows which waiting call it is for however many there are (over stdio it cannot
+/// tell two sessions' calls apart, and refuses the question).
+fn everything_over_http() -> (Peer, String) {
+    let port = free_port();
+    let backend = std::process::Command::new(peer_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("server-everything to listen", || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    (Peer(backend), format!("  everything:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n"))
+}
+
+/// An agent holds at most `MAX_WAITING_CALLS` (256) calls waiting for their clients'
+/// answers: at the bound each asks its client; the question of the call past it is
+/// refused to the server that asked, and that call completes with what the server made of it.
+#[test]
+fn an_agent_holds_at_most_256_waiting_calls_and_refuses_the_question_past_them() {
+    let dir = scratch("eras-waiting-bound");
+    let file = dir.join("c.yaml");
+    let (_backend, mount) = everything_over_http();
+    compose(&file, &[mount], "serve:\n  input_timeout: 10m\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let arguments = json!({ "prompt": "hi", "maxTokens": 5 });
+    for n in 1..=256 {
+        let waiting = modern_call(&seam.base, "/mcp", SAMPLING, arguments.clone(), None);
+        assert_eq!(waiting["result"]["resultType"], "input_required", "call {n}: {waiting}");
+    }
+    let past = modern_call(&seam.base, "/mcp", SAMPLING, arguments, None);
+    assert!(past["result"].get("resultType").is_none_or(|t| t != "input_required"), "{past}");
+    assert!(past.to_string().contains("INPUT_CALLS_EXCEEDED"), "the server was told why: {past}");
+    assert!(seam.terminate().success());
+}
