@@ -197,8 +197,8 @@ impl CallAsks {
 /// The call of a 2026-07-28 client, which seam cannot send requests: it runs on a task
 /// of its own, and a question its mounts ask is handed to the client inside the call's
 /// `input_required` result, keyed `q1`, `q2`, …, to be answered by the client's retry.
-pub struct ParkedCall {
-    call: tokio::task::JoinHandle<seam_engine::runtime::ToolOutput>,
+pub struct ParkedCall<T> {
+    call: tokio::task::JoinHandle<T>,
     asks: mpsc::Receiver<Ask>,
     /// The questions handed to the client and not answered yet, by key.
     open: Vec<(String, Ask)>,
@@ -210,26 +210,20 @@ pub struct ParkedCall {
 impl CallAsks {
     /// `call` (already running, cancelled by `cancel`) as a 2026-07-28 client's: its
     /// questions wait for the client's retry rather than being sent.
-    pub fn park(
-        self,
-        call: tokio::task::JoinHandle<seam_engine::runtime::ToolOutput>,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> ParkedCall {
+    pub fn park<T>(self, call: tokio::task::JoinHandle<T>, cancel: tokio_util::sync::CancellationToken) -> ParkedCall<T> {
         ParkedCall { call, asks: self.asks, open: Vec::new(), keys: 0, cancel }
     }
 }
 
-impl ParkedCall {
+impl<T: Ended> ParkedCall<T> {
     /// Runs the call until it ends (its output) or asks (`None`: the questions are open;
     /// those already on their way are taken too, so one round carries them all).
-    pub async fn run(&mut self) -> Option<seam_engine::runtime::ToolOutput> {
+    pub async fn run(&mut self) -> Option<T> {
         if !self.open.is_empty() {
             return None;
         }
         tokio::select! {
-            output = &mut self.call => Some(output.unwrap_or_else(|e| {
-                seam_engine::runtime::ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, format!("the call ended: {e}"))
-            })),
+            output = &mut self.call => Some(output.unwrap_or_else(|e| T::ended(format!("the call ended: {e}")))),
             Some(ask) = self.asks.recv() => {
                 self.hold(ask);
                 tokio::task::yield_now().await;
@@ -298,6 +292,23 @@ impl ParkedCall {
     pub fn cancel(&self) {
         self.cancel.cancel();
         self.call.abort();
+    }
+}
+
+/// What a waiting call gives when its task ended without an output (it was cancelled).
+pub trait Ended {
+    fn ended(why: String) -> Self;
+}
+
+impl Ended for seam_engine::runtime::ToolOutput {
+    fn ended(why: String) -> Self {
+        seam_engine::runtime::ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, why)
+    }
+}
+
+impl Ended for Result<Json, RequestError> {
+    fn ended(why: String) -> Self {
+        Err(RequestError::Unavailable(why))
     }
 }
 

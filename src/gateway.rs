@@ -358,80 +358,108 @@ fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, Mcp
     result_of(output.into_json(), || format!("`{tool}`"))
 }
 
+/// What one round of a 2026-07-28 client's request ended with.
+enum Round<T> {
+    /// The request is answered.
+    Done(T),
+    /// A mount's server asked: the questions for the client, and the state of the waiting call.
+    Asked(rmcp::model::InputRequiredResult),
+}
+
+/// A 2026-07-28 client's request as its round sees it: which request, with what, and
+/// (on a retry) the waiting call's state and the client's answers.
+struct ModernRequest {
+    asked: crate::waiting::Asked,
+    arguments: Map<String, Json>,
+    state: Option<String>,
+    responses: rmcp::model::InputResponses,
+}
+
 impl Gateway {
-    /// A `tools/call` of a 2026-07-28 client, which cannot be sent requests: a question
-    /// a mount's server asks during the call is answered `input_required`, and the call
-    /// waits, running, for the client's retry with its answers (`crate::waiting`).
-    async fn call_tool_for_modern_client(
+    /// One round of a 2026-07-28 client's request, which cannot be sent requests: the
+    /// request runs (`start`, on a task of its own, with its own cancellation: this
+    /// round's ends with its answer) until it is answered or a mount's server asks; then
+    /// the questions go back as `input_required`, and the request waits, running, for the
+    /// client's retry with its answers (`crate::waiting`).
+    async fn modern_round<T: crate::waiting::Parkable>(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+        request: ModernRequest,
+        context: &RequestContext<RoleServer>,
+        start: impl FnOnce(seam_engine::runtime::Client, tokio_util::sync::CancellationToken) -> seam_engine::runtime::BoxFuture<'static, T>,
+    ) -> Result<Round<T>, McpError> {
+        use crate::waiting::{self, Waiting};
         let refused = |(code, message): (seam_engine::surface::Code, String)| {
             McpError::invalid_params(format!("{code}: {message}"), Some(serde_json::json!({ "code": code.code })))
         };
-        let arguments = request.arguments.clone().unwrap_or_default();
-        let mut waiting = match &request.request_state {
+        let ModernRequest { asked, arguments, state, responses } = request;
+        let mut call = match &state {
             None => {
-                let (client, asks) = self.client_of(&context);
-                // Its own token: this request's ends with its answer, and the call may outlive it.
+                let (client, asks) = self.client_of(context);
                 let cancel = tokio_util::sync::CancellationToken::new();
-                let (this, name, args, peer) = (self.clone(), request.name.to_string(), arguments.clone(), context.peer.clone());
-                let ct = cancel.clone();
-                let call = tokio::spawn(async move { this.call(&name, args, ct, peer, client).await });
-                crate::waiting::Waiting {
-                    agent: self.agent.clone(),
-                    tool: request.name.to_string(),
-                    arguments,
-                    call: asks.park(call, cancel),
-                }
+                asks.park(tokio::spawn(start(client, cancel.clone())), cancel)
             }
             Some(state) => {
-                let (mut waiting, until) = crate::waiting::take(state, &self.agent, &request.name, &arguments).map_err(refused)?;
-                let responses = request.input_responses.clone().unwrap_or_default();
-                if let Err(why) = waiting.call.answer(&responses) {
-                    crate::waiting::restore(state.clone(), waiting, until);
+                let (waiting, until) = waiting::take(state, &self.agent, &asked, &arguments).map_err(refused)?;
+                let Waiting { agent, asked, arguments, call } = waiting;
+                let mut call = T::unwrap(call).expect("a waiting call of one method is of that method's kind");
+                if let Err(why) = call.answer(&responses) {
+                    waiting::restore(state.clone(), Waiting { agent, asked, arguments, call: T::wrap(call) }, until);
                     return Err(refused((seam_engine::codes::INPUT_RESPONSE_INVALID, why)));
                 }
-                waiting
+                call
             }
         };
         let ran = tokio::select! {
-            ran = waiting.call.run() => ran,
-            // The client gave this round up: nobody is left to answer the call.
+            ran = call.run() => ran,
+            // The client gave this round up: nobody is left to answer the request.
             _ = context.ct.cancelled() => {
-                waiting.call.cancel();
+                call.cancel();
                 return Err(McpError::invalid_request("the request was cancelled", None));
             }
         };
-        if let Some(mut output) = ran {
-            if let Some(task) = output.task.take() {
-                return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
-            }
-            return tool_result(output, &request.name).map(CallToolResponse::Complete);
+        if let Some(output) = ran {
+            return Ok(Round::Done(output));
         }
-        let questions = waiting.call.questions();
+        let questions = call.questions();
         let patience = self.deployment.serve_limits().input_timeout.to_std();
-        match crate::waiting::hold(waiting, patience) {
-            Ok(state) => Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state)))),
+        let waiting = Waiting { agent: self.agent.clone(), asked, arguments, call: T::wrap(call) };
+        match waiting::hold(waiting, patience) {
+            Ok(state) => Ok(Round::Asked(rmcp::model::InputRequiredResult::new(Some(questions), Some(state)))),
             Err(waiting) => {
-                // Past the bound: the questions are refused to the server, and the call goes on without them.
-                let mut waiting = *waiting;
-                waiting.call.refuse(format!(
+                // Past the bound: the questions are refused to the server, and the request goes on without them.
+                let mut call = T::unwrap(waiting.call).expect("just wrapped");
+                let why = format!(
                     "{}: agent `{}` already has {} calls waiting for their clients' answers",
                     seam_engine::codes::INPUT_CALLS_EXCEEDED,
                     self.agent,
-                    crate::waiting::MAX_WAITING_CALLS
-                ));
-                let output = loop {
-                    match waiting.call.run().await {
-                        Some(output) => break output,
-                        None => waiting.call.refuse(format!("{}: too many calls waiting", seam_engine::codes::INPUT_CALLS_EXCEEDED)),
+                    waiting::MAX_WAITING_CALLS
+                );
+                loop {
+                    call.refuse(why.clone());
+                    if let Some(output) = call.run().await {
+                        return Ok(Round::Done(output));
                     }
-                };
-                tool_result(output, &request.name).map(CallToolResponse::Complete)
+                }
             }
         }
+    }
+
+    /// The request of a 2026-07-28 client (`prompts/get`, `resources/read`) to the mount that
+    /// serves it, a round at a time (`modern_round`).
+    async fn modern_mount_request(
+        &self,
+        request: MountRequest,
+        modern: ModernRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Round<Result<Json, RequestError>>, McpError> {
+        let Some(live) = self.deployment.live() else {
+            return Err(McpError::internal_error("no generation is live", None));
+        };
+        let agent = self.agent.clone();
+        self.modern_round(modern, context, move |client, cancel| {
+            Box::pin(async move { live.request(&agent, request, client, cancel).await })
+        })
+        .await
     }
 }
 
@@ -523,6 +551,7 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let (state, responses) = (request.request_state.clone(), request.input_responses.clone().unwrap_or_default());
         let uri = request.uri;
         // A file of one of seam's own skills, before any mount's resource.
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
@@ -532,7 +561,22 @@ impl ServerHandler for Gateway {
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
         }
-        let json = match self.request(MountRequest::ReadResource { uri: uri.clone() }, context).await {
+        let asked = MountRequest::ReadResource { uri: uri.clone() };
+        let answered = if is_modern(&context) {
+            let modern = ModernRequest {
+                asked: crate::waiting::Asked { method: "resources/read", name: uri.clone() },
+                arguments: Map::new(),
+                state,
+                responses,
+            };
+            match self.modern_mount_request(asked, modern, &context).await? {
+                Round::Asked(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
+                Round::Done(answered) => answered,
+            }
+        } else {
+            self.request(asked, context).await
+        };
+        let json = match answered {
             Ok(json) => json,
             // A skill's file no one serves: the skills extension answers that with invalid params.
             Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
@@ -676,11 +720,26 @@ impl ServerHandler for Gateway {
         let Some(live) = self.deployment.live() else {
             return Err(McpError::internal_error("no generation is live", None));
         };
+        let (state, responses) = (request.request_state.clone(), request.input_responses.clone().unwrap_or_default());
         let arguments = request.arguments.unwrap_or_default();
         if live.is_mount_prompt(&self.agent, &request.name) {
             let name = request.name;
-            let asked = MountRequest::GetPrompt { name: name.clone(), arguments };
-            let json = self.request(asked, context).await.map_err(|e| seam_wire::answer(e, false))?;
+            let asked = MountRequest::GetPrompt { name: name.clone(), arguments: arguments.clone() };
+            let answered = if is_modern(&context) {
+                let modern = ModernRequest {
+                    asked: crate::waiting::Asked { method: "prompts/get", name: name.clone() },
+                    arguments,
+                    state,
+                    responses,
+                };
+                match self.modern_mount_request(asked, modern, &context).await? {
+                    Round::Asked(questions) => return Ok(GetPromptResponse::InputRequired(questions)),
+                    Round::Done(answered) => answered,
+                }
+            } else {
+                self.request(asked, context).await
+            };
+            let json = answered.map_err(|e| seam_wire::answer(e, false))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
         let roots = self.roots_for(&live, &context.peer).await;
@@ -696,7 +755,26 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         if is_modern(&context) {
-            return self.call_tool_for_modern_client(request, context).await;
+            let arguments = request.arguments.clone().unwrap_or_default();
+            let modern = ModernRequest {
+                asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
+                arguments: arguments.clone(),
+                state: request.request_state.clone(),
+                responses: request.input_responses.clone().unwrap_or_default(),
+            };
+            let (this, name, peer) = (self.clone(), request.name.to_string(), context.peer.clone());
+            let start = move |client, cancel| -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
+                Box::pin(async move { this.call(&name, arguments, cancel, peer, client).await })
+            };
+            return match self.modern_round(modern, &context, start).await? {
+                Round::Asked(questions) => Ok(CallToolResponse::InputRequired(questions)),
+                Round::Done(mut output) => {
+                    if let Some(task) = output.task.take() {
+                        return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
+                    }
+                    tool_result(output, &request.name).map(CallToolResponse::Complete)
+                }
+            };
         }
         // Taken before anything else: over stdio, calls start on one thread in the order they were read.
         let Ok(_permit) = self.room.clone().try_acquire_owned() else {

@@ -3,7 +3,7 @@
 //! mount's server asks during its call is handed to it in the call's
 //! `input_required` result, and the call waits here, still running, under a
 //! `requestState` seam mints at random (unguessable; nothing in it to forge).
-//! A state is bound to its agent, tool and arguments, used once (the next round
+//! A state is bound to its agent, request (tool, prompt or URI) and arguments, used once (the next round
 //! gets a new one), and forgotten at `serve.input_timeout`, when the call is
 //! cancelled. The calls live in this process: a retry that reaches another seam
 //! (a load balancer's other replica) finds none (`INPUT_STATE_UNKNOWN`).
@@ -25,14 +25,67 @@ pub const MAX_WAITING_CALLS: usize = 256;
 /// A call waiting for its client's answers, and what a retry must match.
 pub struct Waiting {
     pub agent: String,
-    pub tool: String,
+    /// The request it is: its method, and the tool, prompt or URI it names.
+    pub asked: Asked,
     pub arguments: Map<String, Json>,
-    pub call: ParkedCall,
+    pub call: Parked,
+}
+
+/// The request a waiting call is (a retry must be the same one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub method: &'static str,
+    pub name: String,
+}
+
+/// A waiting `tools/call`, or a `prompts/get` or `resources/read`.
+pub enum Parked {
+    Tool(ParkedCall<seam_engine::runtime::ToolOutput>),
+    Request(ParkedCall<Result<Json, seam_engine::offers::RequestError>>),
+}
+
+/// An output a waiting call gives: which `Parked` holds a call of it.
+pub trait Parkable: crate::client_link::Ended + Sized + Send + 'static {
+    fn wrap(call: ParkedCall<Self>) -> Parked;
+    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>>;
+}
+
+impl Parkable for seam_engine::runtime::ToolOutput {
+    fn wrap(call: ParkedCall<Self>) -> Parked {
+        Parked::Tool(call)
+    }
+    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
+        match parked {
+            Parked::Tool(call) => Some(call),
+            Parked::Request(_) => None,
+        }
+    }
+}
+
+impl Parkable for Result<Json, seam_engine::offers::RequestError> {
+    fn wrap(call: ParkedCall<Self>) -> Parked {
+        Parked::Request(call)
+    }
+    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
+        match parked {
+            Parked::Request(call) => Some(call),
+            Parked::Tool(_) => None,
+        }
+    }
+}
+
+impl Parked {
+    pub fn cancel(&self) {
+        match self {
+            Parked::Tool(call) => call.cancel(),
+            Parked::Request(call) => call.cancel(),
+        }
+    }
 }
 
 enum Slot {
     Waiting {
-        waiting: Waiting,
+        waiting: Box<Waiting>,
         until: Instant,
     },
     /// Its time ran out (the call was cancelled); kept a while to say so.
@@ -54,7 +107,7 @@ pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>
         return Err(Box::new(waiting));
     }
     let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    slots.insert(state.clone(), Slot::Waiting { waiting, until: Instant::now() + patience });
+    slots.insert(state.clone(), Slot::Waiting { waiting: Box::new(waiting), until: Instant::now() + patience });
     drop(slots);
     let key = state.clone();
     tokio::spawn(async move {
@@ -79,10 +132,10 @@ pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>
     Ok(state)
 }
 
-/// The call waiting under `state` for this retry (`agent`'s, of `tool` with
+/// The call waiting under `state` for this retry (`agent`'s, the same request with
 /// `arguments`), taken out; or why not, with its code. A retry that names another
 /// agent, tool or arguments leaves the call waiting.
-pub fn take(state: &str, agent: &str, tool: &str, arguments: &Map<String, Json>) -> Result<(Waiting, Instant), (Code, String)> {
+pub fn take(state: &str, agent: &str, asked: &Asked, arguments: &Map<String, Json>) -> Result<(Waiting, Instant), (Code, String)> {
     let mut slots = table();
     match slots.get(state) {
         None => Err((
@@ -96,12 +149,15 @@ pub fn take(state: &str, agent: &str, tool: &str, arguments: &Map<String, Json>)
         Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
             Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
         }
-        Some(Slot::Waiting { waiting, .. }) if waiting.tool != tool || waiting.arguments != *arguments => Err((
+        Some(Slot::Waiting { waiting, .. }) if waiting.asked != *asked || waiting.arguments != *arguments => Err((
             codes::INPUT_STATE_WRONG_REQUEST,
-            format!("this requestState is a call of `{}` with other arguments, not of `{tool}` with these", waiting.tool),
+            format!(
+                "this requestState is a {} of `{}` with other arguments, not a {} of `{}` with these",
+                waiting.asked.method, waiting.asked.name, asked.method, asked.name
+            ),
         )),
         Some(Slot::Waiting { .. }) => match slots.remove(state) {
-            Some(Slot::Waiting { waiting, until }) => Ok((waiting, until)),
+            Some(Slot::Waiting { waiting, until }) => Ok((*waiting, until)),
             _ => unreachable!("the slot was just read as waiting"),
         },
     }
@@ -109,5 +165,5 @@ pub fn take(state: &str, agent: &str, tool: &str, arguments: &Map<String, Json>)
 
 /// Puts a taken call back under the same state until the same time (its answers did not read).
 pub fn restore(state: String, waiting: Waiting, until: Instant) {
-    table().insert(state, Slot::Waiting { waiting, until });
+    table().insert(state, Slot::Waiting { waiting: Box::new(waiting), until });
 }

@@ -126,3 +126,52 @@ fn an_agent_holds_at_most_256_waiting_calls_and_refuses_the_question_past_them()
     assert!(past.to_string().contains("INPUT_CALLS_EXCEEDED"), "the server was told why: {past}");
     assert!(seam.terminate().success());
 }
+
+/// A 2026-07-28 request of `method` with `params` (and `_meta` declaring `capabilities`) at `/mcp`.
+fn modern_request(base: &str, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let sent = mcp_post(&client, &format!("{base}/mcp"), "2026-07-28", None, &body)
+            .header("mcp-method", method)
+            .header("mcp-name", name)
+            .send();
+        sent.await.unwrap().json::<Value>().await.unwrap()
+    })
+}
+
+/// A question a legacy server asks while it answers a 2026-07-28 client's `prompts/get`
+/// comes back `input_required` too, and the retry's answer reaches it; the state is
+/// bound to that method and prompt.
+#[test]
+fn a_modern_client_answers_a_question_asked_during_prompts_get() {
+    let dir = scratch("eras-prompt");
+    let file = dir.join("c.yaml");
+    compose(&file, &[super::node_mount("apps", "apps-server.mjs")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let elicitation = json!({ "elicitation": {} });
+    let prompt = json!({ "name": "mcp__apps__confirm", "arguments": {} });
+    let asked = modern_request(&seam.base, "prompts/get", prompt.clone(), elicitation.clone());
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert_eq!(asked["result"]["inputRequests"]["q1"]["method"], "elicitation/create", "{asked}");
+    let state = asked["result"]["requestState"].clone();
+    // Bound to its method: the same state in a `tools/call` is refused.
+    let as_call = modern_request(
+        &seam.base,
+        "tools/call",
+        json!({ "name": "mcp__apps__confirm", "arguments": {}, "requestState": state, "inputResponses": {} }),
+        elicitation.clone(),
+    );
+    assert_eq!(as_call["error"]["data"]["code"], "INPUT_STATE_WRONG_REQUEST", "{as_call}");
+    let mut retry = prompt;
+    retry["requestState"] = state;
+    retry["inputResponses"] = json!({ "q1": { "action": "accept", "content": { "name": "eve" } } });
+    let answered = modern_request(&seam.base, "prompts/get", retry, elicitation);
+    assert_eq!(answered["result"]["messages"][0]["content"]["text"], "confirmed by eve", "{answered}");
+    assert!(seam.terminate().success());
+}
