@@ -200,6 +200,8 @@ impl CallAsks {
 pub struct ParkedCall<T> {
     call: tokio::task::JoinHandle<T>,
     asks: mpsc::Receiver<Ask>,
+    /// The call's progress queue, emptied before its output is given.
+    progress: Option<mpsc::Sender<Report>>,
     /// The questions handed to the client and not answered yet, by key.
     open: Vec<(String, Ask)>,
     /// Keys given so far: a key is never given twice in one call.
@@ -211,31 +213,57 @@ impl CallAsks {
     /// `call` (already running, cancelled by `cancel`) as a 2026-07-28 client's: its
     /// questions wait for the client's retry rather than being sent.
     pub fn park<T>(self, call: tokio::task::JoinHandle<T>, cancel: tokio_util::sync::CancellationToken) -> ParkedCall<T> {
-        ParkedCall { call, asks: self.asks, open: Vec::new(), keys: 0, cancel }
+        ParkedCall { call, asks: self.asks, progress: self.progress, open: Vec::new(), keys: 0, cancel }
+    }
+}
+
+/// A parked call nobody holds any more is ended: no one is left to answer it.
+impl<T> Drop for ParkedCall<T> {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        self.call.abort();
     }
 }
 
 impl<T: Ended> ParkedCall<T> {
-    /// Runs the call until it ends (its output) or asks (`None`: the questions are open;
-    /// those already on their way are taken too, so one round carries them all).
+    /// Runs the call until it ends (its output, the progress reported before it sent
+    /// first) or asks (`None`: the questions are open; those already on their way are
+    /// taken too, so one round carries them all). A question its server no longer
+    /// waits for is dropped, and one that cannot be put to a client is refused to its
+    /// server at once.
     pub async fn run(&mut self) -> Option<T> {
-        if !self.open.is_empty() {
-            return None;
-        }
-        tokio::select! {
-            output = &mut self.call => Some(output.unwrap_or_else(|e| T::ended(format!("the call ended: {e}")))),
-            Some(ask) = self.asks.recv() => {
-                self.hold(ask);
-                tokio::task::yield_now().await;
-                while let Ok(ask) = self.asks.try_recv() {
-                    self.hold(ask);
+        loop {
+            self.open.retain(|(_, ask)| !ask.answer.is_closed());
+            if !self.open.is_empty() && !self.call.is_finished() {
+                return None;
+            }
+            tokio::select! {
+                output = &mut self.call => {
+                    let output = output.unwrap_or_else(|e| T::ended(format!("the call ended: {e}")));
+                    if let Some(queue) = &self.progress {
+                        let (told, sent) = oneshot::channel();
+                        if queue.send(Report::Sent(told)).await.is_ok() {
+                            let _ = sent.await;
+                        }
+                    }
+                    return Some(output);
                 }
-                None
+                Some(ask) = self.asks.recv() => {
+                    self.hold(ask);
+                    tokio::task::yield_now().await;
+                    while let Ok(ask) = self.asks.try_recv() {
+                        self.hold(ask);
+                    }
+                }
             }
         }
     }
 
     fn hold(&mut self, ask: Ask) {
+        if let Err(e) = request_of(ask.kind, ask.params.clone()) {
+            let _ = ask.answer.send(Err(e));
+            return;
+        }
         self.keys += 1;
         self.open.push((format!("q{}", self.keys), ask));
     }
@@ -255,11 +283,10 @@ impl<T: Ended> ParkedCall<T> {
         out
     }
 
-    /// The client's answers: each open question it answered goes back to the server that
-    /// asked; one it did not answer stays open (it is asked again). `Err` (nothing given
-    /// back) names an answer that does not read as the result its question asks for.
+    /// Whether the client's answers read as the results their questions ask for; `Err`
+    /// names one that does not. (Checked before anything is taken or given back.)
     #[allow(deprecated)]
-    pub fn answer(&mut self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
+    pub fn check(&self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
         for (key, ask) in &self.open {
             let Some(response) = responses.get(key) else { continue };
             let reads = match ask.kind {
@@ -269,6 +296,12 @@ impl<T: Ended> ParkedCall<T> {
             };
             reads.map_err(|e| format!("the answer to `{key}` is not a {} result: {e}", ask.kind.capability()))?;
         }
+        Ok(())
+    }
+
+    /// The client's answers (`check`ed): each open question it answered goes back to the
+    /// server that asked; one it did not answer stays open, to be asked again.
+    pub fn answer(&mut self, responses: &rmcp::model::InputResponses) {
         let open = std::mem::take(&mut self.open);
         for (key, ask) in open {
             match responses.get(&key) {
@@ -278,7 +311,6 @@ impl<T: Ended> ParkedCall<T> {
                 None => self.open.push((key, ask)),
             }
         }
-        Ok(())
     }
 
     /// Refuses every open question to the server that asked, with `why`.

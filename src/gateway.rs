@@ -399,13 +399,9 @@ impl Gateway {
                 asks.park(tokio::spawn(start(client, cancel.clone())), cancel)
             }
             Some(state) => {
-                let (waiting, until) = waiting::take(state, &self.agent, &asked, &arguments).map_err(refused)?;
-                let Waiting { agent, asked, arguments, call } = waiting;
-                let mut call = T::unwrap(call).expect("a waiting call of one method is of that method's kind");
-                if let Err(why) = call.answer(&responses) {
-                    waiting::restore(state.clone(), Waiting { agent, asked, arguments, call: T::wrap(call) }, until);
-                    return Err(refused((seam_engine::codes::INPUT_RESPONSE_INVALID, why)));
-                }
+                let waiting = waiting::take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
+                let mut call = T::unwrap(waiting.call).expect("a waiting call of one method is of that method's kind");
+                call.answer(&responses);
                 call
             }
         };
@@ -419,6 +415,11 @@ impl Gateway {
         };
         if let Some(output) = ran {
             return Ok(Round::Done(output));
+        }
+        if context.ct.is_cancelled() {
+            // Gone between the question and its round's answer: nobody will answer it.
+            call.cancel();
+            return Err(McpError::invalid_request("the request was cancelled", None));
         }
         let questions = call.questions();
         let patience = self.deployment.serve_limits().input_timeout.to_std();
@@ -436,8 +437,14 @@ impl Gateway {
                 );
                 loop {
                     call.refuse(why.clone());
-                    if let Some(output) = call.run().await {
-                        return Ok(Round::Done(output));
+                    tokio::select! {
+                        ran = call.run() => if let Some(output) = ran {
+                            return Ok(Round::Done(output));
+                        },
+                        _ = context.ct.cancelled() => {
+                            call.cancel();
+                            return Err(McpError::invalid_request("the request was cancelled", None));
+                        }
                     }
                 }
             }
@@ -754,6 +761,14 @@ impl ServerHandler for Gateway {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        // Taken before anything else: over stdio, calls start on one thread in the order they were read.
+        let Ok(_permit) = self.room.clone().try_acquire_owned() else {
+            let refused = ToolOutput::error(
+                seam_engine::codes::TOOL_CALLS_EXCEEDED,
+                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
+            );
+            return tool_result(refused, &request.name).map(CallToolResponse::Complete);
+        };
         if is_modern(&context) {
             let arguments = request.arguments.clone().unwrap_or_default();
             let modern = ModernRequest {
@@ -776,14 +791,6 @@ impl ServerHandler for Gateway {
                 }
             };
         }
-        // Taken before anything else: over stdio, calls start on one thread in the order they were read.
-        let Ok(_permit) = self.room.clone().try_acquire_owned() else {
-            let refused = ToolOutput::error(
-                seam_engine::codes::TOOL_CALLS_EXCEEDED,
-                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
-            );
-            return tool_result(refused, &request.name).map(CallToolResponse::Complete);
-        };
         let arguments = request.arguments.unwrap_or_default();
         let (client, asks) = self.client_of(&context);
         let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);

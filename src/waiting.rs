@@ -75,6 +75,14 @@ impl Parkable for Result<Json, seam_engine::offers::RequestError> {
 }
 
 impl Parked {
+    /// Whether the client's answers read as the results their questions ask for.
+    pub fn check(&self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
+        match self {
+            Parked::Tool(call) => call.check(responses),
+            Parked::Request(call) => call.check(responses),
+        }
+    }
+
     pub fn cancel(&self) {
         match self {
             Parked::Tool(call) => call.cancel(),
@@ -87,6 +95,8 @@ enum Slot {
     Waiting {
         waiting: Box<Waiting>,
         until: Instant,
+        /// The timer that forgets it at `until`; stopped when a retry takes it.
+        timer: tokio::task::AbortHandle,
     },
     /// Its time ran out (the call was cancelled); kept a while to say so.
     Expired,
@@ -107,10 +117,8 @@ pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>
         return Err(Box::new(waiting));
     }
     let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    slots.insert(state.clone(), Slot::Waiting { waiting: Box::new(waiting), until: Instant::now() + patience });
-    drop(slots);
     let key = state.clone();
-    tokio::spawn(async move {
+    let timer = tokio::spawn(async move {
         tokio::time::sleep(patience).await;
         let expired = {
             let mut slots = table();
@@ -129,14 +137,24 @@ pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>
             table().remove(&key);
         }
     });
+    slots
+        .insert(state.clone(), Slot::Waiting { waiting: Box::new(waiting), until: Instant::now() + patience, timer: timer.abort_handle() });
     Ok(state)
 }
 
 /// The call waiting under `state` for this retry (`agent`'s, the same request with
-/// `arguments`), taken out; or why not, with its code. A retry that names another
-/// agent, tool or arguments leaves the call waiting.
-pub fn take(state: &str, agent: &str, asked: &Asked, arguments: &Map<String, Json>) -> Result<(Waiting, Instant), (Code, String)> {
+/// `arguments`), taken out once `check` passes on it (the client's answers read); or
+/// why not, with its code. A retry that names another agent, request or arguments, or
+/// whose answers do not read, leaves the call waiting.
+pub fn take(
+    state: &str,
+    agent: &str,
+    asked: &Asked,
+    arguments: &Map<String, Json>,
+    check: impl FnOnce(&Parked) -> Result<(), String>,
+) -> Result<Waiting, (Code, String)> {
     let mut slots = table();
+    let expired = || (codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned());
     match slots.get(state) {
         None => Err((
             codes::INPUT_STATE_UNKNOWN,
@@ -144,7 +162,14 @@ pub fn take(state: &str, agent: &str, asked: &Asked, arguments: &Map<String, Jso
         )),
         Some(Slot::Expired) => {
             slots.remove(state);
-            Err((codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned()))
+            Err(expired())
+        }
+        Some(Slot::Waiting { until, .. }) if *until <= Instant::now() => {
+            if let Some(Slot::Waiting { waiting, timer, .. }) = slots.remove(state) {
+                timer.abort();
+                waiting.call.cancel();
+            }
+            Err(expired())
         }
         Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
             Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
@@ -156,14 +181,15 @@ pub fn take(state: &str, agent: &str, asked: &Asked, arguments: &Map<String, Jso
                 waiting.asked.method, waiting.asked.name, asked.method, asked.name
             ),
         )),
-        Some(Slot::Waiting { .. }) => match slots.remove(state) {
-            Some(Slot::Waiting { waiting, until }) => Ok((*waiting, until)),
-            _ => unreachable!("the slot was just read as waiting"),
-        },
+        Some(Slot::Waiting { waiting, .. }) => {
+            check(&waiting.call).map_err(|why| (codes::INPUT_RESPONSE_INVALID, why))?;
+            match slots.remove(state) {
+                Some(Slot::Waiting { waiting, timer, .. }) => {
+                    timer.abort();
+                    Ok(*waiting)
+                }
+                _ => unreachable!("the slot was just read as waiting"),
+            }
+        }
     }
-}
-
-/// Puts a taken call back under the same state until the same time (its answers did not read).
-pub fn restore(state: String, waiting: Waiting, until: Instant) {
-    table().insert(state, Slot::Waiting { waiting: Box::new(waiting), until });
 }

@@ -77,6 +77,7 @@ fn a_modern_client_answers_a_legacy_server_s_question_by_retrying_under_a_bound_
     // Within `input_timeout` a retry is taken; past it, the call was cancelled and its state says so.
     let waiting = call("/mcp", &arguments, None);
     let late = waiting["result"]["requestState"].as_str().unwrap().to_owned();
+    assert_eq!(seam.status()["calls_in_flight"], 1, "the call runs while it waits");
     // Asked with other arguments, so that the asking takes nothing: refused while the call waits.
     let mut asked = Value::Null;
     wait_until("input_timeout to pass", || {
@@ -84,6 +85,7 @@ fn a_modern_client_answers_a_legacy_server_s_question_by_retrying_under_a_bound_
         asked["error"]["data"]["code"] != "INPUT_STATE_WRONG_REQUEST"
     });
     assert_eq!(code_of(&asked), "INPUT_STATE_EXPIRED");
+    wait_until("the expired call to be cancelled", || seam.status()["calls_in_flight"] == 0);
     // Said once; then the state is unknown, as any used one.
     assert_eq!(code_of(&call("/mcp", &arguments, Some((&late, sampled("too late"))))), "INPUT_STATE_UNKNOWN");
     assert!(seam.terminate().success());
