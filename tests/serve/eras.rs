@@ -177,3 +177,19 @@ fn a_modern_client_answers_a_question_asked_during_prompts_get() {
     assert_eq!(answered["result"]["messages"][0]["content"]["text"], "confirmed by eve", "{answered}");
     assert!(seam.terminate().success());
 }
+
+/// A question a 2026-07-28 client did not declare it can answer is not put to it: its
+/// server is refused at once, and the call completes with what the server made of that.
+#[test]
+fn a_modern_client_is_not_asked_what_it_did_not_declare() {
+    let dir = scratch("eras-undeclared");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let params = json!({ "name": SAMPLING, "arguments": { "prompt": "hi", "maxTokens": 5 } });
+    let answered = modern_request(&seam.base, "tools/call", params, json!({ "elicitation": {} }));
+    assert!(answered["result"].get("resultType").is_none_or(|t| t != "input_required"), "{answered}");
+    assert!(answered["result"].get("inputRequests").is_none(), "{answered}");
+    assert_eq!(seam.status()["calls_in_flight"], 0, "nothing waits: {answered}");
+    assert!(seam.terminate().success());
+}
