@@ -358,6 +358,19 @@ fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, Mcp
     result_of(output.into_json(), || format!("`{tool}`"))
 }
 
+/// The URL elicitations of a server's "URL elicitation required" (-32042) a call's
+/// output carries, as a 2026-07-28 client's questions (`q1`, `q2`, …); none for any other output.
+fn url_elicitations(output: &ToolOutput) -> Option<rmcp::model::InputRequests> {
+    let Some(RequestError::Upstream { code: -32042, data: Some(data), .. }) = output.relayed_error.as_deref() else { return None };
+    let mut questions = rmcp::model::InputRequests::new();
+    for (n, elicitation) in data.get("elicitations")?.as_array()?.iter().enumerate() {
+        let params = serde_json::from_value(elicitation.clone()).ok()?;
+        let request = rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params));
+        questions.insert(format!("q{}", n + 1), request);
+    }
+    (!questions.is_empty()).then_some(questions)
+}
+
 /// What one round of a 2026-07-28 client's request ended with.
 enum Round<T> {
     /// The request is answered.
@@ -392,17 +405,23 @@ impl Gateway {
             McpError::invalid_params(format!("{code}: {message}"), Some(serde_json::json!({ "code": code.code })))
         };
         let ModernRequest { asked, arguments, state, responses } = request;
-        let mut call = match &state {
+        let resumed = match &state {
+            None => None,
+            Some(state) => {
+                let waiting = waiting::take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
+                // None running (the server wanted URLs opened first): called afresh.
+                T::unwrap(waiting.call).map(|mut call| {
+                    call.answer(&responses);
+                    call
+                })
+            }
+        };
+        let mut call = match resumed {
+            Some(call) => call,
             None => {
                 let (client, asks) = self.client_of(context);
                 let cancel = tokio_util::sync::CancellationToken::new();
                 asks.park(tokio::spawn(start(client, cancel.clone())), cancel)
-            }
-            Some(state) => {
-                let waiting = waiting::take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
-                let mut call = T::unwrap(waiting.call).expect("a waiting call of one method is of that method's kind");
-                call.answer(&responses);
-                call
             }
         };
         let ran = tokio::select! {
@@ -777,12 +796,28 @@ impl ServerHandler for Gateway {
                 state: request.request_state.clone(),
                 responses: request.input_responses.clone().unwrap_or_default(),
             };
-            let (this, name, peer) = (self.clone(), request.name.to_string(), context.peer.clone());
+            let (this, name, peer, asked_with) = (self.clone(), request.name.to_string(), context.peer.clone(), arguments.clone());
             let start = move |client, cancel| -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
                 Box::pin(async move { this.call(&name, arguments, cancel, peer, client).await })
             };
             return match self.modern_round(modern, &context, start).await? {
                 Round::Asked(questions) => Ok(CallToolResponse::InputRequired(questions)),
+                Round::Done(output) if url_elicitations(&output).is_some() => {
+                    // A 2026-07-28 client has no -32042: the URLs are its questions, and its retry calls afresh.
+                    let questions = url_elicitations(&output).unwrap_or_default();
+                    let waiting = crate::waiting::Waiting {
+                        agent: self.agent.clone(),
+                        asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
+                        arguments: asked_with,
+                        call: crate::waiting::Parked::Afresh,
+                    };
+                    match crate::waiting::hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
+                        Ok(state) => {
+                            Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state))))
+                        }
+                        Err(_) => tool_result(output, &request.name).map(CallToolResponse::Complete),
+                    }
+                }
                 Round::Done(mut output) => {
                     if let Some(task) = output.task.take() {
                         return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);

@@ -38,10 +38,13 @@ pub struct Asked {
     pub name: String,
 }
 
-/// A waiting `tools/call`, or a `prompts/get` or `resources/read`.
+/// A waiting `tools/call`, or a `prompts/get` or `resources/read`; or none running:
+/// the server refused the call until the user opened URLs (-32042), and the retry
+/// calls it afresh.
 pub enum Parked {
     Tool(ParkedCall<seam_engine::runtime::ToolOutput>),
     Request(ParkedCall<Result<Json, seam_engine::offers::RequestError>>),
+    Afresh,
 }
 
 /// An output a waiting call gives: which `Parked` holds a call of it.
@@ -57,7 +60,7 @@ impl Parkable for seam_engine::runtime::ToolOutput {
     fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
         match parked {
             Parked::Tool(call) => Some(call),
-            Parked::Request(_) => None,
+            Parked::Request(_) | Parked::Afresh => None,
         }
     }
 }
@@ -69,7 +72,7 @@ impl Parkable for Result<Json, seam_engine::offers::RequestError> {
     fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
         match parked {
             Parked::Request(call) => Some(call),
-            Parked::Tool(_) => None,
+            Parked::Tool(_) | Parked::Afresh => None,
         }
     }
 }
@@ -80,6 +83,7 @@ impl Parked {
         match self {
             Parked::Tool(call) => call.check(responses),
             Parked::Request(call) => call.check(responses),
+            Parked::Afresh => Ok(()),
         }
     }
 
@@ -87,6 +91,7 @@ impl Parked {
         match self {
             Parked::Tool(call) => call.cancel(),
             Parked::Request(call) => call.cancel(),
+            Parked::Afresh => {}
         }
     }
 }

@@ -193,3 +193,27 @@ fn a_modern_client_is_not_asked_what_it_did_not_declare() {
     assert_eq!(seam.status()["calls_in_flight"], 0, "nothing waits: {answered}");
     assert!(seam.terminate().success());
 }
+
+/// A legacy server's "URL elicitation required" (-32042) has no place in 2026-07-28: to
+/// such a client the URLs are the call's questions, and its retry calls the tool afresh
+/// (here the server refuses again, so the retry is asked again, under a new state).
+#[test]
+fn a_url_elicitation_required_is_a_modern_client_s_question_and_its_retry_calls_again() {
+    let dir = scratch("eras-url-required");
+    let file = dir.join("c.yaml");
+    compose(&file, &[super::node_mount("apps", "apps-server.mjs")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let url_mode = json!({ "elicitation": { "url": {} } });
+    let call = json!({ "name": "mcp__apps__gated", "arguments": {} });
+    let first = modern_request(&seam.base, "tools/call", call.clone(), url_mode.clone());
+    let question = &first["result"]["inputRequests"]["q1"];
+    assert_eq!((question["method"].as_str(), question["params"]["mode"].as_str()), (Some("elicitation/create"), Some("url")), "{first}");
+    assert_eq!(question["params"]["url"], "https://example.com/gate", "{first}");
+    let mut retry = call;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({ "q1": { "action": "accept" } });
+    let again = modern_request(&seam.base, "tools/call", retry, url_mode);
+    assert_eq!(again["result"]["resultType"], "input_required", "called afresh, and refused again: {again}");
+    assert_ne!(again["result"]["requestState"], first["result"]["requestState"], "{again}");
+    assert!(seam.terminate().success());
+}
