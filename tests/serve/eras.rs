@@ -12,28 +12,33 @@ use crate::support::*;
 
 const SAMPLING: &str = "mcp__everything__trigger-sampling-request";
 
-/// A `tools/call` as a 2026-07-28 client sends it, at `path`: no session, the version and
-/// capabilities in `_meta`; a retry carries `requestState` and `inputResponses`.
+/// A `tools/call` of a client that declares sampling, as a 2026-07-28 client sends it, at
+/// `path`; a retry carries `requestState` and `inputResponses`.
 fn modern_call(base: &str, path: &str, tool: &str, arguments: Value, retry: Option<(&str, Value)>) -> Value {
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { "sampling": {} },
-    });
-    let mut params = json!({ "name": tool, "arguments": arguments, "_meta": meta });
+    let mut params = json!({ "name": tool, "arguments": arguments });
     if let Some((state, responses)) = retry {
         params["requestState"] = json!(state);
         params["inputResponses"] = responses;
     }
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    modern_request(base, path, "tools/call", params, json!({ "sampling": {} }))
+}
+
+/// A request of `method` with `params` as a 2026-07-28 client sends it, at `path`: no
+/// session, the version and the `capabilities` it declares in `_meta`.
+fn modern_request(base: &str, path: &str, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
         let sent = mcp_post(&client, &format!("{base}{path}"), "2026-07-28", None, &body)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .send()
-            .await
-            .unwrap();
-        sent.json::<Value>().await.unwrap()
+            .header("mcp-method", method)
+            .header("mcp-name", name)
+            .send();
+        sent.await.unwrap().json::<Value>().await.unwrap()
     })
 }
 
@@ -129,24 +134,6 @@ fn an_agent_holds_at_most_256_waiting_calls_and_refuses_the_question_past_them()
     assert!(seam.terminate().success());
 }
 
-/// A 2026-07-28 request of `method` with `params` (and `_meta` declaring `capabilities`) at `/mcp`.
-fn modern_request(base: &str, method: &str, mut params: Value, capabilities: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let sent = mcp_post(&client, &format!("{base}/mcp"), "2026-07-28", None, &body)
-            .header("mcp-method", method)
-            .header("mcp-name", name)
-            .send();
-        sent.await.unwrap().json::<Value>().await.unwrap()
-    })
-}
-
 /// A question a legacy server asks while it answers a 2026-07-28 client's `prompts/get`
 /// comes back `input_required` too, and the retry's answer reaches it; the state is
 /// bound to that method and prompt.
@@ -158,13 +145,14 @@ fn a_modern_client_answers_a_question_asked_during_prompts_get() {
     let seam = HttpSeam::start(&file, &[]);
     let elicitation = json!({ "elicitation": {} });
     let prompt = json!({ "name": "mcp__apps__confirm", "arguments": {} });
-    let asked = modern_request(&seam.base, "prompts/get", prompt.clone(), elicitation.clone());
+    let asked = modern_request(&seam.base, "/mcp", "prompts/get", prompt.clone(), elicitation.clone());
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
     assert_eq!(asked["result"]["inputRequests"]["q1"]["method"], "elicitation/create", "{asked}");
     let state = asked["result"]["requestState"].clone();
     // Bound to its method: the same state in a `tools/call` is refused.
     let as_call = modern_request(
         &seam.base,
+        "/mcp",
         "tools/call",
         json!({ "name": "mcp__apps__confirm", "arguments": {}, "requestState": state, "inputResponses": {} }),
         elicitation.clone(),
@@ -173,7 +161,7 @@ fn a_modern_client_answers_a_question_asked_during_prompts_get() {
     let mut retry = prompt;
     retry["requestState"] = state;
     retry["inputResponses"] = json!({ "q1": { "action": "accept", "content": { "name": "eve" } } });
-    let answered = modern_request(&seam.base, "prompts/get", retry, elicitation);
+    let answered = modern_request(&seam.base, "/mcp", "prompts/get", retry, elicitation);
     assert_eq!(answered["result"]["messages"][0]["content"]["text"], "confirmed by eve", "{answered}");
     assert!(seam.terminate().success());
 }
@@ -187,7 +175,7 @@ fn a_modern_client_is_not_asked_what_it_did_not_declare() {
     compose(&file, &[everything_mount("everything", "")], "");
     let seam = HttpSeam::start(&file, &[]);
     let params = json!({ "name": SAMPLING, "arguments": { "prompt": "hi", "maxTokens": 5 } });
-    let answered = modern_request(&seam.base, "tools/call", params, json!({ "elicitation": {} }));
+    let answered = modern_request(&seam.base, "/mcp", "tools/call", params, json!({ "elicitation": {} }));
     assert!(answered["result"].get("resultType").is_none_or(|t| t != "input_required"), "{answered}");
     assert!(answered["result"].get("inputRequests").is_none(), "{answered}");
     assert_eq!(seam.status()["calls_in_flight"], 0, "nothing waits: {answered}");
@@ -205,14 +193,14 @@ fn a_url_elicitation_required_is_a_modern_client_s_question_and_its_retry_calls_
     let seam = HttpSeam::start(&file, &[]);
     let url_mode = json!({ "elicitation": { "url": {} } });
     let call = json!({ "name": "mcp__apps__gated", "arguments": {} });
-    let first = modern_request(&seam.base, "tools/call", call.clone(), url_mode.clone());
+    let first = modern_request(&seam.base, "/mcp", "tools/call", call.clone(), url_mode.clone());
     let question = &first["result"]["inputRequests"]["q1"];
     assert_eq!((question["method"].as_str(), question["params"]["mode"].as_str()), (Some("elicitation/create"), Some("url")), "{first}");
     assert_eq!(question["params"]["url"], "https://example.com/gate", "{first}");
     let mut retry = call;
     retry["requestState"] = first["result"]["requestState"].clone();
     retry["inputResponses"] = json!({ "q1": { "action": "accept" } });
-    let again = modern_request(&seam.base, "tools/call", retry, url_mode);
+    let again = modern_request(&seam.base, "/mcp", "tools/call", retry, url_mode);
     assert_eq!(again["result"]["resultType"], "input_required", "called afresh, and refused again: {again}");
     assert_ne!(again["result"]["requestState"], first["result"]["requestState"], "{again}");
     assert!(seam.terminate().success());
