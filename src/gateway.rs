@@ -254,6 +254,46 @@ impl Gateway {
         asks.serve(&context.peer, live.request(&self.agent, request, client, context.ct)).await
     }
 
+    /// Subscribes this session (or listen stream) to `uri` at the mount that serves it: the
+    /// deployment counts it in the mount's `Interest`, and it is given back when the
+    /// session's handler goes. At most `MAX_SUBSCRIPTIONS`.
+    async fn subscribe_resource(&self, uri: String) -> Result<(), McpError> {
+        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
+        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
+        let id = mount.map_err(|e| seam_wire::answer(e, true))?;
+        {
+            // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
+            let mut subscribed = self.subscribed.lock();
+            if subscribed.contains_key(&uri) {
+                return Ok(());
+            }
+            if subscribed.len() >= MAX_SUBSCRIPTIONS {
+                let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
+                return Err(McpError::invalid_request(message, None));
+            }
+            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None });
+        }
+        let counted = match self.deployment.subscribe_resource(&id, &uri).await {
+            Ok(interest) => Arc::downgrade(&interest),
+            Err(e) => {
+                self.subscribed.lock().remove(&uri);
+                return Err(seam_wire::answer(e, true));
+            }
+        };
+        let kept = match self.subscribed.lock().get_mut(&uri) {
+            Some(subscription) if subscription.counted.is_none() => {
+                subscription.counted = Some(counted.clone());
+                true
+            }
+            _ => false,
+        };
+        // Unsubscribed while the server was asked: given back at once.
+        if !kept {
+            self.deployment.unsubscribe_resource(&id, &counted, &uri).await;
+        }
+        Ok(())
+    }
+
     /// The client of one request of this session as its mounts reach it, and the
     /// questions they will ask it, sent from the request's handler (`CallAsks::serve`).
     fn client_of(&self, context: &RequestContext<RoleServer>) -> (seam_engine::runtime::Client, crate::client_link::CallAsks) {
@@ -680,41 +720,7 @@ impl ServerHandler for Gateway {
     /// A session subscribes to a URI once, however often it asks; the deployment counts
     /// sessions. A session holds at most `MAX_SUBSCRIPTIONS` (a template matches without end).
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
-        let uri = request.uri;
-        let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
-        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
-        let id = mount.map_err(|e| seam_wire::answer(e, true))?;
-        {
-            // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
-            let mut subscribed = self.subscribed.lock();
-            if subscribed.contains_key(&uri) {
-                return Ok(());
-            }
-            if subscribed.len() >= MAX_SUBSCRIPTIONS {
-                let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
-                return Err(McpError::invalid_request(message, None));
-            }
-            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None });
-        }
-        let counted = match self.deployment.subscribe_resource(&id, &uri).await {
-            Ok(interest) => Arc::downgrade(&interest),
-            Err(e) => {
-                self.subscribed.lock().remove(&uri);
-                return Err(seam_wire::answer(e, true));
-            }
-        };
-        let kept = match self.subscribed.lock().get_mut(&uri) {
-            Some(subscription) if subscription.counted.is_none() => {
-                subscription.counted = Some(counted.clone());
-                true
-            }
-            _ => false,
-        };
-        // Unsubscribed while the server was asked: given back at once.
-        if !kept {
-            self.deployment.unsubscribe_resource(&id, &counted, &uri).await;
-        }
-        Ok(())
+        self.subscribe_resource(request.uri).await
     }
 
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
@@ -865,6 +871,76 @@ impl ServerHandler for Gateway {
             let _ = self.counted.set(OpenSession::new(count.clone()));
         }
         self.negotiate_initialize(&request)
+    }
+
+    /// A 2026-07-28 client's `subscriptions/listen` is taken as asked; rmcp keeps of it only
+    /// what seam declares (list changes of tools, prompts and resources; resource updates).
+    fn accepted_subscription_filter(&self, requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream (a 2026-07-28 client has no session and no GET
+    /// stream): each change of what the agent is shown, and each update of a resource it
+    /// named, while the stream is open. Its resources are subscribed at their mounts as a
+    /// session's are, and given back when the stream ends (this request's handler goes).
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        use seam_engine::runtime::MountEvent;
+        let accepted = context.accepted().clone();
+        let sink = context.sink().clone();
+        let request = context.request_context().clone();
+        for uri in accepted.resource_subscriptions.iter().flatten() {
+            self.subscribe_resource(uri.clone()).await?;
+        }
+        let wants = |on: Option<bool>| on == Some(true);
+        let mut changes = self.deployment.subscribe();
+        let mut events = self.deployment.mount_events();
+        let mut before = self.view(&request.peer).await;
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = changes.changed() => if changed.is_err() { return Ok(()) },
+                event = events.recv() => {
+                    match event {
+                        Ok(MountEvent::ResourceUpdated { mount, uri }) => {
+                            let subscribed = self.subscribed.lock().get(&uri).is_some_and(|s| s.mount == mount);
+                            if subscribed
+                                && self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount))
+                                && sink.notify_resource_updated(uri).await.is_err()
+                            {
+                                return Ok(());
+                            }
+                        }
+                        // Log lines follow a session's level; a 2026-07-28 client has neither.
+                        Ok(MountEvent::Log { .. }) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
+                            tracing::warn!(agent = %self.agent, "{skipped} resource updates were not sent: the listen stream fell behind");
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                    }
+                    continue;
+                }
+            }
+            let now = self.view(&request.peer).await;
+            let tools = before.tools != now.tools;
+            let prompts = before.prompts != now.prompts || before.offered.prompts != now.offered.prompts;
+            let resources = before.offered.resources != now.offered.resources || before.offered.templates != now.offered.templates;
+            before = now;
+            let sent = async {
+                if tools && wants(accepted.tools_list_changed) {
+                    sink.notify_tool_list_changed().await?;
+                }
+                if prompts && wants(accepted.prompts_list_changed) {
+                    sink.notify_prompt_list_changed().await?;
+                }
+                if resources && wants(accepted.resources_list_changed) {
+                    sink.notify_resource_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::SubscriptionSendError>(())
+            };
+            if sent.await.is_err() {
+                return Ok(());
+            }
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -205,3 +205,59 @@ fn a_url_elicitation_required_is_a_modern_client_s_question_and_its_retry_calls_
     assert_ne!(again["result"]["requestState"], first["result"]["requestState"], "{again}");
     assert!(seam.terminate().success());
 }
+
+/// `subscriptions/listen`, a 2026-07-28 client's stream of what changes (it has no
+/// session and no GET stream): acknowledged first, then a reload that adds a mount is
+/// `tools/list_changed`, and an update of a resource it named is `resources/updated`,
+/// each marked with the listen request's id.
+#[test]
+fn a_modern_client_listens_for_list_changes_and_resource_updates() {
+    let dir = scratch("eras-listen");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let uri = "demo://resource/static/document/features.md";
+    let notifications = json!({ "toolsListChanged": true, "resourceSubscriptions": [uri] });
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+    let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen", "params": { "notifications": notifications, "_meta": meta } });
+    let base = seam.base.clone();
+    let seen = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let mut stream = mcp_post(&client, &format!("{base}/mcp"), "2026-07-28", None, &body)
+            .header("mcp-method", "subscriptions/listen")
+            .send()
+            .await
+            .unwrap();
+        let mut seen = String::new();
+        let read = async {
+            let mut asked_updates = false;
+            let mut reloaded = false;
+            while let Some(chunk) = stream.chunk().await.unwrap() {
+                seen.push_str(&String::from_utf8_lossy(&chunk));
+                if seen.contains("notifications/subscriptions/acknowledged") && !reloaded {
+                    reloaded = true;
+                    compose(&file, &[everything_mount("everything", ""), super::node_mount("apps", "apps-server.mjs")], "");
+                }
+                if seen.contains("notifications/tools/list_changed") && !asked_updates {
+                    asked_updates = true;
+                    // Updates of subscribed resources start with this toggle (a request of its own, from a thread of its own).
+                    let base = base.clone();
+                    std::thread::spawn(move || modern_call(&base, "/mcp", "mcp__everything__toggle-subscriber-updates", json!({}), None))
+                        .join()
+                        .unwrap();
+                }
+                if seen.contains("notifications/resources/updated") {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), read).await;
+        seen
+    });
+    assert!(seen.contains("notifications/subscriptions/acknowledged"), "{seen}");
+    assert!(seen.contains("notifications/tools/list_changed"), "{seen}");
+    assert!(seen.contains(&format!("\"uri\":\"{uri}\"")), "{seen}");
+    assert!(seen.contains("\"io.modelcontextprotocol/subscriptionId\":42"), "{seen}");
+    assert!(!seen.contains("notifications/prompts/list_changed"), "nothing it did not ask for: {seen}");
+    assert!(seam.terminate().success());
+}
