@@ -261,3 +261,101 @@ fn a_modern_client_listens_for_list_changes_and_resource_updates() {
     assert!(!seen.contains("notifications/prompts/list_changed"), "nothing it did not ask for: {seen}");
     assert!(seam.terminate().success());
 }
+
+/// A server of both revisions, written with rmcp (the official Rust SDK), in this
+/// process over Streamable HTTP: its `era` tool answers the revision each call came in,
+/// and it counts the `initialize` handshakes it was asked for.
+mod both_eras_server {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rmcp::model::*;
+    use rmcp::service::{RequestContext, RoleServer};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use rmcp::{ErrorData, ServerHandler};
+
+    #[derive(Clone, Default)]
+    pub struct Server {
+        pub initializes: Arc<AtomicUsize>,
+        pub discovers: Arc<AtomicUsize>,
+    }
+
+    impl ServerHandler for Server {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn initialize(
+            &self,
+            request: InitializeRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<InitializeResult, ErrorData> {
+            self.initializes.fetch_add(1, Ordering::SeqCst);
+            context.peer.set_peer_info(request.clone());
+            self.negotiate_initialize(&request)
+        }
+
+        async fn discover(&self, _: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+            self.discovers.fetch_add(1, Ordering::SeqCst);
+            Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
+        }
+
+        async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+            let schema: JsonObject = serde_json::from_value(serde_json::json!({ "type": "object" })).unwrap();
+            Ok(ListToolsResult::with_all_items(vec![Tool::new("era", "The protocol revision of this call", Arc::new(schema))]))
+        }
+
+        async fn call_tool(&self, _: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+            let era = context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default();
+            Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(era)])))
+        }
+    }
+
+    /// The server, on its own runtime until dropped, and its URL.
+    pub fn start(server: Server) -> (tokio::runtime::Runtime, String) {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        let router = axum::Router::new().nest_service("/mcp", service);
+        runtime.spawn(async move { axum::serve(listener, router).await });
+        (runtime, url)
+    }
+}
+
+/// `protocol: modern` speaks 2026-07-28 to a mount's server: `server/discover`, no
+/// `initialize`, every call a request of that revision, and `server/discover` again to
+/// see that an idle server still answers (that revision has no `ping`); `legacy` (the
+/// default) keeps the handshake. Either is served to a client of either era.
+#[test]
+fn a_mount_speaks_the_revision_its_protocol_names() {
+    let server = both_eras_server::Server::default();
+    let (_runtime, url) = both_eras_server::start(server.clone());
+    let dir = scratch("eras-modern-mount");
+    let file = dir.join("c.yaml");
+    let mounts = [
+        format!(
+            "  modern:\n    kind: mcp.http\n    url: {url}\n    protocol: modern\n    reconnect: {{ initial_delay: 1s, max_delay: 1s }}\n"
+        ),
+        format!("  legacy:\n    kind: mcp.http\n    url: {url}\n"),
+    ];
+    compose(&file, &mounts, "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__modern__era", json!({})), "2026-07-28");
+    assert_eq!(client.call_text("mcp__legacy__era", json!({})), "2025-11-25");
+    let modern = modern_call(&seam.base, "/mcp", "mcp__modern__era", json!({}), None);
+    assert_eq!(modern["result"]["content"][0]["text"], "2026-07-28", "{modern}");
+    assert_eq!(server.initializes.load(std::sync::atomic::Ordering::SeqCst), 1, "only the legacy mount asked for `initialize`");
+    // An idle connection is probed each `max_delay` (1s here) with `server/discover`, and stays up.
+    wait_until("a liveness probe", || server.discovers.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert_eq!(seam.status()["mounts"]["modern"]["state"], "ready");
+    assert_eq!(client.call_text("mcp__modern__era", json!({})), "2026-07-28");
+    client.close();
+    assert!(seam.terminate().success());
+}

@@ -76,6 +76,17 @@ pub enum RootsFrom {
     Client,
 }
 
+/// Which revision of MCP seam speaks to a mount's server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// 2025-11-25 and before: the `initialize` handshake, a session.
+    #[default]
+    Legacy,
+    /// 2026-07-28: `server/discover`, no session, each request self-contained.
+    Modern,
+}
+
 /// How clients see a server's tool and prompt names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -137,6 +148,10 @@ pub struct Common {
     /// The skills the server serves over MCP's skills extension (SEP-2640).
     #[serde(default)]
     pub skills: SkillsImport,
+    /// The revision of MCP spoken to the server: `legacy` (`initialize`, a session) or
+    /// `modern` (2026-07-28: `server/discover`, no session).
+    #[serde(default)]
+    pub protocol: Protocol,
     #[serde(default)]
     pub reconnect: Reconnect,
 }

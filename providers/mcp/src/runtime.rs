@@ -569,7 +569,11 @@ impl McpMount {
                     loop {
                         tokio::select! {
                             _ = liveness.tick(), if matches!(self.transport, Transport::Http(_)) => {
-                                let ping = ClientRequest::PingRequest(rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() });
+                                // 2026-07-28 has no `ping`: a `server/discover`, sent past rmcp's cache, asks the same.
+                                let ping = match self.common.protocol {
+                                    crate::Protocol::Legacy => ClientRequest::PingRequest(rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() }),
+                                    crate::Protocol::Modern => ClientRequest::DiscoverRequest(rmcp::model::DiscoverRequest::new(rmcp::model::DiscoverRequestParams {})),
+                                };
                                 match tokio::time::timeout(self.liveness_interval(), peer.send_request(ping)).await {
                                     // Any answer, an error included, is a server alive.
                                     Ok(Ok(_) | Err(ServiceError::McpError(_))) => {}
@@ -714,7 +718,7 @@ impl McpMount {
                 let stdout = child.stdout.take().expect("piped stdout");
                 let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
                 // The handshake's error, or `None` when it timed out.
-                let failed = match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
+                let failed = match tokio::time::timeout(startup.to_std(), self.handshake(handler, transport)).await {
                     Ok(Ok(service)) => return Ok(McpConnection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => Some(Box::new(e)),
                     Err(_) => None,
@@ -749,11 +753,32 @@ impl McpMount {
                 let client =
                     reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                match tokio::time::timeout(startup.to_std(), handler.serve(transport)).await {
+                match tokio::time::timeout(startup.to_std(), self.handshake(handler, transport)).await {
                     Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
                     Err(_) => Err(Failed::proven(ConnectError::StartupTimeout { startup, stderr: StderrTail::default() })),
                 }
+            }
+        }
+    }
+
+    /// The lifecycle the mount's `protocol` names: `initialize` (legacy) or `server/discover`
+    /// (2026-07-28, no session; rmcp then makes each request self-contained).
+    async fn handshake<T, E, A>(
+        &self,
+        handler: Handler,
+        transport: T,
+    ) -> Result<rmcp::service::RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use rmcp::service::ClientServiceExt as _;
+        match self.common.protocol {
+            crate::Protocol::Legacy => handler.serve(transport).await,
+            crate::Protocol::Modern => {
+                let preferred_versions = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
+                handler.serve_with_lifecycle(transport, rmcp::service::ClientLifecycleMode::Discover { preferred_versions }).await
             }
         }
     }
