@@ -124,6 +124,8 @@ pub enum RequestError {
     Upstream { code: i32, message: String, data: Option<Json> },
 }
 
+impl std::error::Error for RequestError {}
+
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -303,12 +303,55 @@ mod both_eras_server {
 
         async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
             let schema: JsonObject = serde_json::from_value(serde_json::json!({ "type": "object" })).unwrap();
-            Ok(ListToolsResult::with_all_items(vec![Tool::new("era", "The protocol revision of this call", Arc::new(schema))]))
+            let schema = Arc::new(schema);
+            Ok(ListToolsResult::with_all_items(vec![
+                Tool::new("era", "The protocol revision of this call", schema.clone()),
+                Tool::new("who", "Asks the client who is there (a 2026-07-28 input_required), and says", schema.clone()),
+                Tool::new("asks", "Asks the client `n` times over, then says so", schema),
+            ]))
         }
 
-        async fn call_tool(&self, _: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-            let era = context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default();
-            Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(era)])))
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            let text = |text: String| Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(text)])));
+            if request.name == "era" {
+                return text(context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default());
+            }
+            let question = || {
+                let params = serde_json::json!({
+                    "mode": "form",
+                    "message": "Who is there?",
+                    "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+                });
+                InputRequests::from([(
+                    "q1".to_owned(),
+                    InputRequest::Elicitation(ElicitRequest::new(serde_json::from_value(params).unwrap())),
+                )])
+            };
+            if request.name == "asks" {
+                let n = request.arguments.as_ref().and_then(|a| a.get("n")).and_then(serde_json::Value::as_u64).unwrap_or(1);
+                let asked = request
+                    .request_state
+                    .as_deref()
+                    .and_then(|s| s.strip_prefix("round-"))
+                    .and_then(|k| k.parse::<u64>().ok())
+                    .unwrap_or(0);
+                if asked == n {
+                    return text(format!("asked {n} times"));
+                }
+                let state = format!("round-{}", asked + 1);
+                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(question()), Some(state))));
+            }
+            // `who`: asked until the answer comes back with the state this server gave.
+            let answer =
+                request.input_responses.as_ref().and_then(|r| r.get("q1")).filter(|_| request.request_state.as_deref() == Some("who-1"));
+            match answer {
+                Some(answer) => text(format!("there is {}", answer["content"]["name"].as_str().unwrap_or("nobody"))),
+                None => Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(question()), Some("who-1".to_owned())))),
+            }
         }
     }
 
@@ -357,5 +400,44 @@ fn a_mount_speaks_the_revision_its_protocol_names() {
     assert_eq!(seam.status()["mounts"]["modern"]["state"], "ready");
     assert_eq!(client.call_text("mcp__modern__era", json!({})), "2026-07-28");
     client.close();
+    assert!(seam.terminate().success());
+}
+
+/// A 2026-07-28 server asks by answering `input_required`: seam answers it for the call's
+/// client, a session's (asked by request) or a 2026-07-28 client's (asked in its own
+/// `input_required`, then its retry), and sends the call again with the answers and the
+/// server's state, never showing that state to the client.
+#[test]
+fn a_modern_server_s_questions_reach_clients_of_both_eras() {
+    let (_runtime, url) = both_eras_server::start(both_eras_server::Server::default());
+    let dir = scratch("eras-modern-asks");
+    let file = dir.join("c.yaml");
+    compose(&file, &[format!("  modern:\n    kind: mcp.http\n    url: {url}\n    protocol: modern\n")], "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    // A session's client that does not declare elicitation is not asked, and the call says why.
+    let mut silent = SdkClient::http(&format!("{}/mcp", seam.base));
+    let refused = silent.call_text("mcp__modern__who", json!({}));
+    assert!(refused.starts_with("MCP_INPUT_REQUIRED:") && refused.contains("did not declare elicitation"), "{refused}");
+    silent.close();
+    // One that does (the TS SDK's, answering a form with the name `seam`) is asked by request.
+    let mut client = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &[("SEAM_ANSWERS", "1")]);
+    assert_eq!(client.call_text("mcp__modern__who", json!({})), "there is seam");
+    // As many rounds as the server asks, up to `MAX_INPUT_ROUNDS` (10); one more gives the call up.
+    assert_eq!(client.call_text("mcp__modern__asks", json!({ "n": 10 })), "asked 10 times");
+    let past = client.call_text("mcp__modern__asks", json!({ "n": 11 }));
+    assert!(past.starts_with("MCP_INPUT_ROUNDS_EXCEEDED:"), "{past}");
+    client.close();
+    // A 2026-07-28 client: the question comes back in seam's own input_required.
+    let elicitation = json!({ "elicitation": {} });
+    let params = json!({ "name": "mcp__modern__who", "arguments": {} });
+    let asked = modern_request(&seam.base, "/mcp", "tools/call", params.clone(), elicitation.clone());
+    assert_eq!(asked["result"]["inputRequests"]["q1"]["params"]["message"], "Who is there?", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(state, "who-1", "the server's state stays inside seam");
+    let mut retry = params;
+    retry["requestState"] = json!(state);
+    retry["inputResponses"] = json!({ "q1": { "action": "accept", "content": { "name": "eve" } } });
+    let answered = modern_request(&seam.base, "/mcp", "tools/call", retry, elicitation);
+    assert_eq!(answered["result"]["content"][0]["text"], "there is eve", "{answered}");
     assert!(seam.terminate().success());
 }

@@ -118,7 +118,7 @@ impl InFlight {
         }
     }
 
-    fn count(&self, kind: AskKind, passed_on: bool) {
+    pub(crate) fn count(&self, kind: AskKind, passed_on: bool) {
         let mut counts = self.1.lock().expect("ask counts lock");
         let (passed, refused) = counts.entry(kind.capability()).or_default();
         *(if passed_on { passed } else { refused }) += 1;

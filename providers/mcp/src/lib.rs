@@ -369,7 +369,8 @@ pub mod codes {
         MCP_URL_ELICITATION_REQUIRED Error "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.";
         MCP_FRAME_TOO_LARGE Error "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.";
         MCP_TASK_REQUIRED Error "(tool result) The server answered the call with a task (SEP-2663), though the calling client did not declare the tasks extension and so cannot hold one.";
-        MCP_INPUT_REQUIRED Error "(tool result) The server asked for client input mid-call; seam does not relay such requests.";
+        MCP_INPUT_ROUNDS_EXCEEDED Error "(tool result) A 2026-07-28 server asked for input more than `MAX_INPUT_ROUNDS` (10) rounds over in one call; the call was given up.";
+        MCP_INPUT_REQUIRED Error "(tool result) A 2026-07-28 server asked for input the call could not give: it has no MCP client behind it (`seam call`), or the client did not declare or did not answer a question, or the question is of no kind a client is asked.";
         MCP_OUTPUT_INVALID Error "(tool result) `structuredContent` is missing or does not match the tool's advertised output schema.";
         RECONNECT_DELAY_ORDER Error "`reconnect.initial_delay` is longer than `reconnect.max_delay`.";
     } }

@@ -280,19 +280,7 @@ impl rmcp::ClientHandler for Handler {
                 return relayed(self, seam_engine::runtime::AskKind::Roots, Json::Null, &context).await;
             }
         }
-        let roots = self
-            .workspace
-            .root()
-            .iter()
-            .filter_map(|root| url::Url::from_file_path(root).ok().map(|uri| (uri, root)))
-            .map(|(uri, root)| {
-                let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
-                let mut root = rmcp::model::Root::new(uri.to_string());
-                root.name = name;
-                root
-            })
-            .collect();
-        Ok(rmcp::model::ListRootsResult::new(roots))
+        Ok(workspace_roots(self.workspace.root()))
     }
 
     /// A URL elicitation's completion goes to the client it was passed on to.
@@ -334,6 +322,41 @@ impl rmcp::ClientHandler for Handler {
     async fn on_resource_updated(&self, params: rmcp::model::ResourceUpdatedNotificationParam, _: NotificationContext<RoleClient>) {
         self.events.send(MountEvent::ResourceUpdated { mount: self.mount.clone(), uri: params.uri });
     }
+}
+
+/// The roots a server is given from the composition's workspace root (none without one).
+#[allow(deprecated)]
+fn workspace_roots(root: Option<std::path::PathBuf>) -> rmcp::model::ListRootsResult {
+    let roots = root
+        .iter()
+        .filter_map(|root| url::Url::from_file_path(root).ok().map(|uri| (uri, root)))
+        .map(|(uri, root)| {
+            let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+            let mut root = rmcp::model::Root::new(uri.to_string());
+            root.name = name;
+            root
+        })
+        .collect();
+    rmcp::model::ListRootsResult::new(roots)
+}
+
+/// The most rounds of a 2026-07-28 server's `input_required` one call answers; past it
+/// the call fails (`MCP_INPUT_ROUNDS_EXCEEDED`).
+pub const MAX_INPUT_ROUNDS: usize = 10;
+
+/// Why a call could not answer a round of its server's `input_required`.
+#[derive(Debug, thiserror::Error)]
+enum InputError {
+    #[error("the server asked for input {MAX_INPUT_ROUNDS} times over; the call was given up")]
+    Rounds,
+    #[error("the client of agent `{agent}` did not declare {what} (or this kind of {what}), which the server asked for")]
+    Undeclared { agent: String, what: &'static str },
+    #[error("the server's `{key}` is no question a client can be asked")]
+    Unknown { key: String },
+    #[error("the call has no MCP client to answer the server's questions")]
+    NoClient,
+    #[error("the client did not answer `{key}`: {source}")]
+    Unanswered { key: String, source: seam_engine::offers::RequestError },
 }
 
 /// Why a connection attempt failed, and whether its process is proven gone (no process counts as gone).
@@ -1203,26 +1226,46 @@ impl McpMount {
         let tasks =
             client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
         let call = async {
-            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
-            let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-            let options = if tasks { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
-            let handle = match peer.send_cancellable_request(request, options).await {
-                Ok(handle) => handle,
-                Err(e) => return Err(self.failure(e, &tool)),
-            };
-            let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client);
-            let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
-            // Boxed: rmcp's response future is large, and every call's state would be as large as it.
-            let answered = Box::pin(handle.await_response()).await;
-            abandoned.0 = None;
-            match answered {
-                Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
-                Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
-                Ok(ServerResult::InputRequiredResult(input)) => answer_of(CallToolResponse::InputRequired(input), &tool, tasks),
-                Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
-                Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
-                Err(e) => Err(self.failure(e, &tool)),
+            // A 2026-07-28 server asks by answering `input_required`: each round's questions go to the
+            // client (by request, or in its own `input_required`), and the call is sent again with the answers.
+            let mut answers: Option<(rmcp::model::InputResponses, Option<String>)> = None;
+            for round in 0..=MAX_INPUT_ROUNDS {
+                let mut params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
+                if let Some((responses, state)) = answers.take() {
+                    params.input_responses = Some(responses);
+                    params.request_state = state;
+                }
+                let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+                let options = if tasks { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
+                let handle = match peer.send_cancellable_request(request, options).await {
+                    Ok(handle) => handle,
+                    Err(e) => return Err(self.failure(e, &tool)),
+                };
+                let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone());
+                let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
+                // Boxed: rmcp's response future is large, and every call's state would be as large as it.
+                let answered = Box::pin(handle.await_response()).await;
+                abandoned.0 = None;
+                return match answered {
+                    Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
+                    Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
+                    Ok(ServerResult::InputRequiredResult(asked)) => {
+                        let failed = |e: InputError| ToolOutput::error(crate::codes::MCP_INPUT_REQUIRED, format!("`{tool}`: {e}"));
+                        if round == MAX_INPUT_ROUNDS {
+                            return Err(ToolOutput::error(
+                                crate::codes::MCP_INPUT_ROUNDS_EXCEEDED,
+                                format!("`{tool}`: {}", InputError::Rounds),
+                            ));
+                        }
+                        answers = Some((self.answer_input(&asked, &client).await.map_err(failed)?, asked.request_state));
+                        continue;
+                    }
+                    Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
+                    Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
+                    Err(e) => Err(self.failure(e, &tool)),
+                };
             }
+            unreachable!("the last round returns")
         };
         let answered = tokio::select! {
             r = tokio::time::timeout(self.common.call_timeout.to_std(), call) => r,
@@ -1248,6 +1291,42 @@ impl McpMount {
             }
         }
         output
+    }
+
+    /// The client's answers to one round of a 2026-07-28 server's questions (`inputRequests`),
+    /// asked as a legacy server's questions are: each only if the client declared it, counted
+    /// in `/status`; `roots/list` from the workspace root unless the mount says `roots: client`.
+    async fn answer_input(
+        &self,
+        asked: &rmcp::model::InputRequiredResult,
+        client: &Client,
+    ) -> Result<rmcp::model::InputResponses, InputError> {
+        use seam_engine::runtime::AskKind;
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, question) in asked.input_requests.iter().flatten() {
+            let (kind, params) = match question {
+                rmcp::model::InputRequest::CreateMessage(request) => (AskKind::Sampling, serde_json::to_value(&request.params)),
+                rmcp::model::InputRequest::Elicitation(request) => (AskKind::Elicitation, serde_json::to_value(&request.params)),
+                rmcp::model::InputRequest::ListRoots(_) => (AskKind::Roots, Ok(Json::Null)),
+                _ => return Err(InputError::Unknown { key: key.clone() }),
+            };
+            let params = params.map_err(|_| InputError::Unknown { key: key.clone() })?;
+            let link = client.link();
+            let declared = link.is_some_and(|link| link.declares(kind, &params));
+            if kind == AskKind::Roots && (self.common.roots == crate::RootsFrom::Workspace || !declared) {
+                let root = WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() }.root();
+                responses.insert(key.clone(), serde_json::to_value(workspace_roots(root)).unwrap_or_default());
+                continue;
+            }
+            let link = link.ok_or(InputError::NoClient)?;
+            self.calls.count(kind, declared);
+            if !declared {
+                return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
+            }
+            let answer = link.ask(kind, params).await.map_err(|source| InputError::Unanswered { key: key.clone(), source })?;
+            responses.insert(key.clone(), answer);
+        }
+        Ok(responses)
     }
 
     /// An rmcp call that got no result.
