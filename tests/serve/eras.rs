@@ -283,7 +283,28 @@ mod both_eras_server {
 
     impl ServerHandler for Server {
         fn get_info(&self) -> ServerConfig {
-            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+        }
+
+        async fn list_prompts(
+            &self,
+            _: Option<PaginatedRequestParams>,
+            _: RequestContext<RoleServer>,
+        ) -> Result<ListPromptsResult, ErrorData> {
+            Ok(ListPromptsResult::with_all_items(vec![Prompt::new("who", Some("Asks the client who is there, then greets them"), None)]))
+        }
+
+        async fn get_prompt(&self, request: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+            let answer =
+                request.input_responses.as_ref().and_then(|r| r.get("q1")).filter(|_| request.request_state.as_deref() == Some("who-1"));
+            match answer {
+                Some(answer) => {
+                    let name = answer["content"]["name"].as_str().unwrap_or("nobody");
+                    let message = PromptMessage::new_text(Role::User, format!("greet {name}"));
+                    Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![message])))
+                }
+                None => Ok(GetPromptResponse::InputRequired(InputRequiredResult::new(Some(question()), Some("who-1".to_owned())))),
+            }
         }
 
         async fn initialize(
@@ -353,6 +374,16 @@ mod both_eras_server {
                 None => Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(question()), Some("who-1".to_owned())))),
             }
         }
+    }
+
+    /// The one question this server asks: who is there (a form).
+    fn question() -> InputRequests {
+        let params = serde_json::json!({
+            "mode": "form",
+            "message": "Who is there?",
+            "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+        });
+        InputRequests::from([("q1".to_owned(), InputRequest::Elicitation(ElicitRequest::new(serde_json::from_value(params).unwrap())))])
     }
 
     /// The server, on its own runtime until dropped, and its URL.
@@ -426,6 +457,9 @@ fn a_modern_server_s_questions_reach_clients_of_both_eras() {
     assert_eq!(client.call_text("mcp__modern__asks", json!({ "n": 10 })), "asked 10 times");
     let past = client.call_text("mcp__modern__asks", json!({ "n": 11 }));
     assert!(past.starts_with("MCP_INPUT_ROUNDS_EXCEEDED:"), "{past}");
+    // So is a question asked while the server answers `prompts/get`.
+    let prompt = client.send(json!({ "op": "get_prompt", "name": "mcp__modern__who" }));
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "greet seam", "{prompt}");
     client.close();
     // A 2026-07-28 client: the question comes back in seam's own input_required.
     let elicitation = json!({ "elicitation": {} });

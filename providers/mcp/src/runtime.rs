@@ -340,6 +340,24 @@ fn workspace_roots(root: Option<std::path::PathBuf>) -> rmcp::model::ListRootsRe
     rmcp::model::ListRootsResult::new(roots)
 }
 
+/// `request` sent again with the client's answers to its server's questions and the
+/// server's state (only a `prompts/get` or `resources/read` is ever asked).
+fn with_answers(request: ClientRequest, responses: rmcp::model::InputResponses, state: Option<String>) -> ClientRequest {
+    match request {
+        ClientRequest::GetPromptRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::GetPromptRequest(r)
+        }
+        ClientRequest::ReadResourceRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::ReadResourceRequest(r)
+        }
+        other => other,
+    }
+}
+
 /// The most rounds of a 2026-07-28 server's `input_required` one call answers; past it
 /// the call fails (`MCP_INPUT_ROUNDS_EXCEEDED`).
 pub const MAX_INPUT_ROUNDS: usize = 10;
@@ -1109,35 +1127,50 @@ impl McpMount {
         // A request about a task declares tasks, as the call that made the task did.
         let about_task =
             matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
-        let options = if about_task { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
-        let handle = link
-            .send_cancellable_request(request, options)
-            .await
-            .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
-        // Entered as a call is: the server's questions and progress while it answers reach `client`.
-        // Not a request about a task: a task's server asks through its `inputRequests`, and a poll
-        // in flight must not make another session's call look like one of several.
-        let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client));
-        // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
-        let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
-        let answered = tokio::select! {
-            r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
-            _ = cancel.cancelled() => return Err(RequestError::Unavailable(format!("the request for {what} was cancelled"))),
-        };
-        match answered {
-            Err(_) => Err(RequestError::Unavailable(format!(
-                "MCP server `{}` did not answer for {what} within call_timeout {}",
-                self.id, self.common.call_timeout
-            ))),
-            Ok(answer) => {
-                abandoned.0 = None;
-                match answer {
-                    Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
-                    Err(e) => Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
-                    Ok(result) => serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}"))),
+        let mut request = request;
+        // A 2026-07-28 server asks by answering `input_required`, as for a call (`call_inner`).
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let options = if about_task { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
+            let handle = link
+                .send_cancellable_request(request.clone(), options)
+                .await
+                .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
+            // Entered as a call is: the server's questions and progress while it answers reach `client`.
+            // Not a request about a task: a task's server asks through its `inputRequests`, and a poll
+            // in flight must not make another session's call look like one of several.
+            let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
+            // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
+            let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
+            let answered = tokio::select! {
+                r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
+                _ = cancel.cancelled() => return Err(RequestError::Unavailable(format!("the request for {what} was cancelled"))),
+            };
+            let result = match answered {
+                Err(_) => {
+                    return Err(RequestError::Unavailable(format!(
+                        "MCP server `{}` did not answer for {what} within call_timeout {}",
+                        self.id, self.common.call_timeout
+                    )));
                 }
+                Ok(answer) => {
+                    abandoned.0 = None;
+                    match answer {
+                        Err(ServiceError::McpError(e)) => return Err(seam_wire::relayed(e)),
+                        Err(e) => return Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
+                        Ok(result) => result,
+                    }
+                }
+            };
+            let ServerResult::InputRequiredResult(asked) = result else {
+                return serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}")));
+            };
+            if round == MAX_INPUT_ROUNDS {
+                return Err(RequestError::Unavailable(format!("{what}: {}", InputError::Rounds)));
             }
+            let responses = self.answer_input(&asked, &client).await.map_err(|e| RequestError::Unavailable(format!("{what}: {e}")))?;
+            request = with_answers(request, responses, asked.request_state);
         }
+        unreachable!("the last round returns")
     }
 
     /// What clients want of this mount (`BuildCx::interest`), asked of a new connection: the
