@@ -271,8 +271,6 @@ mod both_eras_server {
 
     use rmcp::model::*;
     use rmcp::service::{RequestContext, RoleServer};
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     use rmcp::{ErrorData, ServerHandler};
 
     #[derive(Clone, Default)]
@@ -388,17 +386,7 @@ mod both_eras_server {
 
     /// The server, on its own runtime until dropped, and its URL.
     pub fn start(server: Server) -> (tokio::runtime::Runtime, String) {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-        let router = axum::Router::new().nest_service("/mcp", service);
-        runtime.spawn(async move { axum::serve(listener, router).await });
-        (runtime, url)
+        crate::support::rmcp_over_http(server)
     }
 }
 

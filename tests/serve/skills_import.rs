@@ -12,8 +12,6 @@ use std::sync::{Arc, Mutex};
 use rmcp::handler::server::skill_catalog::SkillCatalog;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
@@ -74,19 +72,9 @@ struct SkillsPeer {
 
 impl SkillsPeer {
     fn start(root: &Path) -> SkillsPeer {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let server =
             Server { skills: Arc::new(SkillCatalog::from_dir(root).unwrap()), skill_md_reads: Arc::default(), peers: Arc::default() };
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let factory = server.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(factory.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-        let router = axum::Router::new().nest_service("/mcp", service);
-        runtime.spawn(async move { axum::serve(listener, router).await });
+        let (runtime, url) = rmcp_over_http(server.clone());
         SkillsPeer { url, server, runtime }
     }
 

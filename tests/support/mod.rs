@@ -524,3 +524,22 @@ impl Drop for Browser {
         let _ = self.child.wait();
     }
 }
+
+/// An rmcp server (the official Rust SDK's `ServerHandler`, one clone per session or
+/// stateless request) served over Streamable HTTP on 127.0.0.1 in this process, on a
+/// runtime of its own that serves it while it lives; and its URL.
+pub fn rmcp_over_http<S: rmcp::ServerHandler + Clone + Send + Sync + 'static>(server: S) -> (tokio::runtime::Runtime, String) {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    runtime.spawn(async move { axum::serve(listener, router).await });
+    (runtime, url)
+}
