@@ -463,3 +463,77 @@ fn a_modern_server_s_questions_reach_clients_of_both_eras() {
     assert_eq!(answered["result"]["content"][0]["text"], "there is eve", "{answered}");
     assert!(seam.terminate().success());
 }
+
+/// The parity probe in all four pairs of eras: the official Python SDK's client, in a
+/// session (legacy) and as a 2026-07-28 client, calls through seam the tools of a
+/// Python SDK server that ask it, mid-call, for a sampling, a form and a URL
+/// elicitation and its roots; the server is mounted in each revision (`protocol:
+/// legacy`, `protocol: modern`, both over stdio, `roots: client`). Every question
+/// reaches the client and every answer the server: each pair sees what the client of
+/// that era sees calling the server directly.
+#[test]
+fn every_question_crosses_seam_in_all_four_pairs_of_eras() {
+    let python = root().join(".cache/peers/venv/bin/python").display().to_string();
+    let server = root().join("tests/peers/py-asks-server.py").display().to_string();
+    let mount = |protocol: &str| {
+        let (python, server) = (json!(python), json!(server));
+        format!(
+            "  {protocol}:\n    kind: mcp.stdio\n    command: {python}\n    args: [{server}, stdio]\n    roots: client\n    protocol: {protocol}\n"
+        )
+    };
+    let dir = scratch("eras-four-pairs");
+    let file = dir.join("c.yaml");
+    compose(&file, &[mount("legacy"), mount("modern")], "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    for era in ["legacy", "2026-07-28"] {
+        let direct = python_peer("py-asks-client.py", &[era, "", "stdio", &python, &server, "stdio"]);
+        let answered = json!({
+            "ask-sample": "sampled hello",
+            "ask-form": "there is python",
+            "ask-url": "url accept",
+            "ask-roots": "roots file:///probe/root",
+        });
+        assert_eq!(direct["answered"], answered, "{era} directly: {direct}");
+        assert_eq!(direct["asked"], json!(["sampling", "elicitation:form", "elicitation:url", "roots"]), "{era} directly: {direct}");
+        for protocol in ["legacy", "modern"] {
+            let through = python_peer("py-asks-client.py", &[era, &format!("mcp__{protocol}__"), &url]);
+            assert_eq!(through, direct, "a {era} client through seam to the mount speaking {protocol}");
+        }
+    }
+    assert!(seam.terminate().success());
+}
+
+/// A mount speaking 2026-07-28 follows its server's `subscriptions/listen` stream (that
+/// revision has no session to notify) and honours its caching hints: a prompt-list
+/// change lists the prompts again but not the tools, whose hint (`ttlMs` 300000) has not
+/// lapsed, so a tool the server added without saying so stays unseen; a tool-list
+/// change lists them again; a resource a client subscribes to through seam goes into
+/// the stream's filter, and its update reaches the client.
+#[test]
+fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
+    let python = json!(root().join(".cache/peers/venv/bin/python").display().to_string());
+    let server = json!(root().join("tests/peers/py-asks-server.py").display().to_string());
+    let dir = scratch("eras-modern-listen");
+    let file = dir.join("c.yaml");
+    let mount = format!("  modern:\n    kind: mcp.stdio\n    command: {python}\n    args: [{server}, stdio]\n    protocol: modern\n");
+    compose(&file, &[mount], "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__modern__quietly", json!({})), "added quietly");
+    client.wait_prompt_list_changed();
+    let prompts = client.prompts();
+    assert!(prompts.iter().any(|p| p["name"] == "mcp__modern__later"), "{prompts:?}");
+    assert!(!client.tool_names().contains(&"mcp__modern__unsaid".to_owned()), "the tool list's hint has not lapsed");
+    assert_eq!(client.call_text("mcp__modern__grow", json!({})), "grew");
+    client.wait_list_changed();
+    let tools = client.tool_names();
+    assert!(["mcp__modern__grown", "mcp__modern__unsaid"].iter().all(|t| tools.contains(&(*t).to_owned())), "{tools:?}");
+    let uri = "asks://note";
+    assert_eq!(client.send(json!({ "op": "subscribe", "uri": uri }))["ok"], true);
+    assert_eq!(client.call_text("mcp__modern__touch", json!({})), "touched");
+    let updated = client.send(json!({ "op": "wait_resource_updated", "uri": uri, "timeout_ms": PATIENCE.as_millis() as u64 }));
+    assert_eq!(updated["ok"], true, "{updated}");
+    client.close();
+    assert!(seam.terminate().success());
+}

@@ -31,6 +31,15 @@ pub fn peer_bin(name: &str) -> String {
     path.display().to_string()
 }
 
+/// What one of our Python peers (`tests/peers/<script>`, on the official Python SDK)
+/// printed: one JSON object.
+pub fn python_peer(script: &str, args: &[&str]) -> Value {
+    let out =
+        Command::new(root().join(".cache/peers/venv/bin/python")).arg(root().join("tests/peers").join(script)).args(args).output().unwrap();
+    assert!(out.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} {args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
 pub fn flaky_server() -> String {
     root().join("tests/peers/flaky-mcp-server.mjs").display().to_string()
 }

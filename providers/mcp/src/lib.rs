@@ -63,7 +63,6 @@ impl Default for NameFilter {
     }
 }
 
-/// Bounded exponential backoff after the connection drops.
 /// Which roots a server is given when it asks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -29,7 +29,7 @@ use globset::{Glob, GlobMatcher};
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
-    ServerResult,
+    ServerNotification, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
@@ -141,6 +141,36 @@ impl Filters {
     }
 }
 
+/// The lists a server said changed: a re-sync asks for these again, and for any
+/// other whose caching hint has lapsed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Changed {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+impl Changed {
+    const ALL: Changed = Changed { tools: true, prompts: true, resources: true };
+
+    fn and(self, other: Changed) -> Changed {
+        Changed { tools: self.tools || other.tools, prompts: self.prompts || other.prompts, resources: self.resources || other.resources }
+    }
+}
+
+/// Until when each list the server last gave may be reused without asking again
+/// (its `ttlMs`), unless the server says it changed; `None`: ask each time.
+#[derive(Clone, Copy, Debug, Default)]
+struct FreshUntil {
+    tools: Option<Instant>,
+    prompts: Option<Instant>,
+    resources: Option<Instant>,
+}
+
+/// The longest a server's caching hint keeps one of its lists from being asked
+/// again: past it a re-sync asks whatever the server said.
+const MAX_LIST_TTL: Duration = Duration::from_secs(3600);
+
 struct Imported {
     raw: String,
     /// The advertised output schema, when it compiles; unsupported vocabulary means unconstrained.
@@ -157,6 +187,13 @@ struct McpMount {
     /// The server's last complete listing, so a new filter applies without asking again.
     listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
     listed_offers: Mutex<Arc<Offerings>>,
+    fresh_until: Mutex<FreshUntil>,
+    /// Which URIs clients want updates of changed: a 2026-07-28 server is listened to
+    /// again with them (`subscriptions/listen`; it has no `resources/subscribe`). Each
+    /// ask is numbered; the supervisor says up to which one its stream holds.
+    relisten: tokio::sync::Notify,
+    listens_asked: std::sync::atomic::AtomicU64,
+    listens_opened: tokio::sync::watch::Sender<u64>,
     status: StatusCell,
     imports: Mutex<Arc<Imports>>,
     /// How calls reach the server while it is connected and synced.
@@ -176,7 +213,7 @@ struct McpMount {
 
 /// Turns `list_changed` notifications into re-sync requests for the supervisor.
 struct Handler {
-    resync: mpsc::UnboundedSender<()>,
+    resync: mpsc::UnboundedSender<Changed>,
     /// The mount's id and the deployment's events: log lines and resource updates go there.
     mount: String,
     events: MountEvents,
@@ -302,15 +339,15 @@ impl rmcp::ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
-        let _ = self.resync.send(());
+        let _ = self.resync.send(Changed { tools: true, ..Changed::default() });
     }
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
-        let _ = self.resync.send(());
+        let _ = self.resync.send(Changed { prompts: true, ..Changed::default() });
     }
 
     async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
-        let _ = self.resync.send(());
+        let _ = self.resync.send(Changed { resources: true, ..Changed::default() });
     }
 
     #[allow(deprecated)]
@@ -527,6 +564,10 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             filter: Mutex::new(Filters::new(&common)),
             listed: Mutex::new(Arc::default()),
             listed_offers: Mutex::new(Arc::default()),
+            fresh_until: Mutex::default(),
+            relisten: tokio::sync::Notify::new(),
+            listens_asked: Default::default(),
+            listens_opened: tokio::sync::watch::Sender::new(0),
             transport,
             common,
             status: StatusCell::notifying(State::Starting, cx.status.clone()),
@@ -563,7 +604,7 @@ impl McpMount {
             let (resync_tx, mut resync_rx) = mpsc::unbounded_channel();
             let attempt = tokio::select! {
                 _ = self.stop.cancelled() => return,
-                r = self.connect(resync_tx) => r,
+                r = self.connect(resync_tx.clone()) => r,
             };
             let mut connection = match attempt {
                 Ok(c) => Some(c),
@@ -578,7 +619,7 @@ impl McpMount {
             };
             let mut up_since = None;
             if let Some(c) = &mut connection {
-                match self.sync(&c.service.peer().clone()).await {
+                match self.sync(&c.service.peer().clone(), Changed::ALL).await {
                     Ok(()) => {
                         self.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         *self.link.lock().expect("link lock") = Some(c.service.peer().clone());
@@ -606,9 +647,41 @@ impl McpMount {
                 liveness.reset();
                 let mut workspace = self.cx.live_workspace.clone();
                 let mut root = self.cx.workspace.clone();
+                // A 2026-07-28 server says what changed on a stream the mount opens (`subscriptions/listen`).
+                let mut listening = None;
+                let mut listen_lost = false;
                 if up_since.is_some() {
                     loop {
                         tokio::select! {
+                            heard = next_heard(&mut listening) => match heard {
+                                Some(ServerNotification::ToolListChangedNotification(_)) => { let _ = resync_tx.send(Changed { tools: true, ..Changed::default() }); }
+                                Some(ServerNotification::PromptListChangedNotification(_)) => { let _ = resync_tx.send(Changed { prompts: true, ..Changed::default() }); }
+                                Some(ServerNotification::ResourceListChangedNotification(_)) => { let _ = resync_tx.send(Changed { resources: true, ..Changed::default() }); }
+                                Some(ServerNotification::ResourceUpdatedNotification(n)) => {
+                                    self.cx.events.send(MountEvent::ResourceUpdated { mount: self.id.clone(), uri: n.params.uri });
+                                }
+                                Some(_) => {}
+                                None => {
+                                    // Ended: what changed meanwhile is unknown, so everything is listed again
+                                    // now, and the stream opened again after a liveness interval.
+                                    let end = listening.take().and_then(|l| l.end().cloned());
+                                    tracing::info!(mount = %self.id, "subscriptions/listen ended ({end:?}); listening again shortly");
+                                    let _ = resync_tx.send(Changed::ALL);
+                                    listen_lost = true;
+                                }
+                            },
+                            _ = tokio::time::sleep(self.liveness_interval()), if listen_lost => {
+                                listening = self.listen(&peer).await;
+                                listen_lost = listening.is_none();
+                            }
+                            _ = self.relisten.notified() => {
+                                // The new stream opens before the old one closes: no update falls between.
+                                let asked = self.listens_asked.load(std::sync::atomic::Ordering::SeqCst);
+                                if let Some(next) = self.listen(&peer).await {
+                                    listening = Some(next);
+                                }
+                                self.listens_opened.send_replace(asked);
+                            }
                             _ = liveness.tick(), if matches!(self.transport, Transport::Http(_)) => {
                                 // 2026-07-28 has no `ping`: a `server/discover`, sent past rmcp's cache, asks the same.
                                 let ping = match self.common.protocol {
@@ -638,10 +711,12 @@ impl McpMount {
                                     }
                                 }
                             }
-                            Some(()) = resync_rx.recv() => {
+                            Some(mut changed) = resync_rx.recv() => {
                                 // One sync lists everything as it is now: the changes said while one ran ask for no more.
-                                while resync_rx.try_recv().is_ok() {}
-                                if let Err(e) = self.sync(&peer).await {
+                                while let Ok(more) = resync_rx.try_recv() {
+                                    changed = changed.and(more);
+                                }
+                                if let Err(e) = self.sync(&peer, changed).await {
                                     tracing::warn!(mount = %self.id, "re-sync failed, keeping the previous tools: {e}");
                                 }
                             }
@@ -717,7 +792,7 @@ impl McpMount {
 
     /// Connects and completes the handshake within `startup_timeout`. A child whose
     /// handshake fails is ended here, and its exit proven, before the caller may start another.
-    async fn connect(&self, resync: mpsc::UnboundedSender<()>) -> Result<McpConnection, Failed> {
+    async fn connect(&self, resync: mpsc::UnboundedSender<Changed>) -> Result<McpConnection, Failed> {
         let handler = Handler {
             resync,
             mount: self.id.clone(),
@@ -837,24 +912,37 @@ impl McpMount {
     }
 
     /// Fetches every page of every list the server declares and swaps the
-    /// whole map in, or keeps the previous one.
-    async fn sync(&self, peer: &Peer<RoleClient>) -> Result<(), SyncError> {
+    /// whole map in, or keeps the previous one. A list the server did not say
+    /// `changed`, and gave with a caching hint not yet lapsed (`ttlMs`,
+    /// 2026-07-28), is the one it last gave, not asked again.
+    async fn sync(&self, peer: &Peer<RoleClient>, changed: Changed) -> Result<(), SyncError> {
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
+        let now = Instant::now();
+        let fresh = *self.fresh_until.lock().expect("fresh lock");
+        let reused = |changed: bool, until: Option<Instant>| !changed && until.is_some_and(|until| until > now);
+        let until = |ttl_ms: Option<u64>| ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL));
+        let mut next_fresh = FreshUntil::default();
+        let last = self.listed_offers.lock().expect("listing lock").clone();
         // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
         let tools = if !declares(|c| c.tools.is_some()) {
             Vec::new()
+        } else if reused(changed.tools, fresh.tools) {
+            next_fresh.tools = fresh.tools;
+            self.listed.lock().expect("listing lock").as_ref().clone()
         } else {
-            all_pages::<rmcp::model::ListToolsRequestMethod, _>(
+            let (tools, ttl_ms) = all_pages::<rmcp::model::ListToolsRequestMethod, _>(
                 peer,
                 |params| ClientRequest::ListToolsRequest(list_request(params)),
                 |page| match page {
-                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor, page.ttl_ms)),
                     _ => None,
                 },
                 usize::MAX,
             )
-            .await?
+            .await?;
+            next_fresh.tools = until(ttl_ms);
+            tools
         };
         let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
         let mut offerings = Offerings { instructions, ..Offerings::default() };
@@ -884,45 +972,56 @@ impl McpMount {
                 }
             }
         }
-        if declares(|c| c.prompts.is_some()) {
-            offerings.prompts = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
+        if declares(|c| c.prompts.is_some()) && reused(changed.prompts, fresh.prompts) {
+            next_fresh.prompts = fresh.prompts;
+            offerings.prompts = last.prompts.clone();
+        } else if declares(|c| c.prompts.is_some()) {
+            let (prompts, ttl_ms) = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
                 peer,
                 |params| ClientRequest::ListPromptsRequest(list_request(params)),
                 |page| match page {
-                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
+                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor, page.ttl_ms)),
                     _ => None,
                 },
                 usize::MAX,
             )
             .await?;
+            (offerings.prompts, next_fresh.prompts) = (prompts, until(ttl_ms));
         }
-        if declares(|c| c.resources.is_some()) {
-            offerings.resources = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
+        if declares(|c| c.resources.is_some()) && reused(changed.resources, fresh.resources) {
+            next_fresh.resources = fresh.resources;
+            (offerings.resources, offerings.templates) = (last.resources.clone(), last.templates.clone());
+        } else if declares(|c| c.resources.is_some()) {
+            let (resources, resources_ttl_ms) = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
                 peer,
                 |params| ClientRequest::ListResourcesRequest(list_request(params)),
                 |page| match page {
-                    ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor)),
+                    ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor, page.ttl_ms)),
                     _ => None,
                 },
                 usize::MAX,
             )
             .await?;
             let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
-            offerings.templates = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
+            let (templates, templates_ttl_ms) = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
                 peer,
                 templates,
                 |page| match page {
-                    ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor)),
+                    ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor, page.ttl_ms)),
                     _ => None,
                 },
                 usize::MAX,
             )
             .await?;
+            // The two lists are one: reused while both are fresh.
+            let ttl_ms = resources_ttl_ms.zip(templates_ttl_ms).map(|(a, b)| a.min(b));
+            (offerings.resources, offerings.templates, next_fresh.resources) = (resources, templates, until(ttl_ms));
         }
         let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
         let next = self.import(&tools, &offerings)?;
         *self.listed.lock().expect("listing lock") = tools;
         *self.listed_offers.lock().expect("listing lock") = offerings;
+        *self.fresh_until.lock().expect("fresh lock") = next_fresh;
         self.publish(next);
         Ok(())
     }
@@ -1178,7 +1277,58 @@ impl McpMount {
     /// reload made in place of another, serves the same clients as the one before.
     /// (`resources/subscribe` is the legacy era's; a 2026-07-28 server's `subscriptions/listen` is issue 28's.)
     #[allow(deprecated)]
+    /// Opens `subscriptions/listen` on a 2026-07-28 server for what seam follows: the
+    /// lists the server says may change, and the resources clients want updates of
+    /// (`Interest`). `None` for a legacy server (it notifies its session instead), for
+    /// a server that says nothing may change, or when the stream could not be opened.
+    async fn listen(&self, peer: &Peer<RoleClient>) -> Option<rmcp::service::Subscription> {
+        if self.common.protocol != crate::Protocol::Modern {
+            return None;
+        }
+        let capabilities = peer.peer_info()?.capabilities.clone();
+        let mut filter = rmcp::model::SubscriptionFilter::builder();
+        let mut wanted = false;
+        if capabilities.tools.as_ref().is_some_and(|t| t.list_changed == Some(true)) {
+            (filter, wanted) = (filter.tools_list_changed(), true);
+        }
+        if capabilities.prompts.as_ref().is_some_and(|p| p.list_changed == Some(true)) {
+            (filter, wanted) = (filter.prompts_list_changed(), true);
+        }
+        let resources = capabilities.resources.as_ref();
+        if resources.is_some_and(|r| r.list_changed == Some(true)) {
+            (filter, wanted) = (filter.resources_list_changed(), true);
+        }
+        let uris = self.cx.interest.subscribed();
+        if resources.is_some_and(|r| r.subscribe == Some(true)) && !uris.is_empty() {
+            (filter, wanted) = (filter.resource_subscriptions(uris), true);
+        }
+        if !wanted {
+            return None;
+        }
+        match peer.listen(filter.build()).await {
+            Ok(subscription) => Some(subscription),
+            Err(e) => {
+                tracing::warn!(mount = %self.id, "subscriptions/listen could not be opened: {e}");
+                None
+            }
+        }
+    }
+
+    /// Asks the supervisor to listen again with what seam follows now; the ask's number.
+    fn ask_to_listen(&self) -> u64 {
+        let asked = self.listens_asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        self.relisten.notify_one();
+        asked
+    }
+
+    #[allow(deprecated)]
     async fn restore(&self, peer: &Peer<RoleClient>) {
+        if self.common.protocol == crate::Protocol::Modern {
+            // 2026-07-28 has neither `logging/setLevel` nor `resources/subscribe`: the
+            // supervisor listens (again), the URIs in the stream's filter.
+            self.ask_to_listen();
+            return;
+        }
         let level = self.cx.interest.log_level.lock().expect("level lock").as_deref().and_then(seam_wire::level_named);
         if let Some(level) = level {
             self.send_log_level(peer, level).await;
@@ -1192,7 +1342,7 @@ impl McpMount {
 
     #[allow(deprecated)]
     async fn send_log_level(&self, peer: &Peer<RoleClient>, level: rmcp::model::LoggingLevel) {
-        if peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
+        if self.common.protocol == crate::Protocol::Modern || peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return;
         }
         if let Err(e) = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await {
@@ -1215,6 +1365,14 @@ impl McpMount {
             }
             let message = format!("MCP server `{}` offers no resource subscriptions", self.id);
             return Err(RequestError::Upstream { code: rmcp::model::ErrorCode::METHOD_NOT_FOUND.0, message, data: None });
+        }
+        if self.common.protocol == crate::Protocol::Modern {
+            // The deployment counted the interest: the supervisor listens again with it, and the
+            // client is answered once the server has the stream (or at `startup_timeout`).
+            let asked = self.ask_to_listen();
+            let mut opened = self.listens_opened.subscribe();
+            let _ = tokio::time::timeout(self.common.startup_timeout.to_std(), opened.wait_for(|o| *o >= asked)).await;
+            return Ok(());
         }
         let answer = if on {
             link.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
@@ -1424,22 +1582,34 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
 }
 
 /// A `tools/list`-shaped request for one page.
+/// The next notification on a mount's `subscriptions/listen` stream; `None` once it
+/// ended (or failed). Without a stream, never.
+async fn next_heard(listening: &mut Option<rmcp::service::Subscription>) -> Option<ServerNotification> {
+    match listening {
+        Some(subscription) => subscription.next().await.ok().flatten(),
+        None => std::future::pending().await,
+    }
+}
+
 fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
     rmcp::model::RequestOptionalParam { method: M::default(), params: Some(params), extensions: Default::default() }
 }
 
 /// Every page of one list, sent as plain requests (rmcp's own `list_*` may
-/// answer a failure from its cache); a repeated cursor is an error. Of a list
-/// beside the tools, a server that answers "method not found" lists nothing:
-/// servers that declare `resources` without templates do.
+/// answer a failure from its cache), and how long the whole may be reused (the
+/// shortest `ttlMs` of its pages, 2026-07-28; none from older servers); a
+/// repeated cursor is an error. Of a list beside the tools, a server that
+/// answers "method not found" lists nothing: servers that declare `resources`
+/// without templates do.
 async fn all_pages<M: rmcp::model::ConstString, T>(
     peer: &Peer<RoleClient>,
     request: impl Fn(PaginatedRequestParams) -> ClientRequest,
-    page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
+    page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>, Option<u64>)>,
     most: usize,
-) -> Result<Vec<T>, SyncError> {
+) -> Result<(Vec<T>, Option<u64>), SyncError> {
     let method = M::VALUE;
     let mut items = Vec::new();
+    let mut ttl_ms: Option<u64> = None;
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     loop {
@@ -1449,17 +1619,21 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
                     && method != <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE =>
             {
                 tracing::debug!("the server does not answer {method}: it lists nothing there");
-                return Ok(items);
+                return Ok((items, None));
             }
             answer => answer.map_err(|source| SyncError::ListFailed { method, source })?,
         };
-        let (listed, next) = page(answer).ok_or(SyncError::UnexpectedAnswer { method })?;
+        let (listed, next, page_ttl_ms) = page(answer).ok_or(SyncError::UnexpectedAnswer { method })?;
         items.extend(listed);
+        ttl_ms = match (ttl_ms, page_ttl_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if items.len() > most {
             return Err(SyncError::PastBound { method, most });
         }
         match next {
-            None => return Ok(items),
+            None => return Ok((items, ttl_ms)),
             Some(next) if !seen.insert(next.clone()) => return Err(SyncError::RepeatedCursor { method, cursor: next }),
             Some(next) => cursor = Some(next),
         }
@@ -1476,12 +1650,13 @@ async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, V
         peer,
         |params| ClientRequest::ListSkillsRequest(list_request(params)),
         |page| match page {
-            ServerResult::ListSkillsResult(page) => Some((page.skills, page.next_cursor)),
+            ServerResult::ListSkillsResult(page) => Some((page.skills, page.next_cursor, page.ttl_ms)),
             _ => None,
         },
         MAX_IMPORTED_SKILLS,
     )
-    .await?;
+    .await?
+    .0;
     let mut left_out = Vec::new();
     let mut skills = Vec::new();
     for skill in listed {
