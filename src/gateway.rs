@@ -260,7 +260,7 @@ impl Gateway {
     async fn subscribe_resource(&self, uri: String) -> Result<(), McpError> {
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
-        let id = mount.map_err(|e| seam_wire::answer(e, true))?;
+        let id = mount.map_err(|e| seam_wire::answer(e, Some(&uri)))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
             let mut subscribed = self.subscribed.lock();
@@ -277,7 +277,7 @@ impl Gateway {
             Ok(interest) => Arc::downgrade(&interest),
             Err(e) => {
                 self.subscribed.lock().remove(&uri);
-                return Err(seam_wire::answer(e, true));
+                return Err(seam_wire::answer(e, Some(&uri)));
             }
         };
         let kept = match self.subscribed.lock().get_mut(&uri) {
@@ -317,7 +317,7 @@ impl Gateway {
         params.remove("_meta");
         let (client, asks) = self.client_of(&context);
         let asked = self.deployment.task(&self.agent, method, params, client, context.ct);
-        asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, false))
+        asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, None))
     }
 
     /// The skills this session is served over MCP's skills extension now (only the one at
@@ -393,7 +393,7 @@ fn result_of<T: serde::de::DeserializeOwned>(mut json: Json, what: impl FnOnce()
 /// A tool's output as rmcp's result.
 fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, McpError> {
     if let Some(relayed) = output.relayed_error.take() {
-        return Err(seam_wire::answer(*relayed, false));
+        return Err(seam_wire::answer(*relayed, None));
     }
     result_of(output.into_json(), || format!("`{tool}`"))
 }
@@ -646,7 +646,7 @@ impl ServerHandler for Gateway {
             Ok(json) => json,
             // A skill's file no one serves: the skills extension answers that with invalid params.
             Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
-            Err(e) => return Err(seam_wire::answer(e, true)),
+            Err(e) => return Err(seam_wire::answer(e, Some(&uri))),
         };
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
     }
@@ -740,7 +740,7 @@ impl ServerHandler for Gateway {
             Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
-            Err(e) => Err(seam_wire::answer(e, false)),
+            Err(e) => Err(seam_wire::answer(e, None)),
         }
     }
 
@@ -771,7 +771,7 @@ impl ServerHandler for Gateway {
             } else {
                 self.request(asked, context).await
             };
-            let json = answered.map_err(|e| seam_wire::answer(e, false))?;
+            let json = answered.map_err(|e| seam_wire::answer(e, None))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
         let roots = self.roots_for(&live, &context.peer).await;

@@ -326,10 +326,15 @@ mod both_eras_server {
             Ok(ListToolsResult::with_all_items(vec![
                 Tool::new("era", "The protocol revision of this call", schema.clone()),
                 Tool::new("who", "Asks the client who is there (a 2026-07-28 input_required), and says", schema.clone()),
-                Tool::new("asks", "Asks the client `n` times over, then says so", schema),
+                Tool::new("asks", "Asks the client `n` times over, then says so", schema.clone()),
+                Tool::new("two", "Asks who is there and for a sampling in one round, then says both", schema.clone()),
+                Tool::new("caps", "The capabilities the client declared in this call", schema.clone()),
+                Tool::new("needs-sampling", "Refuses (-32021) a client that did not declare sampling", schema),
             ]))
         }
 
+        // Sampling is deprecated by SEP-2577, and still what this server asks in `two`.
+        #[allow(deprecated)]
         async fn call_tool(
             &self,
             request: CallToolRequestParams,
@@ -350,6 +355,30 @@ mod both_eras_server {
                     InputRequest::Elicitation(ElicitRequest::new(serde_json::from_value(params).unwrap())),
                 )])
             };
+            let declared = context.client_capabilities().unwrap_or_default();
+            if request.name == "caps" {
+                return text(serde_json::to_string(&declared).unwrap());
+            }
+            if request.name == "needs-sampling" {
+                if declared.sampling.is_some() {
+                    return text("sampling declared".to_owned());
+                }
+                let data = serde_json::json!({ "requiredCapabilities": { "sampling": {} } });
+                return Err(ErrorData::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "this tool samples", Some(data)));
+            }
+            if request.name == "two" {
+                let responses = request.input_responses.unwrap_or_default();
+                if let (Some(who), Some(sampled)) = (responses.get("who"), responses.get("say")) {
+                    let said = format!("{} says {}", who["content"]["name"].as_str().unwrap_or("nobody"), sampled["content"]["text"]);
+                    return text(said);
+                }
+                let mut questions = question();
+                let who = questions.remove("q1").unwrap();
+                let message = SamplingMessage::user_text("say something");
+                let say = InputRequest::CreateMessage(CreateMessageRequest::new(CreateMessageRequestParams::new(vec![message], 5)));
+                let questions = InputRequests::from([("who".to_owned(), who), ("say".to_owned(), say)]);
+                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(questions), Some("two-1".to_owned()))));
+            }
             if request.name == "asks" {
                 let n = request.arguments.as_ref().and_then(|a| a.get("n")).and_then(serde_json::Value::as_u64).unwrap_or(1);
                 let asked = request
@@ -535,5 +564,64 @@ fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
     let updated = client.send(json!({ "op": "wait_resource_updated", "uri": uri, "timeout_ms": PATIENCE.as_millis() as u64 }));
     assert_eq!(updated["ok"], true, "{updated}");
     client.close();
+    assert!(seam.terminate().success());
+}
+
+/// What a 2026-07-28 mount's server is told of the calling client: the capabilities that
+/// client declared (roots always: seam answers them when the client cannot), so that
+/// the server asks nothing the client cannot answer, and its refusal (-32021) of a client
+/// that lacks one reaches the client as that error. A round of two questions reaches a
+/// client of either era whole: a 2026-07-28 client in one `input_required`.
+#[test]
+fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_whole_rounds() {
+    let (_runtime, url) = both_eras_server::start(both_eras_server::Server::default());
+    let dir = scratch("eras-modern-capabilities");
+    let file = dir.join("c.yaml");
+    compose(&file, &[format!("  modern:\n    kind: mcp.http\n    url: {url}\n    protocol: modern\n")], "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let call = |tool: &str, capabilities: Value, retry: Option<(&Value, Value)>| {
+        let mut params = json!({ "name": tool, "arguments": {} });
+        if let Some((state, responses)) = retry {
+            params["requestState"] = state.clone();
+            params["inputResponses"] = responses;
+        }
+        modern_request(&seam.base, "/mcp", "tools/call", params, capabilities)
+    };
+    let caps = call("mcp__modern__caps", json!({ "elicitation": {} }), None);
+    let caps: Value = serde_json::from_str(caps["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert!(caps.get("elicitation").is_some() && caps.get("roots").is_some(), "{caps}");
+    assert!(caps.get("sampling").is_none(), "{caps}");
+    let refused = call("mcp__modern__needs-sampling", json!({}), None);
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(refused["error"]["data"]["requiredCapabilities"], json!({ "sampling": {} }), "{refused}");
+    let sampling = json!({ "sampling": {} });
+    assert_eq!(call("mcp__modern__needs-sampling", sampling, None)["result"]["content"][0]["text"], "sampling declared");
+
+    let both = json!({ "sampling": {}, "elicitation": {} });
+    let asked = call("mcp__modern__two", both.clone(), None);
+    let questions = asked["result"]["inputRequests"].as_object().unwrap_or_else(|| panic!("{asked}"));
+    let methods: std::collections::BTreeSet<_> = questions.values().map(|q| q["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"].into(), "one round, both questions: {asked}");
+    let answers: serde_json::Map<String, Value> = questions
+        .iter()
+        .map(|(key, q)| {
+            let answer = match q["method"].as_str() {
+                Some("sampling/createMessage") => {
+                    json!({ "role": "assistant", "model": "probe", "content": { "type": "text", "text": "hi" } })
+                }
+                _ => json!({ "action": "accept", "content": { "name": "eve" } }),
+            };
+            (key.clone(), answer)
+        })
+        .collect();
+    let done = call("mcp__modern__two", both, Some((&asked["result"]["requestState"], Value::Object(answers))));
+    assert_eq!(done["result"]["content"][0]["text"], "eve says \"hi\"", "{done}");
+    let mut client = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &[("SEAM_ANSWERS", "1")]);
+    let said = client.call_text("mcp__modern__two", json!({}));
+    assert!(said.starts_with("seam says"), "{said}");
+    client.close();
+
+    let unknown = modern_request(&seam.base, "/mcp", "resources/read", json!({ "uri": "nowhere://x" }), json!({}));
+    assert_eq!(unknown["error"]["data"]["uri"], "nowhere://x", "SEP-2164: {unknown}");
     assert!(seam.terminate().success());
 }

@@ -41,11 +41,14 @@ pub fn relayed(e: ErrorData) -> RequestError {
 }
 
 /// What a peer is told for a request that got no result: a relayed error as
-/// it came; nothing to answer to as `resource_not_found` for a resource
-/// (`resource`), else as invalid params; anything else as an internal error.
-pub fn answer(e: RequestError, resource: bool) -> ErrorData {
+/// it came; nothing to answer to as `resource_not_found` for a request about
+/// the resource `resource`, with its URI in `data` (SEP-2164), else as invalid
+/// params; anything else as an internal error.
+pub fn answer(e: RequestError, resource: Option<&str>) -> ErrorData {
     match e {
-        RequestError::Unknown(message) if resource => ErrorData::resource_not_found(message, None),
+        RequestError::Unknown(message) if let Some(uri) = resource => {
+            ErrorData::resource_not_found(message, Some(serde_json::json!({ "uri": uri })))
+        }
         RequestError::Unknown(message) => ErrorData::invalid_params(message, None),
         RequestError::Unavailable(message) => ErrorData::internal_error(message, None),
         RequestError::Upstream { code, message, data } => ErrorData::new(ErrorCode(code), message, data),

@@ -161,7 +161,7 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    client.ask(kind, params).await.map_err(|e| seam_wire::answer(e, false))
+    client.ask(kind, params).await.map_err(|e| seam_wire::answer(e, None))
 }
 
 #[cfg(test)]

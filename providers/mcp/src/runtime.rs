@@ -267,14 +267,40 @@ fn declared() -> ClientCapabilities {
     capabilities
 }
 
-/// The options of a request that declares the tasks extension (SEP-2663) in its own
-/// `_meta`, for a call whose client declared it, and for the requests about its task.
-fn for_tasks() -> rmcp::service::PeerRequestOptions {
+/// The options of a request sent for `client`. To a 2026-07-28 server (`modern`) each
+/// request declares what the calling client can answer, of `declared()`: a server asks
+/// nothing the client cannot answer, and refuses (-32021) what needs it. Roots stay:
+/// seam answers them itself when the client cannot. With `tasks`, the request declares
+/// the tasks extension (SEP-2663) in its own `_meta`, as for a call whose client
+/// declared it, and for the requests about its task. Otherwise (a legacy server's
+/// session declared `declared()` at `initialize`) no options.
+#[allow(deprecated)]
+fn request_options(client: &Client, modern: bool, tasks: bool) -> rmcp::service::PeerRequestOptions {
+    use seam_engine::runtime::AskKind;
+    let mut options = rmcp::service::PeerRequestOptions::no_options();
+    if !modern && !tasks {
+        return options;
+    }
     let mut capabilities = declared();
-    capabilities.extensions.get_or_insert_with(Default::default).insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+    if modern {
+        let link = client.link();
+        let declares = |kind: AskKind, params: Json| link.is_some_and(|link| link.declares(kind, &params));
+        if !declares(AskKind::Sampling, Json::Null) {
+            capabilities.sampling = None;
+        }
+        let form = declares(AskKind::Elicitation, serde_json::json!({ "mode": "form" }));
+        let url = declares(AskKind::Elicitation, serde_json::json!({ "mode": "url" }));
+        capabilities.elicitation = (form || url).then(|| {
+            let elicitation = rmcp::model::ElicitationCapability::new();
+            let elicitation = if form { elicitation.with_form(Default::default()) } else { elicitation };
+            if url { elicitation.with_url(Default::default()) } else { elicitation }
+        });
+    }
+    if tasks {
+        capabilities.extensions.get_or_insert_with(Default::default).insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+    }
     let mut meta = rmcp::model::RequestMetaObject::new();
     meta.set_client_capabilities(capabilities);
-    let mut options = rmcp::service::PeerRequestOptions::no_options();
     options.meta = Some(meta);
     options
 }
@@ -1229,7 +1255,7 @@ impl McpMount {
         let mut request = request;
         // A 2026-07-28 server asks by answering `input_required`, as for a call (`call_inner`).
         for round in 0..=MAX_INPUT_ROUNDS {
-            let options = if about_task { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
+            let options = request_options(&client, self.common.protocol == crate::Protocol::Modern, about_task);
             let handle = link
                 .send_cancellable_request(request.clone(), options)
                 .await
@@ -1272,11 +1298,6 @@ impl McpMount {
         unreachable!("the last round returns")
     }
 
-    /// What clients want of this mount (`BuildCx::interest`), asked of a new connection: the
-    /// log level, the subscriptions. A connection after a reconnect, or of a build that a
-    /// reload made in place of another, serves the same clients as the one before.
-    /// (`resources/subscribe` is the legacy era's; a 2026-07-28 server's `subscriptions/listen` is issue 28's.)
-    #[allow(deprecated)]
     /// Opens `subscriptions/listen` on a 2026-07-28 server for what seam follows: the
     /// lists the server says may change, and the resources clients want updates of
     /// (`Interest`). `None` for a legacy server (it notifies its session instead), for
@@ -1321,6 +1342,10 @@ impl McpMount {
         asked
     }
 
+    /// What clients want of this mount (`BuildCx::interest`), asked of a new connection: the
+    /// log level, the subscriptions (for a 2026-07-28 server, in its listen stream's filter).
+    /// A connection after a reconnect, or of a build that a reload made in place of another,
+    /// serves the same clients as the one before.
     #[allow(deprecated)]
     async fn restore(&self, peer: &Peer<RoleClient>) {
         if self.common.protocol == crate::Protocol::Modern {
@@ -1427,7 +1452,7 @@ impl McpMount {
                     params.request_state = state;
                 }
                 let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-                let options = if tasks { for_tasks() } else { rmcp::service::PeerRequestOptions::no_options() };
+                let options = request_options(&client, self.common.protocol == crate::Protocol::Modern, tasks);
                 let handle = match peer.send_cancellable_request(request, options).await {
                     Ok(handle) => handle,
                     Err(e) => return Err(self.failure(e, &tool)),
@@ -1494,6 +1519,7 @@ impl McpMount {
     ) -> Result<rmcp::model::InputResponses, InputError> {
         use seam_engine::runtime::AskKind;
         let mut responses = rmcp::model::InputResponses::new();
+        let mut asking = Vec::new();
         for (key, question) in asked.input_requests.iter().flatten() {
             let (kind, params) = match question {
                 rmcp::model::InputRequest::CreateMessage(request) => (AskKind::Sampling, serde_json::to_value(&request.params)),
@@ -1514,9 +1540,13 @@ impl McpMount {
             if !declared {
                 return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
             }
-            let answer = link.ask(kind, params).await.map_err(|source| InputError::Unanswered { key: key.clone(), source })?;
-            responses.insert(key.clone(), answer);
+            let key = key.clone();
+            asking.push(async move {
+                link.ask(kind, params).await.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
+            });
         }
+        // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
+        responses.extend(futures::future::try_join_all(asking).await?);
         Ok(responses)
     }
 
@@ -1529,10 +1559,15 @@ impl McpMount {
                     crate::codes::MCP_FRAME_TOO_LARGE,
                     format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
                 ),
-                // The client acts on this error itself (opens the URLs, calls again): it gets the error as it is.
+                // The client acts on these errors itself (opens the URLs, or declares the capability,
+                // and calls again): it gets the error as it is.
                 None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => ToolOutput {
                     relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
                     ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}", e.message))
+                },
+                None if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => ToolOutput {
+                    relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
+                    ..ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message))
                 },
                 None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message)),
             },
