@@ -37,6 +37,8 @@ enum Report {
 struct Ask {
     kind: AskKind,
     params: Json,
+    /// The key its server gave it, if a 2026-07-28 server asked.
+    key: Option<String>,
     answer: oneshot::Sender<Result<Json, RequestError>>,
 }
 
@@ -140,12 +142,12 @@ impl ClientLink for CallLink {
         self.capabilities.as_ref().is_some_and(ClientCapabilities::supports_tasks)
     }
 
-    fn ask(&self, kind: AskKind, params: Json) -> BoxFuture<'static, Result<Json, RequestError>> {
+    fn ask(&self, kind: AskKind, params: Json, key: Option<String>) -> BoxFuture<'static, Result<Json, RequestError>> {
         let asks = self.asks.clone();
         Box::pin(async move {
             let (answer, answered) = oneshot::channel();
             let ended = || RequestError::Unavailable("the call that asked has ended".to_owned());
-            asks.send(Ask { kind, params, answer }).await.map_err(|_| ended())?;
+            asks.send(Ask { kind, params, key, answer }).await.map_err(|_| ended())?;
             answered.await.map_err(|_| ended())?
         })
     }
@@ -264,8 +266,19 @@ impl<T: Ended> ParkedCall<T> {
             let _ = ask.answer.send(Err(e));
             return;
         }
-        self.keys += 1;
-        self.open.push((format!("q{}", self.keys), ask));
+        // The server's own key, unless an open question has it; else `q<n>`, never given twice in a call.
+        let taken = |key: &str| self.open.iter().any(|(open, _)| open == key);
+        let key = match ask.key.clone().filter(|key| !taken(key)) {
+            Some(key) => key,
+            None => loop {
+                self.keys += 1;
+                let key = format!("q{}", self.keys);
+                if !taken(&key) {
+                    break key;
+                }
+            },
+        };
+        self.open.push((key, ask));
     }
 
     /// The open questions as the client is to be sent them.
@@ -347,7 +360,7 @@ impl Ended for Result<Json, RequestError> {
 /// Sends one question and hands its answer back; cancels it if the asker stops waiting.
 #[allow(deprecated)]
 async fn send(peer: &Peer<RoleServer>, ask: Ask) {
-    let Ask { kind, params, mut answer } = ask;
+    let Ask { kind, params, mut answer, .. } = ask;
     let request = match request_of(kind, params) {
         Ok(request) => request,
         Err(e) => {
@@ -443,7 +456,7 @@ mod tests {
         let server = server.await.unwrap().unwrap();
         let peer = server.peer().clone();
         let (link, asks) = for_call(1, "agent", None, None, peer.clone());
-        let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null)));
+        let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null, None)));
         let let_go = async {
             opened.wait_for(|n| *n >= WAITING_ASKS).await.unwrap();
             go.add_permits(WAITING_ASKS + 1);

@@ -383,7 +383,9 @@ pub trait ClientLink: Send + Sync {
     /// (for elicitation, the mode its params name).
     fn declares(&self, kind: AskKind, params: &Json) -> bool;
     /// Asks the client, on the stream of the call that asks: its result JSON, or its error.
-    fn ask(&self, kind: AskKind, params: Json) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>>;
+    /// `key` is the one a 2026-07-28 server gave the question in its `inputRequests`: a
+    /// 2026-07-28 client is asked under it when no other open question of the call has it.
+    fn ask(&self, kind: AskKind, params: Json, key: Option<String>) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>>;
     /// Tells the client how far the call has come; nothing when it gave no progress token.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
     /// Tells the client something about a question it was asked (`method`, `params` as

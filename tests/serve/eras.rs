@@ -329,6 +329,7 @@ mod both_eras_server {
                 Tool::new("asks", "Asks the client `n` times over, then says so", schema.clone()),
                 Tool::new("two", "Asks who is there and for a sampling in one round, then says both", schema.clone()),
                 Tool::new("caps", "The capabilities the client declared in this call", schema.clone()),
+                Tool::new("headers", "The MCP headers this call came with over HTTP", schema.clone()),
                 Tool::new("needs-sampling", "Refuses (-32021) a client that did not declare sampling", schema),
             ]))
         }
@@ -356,6 +357,13 @@ mod both_eras_server {
                 )])
             };
             let declared = context.client_capabilities().unwrap_or_default();
+            if request.name == "headers" {
+                let parts = context.extensions.get::<axum::http::request::Parts>();
+                let header = |name: &str| parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                let names = ["mcp-method", "mcp-name", "mcp-protocol-version", "mcp-session-id"];
+                let heard: serde_json::Map<_, _> = names.iter().map(|n| (n.to_string(), serde_json::json!(header(n)))).collect();
+                return text(serde_json::Value::Object(heard).to_string());
+            }
             if request.name == "caps" {
                 return text(serde_json::to_string(&declared).unwrap());
             }
@@ -420,7 +428,8 @@ mod both_eras_server {
 }
 
 /// `protocol: modern` speaks 2026-07-28 to a mount's server: `server/discover`, no
-/// `initialize`, every call a request of that revision, and `server/discover` again to
+/// `initialize`, every call a request of that revision (its `Mcp-Method` and `Mcp-Name`
+/// headers, no session id), and `server/discover` again to
 /// see that an idle server still answers (that revision has no `ping`); `legacy` (the
 /// default) keeps the handshake. Either is served to a client of either era.
 #[test]
@@ -443,6 +452,13 @@ fn a_mount_speaks_the_revision_its_protocol_names() {
     let modern = modern_call(&seam.base, "/mcp", "mcp__modern__era", json!({}), None);
     assert_eq!(modern["result"]["content"][0]["text"], "2026-07-28", "{modern}");
     assert_eq!(server.initializes.load(std::sync::atomic::Ordering::SeqCst), 1, "only the legacy mount asked for `initialize`");
+    // Each 2026-07-28 request says what it is in its headers, and belongs to no session.
+    let heard: Value = serde_json::from_str(&client.call_text("mcp__modern__headers", json!({}))).unwrap();
+    let expected =
+        json!({ "mcp-method": "tools/call", "mcp-name": "headers", "mcp-protocol-version": "2026-07-28", "mcp-session-id": null });
+    assert_eq!(heard, expected);
+    let legacy: Value = serde_json::from_str(&client.call_text("mcp__legacy__headers", json!({}))).unwrap();
+    assert!(legacy["mcp-session-id"].is_string(), "a session's requests carry its id: {legacy}");
     // An idle connection is probed each `max_delay` (1s here) with `server/discover`, and stays up.
     wait_until("a liveness probe", || server.discovers.load(std::sync::atomic::Ordering::SeqCst) >= 2);
     assert_eq!(seam.status()["mounts"]["modern"]["state"], "ready");
@@ -571,7 +587,8 @@ fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
 /// client declared (roots always: seam answers them when the client cannot), so that
 /// the server asks nothing the client cannot answer, and its refusal (-32021) of a client
 /// that lacks one reaches the client as that error. A round of two questions reaches a
-/// client of either era whole: a 2026-07-28 client in one `input_required`.
+/// client of either era whole: a 2026-07-28 client in one `input_required`, under the
+/// server's keys.
 #[test]
 fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_whole_rounds() {
     let (_runtime, url) = both_eras_server::start(both_eras_server::Server::default());
@@ -602,6 +619,8 @@ fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_who
     let questions = asked["result"]["inputRequests"].as_object().unwrap_or_else(|| panic!("{asked}"));
     let methods: std::collections::BTreeSet<_> = questions.values().map(|q| q["method"].as_str().unwrap()).collect();
     assert_eq!(methods, ["elicitation/create", "sampling/createMessage"].into(), "one round, both questions: {asked}");
+    let keys: Vec<_> = questions.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["say", "who"], "under the keys the server gave them: {asked}");
     let answers: serde_json::Map<String, Value> = questions
         .iter()
         .map(|(key, q)| {

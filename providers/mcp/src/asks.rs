@@ -161,7 +161,7 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    client.ask(kind, params).await.map_err(|e| seam_wire::answer(e, None))
+    client.ask(kind, params, None).await.map_err(|e| seam_wire::answer(e, None))
 }
 
 #[cfg(test)]
@@ -182,7 +182,7 @@ mod tests {
         fn declares(&self, kind: AskKind, _: &Json) -> bool {
             kind == AskKind::Sampling
         }
-        fn ask(&self, _: AskKind, params: Json) -> BoxFuture<'static, Result<Json, RequestError>> {
+        fn ask(&self, _: AskKind, params: Json, _: Option<String>) -> BoxFuture<'static, Result<Json, RequestError>> {
             Box::pin(async move { Ok(params) })
         }
         fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}

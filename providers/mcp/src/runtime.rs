@@ -1542,7 +1542,10 @@ impl McpMount {
             }
             let key = key.clone();
             asking.push(async move {
-                link.ask(kind, params).await.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
+                link.ask(kind, params, Some(key.clone()))
+                    .await
+                    .map(|answer| (key.clone(), answer))
+                    .map_err(|source| InputError::Unanswered { key, source })
             });
         }
         // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
