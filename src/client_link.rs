@@ -198,7 +198,8 @@ impl CallAsks {
 
 /// The call of a 2026-07-28 client, which seam cannot send requests: it runs on a task
 /// of its own, and a question its mounts ask is handed to the client inside the call's
-/// `input_required` result, keyed `q1`, `q2`, …, to be answered by the client's retry.
+/// `input_required` result, under the key its server gave it (a 2026-07-28 server's) or
+/// `q1`, `q2`, …, to be answered by the client's retry.
 pub struct ParkedCall<T> {
     call: tokio::task::JoinHandle<T>,
     asks: mpsc::Receiver<Ask>,
@@ -206,7 +207,7 @@ pub struct ParkedCall<T> {
     progress: Option<mpsc::Sender<Report>>,
     /// The questions handed to the client and not answered yet, by key.
     open: Vec<(String, Ask)>,
-    /// Keys given so far: a key is never given twice in one call.
+    /// `q<n>` keys given so far: none is given twice in one call.
     keys: u32,
     cancel: tokio_util::sync::CancellationToken,
 }

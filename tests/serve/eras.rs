@@ -588,7 +588,8 @@ fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
 /// the server asks nothing the client cannot answer, and its refusal (-32021) of a client
 /// that lacks one reaches the client as that error. A round of two questions reaches a
 /// client of either era whole: a 2026-07-28 client in one `input_required`, under the
-/// server's keys.
+/// server's keys; a retry that leaves one unanswered is asked it again, and answers
+/// not asked for are ignored.
 #[test]
 fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_whole_rounds() {
     let (_runtime, url) = both_eras_server::start(both_eras_server::Server::default());
@@ -614,6 +615,11 @@ fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_who
     let sampling = json!({ "sampling": {} });
     assert_eq!(call("mcp__modern__needs-sampling", sampling, None)["result"]["content"][0]["text"], "sampling declared");
 
+    // A round the client cannot answer whole (this server asks regardless) fails, and says why.
+    let unanswerable = call("mcp__modern__two", json!({ "elicitation": {} }), None);
+    let why = unanswerable["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{unanswerable}"));
+    assert!(why.starts_with("MCP_INPUT_REQUIRED:") && why.contains("did not declare sampling"), "{unanswerable}");
+    assert_eq!(unanswerable["result"]["isError"], true, "{unanswerable}");
     let both = json!({ "sampling": {}, "elicitation": {} });
     let asked = call("mcp__modern__two", both.clone(), None);
     let questions = asked["result"]["inputRequests"].as_object().unwrap_or_else(|| panic!("{asked}"));
@@ -633,7 +639,16 @@ fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_who
             (key.clone(), answer)
         })
         .collect();
-    let done = call("mcp__modern__two", both, Some((&asked["result"]["requestState"], Value::Object(answers))));
+    // An answer left out is asked again, alone, under a new state; one not asked for is ignored.
+    let mut partial = answers.clone();
+    partial.remove("say");
+    partial.insert("extra".to_owned(), json!({ "action": "decline" }));
+    let again = call("mcp__modern__two", both.clone(), Some((&asked["result"]["requestState"], Value::Object(partial))));
+    let keys: Vec<_> = again["result"]["inputRequests"].as_object().unwrap_or_else(|| panic!("{again}")).keys().cloned().collect();
+    assert_eq!(keys, ["say"], "{again}");
+    assert_ne!(again["result"]["requestState"], asked["result"]["requestState"], "{again}");
+    let last = json!({ "say": answers["say"] });
+    let done = call("mcp__modern__two", both, Some((&again["result"]["requestState"], last)));
     assert_eq!(done["result"]["content"][0]["text"], "eve says \"hi\"", "{done}");
     let mut client = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &[("SEAM_ANSWERS", "1")]);
     let said = client.call_text("mcp__modern__two", json!({}));
