@@ -47,17 +47,20 @@ pub struct CallLink {
     session: u64,
     agent: String,
     capabilities: Option<ClientCapabilities>,
-    /// The client's token and the call's progress queue, when the client asked for progress.
-    progress: Option<(ProgressToken, mpsc::Sender<Report>)>,
+    progress: ProgressSlot,
     peer: Peer<RoleServer>,
     asks: mpsc::Sender<Ask>,
 }
+
+/// The client's token and the call's progress queue to its stream, when the client asked
+/// for progress. A 2026-07-28 client's call moves to each retry's (`ParkedCall::rebind`).
+type ProgressSlot = Arc<std::sync::Mutex<Option<(ProgressToken, mpsc::Sender<Report>)>>>;
 
 /// The questions of one call, to be sent from its handler's future; and its progress
 /// queue, emptied before the call's result goes.
 pub struct CallAsks {
     asks: mpsc::Receiver<Ask>,
-    progress: Option<mpsc::Sender<Report>>,
+    progress: ProgressSlot,
 }
 
 /// A link for one call of a session, and the questions its mounts will ask through it.
@@ -69,14 +72,28 @@ pub fn for_call(
     peer: Peer<RoleServer>,
 ) -> (Arc<CallLink>, CallAsks) {
     let (asks, waiting) = mpsc::channel(WAITING_ASKS);
-    let progress = progress_token.map(|token| {
-        let (queue, queued) = mpsc::channel(QUEUED_PROGRESS);
-        tokio::spawn(send_progress(peer.clone(), queued));
-        (token, queue)
-    });
-    let flush = progress.as_ref().map(|(_, queue)| queue.clone());
-    let link = CallLink { session, agent: agent.to_owned(), capabilities, progress, peer, asks };
-    (Arc::new(link), CallAsks { asks: waiting, progress: flush })
+    let progress = ProgressSlot::new(std::sync::Mutex::new(progress_token.map(|token| progress_to(&peer, token))));
+    let link = CallLink { session, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks };
+    (Arc::new(link), CallAsks { asks: waiting, progress })
+}
+
+/// A progress queue to `peer` under `token`, drained by its own task (`send_progress`)
+/// until every sender is gone.
+fn progress_to(peer: &Peer<RoleServer>, token: ProgressToken) -> (ProgressToken, mpsc::Sender<Report>) {
+    let (queue, queued) = mpsc::channel(QUEUED_PROGRESS);
+    tokio::spawn(send_progress(peer.clone(), queued));
+    (token, queue)
+}
+
+/// Waits until the progress reported so far through `slot` is sent.
+async fn flush(slot: &ProgressSlot) {
+    let queue = slot.lock().expect("progress lock").as_ref().map(|(_, queue)| queue.clone());
+    if let Some(queue) = queue {
+        let (told, sent) = oneshot::channel();
+        if queue.send(Report::Sent(told)).await.is_ok() {
+            let _ = sent.await;
+        }
+    }
 }
 
 /// Sends a call's progress reports, one task for all of them, by increasing
@@ -161,7 +178,8 @@ impl ClientLink for CallLink {
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some((token, queue)) = &self.progress else { return };
+        let progress_slot = self.progress.lock().expect("progress lock");
+        let Some((token, queue)) = &*progress_slot else { return };
         let mut notification = ProgressNotificationParam::new(token.clone(), progress);
         notification.total = total;
         notification.message = message;
@@ -186,12 +204,7 @@ impl CallAsks {
                 Some(()) = sending.next(), if !sending.is_empty() => {}
             }
         };
-        if let Some(queue) = self.progress {
-            let (told, sent) = oneshot::channel();
-            if queue.send(Report::Sent(told)).await.is_ok() {
-                let _ = sent.await;
-            }
-        }
+        flush(&self.progress).await;
         output
     }
 }
@@ -203,8 +216,8 @@ impl CallAsks {
 pub struct ParkedCall<T> {
     call: tokio::task::JoinHandle<T>,
     asks: mpsc::Receiver<Ask>,
-    /// The call's progress queue, emptied before its output is given.
-    progress: Option<mpsc::Sender<Report>>,
+    /// Where the call's progress goes, emptied before its output is given.
+    progress: ProgressSlot,
     /// The questions handed to the client and not answered yet, by key.
     open: Vec<(String, Ask)>,
     /// `q<n>` keys given so far: none is given twice in one call.
@@ -243,12 +256,7 @@ impl<T: Ended> ParkedCall<T> {
             tokio::select! {
                 output = &mut self.call => {
                     let output = output.unwrap_or_else(|e| T::ended(format!("the call ended: {e}")));
-                    if let Some(queue) = &self.progress {
-                        let (told, sent) = oneshot::channel();
-                        if queue.send(Report::Sent(told)).await.is_ok() {
-                            let _ = sent.await;
-                        }
-                    }
+                    flush(&self.progress).await;
                     return Some(output);
                 }
                 Some(ask) = self.asks.recv() => {
@@ -332,6 +340,12 @@ impl<T: Ended> ParkedCall<T> {
         for (_, ask) in self.open.drain(..) {
             let _ = ask.answer.send(Err(RequestError::Unavailable(why.clone())));
         }
+    }
+
+    /// The retry that resumes the call: what the call reports from now on goes to its
+    /// stream, under its token (nowhere when it gave none).
+    pub fn rebind(&mut self, token: Option<ProgressToken>, peer: &Peer<RoleServer>) {
+        *self.progress.lock().expect("progress lock") = token.map(|token| progress_to(peer, token));
     }
 
     /// Ends the call: nobody will answer it.

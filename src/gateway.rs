@@ -451,6 +451,7 @@ impl Gateway {
                 let waiting = waiting::take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
                 // None running (the server wanted URLs opened first): called afresh.
                 T::unwrap(waiting.call).map(|mut call| {
+                    call.rebind(context.meta.get_progress_token(), &context.peer);
                     call.answer(&responses);
                     call
                 })

@@ -2,8 +2,8 @@
 that ask it something mid-call (a sampling, a form and a URL elicitation, its
 roots), in the protocol era asked for: `legacy` (a session: asked by request)
 or `2026-07-28` (stateless: asked in the call's `input_required`, answered by
-retrying). Prints one JSON object: each tool's answer, and the questions this
-client was asked, by kind, in order.
+retrying). Prints one JSON object: each tool's answer, the questions this
+client was asked, by kind, in order, and the progress it was told of.
 
     python py-asks-client.py ERA PREFIX URL
     python py-asks-client.py ERA PREFIX stdio COMMAND [ARGS...]
@@ -46,7 +46,14 @@ async def probe(era, prefix, target):
         for tool in ["ask-sample", "ask-form", "ask-url", "ask-roots"]:
             result = await client.call_tool(prefix + tool, {})
             answered[tool] = result.content[0].text
-        return {"answered": answered, "asked": asked}
+        told = []
+
+        async def progress(value, total, message):
+            told.append([value, total])
+
+        result = await client.call_tool(prefix + "ask-then-progress", {}, progress_callback=progress)
+        answered["ask-then-progress"] = result.content[0].text
+        return {"answered": answered, "asked": asked, "progress": told}
 
 
 era, prefix, target, *rest = sys.argv[1:]

@@ -4,6 +4,8 @@ call's session (<= 2025-11-25), or by answering `input_required` and reading
 the answers from the retry (2026-07-28). One tool per question: a sampling, a
 form elicitation, a URL elicitation, the client's roots; each answers with what
 it was told, so a client and a gateway between them can be checked end to end.
+`ask-then-progress` asks, then reports progress (in the 2026-07-28 revision, on
+the retry's stream).
 
 For 2026-07-28 clients its tool list carries caching hints (ttlMs 300000,
 public), and what changes is published to their `subscriptions/listen`
@@ -57,6 +59,13 @@ async def ask_form(name: Annotated[Name, Resolve(who)]) -> str:
 @server.tool(name="ask-sample")
 async def ask_sample(sampled: Annotated[types.CreateMessageResult, Resolve(sample)]) -> str:
     return f"sampled {sampled.content.text}"
+
+
+@server.tool(name="ask-then-progress")
+async def ask_then_progress(name: Annotated[Name, Resolve(who)], ctx: Context) -> str:
+    await ctx.report_progress(1, 2)
+    await ctx.report_progress(2, 2)
+    return f"{name.name} was told how far it came"
 
 
 @server.tool(name="ask-roots")

@@ -514,8 +514,9 @@ fn a_modern_server_s_questions_reach_clients_of_both_eras() {
 /// Python SDK server that ask it, mid-call, for a sampling, a form and a URL
 /// elicitation and its roots; the server is mounted in each revision (`protocol:
 /// legacy`, `protocol: modern`, both over stdio, `roots: client`). Every question
-/// reaches the client and every answer the server: each pair sees what the client of
-/// that era sees calling the server directly.
+/// reaches the client and every answer the server, and progress the server reports
+/// after an answer reaches the client (a 2026-07-28 client's on its retry's stream):
+/// each pair sees what the client of that era sees calling the server directly.
 #[test]
 fn every_question_crosses_seam_in_all_four_pairs_of_eras() {
     let python = root().join(".cache/peers/venv/bin/python").display().to_string();
@@ -538,9 +539,12 @@ fn every_question_crosses_seam_in_all_four_pairs_of_eras() {
             "ask-form": "there is python",
             "ask-url": "url accept",
             "ask-roots": "roots file:///probe/root",
+            "ask-then-progress": "python was told how far it came",
         });
         assert_eq!(direct["answered"], answered, "{era} directly: {direct}");
-        assert_eq!(direct["asked"], json!(["sampling", "elicitation:form", "elicitation:url", "roots"]), "{era} directly: {direct}");
+        let asked = json!(["sampling", "elicitation:form", "elicitation:url", "roots", "elicitation:form"]);
+        assert_eq!(direct["asked"], asked, "{era} directly: {direct}");
+        assert_eq!(direct["progress"], json!([[1.0, 2.0], [2.0, 2.0]]), "{era} directly: {direct}");
         for protocol in ["legacy", "modern"] {
             let through = python_peer("py-asks-client.py", &[era, &format!("mcp__{protocol}__"), &url]);
             assert_eq!(through, direct, "a {era} client through seam to the mount speaking {protocol}");

@@ -134,6 +134,46 @@ impl InFlight {
     }
 }
 
+/// A mount's transport that hands each progress report of its server to the call it
+/// is for as the report is read, in the order the server sent it. rmcp runs each
+/// notification's handler on a task of its own, which may run after the call's
+/// result was handed over: the client would be told of progress after the result,
+/// that is, not at all. A report no call in flight tracks goes on to rmcp.
+pub struct ProgressInOrder<T> {
+    pub inner: T,
+    pub calls: Arc<InFlight>,
+}
+
+impl<T: rmcp::transport::Transport<rmcp::RoleClient>> rmcp::transport::Transport<rmcp::RoleClient> for ProgressInOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<rmcp::RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<rmcp::RoleClient>> {
+        use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
+        loop {
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(JsonRpcNotification { notification: ServerNotification::ProgressNotification(n), .. }) =
+                &message
+                && let Some(client) = self.calls.by_token(&n.params.progress_token)
+            {
+                client.progress(n.params.progress, n.params.total, n.params.message.clone());
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
 /// Asks the calling client what mount `mount`'s server asked, as JSON both ways.
 pub async fn relay(
     calls: &InFlight,

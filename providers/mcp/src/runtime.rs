@@ -358,12 +358,6 @@ impl rmcp::ClientHandler for Handler {
         }
     }
 
-    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _: NotificationContext<RoleClient>) {
-        if let Some(client) = self.calls.by_token(&params.progress_token) {
-            client.progress(params.progress, params.total, params.message);
-        }
-    }
-
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         let _ = self.resync.send(Changed { tools: true, ..Changed::default() });
     }
@@ -916,6 +910,7 @@ impl McpMount {
         E: std::error::Error + Send + Sync + 'static,
     {
         use rmcp::service::ClientServiceExt as _;
+        let transport = crate::asks::ProgressInOrder { inner: transport.into_transport(), calls: self.calls.clone() };
         match self.common.protocol {
             crate::Protocol::Legacy => handler.serve(transport).await,
             crate::Protocol::Modern => {
