@@ -206,6 +206,30 @@ fn a_url_elicitation_required_is_a_modern_client_s_question_and_its_retry_calls_
     assert!(seam.terminate().success());
 }
 
+/// A 2026-07-28 client's `subscriptions/listen` (request id 42) at `base`/mcp for
+/// `notifications`: what the stream carried until `read` (given all read so far, after
+/// each read; it may cause what the test waits for) says it is enough, or 30 s passed.
+fn listen(base: &str, notifications: Value, mut read: impl FnMut(&str) -> bool) -> String {
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+    let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen", "params": { "notifications": notifications, "_meta": meta } });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let sent = mcp_post(&client, &format!("{base}/mcp"), "2026-07-28", None, &body).header("mcp-method", "subscriptions/listen");
+        let mut stream = sent.send().await.unwrap();
+        let mut seen = String::new();
+        let reading = async {
+            while let Some(chunk) = stream.chunk().await.unwrap() {
+                seen.push_str(&String::from_utf8_lossy(&chunk));
+                if read(&seen) {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), reading).await;
+        seen
+    })
+}
+
 /// `subscriptions/listen`, a 2026-07-28 client's stream of what changes (it has no
 /// session and no GET stream): acknowledged first, then a reload that adds a mount is
 /// `tools/list_changed`, and an update of a resource it named is `resources/updated`,
@@ -218,41 +242,22 @@ fn a_modern_client_listens_for_list_changes_and_resource_updates() {
     let seam = HttpSeam::start(&file, &[]);
     let uri = "demo://resource/static/document/features.md";
     let notifications = json!({ "toolsListChanged": true, "resourceSubscriptions": [uri] });
-    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
-    let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen", "params": { "notifications": notifications, "_meta": meta } });
+    let (mut reloaded, mut asked_updates) = (false, false);
     let base = seam.base.clone();
-    let seen = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let mut stream = mcp_post(&client, &format!("{base}/mcp"), "2026-07-28", None, &body)
-            .header("mcp-method", "subscriptions/listen")
-            .send()
-            .await
-            .unwrap();
-        let mut seen = String::new();
-        let read = async {
-            let mut asked_updates = false;
-            let mut reloaded = false;
-            while let Some(chunk) = stream.chunk().await.unwrap() {
-                seen.push_str(&String::from_utf8_lossy(&chunk));
-                if seen.contains("notifications/subscriptions/acknowledged") && !reloaded {
-                    reloaded = true;
-                    compose(&file, &[everything_mount("everything", ""), super::node_mount("apps", "apps-server.mjs")], "");
-                }
-                if seen.contains("notifications/tools/list_changed") && !asked_updates {
-                    asked_updates = true;
-                    // Updates of subscribed resources start with this toggle (a request of its own, from a thread of its own).
-                    let base = base.clone();
-                    std::thread::spawn(move || modern_call(&base, "/mcp", "mcp__everything__toggle-subscriber-updates", json!({}), None))
-                        .join()
-                        .unwrap();
-                }
-                if seen.contains("notifications/resources/updated") {
-                    break;
-                }
-            }
-        };
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), read).await;
-        seen
+    let seen = listen(&seam.base, notifications, |seen| {
+        if seen.contains("notifications/subscriptions/acknowledged") && !reloaded {
+            reloaded = true;
+            compose(&file, &[everything_mount("everything", ""), super::node_mount("apps", "apps-server.mjs")], "");
+        }
+        if seen.contains("notifications/tools/list_changed") && !asked_updates {
+            asked_updates = true;
+            // Updates of subscribed resources start with this toggle (a request of its own, from a thread of its own).
+            let base = base.clone();
+            std::thread::spawn(move || modern_call(&base, "/mcp", "mcp__everything__toggle-subscriber-updates", json!({}), None))
+                .join()
+                .unwrap();
+        }
+        seen.contains("notifications/resources/updated")
     });
     assert!(seen.contains("notifications/subscriptions/acknowledged"), "{seen}");
     assert!(seen.contains("notifications/tools/list_changed"), "{seen}");
@@ -557,8 +562,9 @@ fn every_question_crosses_seam_in_all_four_pairs_of_eras() {
 /// revision has no session to notify) and honours its caching hints: a prompt-list
 /// change lists the prompts again but not the tools, whose hint (`ttlMs` 300000) has not
 /// lapsed, so a tool the server added without saying so stays unseen; a tool-list
-/// change lists them again; a resource a client subscribes to through seam goes into
-/// the stream's filter, and its update reaches the client.
+/// change lists them again; a resource a client subscribes to through seam (by
+/// `resources/subscribe`, or in its own listen stream) goes into the stream's filter,
+/// and its update reaches the client.
 #[test]
 fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
     let python = json!(root().join(".cache/peers/venv/bin/python").display().to_string());
@@ -584,6 +590,18 @@ fn a_modern_mount_follows_its_server_s_listen_stream_and_caching_hints() {
     let updated = client.send(json!({ "op": "wait_resource_updated", "uri": uri, "timeout_ms": PATIENCE.as_millis() as u64 }));
     assert_eq!(updated["ok"], true, "{updated}");
     client.close();
+    // A 2026-07-28 client's listen stream is fed by the mount's as well.
+    let base = seam.base.clone();
+    let mut touched = false;
+    let seen = listen(&seam.base, json!({ "resourceSubscriptions": [uri] }), |seen| {
+        if seen.contains("notifications/subscriptions/acknowledged") && !touched {
+            touched = true;
+            let base = base.clone();
+            std::thread::spawn(move || modern_call(&base, "/mcp", "mcp__modern__touch", json!({}), None)).join().unwrap();
+        }
+        seen.contains("notifications/resources/updated")
+    });
+    assert!(seen.contains(&format!("\"uri\":\"{uri}\"")), "{seen}");
     assert!(seam.terminate().success());
 }
 
