@@ -338,7 +338,7 @@ impl<T: Ended> ParkedCall<T> {
     /// Refuses every open question to the server that asked, with `why`.
     pub fn refuse(&mut self, why: String) {
         for (_, ask) in self.open.drain(..) {
-            let _ = ask.answer.send(Err(RequestError::Unavailable(why.clone())));
+            let _ = ask.answer.send(Err(RequestError::Refused(why.clone())));
         }
     }
 

@@ -122,6 +122,9 @@ pub enum RequestError {
     Unavailable(String),
     /// The mount's server answered with a JSON-RPC error: relayed as it is.
     Upstream { code: i32, message: String, data: Option<Json> },
+    /// seam did not put a server's question to its client, to keep a bound
+    /// (`INPUT_CALLS_EXCEEDED`): the server is told why.
+    Refused(String),
 }
 
 impl std::error::Error for RequestError {}
@@ -129,7 +132,10 @@ impl std::error::Error for RequestError {}
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RequestError::Unknown(m) | RequestError::Unavailable(m) | RequestError::Upstream { message: m, .. } => f.write_str(m),
+            RequestError::Unknown(m)
+            | RequestError::Unavailable(m)
+            | RequestError::Refused(m)
+            | RequestError::Upstream { message: m, .. } => f.write_str(m),
         }
     }
 }

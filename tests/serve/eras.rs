@@ -115,7 +115,8 @@ fn everything_over_http() -> (Peer, String) {
 
 /// An agent holds at most `MAX_WAITING_CALLS` (256) calls waiting for their clients'
 /// answers: at the bound each asks its client; the question of the call past it is
-/// refused to the server that asked, and that call completes with what the server made of it.
+/// refused to the server that asked (and counted so in `/status`), and that call
+/// completes with what the server made of it.
 #[test]
 fn an_agent_holds_at_most_256_waiting_calls_and_refuses_the_question_past_them() {
     let dir = scratch("eras-waiting-bound");
@@ -131,6 +132,8 @@ fn an_agent_holds_at_most_256_waiting_calls_and_refuses_the_question_past_them()
     let past = modern_call(&seam.base, "/mcp", SAMPLING, arguments, None);
     assert!(past["result"].get("resultType").is_none_or(|t| t != "input_required"), "{past}");
     assert!(past.to_string().contains("INPUT_CALLS_EXCEEDED"), "the server was told why: {past}");
+    let asks = &seam.status()["mounts"]["everything"]["asks"];
+    assert_eq!(asks["sampling"], json!({ "passed_on": 256, "refused": 1 }), "{asks}");
     assert!(seam.terminate().success());
 }
 

@@ -124,6 +124,17 @@ impl InFlight {
         *(if passed_on { passed } else { refused }) += 1;
     }
 
+    /// A question counted as passed on that seam then refused (`RequestError::Refused`)
+    /// is counted as refused instead.
+    pub(crate) fn count_refusal(&self, kind: AskKind, answer: &Result<Json, seam_engine::offers::RequestError>) {
+        if matches!(answer, Err(seam_engine::offers::RequestError::Refused(_))) {
+            let mut counts = self.1.lock().expect("ask counts lock");
+            let (passed, refused) = counts.entry(kind.capability()).or_default();
+            *passed = passed.saturating_sub(1);
+            *refused += 1;
+        }
+    }
+
     /// Per kind of question the server asked, how many were passed on to a client and how many refused.
     pub fn counts(&self) -> serde_json::Map<String, Json> {
         let counts = self.1.lock().expect("ask counts lock");
@@ -201,7 +212,9 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    client.ask(kind, params, None).await.map_err(|e| seam_wire::answer(e, None))
+    let answer = client.ask(kind, params, None).await;
+    calls.count_refusal(kind, &answer);
+    answer.map_err(|e| seam_wire::answer(e, None))
 }
 
 #[cfg(test)]

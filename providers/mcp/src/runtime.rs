@@ -1535,12 +1535,11 @@ impl McpMount {
             if !declared {
                 return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
             }
-            let key = key.clone();
+            let (key, calls) = (key.clone(), self.calls.clone());
             asking.push(async move {
-                link.ask(kind, params, Some(key.clone()))
-                    .await
-                    .map(|answer| (key.clone(), answer))
-                    .map_err(|source| InputError::Unanswered { key, source })
+                let answer = link.ask(kind, params, Some(key.clone())).await;
+                calls.count_refusal(kind, &answer);
+                answer.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
             });
         }
         // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
