@@ -475,6 +475,38 @@ fn a_mount_speaks_the_revision_its_protocol_names() {
     assert!(seam.terminate().success());
 }
 
+/// `protocol: auto` speaks whichever revision the server does: 2026-07-28 to the rmcp
+/// server, which discovers; the handshake to server-everything (a TS SDK 1.x server),
+/// which answers `server/discover` with "method not found" over stdio and with a 400
+/// that names no request over HTTP. `/status` says which each connection speaks.
+#[test]
+fn protocol_auto_speaks_the_revision_each_server_does() {
+    let (_runtime, url) = both_eras_server::start(both_eras_server::Server::default());
+    let (_backend, everything_http) = everything_over_http();
+    let dir = scratch("eras-auto");
+    let file = dir.join("c.yaml");
+    let auto = "    protocol: auto\n";
+    let mounts = [
+        format!("  modern:\n    kind: mcp.http\n    url: {url}\n{auto}"),
+        everything_mount("stdio", auto),
+        format!("{everything_http}{auto}").replacen("everything:", "http:", 1),
+    ];
+    compose(&file, &mounts, "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__modern__era", json!({})), "2026-07-28");
+    assert_eq!(client.call_text("mcp__stdio__echo", json!({ "message": "hi" })), "Echo: hi");
+    assert_eq!(client.call_text("mcp__http__echo", json!({ "message": "hi" })), "Echo: hi");
+    client.close();
+    let mounts = &seam.status()["mounts"];
+    let spoken = |id: &str| mounts[id]["protocol_version"].as_str().map(str::to_owned);
+    assert_eq!(spoken("modern").as_deref(), Some("2026-07-28"), "{mounts}");
+    for legacy in ["stdio", "http"] {
+        assert!(spoken(legacy).is_some_and(|v| v.as_str() < "2026-07-28"), "{legacy}: {mounts}");
+    }
+    assert!(seam.terminate().success());
+}
+
 /// A 2026-07-28 server asks by answering `input_required`: seam answers it for the call's
 /// client, a session's (asked by request) or a 2026-07-28 client's (asked in its own
 /// `input_required`, then its retry), and sends the call again with the answers and the

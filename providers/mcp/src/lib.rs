@@ -84,6 +84,11 @@ pub enum Protocol {
     Legacy,
     /// 2026-07-28: `server/discover`, no session, each request self-contained.
     Modern,
+    /// Whichever the server speaks: `server/discover` first, and `initialize` when the
+    /// server answers it as a legacy server does (rmcp's fallback: a JSON-RPC error for
+    /// that request; a server that does not answer at all costs 10 s). One more round
+    /// trip per connection.
+    Auto,
 }
 
 /// How clients see a server's tool and prompt names.

@@ -704,9 +704,10 @@ impl McpMount {
                             }
                             _ = liveness.tick(), if matches!(self.transport, Transport::Http(_)) => {
                                 // 2026-07-28 has no `ping`: a `server/discover`, sent past rmcp's cache, asks the same.
-                                let ping = match self.common.protocol {
-                                    crate::Protocol::Legacy => ClientRequest::PingRequest(rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() }),
-                                    crate::Protocol::Modern => ClientRequest::DiscoverRequest(rmcp::model::DiscoverRequest::new(rmcp::model::DiscoverRequestParams {})),
+                                let ping = if speaks_modern(&peer) {
+                                    ClientRequest::DiscoverRequest(rmcp::model::DiscoverRequest::new(rmcp::model::DiscoverRequestParams {}))
+                                } else {
+                                    ClientRequest::PingRequest(rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() })
                                 };
                                 match tokio::time::timeout(self.liveness_interval(), peer.send_request(ping)).await {
                                     // Any answer, an error included, is a server alive.
@@ -898,8 +899,10 @@ impl McpMount {
         }
     }
 
-    /// The lifecycle the mount's `protocol` names: `initialize` (legacy) or `server/discover`
-    /// (2026-07-28, no session; rmcp then makes each request self-contained).
+    /// The lifecycle the mount's `protocol` names: `initialize` (legacy), `server/discover`
+    /// (2026-07-28, no session; rmcp then makes each request self-contained), or
+    /// `server/discover` and then `initialize` if the server answers discovery as a legacy
+    /// server does (`auto`).
     async fn handshake<T, E, A>(
         &self,
         handler: Handler,
@@ -911,13 +914,13 @@ impl McpMount {
     {
         use rmcp::service::ClientServiceExt as _;
         let transport = crate::asks::ProgressInOrder { inner: transport.into_transport(), calls: self.calls.clone() };
-        match self.common.protocol {
-            crate::Protocol::Legacy => handler.serve(transport).await,
-            crate::Protocol::Modern => {
-                let preferred_versions = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
-                handler.serve_with_lifecycle(transport, rmcp::service::ClientLifecycleMode::Discover { preferred_versions }).await
-            }
-        }
+        let preferred_versions = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
+        let mode = match self.common.protocol {
+            crate::Protocol::Legacy => return handler.serve(transport).await,
+            crate::Protocol::Modern => rmcp::service::ClientLifecycleMode::Discover { preferred_versions },
+            crate::Protocol::Auto => rmcp::service::ClientLifecycleMode::Auto { preferred_versions, legacy_version: None },
+        };
+        handler.serve_with_lifecycle(transport, mode).await
     }
 
     /// Ends a connection's child and proves it exited; `false` when that could not be proven.
@@ -1250,7 +1253,7 @@ impl McpMount {
         let mut request = request;
         // A 2026-07-28 server asks by answering `input_required`, as for a call (`call_inner`).
         for round in 0..=MAX_INPUT_ROUNDS {
-            let options = request_options(&client, self.common.protocol == crate::Protocol::Modern, about_task);
+            let options = request_options(&client, speaks_modern(&link), about_task);
             let handle = link
                 .send_cancellable_request(request.clone(), options)
                 .await
@@ -1298,7 +1301,7 @@ impl McpMount {
     /// (`Interest`). `None` for a legacy server (it notifies its session instead), for
     /// a server that says nothing may change, or when the stream could not be opened.
     async fn listen(&self, peer: &Peer<RoleClient>) -> Option<rmcp::service::Subscription> {
-        if self.common.protocol != crate::Protocol::Modern {
+        if !speaks_modern(peer) {
             return None;
         }
         let capabilities = peer.peer_info()?.capabilities.clone();
@@ -1343,7 +1346,7 @@ impl McpMount {
     /// serves the same clients as the one before.
     #[allow(deprecated)]
     async fn restore(&self, peer: &Peer<RoleClient>) {
-        if self.common.protocol == crate::Protocol::Modern {
+        if speaks_modern(peer) {
             // 2026-07-28 has neither `logging/setLevel` nor `resources/subscribe`: the
             // supervisor listens (again), the URIs in the stream's filter.
             self.ask_to_listen();
@@ -1362,7 +1365,7 @@ impl McpMount {
 
     #[allow(deprecated)]
     async fn send_log_level(&self, peer: &Peer<RoleClient>, level: rmcp::model::LoggingLevel) {
-        if self.common.protocol == crate::Protocol::Modern || peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
+        if speaks_modern(peer) || peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return;
         }
         if let Err(e) = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await {
@@ -1386,7 +1389,7 @@ impl McpMount {
             let message = format!("MCP server `{}` offers no resource subscriptions", self.id);
             return Err(RequestError::Upstream { code: rmcp::model::ErrorCode::METHOD_NOT_FOUND.0, message, data: None });
         }
-        if self.common.protocol == crate::Protocol::Modern {
+        if speaks_modern(&link) {
             // The deployment counted the interest: the supervisor listens again with it, and the
             // client is answered once the server has the stream (or at `startup_timeout`).
             let asked = self.ask_to_listen();
@@ -1447,7 +1450,7 @@ impl McpMount {
                     params.request_state = state;
                 }
                 let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-                let options = request_options(&client, self.common.protocol == crate::Protocol::Modern, tasks);
+                let options = request_options(&client, speaks_modern(&peer), tasks);
                 let handle = match peer.send_cancellable_request(request, options).await {
                     Ok(handle) => handle,
                     Err(e) => return Err(self.failure(e, &tool)),
@@ -1621,6 +1624,12 @@ async fn next_heard(listening: &mut Option<rmcp::service::Subscription>) -> Opti
         Some(subscription) => subscription.next().await.ok().flatten(),
         None => std::future::pending().await,
     }
+}
+
+/// Whether the connection speaks 2026-07-28 (discovered, no session): what the mount's
+/// `protocol` asked for, or what `auto` found.
+fn speaks_modern(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
 fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
@@ -1854,6 +1863,11 @@ impl Running for Handle {
             Transport::Http(config) => {
                 facts.insert("url".into(), Json::from(config.url.clone()));
             }
+        }
+        // The revision the connection speaks (what `protocol: auto` found).
+        let link = self.0.link.lock().expect("link lock").clone();
+        if let Some(info) = link.and_then(|link| link.peer_info().map(|info| info.protocol_version.clone())) {
+            facts.insert("protocol_version".into(), Json::from(info.as_str().to_owned()));
         }
         // What the server asked clients during calls: which capabilities it used.
         let asks = self.0.calls.counts();
