@@ -97,11 +97,11 @@ async fn flush(slot: &ProgressSlot) {
 }
 
 /// Sends a call's progress reports, one task for all of them, by increasing
-/// `progress` (MCP requires it to increase). rmcp hands each notification from a
-/// server to a task of its own, and tokio may run those in another order than
-/// they came (the last one spawned runs first), so the reports already on their
-/// way are let in before a batch is sent in order; a report not past the last
-/// one sent came too late and is dropped.
+/// `progress` (MCP requires it to increase). A mount's reports come in the order
+/// its server sent them (`seam_mcp::asks::ProgressInOrder`), but a call may have
+/// several mounts' or a server's own disorder: the reports already on their way
+/// are let in before a batch is sent in order, and a report not past the last one
+/// sent came too late and is dropped.
 async fn send_progress(peer: Peer<RoleServer>, mut queued: mpsc::Receiver<Report>) {
     let mut last: Option<f64> = None;
     while let Some(first) = queued.recv().await {
@@ -220,7 +220,8 @@ pub struct ParkedCall<T> {
     progress: ProgressSlot,
     /// The questions handed to the client and not answered yet, by key.
     open: Vec<(String, Ask)>,
-    /// `q<n>` keys given so far: none is given twice in one call.
+    /// `q<n>` keys given so far: none is given twice in one call (a server's own key may
+    /// repeat one of an earlier round; only open questions' keys are matched).
     keys: u32,
     cancel: tokio_util::sync::CancellationToken,
 }

@@ -285,11 +285,28 @@ mod both_eras_server {
     pub struct Server {
         pub initializes: Arc<AtomicUsize>,
         pub discovers: Arc<AtomicUsize>,
+        /// `subscriptions/listen` streams opened; `end_listens` ends those open.
+        pub listens: Arc<AtomicUsize>,
+        pub end_listens: Arc<tokio::sync::Notify>,
+        pub tool_lists: Arc<AtomicUsize>,
     }
 
     impl ServerHandler for Server {
         fn get_info(&self) -> ServerConfig {
-            ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build())
+        }
+
+        fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+            Some(requested.clone())
+        }
+
+        async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+            self.listens.fetch_add(1, Ordering::SeqCst);
+            tokio::select! {
+                _ = context.cancelled() => {}
+                _ = self.end_listens.notified() => {}
+            }
+            Ok(())
         }
 
         async fn list_prompts(
@@ -329,6 +346,7 @@ mod both_eras_server {
         }
 
         async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+            self.tool_lists.fetch_add(1, Ordering::SeqCst);
             let schema: JsonObject = serde_json::from_value(serde_json::json!({ "type": "object" })).unwrap();
             let schema = Arc::new(schema);
             Ok(ListToolsResult::with_all_items(vec![
@@ -472,6 +490,29 @@ fn a_mount_speaks_the_revision_its_protocol_names() {
     assert_eq!(seam.status()["mounts"]["modern"]["state"], "ready");
     assert_eq!(client.call_text("mcp__modern__era", json!({})), "2026-07-28");
     client.close();
+    assert!(seam.terminate().success());
+}
+
+/// A modern mount whose server ends its listen stream opens it again after a liveness
+/// interval (1 s here), however often it pings meanwhile, and then lists everything
+/// again: what changed while no stream was open is not lost.
+#[test]
+fn a_modern_mount_listens_again_after_its_stream_ends_and_lists_again() {
+    let server = both_eras_server::Server::default();
+    let (_runtime, url) = both_eras_server::start(server.clone());
+    let dir = scratch("eras-listen-again");
+    let file = dir.join("c.yaml");
+    let reconnect = "    reconnect: { initial_delay: 1s, max_delay: 1s }\n";
+    compose(&file, &[format!("  modern:\n    kind: mcp.http\n    url: {url}\n    protocol: modern\n{reconnect}")], "");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let count = |n: &std::sync::Arc<std::sync::atomic::AtomicUsize>| n.load(std::sync::atomic::Ordering::SeqCst);
+    wait_until("a stream to be open", || count(&server.listens) >= 1);
+    let (listens, lists) = (count(&server.listens), count(&server.tool_lists));
+    server.end_listens.notify_waiters();
+    wait_until("the stream to be opened again", || count(&server.listens) > listens);
+    // Only a lost stream lists again (a stream replaced while open does not).
+    wait_until("every list to be read again", || count(&server.tool_lists) > lists);
+    assert_eq!(seam.status()["mounts"]["modern"]["state"], "ready");
     assert!(seam.terminate().success());
 }
 

@@ -85,9 +85,9 @@ pub enum Protocol {
     /// 2026-07-28: `server/discover`, no session, each request self-contained.
     Modern,
     /// Whichever the server speaks: `server/discover` first, and `initialize` when the
-    /// server answers it as a legacy server does (rmcp's fallback: a JSON-RPC error for
-    /// that request; a server that does not answer at all costs 10 s). One more round
-    /// trip per connection.
+    /// server answers it as a legacy server does (a JSON-RPC error for that request) or
+    /// not at all within 10 s, which the connection is given beyond `startup_timeout`.
+    /// One more round trip per connection.
     Auto,
 }
 

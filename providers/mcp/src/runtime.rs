@@ -167,6 +167,10 @@ struct FreshUntil {
     resources: Option<Instant>,
 }
 
+/// How long rmcp's `auto` lifecycle waits for an answer to `server/discover` before it
+/// falls back to `initialize` (its `DEFAULT_AUTO_DISCOVER_TIMEOUT`, not public).
+const AUTO_DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
+
 /// The longest a server's caching hint keeps one of its lists from being asked
 /// again: past it a re-sync asks whatever the server said.
 const MAX_LIST_TTL: Duration = Duration::from_secs(3600);
@@ -638,7 +642,11 @@ impl McpMount {
                 }
             };
             let mut up_since = None;
+            // A 2026-07-28 server says what changed on a stream the mount opens (`subscriptions/listen`),
+            // opened before the lists are read so that no change falls between.
+            let (mut listening, mut listen_retry_at) = (None, None);
             if let Some(c) = &mut connection {
+                self.listen_again(c.service.peer(), &mut listening, &mut listen_retry_at, &resync_tx).await;
                 match self.sync(&c.service.peer().clone(), Changed::ALL).await {
                     Ok(()) => {
                         self.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -667,40 +675,24 @@ impl McpMount {
                 liveness.reset();
                 let mut workspace = self.cx.live_workspace.clone();
                 let mut root = self.cx.workspace.clone();
-                // A 2026-07-28 server says what changed on a stream the mount opens (`subscriptions/listen`).
-                let mut listening = None;
-                let mut listen_lost = false;
                 if up_since.is_some() {
                     loop {
                         tokio::select! {
                             heard = next_heard(&mut listening) => match heard {
-                                Some(ServerNotification::ToolListChangedNotification(_)) => { let _ = resync_tx.send(Changed { tools: true, ..Changed::default() }); }
-                                Some(ServerNotification::PromptListChangedNotification(_)) => { let _ = resync_tx.send(Changed { prompts: true, ..Changed::default() }); }
-                                Some(ServerNotification::ResourceListChangedNotification(_)) => { let _ = resync_tx.send(Changed { resources: true, ..Changed::default() }); }
-                                Some(ServerNotification::ResourceUpdatedNotification(n)) => {
-                                    self.cx.events.send(MountEvent::ResourceUpdated { mount: self.id.clone(), uri: n.params.uri });
-                                }
-                                Some(_) => {}
+                                Some(notification) => self.hear(notification, &resync_tx),
                                 None => {
-                                    // Ended: what changed meanwhile is unknown, so everything is listed again
-                                    // now, and the stream opened again after a liveness interval.
-                                    let end = listening.take().and_then(|l| l.end().cloned());
+                                    // Ended: opened again after a liveness interval, and then every list asked for again.
+                                    let end = listening.take().and_then(|l| l.stream.end().cloned());
                                     tracing::info!(mount = %self.id, "subscriptions/listen ended ({end:?}); listening again shortly");
-                                    let _ = resync_tx.send(Changed::ALL);
-                                    listen_lost = true;
+                                    listen_retry_at = Some(tokio::time::Instant::now() + self.liveness_interval());
                                 }
                             },
-                            _ = tokio::time::sleep(self.liveness_interval()), if listen_lost => {
-                                listening = self.listen(&peer).await;
-                                listen_lost = listening.is_none();
+                            // A deadline, not a sleep: the other branches must not push it back.
+                            _ = tokio::time::sleep_until(listen_retry_at.unwrap_or_else(tokio::time::Instant::now)), if listen_retry_at.is_some() => {
+                                self.listen_again(&peer, &mut listening, &mut listen_retry_at, &resync_tx).await;
                             }
                             _ = self.relisten.notified() => {
-                                // The new stream opens before the old one closes: no update falls between.
-                                let asked = self.listens_asked.load(std::sync::atomic::Ordering::SeqCst);
-                                if let Some(next) = self.listen(&peer).await {
-                                    listening = Some(next);
-                                }
-                                self.listens_opened.send_replace(asked);
+                                self.listen_again(&peer, &mut listening, &mut listen_retry_at, &resync_tx).await;
                             }
                             _ = liveness.tick(), if matches!(self.transport, Transport::Http(_)) => {
                                 // 2026-07-28 has no `ping`: a `server/discover`, sent past rmcp's cache, asks the same.
@@ -733,7 +725,7 @@ impl McpMount {
                                 }
                             }
                             Some(mut changed) = resync_rx.recv() => {
-                                // One sync lists everything as it is now: the changes said while one ran ask for no more.
+                                // One sync lists each changed list as it is now: the changes said while one ran ask for no more.
                                 while let Ok(more) = resync_rx.try_recv() {
                                     changed = changed.and(more);
                                 }
@@ -823,6 +815,9 @@ impl McpMount {
             roots: self.common.roots,
         };
         let startup = self.common.startup_timeout;
+        // `auto` is given the time rmcp waits for an answer to `server/discover` on top.
+        let auto = if self.common.protocol == crate::Protocol::Auto { AUTO_DISCOVER_PATIENCE } else { Duration::ZERO };
+        let patience = startup.to_std() + auto;
         let stderr = Arc::new(Mutex::new(String::new()));
         match &self.transport {
             Transport::Stdio(config) => {
@@ -855,7 +850,7 @@ impl McpMount {
                 let stdout = child.stdout.take().expect("piped stdout");
                 let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
                 // The handshake's error, or `None` when it timed out.
-                let failed = match tokio::time::timeout(startup.to_std(), self.handshake(handler, transport)).await {
+                let failed = match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
                     Ok(Ok(service)) => return Ok(McpConnection { service, child: Some(child), stderr }),
                     Ok(Err(e)) => Some(Box::new(e)),
                     Err(_) => None,
@@ -890,7 +885,7 @@ impl McpMount {
                 let client =
                     reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                match tokio::time::timeout(startup.to_std(), self.handshake(handler, transport)).await {
+                match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
                     Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr }),
                     Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
                     Err(_) => Err(Failed::proven(ConnectError::StartupTimeout { startup, stderr: StderrTail::default() })),
@@ -943,7 +938,17 @@ impl McpMount {
         let info = peer.peer_info();
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
         let now = Instant::now();
-        let fresh = *self.fresh_until.lock().expect("fresh lock");
+        // A list said to change is stale from now on, whether or not this sync succeeds.
+        let fresh = {
+            let mut fresh = self.fresh_until.lock().expect("fresh lock");
+            let FreshUntil { tools, prompts, resources } = &mut *fresh;
+            for (changed, until) in [(changed.tools, tools), (changed.prompts, prompts), (changed.resources, resources)] {
+                if changed {
+                    *until = None;
+                }
+            }
+            *fresh
+        };
         let reused = |changed: bool, until: Option<Instant>| !changed && until.is_some_and(|until| until > now);
         let until = |ttl_ms: Option<u64>| ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL));
         let mut next_fresh = FreshUntil::default();
@@ -1296,15 +1301,11 @@ impl McpMount {
         unreachable!("the last round returns")
     }
 
-    /// Opens `subscriptions/listen` on a 2026-07-28 server for what seam follows: the
-    /// lists the server says may change, and the resources clients want updates of
-    /// (`Interest`). `None` for a legacy server (it notifies its session instead), for
-    /// a server that says nothing may change, or when the stream could not be opened.
-    async fn listen(&self, peer: &Peer<RoleClient>) -> Option<rmcp::service::Subscription> {
-        if !speaks_modern(peer) {
-            return None;
-        }
-        let capabilities = peer.peer_info()?.capabilities.clone();
+    /// What seam follows on a 2026-07-28 server's `subscriptions/listen` stream: the lists
+    /// the server says may change, and the resources clients want updates of (`Interest`);
+    /// `None` when there is nothing (a legacy server notifies its session instead).
+    fn listen_filter(&self, peer: &Peer<RoleClient>) -> Option<rmcp::model::SubscriptionFilter> {
+        let capabilities = peer.peer_info().filter(|_| speaks_modern(peer)).map(|info| info.capabilities.clone())?;
         let mut filter = rmcp::model::SubscriptionFilter::builder();
         let mut wanted = false;
         if capabilities.tools.as_ref().is_some_and(|t| t.list_changed == Some(true)) {
@@ -1317,20 +1318,87 @@ impl McpMount {
         if resources.is_some_and(|r| r.list_changed == Some(true)) {
             (filter, wanted) = (filter.resources_list_changed(), true);
         }
-        let uris = self.cx.interest.subscribed();
+        let mut uris = self.cx.interest.subscribed();
+        uris.sort();
         if resources.is_some_and(|r| r.subscribe == Some(true)) && !uris.is_empty() {
             (filter, wanted) = (filter.resource_subscriptions(uris), true);
         }
-        if !wanted {
-            return None;
+        wanted.then(|| filter.build())
+    }
+
+    /// Listens (again) with what seam follows now, unless the open stream already asks for
+    /// just that. A new stream replaces the old one once open, so no update falls between;
+    /// if the old one was lost, what changed meanwhile is unknown and every list is asked
+    /// for again. One that cannot be opened (within `startup_timeout`) is tried again after
+    /// a liveness interval (`retry_at`), the old one kept meanwhile.
+    async fn listen_again(
+        &self,
+        peer: &Peer<RoleClient>,
+        listening: &mut Option<Listening>,
+        retry_at: &mut Option<tokio::time::Instant>,
+        resync: &mpsc::UnboundedSender<Changed>,
+    ) {
+        use futures::FutureExt as _;
+        let asked = self.listens_asked.load(std::sync::atomic::Ordering::SeqCst);
+        let Some(filter) = self.listen_filter(peer) else {
+            (*listening, *retry_at) = (None, None);
+            self.listens_opened.send_replace(asked);
+            return;
+        };
+        if retry_at.is_none() && listening.as_ref().is_some_and(|open| open.filter == filter) {
+            self.listens_opened.send_replace(asked);
+            return;
         }
-        match peer.listen(filter.build()).await {
-            Ok(subscription) => Some(subscription),
-            Err(e) => {
-                tracing::warn!(mount = %self.id, "subscriptions/listen could not be opened: {e}");
+        let opened = match tokio::time::timeout(self.common.startup_timeout.to_std(), peer.listen(filter.clone())).await {
+            Ok(Ok(stream)) => Some(stream),
+            Ok(Err(e)) => {
+                tracing::warn!(mount = %self.id, "subscriptions/listen could not be opened ({e}); trying again shortly");
                 None
             }
+            Err(_) => {
+                tracing::warn!(mount = %self.id, "subscriptions/listen was not acknowledged within startup_timeout; trying again shortly");
+                None
+            }
+        };
+        let Some(opened) = opened else {
+            *retry_at = Some(tokio::time::Instant::now() + self.liveness_interval());
+            return;
+        };
+        let mut lost = listening.is_none() && retry_at.is_some();
+        // What the old stream still holds is heard; if it had ended unnoticed, what changed
+        // since is unknown too.
+        if let Some(mut old) = listening.take() {
+            while let Some(heard) = old.stream.next().now_or_never() {
+                match heard {
+                    Ok(Some(notification)) => self.hear(notification, resync),
+                    Ok(None) | Err(_) => {
+                        lost = true;
+                        break;
+                    }
+                }
+            }
         }
+        if lost {
+            let _ = resync.send(Changed::ALL);
+        }
+        (*listening, *retry_at) = (Some(Listening { filter, stream: opened }), None);
+        self.listens_opened.send_replace(asked);
+    }
+
+    /// What a 2026-07-28 server said on the mount's listen stream: a list changed (it is
+    /// listed again), a resource was updated (the clients following it are told).
+    fn hear(&self, notification: ServerNotification, resync: &mpsc::UnboundedSender<Changed>) {
+        let changed = match notification {
+            ServerNotification::ToolListChangedNotification(_) => Changed { tools: true, ..Changed::default() },
+            ServerNotification::PromptListChangedNotification(_) => Changed { prompts: true, ..Changed::default() },
+            ServerNotification::ResourceListChangedNotification(_) => Changed { resources: true, ..Changed::default() },
+            ServerNotification::ResourceUpdatedNotification(n) => {
+                self.cx.events.send(MountEvent::ResourceUpdated { mount: self.id.clone(), uri: n.params.uri });
+                return;
+            }
+            _ => return,
+        };
+        let _ = resync.send(changed);
     }
 
     /// Asks the supervisor to listen again with what seam follows now; the ask's number.
@@ -1347,9 +1415,8 @@ impl McpMount {
     #[allow(deprecated)]
     async fn restore(&self, peer: &Peer<RoleClient>) {
         if speaks_modern(peer) {
-            // 2026-07-28 has neither `logging/setLevel` nor `resources/subscribe`: the
-            // supervisor listens (again), the URIs in the stream's filter.
-            self.ask_to_listen();
+            // 2026-07-28 has neither `logging/setLevel` nor `resources/subscribe`: the URIs
+            // are in the filter of the stream the connection opened (`listen_again`).
             return;
         }
         let level = self.cx.interest.log_level.lock().expect("level lock").as_deref().and_then(seam_wire::level_named);
@@ -1518,6 +1585,9 @@ impl McpMount {
         use seam_engine::runtime::AskKind;
         let mut responses = rmcp::model::InputResponses::new();
         let mut asking = Vec::new();
+        // Counted once the whole round is to be asked: a round with a question the client
+        // cannot answer asks none of them.
+        let mut passed_on = Vec::new();
         for (key, question) in asked.input_requests.iter().flatten() {
             let (kind, params) = match question {
                 rmcp::model::InputRequest::CreateMessage(request) => (AskKind::Sampling, serde_json::to_value(&request.params)),
@@ -1534,16 +1604,20 @@ impl McpMount {
                 continue;
             }
             let link = link.ok_or(InputError::NoClient)?;
-            self.calls.count(kind, declared);
             if !declared {
+                self.calls.count(kind, false);
                 return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
             }
+            passed_on.push(kind);
             let (key, calls) = (key.clone(), self.calls.clone());
             asking.push(async move {
                 let answer = link.ask(kind, params, Some(key.clone())).await;
                 calls.count_refusal(kind, &answer);
                 answer.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
             });
+        }
+        for kind in passed_on {
+            self.calls.count(kind, true);
         }
         // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
         responses.extend(futures::future::try_join_all(asking).await?);
@@ -1616,12 +1690,17 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
     Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
 }
 
-/// A `tools/list`-shaped request for one page.
+/// A mount's open `subscriptions/listen` stream, and what it asked for.
+struct Listening {
+    filter: rmcp::model::SubscriptionFilter,
+    stream: rmcp::service::Subscription,
+}
+
 /// The next notification on a mount's `subscriptions/listen` stream; `None` once it
 /// ended (or failed). Without a stream, never.
-async fn next_heard(listening: &mut Option<rmcp::service::Subscription>) -> Option<ServerNotification> {
+async fn next_heard(listening: &mut Option<Listening>) -> Option<ServerNotification> {
     match listening {
-        Some(subscription) => subscription.next().await.ok().flatten(),
+        Some(open) => open.stream.next().await.ok().flatten(),
         None => std::future::pending().await,
     }
 }
@@ -1632,6 +1711,7 @@ fn speaks_modern(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
+/// A `tools/list`-shaped request for one page.
 fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
     rmcp::model::RequestOptionalParam { method: M::default(), params: Some(params), extensions: Default::default() }
 }
@@ -1650,7 +1730,7 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
 ) -> Result<(Vec<T>, Option<u64>), SyncError> {
     let method = M::VALUE;
     let mut items = Vec::new();
-    let mut ttl_ms: Option<u64> = None;
+    let mut ttl_ms: Option<u64> = Some(u64::MAX);
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     loop {
@@ -1666,10 +1746,8 @@ async fn all_pages<M: rmcp::model::ConstString, T>(
         };
         let (listed, next, page_ttl_ms) = page(answer).ok_or(SyncError::UnexpectedAnswer { method })?;
         items.extend(listed);
-        ttl_ms = match (ttl_ms, page_ttl_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        // A page without a hint makes the whole list one to ask for each time.
+        ttl_ms = ttl_ms.zip(page_ttl_ms).map(|(a, b)| a.min(b));
         if items.len() > most {
             return Err(SyncError::PastBound { method, most });
         }
@@ -1810,9 +1888,15 @@ impl Running for Handle {
 
     fn renew_interest(&self) {
         let link = self.0.link.lock().expect("link lock").clone();
-        if let Some(link) = link {
-            let mount = self.0.clone();
-            tokio::spawn(async move { mount.restore(&link).await });
+        match link {
+            Some(link) if speaks_modern(&link) => {
+                self.0.ask_to_listen();
+            }
+            Some(link) => {
+                let mount = self.0.clone();
+                tokio::spawn(async move { mount.restore(&link).await });
+            }
+            None => {}
         }
     }
 
