@@ -218,8 +218,8 @@ pub struct ParkedCall<T> {
     asks: mpsc::Receiver<Ask>,
     /// Where the call's progress goes, emptied before its output is given.
     progress: ProgressSlot,
-    /// The questions handed to the client and not answered yet, by key.
-    open: Vec<(String, Ask)>,
+    /// The questions handed to the client and not answered yet, by key, each as it is put to the client.
+    open: Vec<(String, rmcp::model::InputRequest, Ask)>,
     /// `q<n>` keys given so far: none is given twice in one call (a server's own key may
     /// repeat one of an earlier round; only open questions' keys are matched).
     keys: u32,
@@ -250,7 +250,7 @@ impl<T: Ended> ParkedCall<T> {
     /// server at once.
     pub async fn run(&mut self) -> Option<T> {
         loop {
-            self.open.retain(|(_, ask)| !ask.answer.is_closed());
+            self.open.retain(|(_, _, ask)| !ask.answer.is_closed());
             if !self.open.is_empty() && !self.call.is_finished() {
                 return None;
             }
@@ -272,12 +272,18 @@ impl<T: Ended> ParkedCall<T> {
     }
 
     fn hold(&mut self, ask: Ask) {
-        if let Err(e) = request_of(ask.kind, ask.params.clone()) {
-            let _ = ask.answer.send(Err(e));
-            return;
-        }
+        let question = match request_of(ask.kind, ask.params.clone()) {
+            Ok(ServerRequest::CreateMessageRequest(r)) => rmcp::model::InputRequest::CreateMessage(r),
+            Ok(ServerRequest::ElicitRequest(r)) => rmcp::model::InputRequest::Elicitation(r),
+            Ok(ServerRequest::ListRootsRequest(r)) => rmcp::model::InputRequest::ListRoots(r),
+            Ok(_) => unreachable!("`request_of` makes only questions"),
+            Err(e) => {
+                let _ = ask.answer.send(Err(e));
+                return;
+            }
+        };
         // The server's own key, unless an open question has it; else `q<n>`, never given twice in a call.
-        let taken = |key: &str| self.open.iter().any(|(open, _)| open == key);
+        let taken = |key: &str| self.open.iter().any(|(open, _, _)| open == key);
         let key = match ask.key.clone().filter(|key| !taken(key)) {
             Some(key) => key,
             None => loop {
@@ -288,29 +294,19 @@ impl<T: Ended> ParkedCall<T> {
                 }
             },
         };
-        self.open.push((key, ask));
+        self.open.push((key, question, ask));
     }
 
     /// The open questions as the client is to be sent them.
     pub fn questions(&self) -> rmcp::model::InputRequests {
-        let mut out = rmcp::model::InputRequests::new();
-        for (key, ask) in &self.open {
-            let request = match request_of(ask.kind, ask.params.clone()) {
-                Ok(ServerRequest::CreateMessageRequest(r)) => rmcp::model::InputRequest::CreateMessage(r),
-                Ok(ServerRequest::ElicitRequest(r)) => rmcp::model::InputRequest::Elicitation(r),
-                Ok(ServerRequest::ListRootsRequest(r)) => rmcp::model::InputRequest::ListRoots(r),
-                _ => continue,
-            };
-            out.insert(key.clone(), request);
-        }
-        out
+        self.open.iter().map(|(key, question, _)| (key.clone(), question.clone())).collect()
     }
 
     /// Whether the client's answers read as the results their questions ask for; `Err`
     /// names one that does not. (Checked before anything is taken or given back.)
     #[allow(deprecated)]
     pub fn check(&self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
-        for (key, ask) in &self.open {
+        for (key, _, ask) in &self.open {
             let Some(response) = responses.get(key) else { continue };
             let reads = match ask.kind {
                 AskKind::Sampling => serde_json::from_value::<rmcp::model::CreateMessageResult>(response.clone()).map(drop),
@@ -326,19 +322,19 @@ impl<T: Ended> ParkedCall<T> {
     /// server that asked; one it did not answer stays open, to be asked again.
     pub fn answer(&mut self, responses: &rmcp::model::InputResponses) {
         let open = std::mem::take(&mut self.open);
-        for (key, ask) in open {
+        for (key, question, ask) in open {
             match responses.get(&key) {
                 Some(response) => {
                     let _ = ask.answer.send(Ok(response.clone()));
                 }
-                None => self.open.push((key, ask)),
+                None => self.open.push((key, question, ask)),
             }
         }
     }
 
     /// Refuses every open question to the server that asked, with `why`.
     pub fn refuse(&mut self, why: String) {
-        for (_, ask) in self.open.drain(..) {
+        for (_, _, ask) in self.open.drain(..) {
             let _ = ask.answer.send(Err(RequestError::Refused(why.clone())));
         }
     }

@@ -114,7 +114,7 @@ impl Drop for Release {
 
 /// Whether a request is of the 2026-07-28 revision (or later): stateless, no session.
 fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
 }
 
 /// One open session in a shared count; the count goes down when it is dropped.
@@ -702,10 +702,10 @@ impl ServerHandler for Gateway {
         Ok(rmcp::model::GetSkillResult::new(skill))
     }
 
-    /// The session's own level filters what it is sent; each mount its agent sees is asked for at least as much.
-    #[allow(deprecated)]
-    /// A session's level; 2026-07-28 has no sessions and no such method (a request
+    /// The session's own level filters what it is sent; each mount its agent sees is asked
+    /// for at least as much. 2026-07-28 has no sessions and no such method (a request
     /// carries its own level), so a client of that revision is told so.
+    #[allow(deprecated)]
     async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
         if is_modern(&context) {
             return Err(McpError::method_not_found::<rmcp::model::SetLevelRequestMethod>());
@@ -795,8 +795,8 @@ impl ServerHandler for Gateway {
             );
             return tool_result(refused, &request.name).map(CallToolResponse::Complete);
         };
-        if is_modern(&context) {
-            let arguments = request.arguments.clone().unwrap_or_default();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let mut output = if is_modern(&context) {
             let modern = ModernRequest {
                 asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
                 arguments: arguments.clone(),
@@ -807,36 +807,28 @@ impl ServerHandler for Gateway {
             let start = move |client, cancel| -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
                 Box::pin(async move { this.call(&name, arguments, cancel, peer, client).await })
             };
-            return match self.modern_round(modern, &context, start).await? {
-                Round::Asked(questions) => Ok(CallToolResponse::InputRequired(questions)),
-                Round::Done(output) if url_elicitations(&output).is_some() => {
-                    // A 2026-07-28 client has no -32042: the URLs are its questions, and its retry calls afresh.
-                    let questions = url_elicitations(&output).unwrap_or_default();
-                    let waiting = crate::waiting::Waiting {
-                        agent: self.agent.clone(),
-                        asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
-                        arguments: asked_with,
-                        call: crate::waiting::Parked::Afresh,
-                    };
-                    match crate::waiting::hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
-                        Ok(state) => {
-                            Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state))))
-                        }
-                        Err(_) => tool_result(output, &request.name).map(CallToolResponse::Complete),
-                    }
-                }
-                Round::Done(mut output) => {
-                    if let Some(task) = output.task.take() {
-                        return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
-                    }
-                    tool_result(output, &request.name).map(CallToolResponse::Complete)
-                }
+            let output = match self.modern_round(modern, &context, start).await? {
+                Round::Asked(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+                Round::Done(output) => output,
             };
-        }
-        let arguments = request.arguments.unwrap_or_default();
-        let (client, asks) = self.client_of(&context);
-        let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
-        let mut output = asks.serve(&context.peer, call).await;
+            // A 2026-07-28 client has no -32042: the URLs are its questions, and its retry calls afresh.
+            if let Some(questions) = url_elicitations(&output) {
+                let waiting = crate::waiting::Waiting {
+                    agent: self.agent.clone(),
+                    asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
+                    arguments: asked_with,
+                    call: crate::waiting::Parked::Afresh,
+                };
+                if let Ok(state) = crate::waiting::hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
+                    return Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state))));
+                }
+            }
+            output
+        } else {
+            let (client, asks) = self.client_of(&context);
+            let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
+            asks.serve(&context.peer, call).await
+        };
         if let Some(task) = output.task.take() {
             return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
         }

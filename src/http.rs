@@ -352,7 +352,7 @@ fn is_stateless(headers: &HeaderMap) -> bool {
     headers
         .get(HEADER_MCP_PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
 }
 
 /// What the gate knows of one request once its body is read: what kind of MCP

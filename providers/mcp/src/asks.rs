@@ -124,15 +124,25 @@ impl InFlight {
         *(if passed_on { passed } else { refused }) += 1;
     }
 
-    /// A question counted as passed on that seam then refused (`RequestError::Refused`)
-    /// is counted as refused instead.
-    pub(crate) fn count_refusal(&self, kind: AskKind, answer: &Result<Json, seam_engine::offers::RequestError>) {
+    /// Puts a server's question to `link` (the client declared what it needs), counted as
+    /// passed on; as refused instead when seam refused it on the way (`RequestError::Refused`,
+    /// a bound it keeps). `key` is the one a 2026-07-28 server gave it.
+    pub(crate) async fn ask(
+        &self,
+        link: &dyn ClientLink,
+        kind: AskKind,
+        params: Json,
+        key: Option<String>,
+    ) -> Result<Json, seam_engine::offers::RequestError> {
+        self.count(kind, true);
+        let answer = link.ask(kind, params, key).await;
         if matches!(answer, Err(seam_engine::offers::RequestError::Refused(_))) {
             let mut counts = self.1.lock().expect("ask counts lock");
             let (passed, refused) = counts.entry(kind.capability()).or_default();
             *passed = passed.saturating_sub(1);
             *refused += 1;
         }
+        answer
     }
 
     /// Per kind of question the server asked, how many were passed on to a client and how many refused.
@@ -199,8 +209,8 @@ pub async fn relay(
         tracing::warn!(mount, "a {what} request from the server was refused: {why}");
         McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("seam cannot pass this {what} request to a client: {why}"), None)
     })?;
-    calls.count(kind, client.declares(kind, &params));
     if !client.declares(kind, &params) {
+        calls.count(kind, false);
         let agent = client.agent();
         tracing::warn!(mount, agent, "a {what} request from the server was refused: the client did not declare {what}");
         let message = format!("the client of agent `{agent}` did not declare {what} (or this kind of {what})");
@@ -212,9 +222,7 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    let answer = client.ask(kind, params, None).await;
-    calls.count_refusal(kind, &answer);
-    answer.map_err(|e| seam_wire::answer(e, None))
+    calls.ask(client.as_ref(), kind, params, None).await.map_err(|e| seam_wire::answer(e, None))
 }
 
 #[cfg(test)]

@@ -402,9 +402,14 @@ fn workspace_roots(root: Option<std::path::PathBuf>) -> rmcp::model::ListRootsRe
 }
 
 /// `request` sent again with the client's answers to its server's questions and the
-/// server's state (only a `prompts/get` or `resources/read` is ever asked).
+/// server's state (only a `tools/call`, `prompts/get` or `resources/read` is ever asked).
 fn with_answers(request: ClientRequest, responses: rmcp::model::InputResponses, state: Option<String>) -> ClientRequest {
     match request {
+        ClientRequest::CallToolRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::CallToolRequest(r)
+        }
         ClientRequest::GetPromptRequest(mut r) => {
             r.params.input_responses = Some(responses);
             r.params.request_state = state;
@@ -949,14 +954,14 @@ impl McpMount {
             }
             *fresh
         };
-        let reused = |changed: bool, until: Option<Instant>| !changed && until.is_some_and(|until| until > now);
+        let reused = |until: Option<Instant>| until.is_some_and(|until| until > now);
         let until = |ttl_ms: Option<u64>| ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL));
         let mut next_fresh = FreshUntil::default();
         let last = self.listed_offers.lock().expect("listing lock").clone();
         // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
         let tools = if !declares(|c| c.tools.is_some()) {
             Vec::new()
-        } else if reused(changed.tools, fresh.tools) {
+        } else if reused(fresh.tools) {
             next_fresh.tools = fresh.tools;
             self.listed.lock().expect("listing lock").as_ref().clone()
         } else {
@@ -988,7 +993,10 @@ impl McpMount {
         if serves_skills && !self.common.skills.import {
             offerings.skills_left_out.push("the server serves skills: `skills: { import: true }` adds them to the `skill` tool".into());
         }
-        if serves_skills && self.common.skills.import {
+        // A server says its skills changed as it says its resources did.
+        if serves_skills && self.common.skills.import && !changed.resources {
+            (offerings.skills, offerings.skills_left_out) = (last.skills.clone(), last.skills_left_out.clone());
+        } else if serves_skills && self.common.skills.import {
             match import_skills(peer).await {
                 Ok((skills, left_out)) => {
                     offerings.skills = Arc::new(skills);
@@ -996,12 +1004,12 @@ impl McpMount {
                 }
                 Err(why) => {
                     // Nothing of an unreadable list is published: the last good one stays.
-                    offerings.skills = self.listed_offers.lock().expect("listing lock").skills.clone();
+                    offerings.skills = last.skills.clone();
                     offerings.skills_left_out = vec![format!("skills not imported again ({why}): the last list stays")];
                 }
             }
         }
-        if declares(|c| c.prompts.is_some()) && reused(changed.prompts, fresh.prompts) {
+        if declares(|c| c.prompts.is_some()) && reused(fresh.prompts) {
             next_fresh.prompts = fresh.prompts;
             offerings.prompts = last.prompts.clone();
         } else if declares(|c| c.prompts.is_some()) {
@@ -1017,7 +1025,7 @@ impl McpMount {
             .await?;
             (offerings.prompts, next_fresh.prompts) = (prompts, until(ttl_ms));
         }
-        if declares(|c| c.resources.is_some()) && reused(changed.resources, fresh.resources) {
+        if declares(|c| c.resources.is_some()) && reused(fresh.resources) {
             next_fresh.resources = fresh.resources;
             (offerings.resources, offerings.templates) = (last.resources.clone(), last.templates.clone());
         } else if declares(|c| c.resources.is_some()) {
@@ -1509,16 +1517,11 @@ impl McpMount {
         let call = async {
             // A 2026-07-28 server asks by answering `input_required`: each round's questions go to the
             // client (by request, or in its own `input_required`), and the call is sent again with the answers.
-            let mut answers: Option<(rmcp::model::InputResponses, Option<String>)> = None;
+            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+            let mut request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
             for round in 0..=MAX_INPUT_ROUNDS {
-                let mut params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments.clone());
-                if let Some((responses, state)) = answers.take() {
-                    params.input_responses = Some(responses);
-                    params.request_state = state;
-                }
-                let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
                 let options = request_options(&client, speaks_modern(&peer), tasks);
-                let handle = match peer.send_cancellable_request(request, options).await {
+                let handle = match peer.send_cancellable_request(request.clone(), options).await {
                     Ok(handle) => handle,
                     Err(e) => return Err(self.failure(e, &tool)),
                 };
@@ -1538,7 +1541,8 @@ impl McpMount {
                                 format!("`{tool}`: {}", InputError::Rounds),
                             ));
                         }
-                        answers = Some((self.answer_input(&asked, &client).await.map_err(failed)?, asked.request_state));
+                        let responses = self.answer_input(&asked, &client).await.map_err(failed)?;
+                        request = with_answers(request, responses, asked.request_state);
                         continue;
                     }
                     Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
@@ -1584,10 +1588,9 @@ impl McpMount {
     ) -> Result<rmcp::model::InputResponses, InputError> {
         use seam_engine::runtime::AskKind;
         let mut responses = rmcp::model::InputResponses::new();
+        // Asked (and counted) only once the whole round can be: a round with a question the
+        // client cannot answer asks none of them.
         let mut asking = Vec::new();
-        // Counted once the whole round is to be asked: a round with a question the client
-        // cannot answer asks none of them.
-        let mut passed_on = Vec::new();
         for (key, question) in asked.input_requests.iter().flatten() {
             let (kind, params) = match question {
                 rmcp::model::InputRequest::CreateMessage(request) => (AskKind::Sampling, serde_json::to_value(&request.params)),
@@ -1608,16 +1611,11 @@ impl McpMount {
                 self.calls.count(kind, false);
                 return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
             }
-            passed_on.push(kind);
-            let (key, calls) = (key.clone(), self.calls.clone());
+            let key = key.clone();
             asking.push(async move {
-                let answer = link.ask(kind, params, Some(key.clone())).await;
-                calls.count_refusal(kind, &answer);
+                let answer = self.calls.ask(link.as_ref(), kind, params, Some(key.clone())).await;
                 answer.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
             });
-        }
-        for kind in passed_on {
-            self.calls.count(kind, true);
         }
         // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
         responses.extend(futures::future::try_join_all(asking).await?);
@@ -1679,13 +1677,8 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
                 ),
             ));
         }
-        // `InputRequired`, or a kind of answer newer than this build.
-        _ => {
-            return Err(ToolOutput::error(
-                crate::codes::MCP_INPUT_REQUIRED,
-                format!("`{tool}` asked the client for more input; seam does not relay input requests"),
-            ));
-        }
+        // `InputRequired` is answered by the call's rounds (`call_inner`): a kind of answer newer than this build.
+        _ => return Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
     };
     Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
 }
