@@ -87,7 +87,7 @@ pub enum InitializeError {
     #[error("the server insists on `{encoding}` positions; seam asks for and converts only utf-16")]
     PositionEncoding { encoding: String },
     /// A notification that follows the answer (`initialized`, the configuration) could not be sent.
-    #[error("{source}")]
+    #[error("`{method}` could not be sent: {source}")]
     Notify {
         method: &'static str,
         #[source]
@@ -539,7 +539,7 @@ mod tests {
         let gone = Failure::Transport("writing to the server failed: broken pipe".into());
         assert_eq!(
             initialize(InitializeError::Notify { method: "initialized", source: gone }, ""),
-            "writing to the server failed: broken pipe"
+            "`initialized` could not be sent: writing to the server failed: broken pipe"
         );
         let json = serde_json::from_str::<Json>("{").unwrap_err();
         let expected = format!("`initialize` answered malformed JSON: {json}");

@@ -25,8 +25,9 @@ pub const RANK_CUSTOM: u32 = 300;
 pub const RANK_USER_SEAM: u32 = 400;
 pub const RANK_USER_AGENTS: u32 = 500;
 pub const RANK_BUNDLED: u32 = 600;
-/// Skills an MCP mount imports from its server: below every folder, in any layer
-/// (`registry::with_imported`), since a server's SKILL.md must not replace one on disk.
+/// The rank an MCP mount's imported skills carry, past every folder's. What keeps them
+/// below every folder in any layer is `registry::with_imported`, which adds one only
+/// where no folder has the name; the rank says so where candidates are shown.
 pub const RANK_IMPORTED: u32 = 700;
 
 /// The most of a skill file discovery reads: the frontmatter must end within it.

@@ -56,7 +56,8 @@ pub enum ImportError {
     Refused(#[from] Refused),
 }
 
-fn failed(message: String) -> Refused {
+/// A skill that could not be loaded (`SKILL_LOAD_FAILED`), and why.
+pub(crate) fn failed(message: String) -> Refused {
     Refused { code: crate::codes::SKILL_LOAD_FAILED, message }
 }
 

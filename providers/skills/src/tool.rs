@@ -141,7 +141,7 @@ async fn judged(folder: &Folder) -> Result<(), SkillReadError> {
 /// from disk, its root judged again first under `read_only_roots`; an imported
 /// skill's from its mount's server, checked against the listed digest.
 async fn load(candidate: &Candidate, providers: &[Provider], client: Client) -> Result<skill::Parsed, imported::Refused> {
-    let failed = |message: String| imported::Refused { code: crate::codes::SKILL_LOAD_FAILED, message };
+    let failed = imported::failed;
     let name = candidate.summary.name.clone();
     match &candidate.place {
         Place::Folder(folder) => {
