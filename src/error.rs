@@ -24,14 +24,14 @@ pub enum Error {
     #[error("{}: no such file or directory", .0.display())]
     NoSuchPath(PathBuf),
     /// The async runtime could not be built.
-    #[error(transparent)]
-    Runtime(std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
     #[error("cannot install signal handlers: {0}")]
     Signals(#[source] std::io::Error),
     #[error("cannot listen on {listen}: {source}")]
     Listen { listen: SocketAddr, source: std::io::Error },
-    #[error(transparent)]
-    Socket(std::io::Error),
+    #[error("cannot read the address seam listens on: {0}")]
+    Socket(#[source] std::io::Error),
     #[error("cannot watch: {0}")]
     Watch(#[source] notify_debouncer_full::notify::Error),
     #[error("MCP handshake: {0}")]

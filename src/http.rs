@@ -337,12 +337,16 @@ async fn session_answer(app: &App, method: &Method, headers: &HeaderMap, agent: 
     {
         return Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"));
     }
-    // A legacy request without a session opens one; a 2026-07-28 request opens none.
-    let opens = method == Method::POST && session.is_none() && !is_stateless(headers);
-    if opens && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
+    if opens_session(method, headers) && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
         return Some(plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n"));
     }
     None
+}
+
+/// Whether a request to an MCP endpoint opens a session: a legacy POST without one (a
+/// 2026-07-28 request opens none).
+fn opens_session(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::POST && session_id(headers).is_none() && !is_stateless(headers)
 }
 
 /// Whether a request is of the 2026-07-28 revision (or later) by its
@@ -383,7 +387,7 @@ impl Exchange {
             agent,
             post,
             delete: parts.method == Method::DELETE,
-            opens: post && session.is_none() && !is_stateless(&parts.headers),
+            opens: is_mcp && opens_session(&parts.method, &parts.headers),
             session,
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),

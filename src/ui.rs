@@ -192,7 +192,7 @@ fn outcome(last: &Json, status: &Json) -> Markup {
             @if !changes.is_empty() {
                 ul.changes { @for (what, ids) in &changes { li { (what) ": " (joined(ids.iter(), ", ", |id| code(id))) } } }
             }
-            (diagnostics(&last["diagnostics"]))
+            (diagnostics(last["diagnostics"].as_array().map(Vec::as_slice).unwrap_or_default()))
         } @else {
             (none("No reload yet."))
         }
@@ -200,8 +200,7 @@ fn outcome(last: &Json, status: &Json) -> Markup {
 }
 
 /// Diagnostics as `seam validate` prints them: `file:line:col: error[CODE]: message`, the line, the caret.
-fn diagnostics(list: &Json) -> Markup {
-    let items: Vec<&Json> = list.as_array().into_iter().flatten().collect();
+fn diagnostics(items: &[Json]) -> Markup {
     html! {
         @if !items.is_empty() {
             div.diagnostics {
@@ -403,7 +402,7 @@ fn history(outcomes: &[seam_engine::deploy::Outcome]) -> Markup {
             } }
             tbody {
                 @for o in outcomes.iter().rev() {
-                    @let j = o.to_json();
+                    @let at = Json::from(seam_engine::runtime::timestamp(o.at));
                     @let kind = o.outcome.as_str();
                     @let changes = [("built", &o.built), ("retired", &o.retired), ("changed", &o.reconfigured)]
                         .iter()
@@ -413,15 +412,15 @@ fn history(outcomes: &[seam_engine::deploy::Outcome]) -> Markup {
                         .join(", ");
                     @let count = o.diagnostics.len() + o.diagnostics_omitted;
                     tr data-outcome=(kind) {
-                        td { (time(&j["at"])) }
+                        td { (time(&at)) }
                         td { (badge(&format!("outcome-{kind}"), kind)) }
                         td.num { (or_dash(o.generation)) }
                         td { @if changes.is_empty() { "–" } @else { (changes) } }
                         td {
                             @if count == 0 { "–" } @else {
-                                details data-key={ "history-" (j["at"].as_str().unwrap_or_default()) } {
+                                details data-key={ "history-" (at.as_str().unwrap_or_default()) } {
                                     summary { (count) }
-                                    (diagnostics(&j["diagnostics"]))
+                                    (diagnostics(&o.diagnostics))
                                 }
                             }
                         }

@@ -1109,7 +1109,10 @@ impl Deployment {
                 let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
                     Some(build) => match build.await {
                         Ok(running) => (running, None),
-                        Err(e) => (Arc::new(Inert::failed(e.to_string())), Some(e.to_string())),
+                        Err(e) => {
+                            let why = e.to_string();
+                            (Arc::new(Inert::failed(why.clone())), Some(why))
+                        }
                     },
                     None => (Arc::new(Inert::no_runtime(kind.name())), None),
                 };

@@ -52,22 +52,12 @@ pub struct Loaded {
 }
 
 /// Why a composition could not even be read: the CLI maps this to exit code 2.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {error}", path.display())]
 pub struct ReadError {
     pub path: PathBuf,
+    #[source]
     pub error: std::io::Error,
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.error)
-    }
-}
-
-impl std::error::Error for ReadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
 }
 
 /// Why a file was not read as a composition or a base.

@@ -114,30 +114,21 @@ impl TaskMethod {
 }
 
 /// Why a request for a prompt, a resource or a completion got no result.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RequestError {
     /// Nothing the agent sees answers to that name or URI.
+    #[error("{0}")]
     Unknown(String),
     /// The mount could not be asked (disconnected, timed out).
+    #[error("{0}")]
     Unavailable(String),
     /// The mount's server answered with a JSON-RPC error: relayed as it is.
+    #[error("{message}")]
     Upstream { code: i32, message: String, data: Option<Json> },
     /// seam did not put a server's question to its client, to keep a bound
     /// (`INPUT_CALLS_EXCEEDED`): the server is told why.
+    #[error("{0}")]
     Refused(String),
-}
-
-impl std::error::Error for RequestError {}
-
-impl std::fmt::Display for RequestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RequestError::Unknown(m)
-            | RequestError::Unavailable(m)
-            | RequestError::Refused(m)
-            | RequestError::Upstream { message: m, .. } => f.write_str(m),
-        }
-    }
 }
 
 /// How much of one mount's instructions an agent's instructions quote, and how much in all (characters).
@@ -463,7 +454,7 @@ mod tests {
         // Sections that come to the total exactly are whole; one character more, and the whole is cut.
         let total = |extra: usize| {
             let mut texts: Vec<(String, String)> = (0..7).map(|i| (format!("m{i}"), "w".repeat(2040))).collect();
-            // Seven sections of `## mN\n\n` and 2,040 characters, eight `\n\n` joins, the last section's head.
+            // Seven sections of `## mN\n\n` and 2,040 characters, seven `\n\n` joins (eight sections), the last section's head.
             let used = 7 * (7 + 2040) + 7 * 2 + 7;
             texts.push(("m7".into(), "v".repeat(INSTRUCTIONS_CHARS as usize - used + extra)));
             instructions(texts.iter().map(|(id, text)| (id.as_str(), text.as_str()))).unwrap()

@@ -626,7 +626,6 @@ fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn resolve_agents(
     tree: &Node,
     budgets: &Budgets,
