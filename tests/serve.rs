@@ -29,6 +29,28 @@ fn node_mount(id: &str, script: &str) -> String {
     )
 }
 
+/// server-everything over Streamable HTTP on a free loopback port, once it accepts
+/// connections; and that port.
+fn everything_over_http() -> (Peer, u16) {
+    let port = free_port();
+    let backend = Command::new(peer_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("server-everything to listen", || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    (Peer(backend), port)
+}
+
+/// The YAML of an `mcp.stdio` mount running `tests/peers/py-asks-server.py`, a Python
+/// SDK server that asks its client mid-call in either revision.
+fn py_asks_mount(id: &str, extra: &str) -> String {
+    let server = root().join("tests/peers/py-asks-server.py");
+    format!("  {id}:\n    kind: mcp.stdio\n    command: {}\n    args: [{}]\n{extra}", json!(python()), json!(server))
+}
+
 fn everything_mount(id: &str, extra: &str) -> String {
     format!("  {id}:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n{extra}", json!(peer_bin("mcp-server-everything")))
 }
@@ -494,17 +516,7 @@ fn sighup_reloads_when_watching_is_off() {
 #[test]
 fn mcp_http_mounts_server_everything_over_streamable_http_and_mcp_stdio_mounts_server_filesystem() {
     let dir = scratch("http-backend");
-    let port = free_port();
-    let mut backend = Command::new(peer_bin("mcp-server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut backend_out = Lines::spawn(backend.stderr.take().unwrap(), "");
-    let backend = Peer(backend);
-    backend_out.wait_for(&format!("listening on port {port}"));
+    let (backend, port) = everything_over_http();
     std::fs::write(dir.join("hello.txt"), "hello from disk").unwrap();
     let file = dir.join("c.yaml");
     let http = format!(

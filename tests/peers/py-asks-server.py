@@ -14,10 +14,8 @@ tool without saying so, and a prompt, saying the prompt list changed (a client
 that honours the tool list's hint lists the tools again only once told);
 `touch` says the resource `asks://note` was updated.
 
-    python py-asks-server.py stdio
-    python py-asks-server.py http PORT
+    python py-asks-server.py        (over stdio)
 """
-import sys
 from typing import Annotated
 
 import mcp_types as types
@@ -115,7 +113,4 @@ async def touch(ctx: Context) -> str:
     return "touched"
 
 
-if sys.argv[1] == "stdio":
-    server.run("stdio")
-else:
-    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+server.run("stdio")

@@ -599,10 +599,7 @@ fn the_python_sdk_client_sees_through_seam_what_it_sees_directly_in_both_eras() 
 fn with_roots_from_the_client_a_server_sees_the_calling_client_s_roots() {
     let dir = scratch("parity-client-roots");
     let file = dir.join("c.yaml");
-    let (python, server) = (root().join(".cache/peers/venv/bin/python"), root().join("tests/peers/py-asks-server.py"));
-    let mount =
-        format!("  asks:\n    kind: mcp.stdio\n    command: {}\n    args: [{}, stdio]\n    roots: client\n", json!(python), json!(server));
-    compose(&file, &[mount], "services: { workspace: { root: . } }\n");
+    compose(&file, &[super::py_asks_mount("asks", "    roots: client\n")], "services: { workspace: { root: . } }\n");
     let theirs = dir.join("their project");
     std::fs::create_dir_all(&theirs).unwrap();
     let their_uri = url::Url::from_file_path(&theirs).unwrap().to_string();

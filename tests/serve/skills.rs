@@ -77,13 +77,7 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     assert!(listed["result"].get("ttlMs").is_none(), "no cache hints before 2026-07-28: {listed}");
     // A 2026-07-28 client is told the list may change at once and is its session's alone:
     // it follows the agent's skills and the files on disk. (The Inspector prints no hints.)
-    let modern = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
-        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": { "_meta": meta } });
-        let answer = mcp_post(&client, &url, "2026-07-28", None, &body).header("mcp-method", "skills/list").send().await.unwrap();
-        answer.json::<Value>().await.unwrap()
-    });
+    let modern = modern_request(&url, "", "skills/list", json!({}), json!({}));
     assert_eq!((&modern["result"]["ttlMs"], &modern["result"]["cacheScope"]), (&json!(0), &json!("private")), "{modern}");
     let skills = &listed["result"]["skills"];
     assert_eq!(uris(skills), ["skill://notes/SKILL.md", "skill://pdf/SKILL.md"]);

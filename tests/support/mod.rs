@@ -31,11 +31,15 @@ pub fn peer_bin(name: &str) -> String {
     path.display().to_string()
 }
 
+/// The Python that has the official Python SDK (`scripts/install-peers`).
+pub fn python() -> String {
+    root().join(".cache/peers/venv/bin/python").display().to_string()
+}
+
 /// What one of our Python peers (`tests/peers/<script>`, on the official Python SDK)
 /// printed: one JSON object.
 pub fn python_peer(script: &str, args: &[&str]) -> Value {
-    let out =
-        Command::new(root().join(".cache/peers/venv/bin/python")).arg(root().join("tests/peers").join(script)).args(args).output().unwrap();
+    let out = Command::new(python()).arg(root().join("tests/peers").join(script)).args(args).output().unwrap();
     assert!(out.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} {args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
@@ -401,6 +405,25 @@ pub fn mcp_post(client: &reqwest::Client, url: &str, version: &str, session: Opt
         Some(session) => request.header("mcp-session-id", session),
         None => request,
     }
+}
+
+/// A request of `method` with `params` as a 2026-07-28 client sends it, at `path`: no
+/// session, the version and the `capabilities` it declares in `_meta`.
+pub fn modern_request(base: &str, path: &str, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let mut sent = mcp_post(&client, &format!("{base}{path}"), "2026-07-28", None, &body).header("mcp-method", method);
+        if !name.is_empty() {
+            sent = sent.header("mcp-name", name);
+        }
+        sent.send().await.unwrap().json::<Value>().await.unwrap()
+    })
 }
 
 pub fn signal(pid: u32, name: &str) {

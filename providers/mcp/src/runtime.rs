@@ -955,7 +955,7 @@ impl McpMount {
             *fresh
         };
         let reused = |until: Option<Instant>| until.is_some_and(|until| until > now);
-        let until = |ttl_ms: Option<u64>| ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL));
+        let until = |ttl_ms: Option<u64>| fresh_until(now, ttl_ms);
         let mut next_fresh = FreshUntil::default();
         let last = self.listed_offers.lock().expect("listing lock").clone();
         // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
@@ -1683,6 +1683,12 @@ fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<Tool
     Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
 }
 
+/// Until when a list given `now` with caching hint `ttl_ms` may be reused: `ttlMs`
+/// later, at most `MAX_LIST_TTL`; never for no hint or `0`.
+fn fresh_until(now: Instant, ttl_ms: Option<u64>) -> Option<Instant> {
+    ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL))
+}
+
 /// A mount's open `subscriptions/listen` stream, and what it asked for.
 struct Listening {
     filter: rmcp::model::SubscriptionFilter,
@@ -1989,6 +1995,19 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A list's caching hint is honoured up to `MAX_LIST_TTL` (an hour), and capped past it;
+    /// no hint, or `0`, asks each time.
+    #[test]
+    fn a_list_is_reused_for_its_ttl_up_to_an_hour() {
+        let now = Instant::now();
+        let hour = MAX_LIST_TTL.as_millis() as u64;
+        assert_eq!(fresh_until(now, Some(hour)), Some(now + MAX_LIST_TTL));
+        assert_eq!(fresh_until(now, Some(hour + 1)), Some(now + MAX_LIST_TTL));
+        assert_eq!(fresh_until(now, Some(hour - 1)), Some(now + MAX_LIST_TTL - Duration::from_millis(1)));
+        assert_eq!(fresh_until(now, Some(0)), None);
+        assert_eq!(fresh_until(now, None), None);
+    }
 
     #[test]
     fn sync_and_connection_errors_read_as_they_always_have() {
