@@ -166,3 +166,51 @@ fn contents(result: &Json, uri: &str) -> Result<Vec<u8>, ImportError> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.decode(blob).map_err(|source| ImportError::NotBase64 { uri: uri.to_owned(), source })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An imported skill `s` whose manifest lists SKILL.md and `others` files of `size` bytes each.
+    fn listed(skill_md: u64, others: usize, size: u64) -> ImportedSkill {
+        let file = |uri: String, size: u64| ImportedFile { uri, digest: "sha256:00".into(), size };
+        let mut files = vec![file("skill://s/SKILL.md".into(), skill_md)];
+        files.extend((0..others).map(|n| file(format!("skill://s/f{n}"), size)));
+        ImportedSkill {
+            name: "s".into(),
+            uri: "skill://s/SKILL.md".into(),
+            digest: "sha256:00".into(),
+            size: skill_md,
+            frontmatter: Default::default(),
+            files,
+        }
+    }
+
+    /// An imported skill is served under the bounds seam's own skills are: `MAX_FILES`
+    /// files and `MAX_BYTES` bytes, at the bound and not one past it.
+    #[test]
+    fn an_imported_manifest_is_served_up_to_max_files_and_max_bytes() {
+        assert_eq!(served_files(&listed(1, MAX_FILES - 1, 1)).map(|f| f.len()).ok(), Some(MAX_FILES));
+        assert!(matches!(served_files(&listed(1, MAX_FILES, 1)), Err(ImportError::TooLarge { .. })));
+        let half = MAX_BYTES / 2;
+        assert!(served_files(&listed(0, 2, half)).is_ok());
+        assert!(matches!(served_files(&listed(1, 2, half)), Err(ImportError::TooLarge { .. })));
+        assert!(matches!(
+            served_files(&ImportedSkill { uri: "skill://s/README".into(), ..listed(1, 0, 0) }),
+            Err(ImportError::NotSkillMd { .. })
+        ));
+        let outside =
+            ImportedSkill { files: vec![ImportedFile { uri: "skill://t/x".into(), digest: String::new(), size: 0 }], ..listed(1, 0, 0) };
+        assert!(matches!(served_files(&outside), Err(ImportError::NotUnder { .. })));
+    }
+
+    /// A SKILL.md listed past `MAX_SKILL_FILE_BYTES` is refused before it is read; one at
+    /// the bound is read (here: its mount is gone, so the read is what fails).
+    #[tokio::test]
+    async fn an_imported_skill_md_is_read_up_to_max_skill_file_bytes() {
+        let past = body("m", &listed(MAX_SKILL_FILE_BYTES + 1, 0, 0), &[], Client::default()).await.unwrap_err();
+        assert!(past.message.contains("at most"), "{}", past.message);
+        let at = body("m", &listed(MAX_SKILL_FILE_BYTES, 0, 0), &[], Client::default()).await.unwrap_err();
+        assert!(at.message.contains("no longer this agent's"), "{}", at.message);
+    }
+}
