@@ -46,11 +46,9 @@ pub struct Gateway {
     /// had changed: the notifier compares against it, so that a change between
     /// the client's listing and the notifier's first look is still announced.
     shown: Arc<std::sync::Mutex<Shown>>,
-    /// Where this session is counted among the open ones (over HTTP), once it is one:
-    /// a legacy client's `initialize` opens it; a 2026-07-28 request opens none.
-    counter: Option<Arc<std::sync::atomic::AtomicUsize>>,
-    /// Counts this session while the session's own handler lives (not the notifier's copy).
-    counted: Arc<std::sync::OnceLock<OpenSession>>,
+    /// What this process's clients hold, per agent: this session's or stream's
+    /// subscriptions and listen streams are counted there.
+    tally: Arc<crate::tally::Tally>,
     /// One permit per call of this session that may run at once
     /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
@@ -73,11 +71,13 @@ pub struct Gateway {
 #[derive(Default)]
 struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, Subscription>>);
 
-/// One subscription of a session: the id of the mount that serves the URI, and the
-/// `Interest` it is counted in (none while the server is being asked).
+/// One subscription of a session: the id of the mount that serves the URI, the
+/// `Interest` it is counted in (none while the server is being asked), and its
+/// place among its agent's subscriptions.
 struct Subscription {
     mount: String,
     counted: Option<std::sync::Weak<seam_engine::runtime::Interest>>,
+    _place: crate::tally::Held,
 }
 
 impl Subscriptions {
@@ -104,8 +104,8 @@ impl Drop for Release {
         let deployment = self.deployment.clone();
         runtime.spawn(async move {
             for (uri, subscription) in subscribed {
-                if let Some(counted) = subscription.counted {
-                    deployment.unsubscribe_resource(&subscription.mount, &counted, &uri).await;
+                if let Some(counted) = &subscription.counted {
+                    deployment.unsubscribe_resource(&subscription.mount, counted, &uri).await;
                 }
             }
         });
@@ -115,22 +115,6 @@ impl Drop for Release {
 /// Whether a request is of the 2026-07-28 revision (or later): stateless, no session.
 fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
-}
-
-/// One open session in a shared count; the count goes down when it is dropped.
-pub struct OpenSession(Arc<std::sync::atomic::AtomicUsize>);
-
-impl OpenSession {
-    pub fn new(count: Arc<std::sync::atomic::AtomicUsize>) -> OpenSession {
-        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        OpenSession(count)
-    }
-}
-
-impl Drop for OpenSession {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 #[derive(Default)]
@@ -169,8 +153,9 @@ fn shown_resources(view: &View) -> (Vec<Offered>, Vec<Offered>) {
 const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Gateway {
-    /// A gateway for one session (each session keeps its own roots).
-    pub fn new(deployment: Arc<Deployment>, agent: String) -> Gateway {
+    /// A gateway for one session (each session keeps its own roots), counting what it
+    /// holds in `tally`.
+    pub fn new(deployment: Arc<Deployment>, agent: String, tally: Arc<crate::tally::Tally>) -> Gateway {
         let subscribed = Arc::new(Subscriptions::default());
         let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
         Gateway {
@@ -179,8 +164,7 @@ impl Gateway {
             roots: Arc::default(),
             roots_changed: Arc::default(),
             shown: Arc::default(),
-            counter: None,
-            counted: Arc::default(),
+            tally,
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
@@ -188,12 +172,6 @@ impl Gateway {
             subscribed,
             _release: Some(Arc::new(release)),
         }
-    }
-
-    /// This gateway counted in `count` among the open sessions, from its client's
-    /// `initialize` for as long as it lives.
-    pub fn counted_in(self, count: Arc<std::sync::atomic::AtomicUsize>) -> Gateway {
-        Gateway { counter: Some(count), ..self }
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -256,7 +234,8 @@ impl Gateway {
 
     /// Subscribes this session (or listen stream) to `uri` at the mount that serves it: the
     /// deployment counts it in the mount's `Interest`, and it is given back when the
-    /// session's handler goes. At most `MAX_SUBSCRIPTIONS`.
+    /// session's handler goes. At most `MAX_SUBSCRIPTIONS` for the session, and
+    /// `serve.max_subscriptions_per_agent` for its agent (`SUBSCRIPTIONS_EXCEEDED`).
     async fn subscribe_resource(&self, uri: String) -> Result<(), McpError> {
         let unknown = || RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent));
         let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
@@ -268,10 +247,18 @@ impl Gateway {
                 return Ok(());
             }
             if subscribed.len() >= MAX_SUBSCRIPTIONS {
-                let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first");
-                return Err(McpError::invalid_request(message, None));
+                return Err(subscriptions_exceeded(format!(
+                    "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first"
+                )));
             }
-            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None });
+            let limits = self.deployment.serve_limits();
+            let place = self.tally.hold(&self.agent, crate::tally::Holding::Subscription, &limits).map_err(|_| {
+                subscriptions_exceeded(format!(
+                    "agent `{}` holds {} subscriptions, its sessions' and listen streams' together, the most it may (`serve.max_subscriptions_per_agent`)",
+                    self.agent, limits.max_subscriptions_per_agent
+                ))
+            })?;
+            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None, _place: place });
         }
         let counted = match self.deployment.subscribe_resource(&id, &uri).await {
             Ok(interest) => Arc::downgrade(&interest),
@@ -727,7 +714,7 @@ impl ServerHandler for Gateway {
     async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), McpError> {
         let removed = self.subscribed.lock().remove(&request.uri);
         // One still being asked is given back by its subscribe.
-        if let Some(Subscription { mount, counted: Some(counted) }) = removed {
+        if let Some(Subscription { mount, counted: Some(counted), .. }) = removed {
             self.deployment.unsubscribe_resource(&mount, &counted, &request.uri).await;
         }
         Ok(())
@@ -853,19 +840,6 @@ impl ServerHandler for Gateway {
         self.roots_changed.notify_one();
     }
 
-    /// A legacy client's session opens here: it is counted among the open ones from now.
-    async fn initialize(
-        &self,
-        request: rmcp::model::InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::InitializeResult, McpError> {
-        context.peer.set_peer_info(request.clone());
-        if let Some(count) = &self.counter {
-            let _ = self.counted.set(OpenSession::new(count.clone()));
-        }
-        self.negotiate_initialize(&request)
-    }
-
     /// A 2026-07-28 client's `subscriptions/listen` is taken as asked; rmcp keeps of it only
     /// what seam declares (list changes of tools, prompts and resources; resource updates).
     fn accepted_subscription_filter(&self, requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
@@ -878,6 +852,13 @@ impl ServerHandler for Gateway {
     /// session's are, and given back when the stream ends (this request's handler goes).
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
         use seam_engine::runtime::MountEvent;
+        let limits = self.deployment.serve_limits();
+        let _stream = self.tally.hold(&self.agent, crate::tally::Holding::ListenStream, &limits).map_err(|_| {
+            subscriptions_exceeded(format!(
+                "agent `{}` has {} listen streams open, the most it may (`serve.max_listen_streams_per_agent`)",
+                self.agent, limits.max_listen_streams_per_agent
+            ))
+        })?;
         let accepted = context.accepted().clone();
         let sink = context.sink().clone();
         let request = context.request_context().clone();
@@ -943,8 +924,8 @@ impl ServerHandler for Gateway {
         }
         let mut changes = self.deployment.subscribe();
         let mut events = self.deployment.mount_events();
-        // The notifier's copy does not keep the session counted: it may outlive the session a little.
-        let this = Gateway { counted: Arc::default(), _release: None, ..self.clone() };
+        // The notifier's copy does not hold the session's subscriptions: it may outlive the session a little.
+        let this = Gateway { _release: None, ..self.clone() };
         let peer = context.peer;
         tokio::spawn(async move {
             // What a session that has not listed yet would have been sent.
@@ -1058,6 +1039,12 @@ impl Gateway {
     }
 }
 
+/// A subscription or listen stream refused at a bound: `SUBSCRIPTIONS_EXCEEDED`, in `data.code`.
+fn subscriptions_exceeded(why: String) -> McpError {
+    let code = seam_engine::codes::SUBSCRIPTIONS_EXCEEDED;
+    McpError::invalid_request(format!("{code}: {why}"), Some(serde_json::json!({ "code": code.code })))
+}
+
 /// Calls one session may have running at once (a stdio client is one
 /// session). A call past it is answered `TOOL_CALLS_EXCEEDED` at once, so a
 /// client that sends calls and never reads their answers cannot make seam
@@ -1101,7 +1088,7 @@ mod tests {
         let deployment = seam_engine::deploy::Deployment::new(engine, &file, env, seam_engine::deploy::Options::default());
         deployment.reload().await;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
-        let gateway = Gateway::new(deployment, "default".to_owned());
+        let gateway = Gateway::new(deployment, "default".to_owned(), std::sync::Arc::default());
         let server = tokio::spawn(async move { gateway.serve(server_io).await });
         // The client's handshake sends the first `initialized`.
         let client = ().serve(client_io).await.unwrap();

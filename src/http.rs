@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_MCP_PROTOCOL_VERSION, JSON_MIME_TYPE};
+use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, JSON_MIME_TYPE};
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -44,8 +43,8 @@ struct App {
     deployment: Arc<Deployment>,
     config: StreamableHttpServerConfig,
     agents: Arc<Mutex<Agents>>,
-    /// MCP sessions open now, every agent's together.
-    session_count: Arc<AtomicUsize>,
+    /// What clients hold, per agent: sessions are taken here, listen streams and subscriptions by the gateways.
+    tally: Arc<crate::tally::Tally>,
     /// The sessions as seam sees them: their use, for closing idle ones.
     sessions: Arc<Sessions>,
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
@@ -134,12 +133,12 @@ impl App {
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let (deployment, agent, count) = (self.deployment.clone(), agent.to_owned(), self.session_count.clone());
+                let (deployment, agent, tally) = (self.deployment.clone(), agent.to_owned(), self.tally.clone());
                 let mut manager = LocalSessionManager::default();
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone()).counted_in(count.clone())),
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), tally.clone())),
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -223,9 +222,10 @@ fn unreadable_message(body: &[u8]) -> Response {
 ///   `/ui?token=<token>` sets; a token that cannot be read closes (503);
 /// - a DELETE of a session the agent's endpoint does not have is answered 404, one it has 200
 ///   (rmcp would say 202);
-/// - a new MCP session past `max_sessions` is refused (503); a body is read
-///   whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
-///   and `body_timeout` (408), and held until its answer begins.
+/// - a body is read whole under `max_request_bytes` (413), `max_buffered_request_bytes` (503)
+///   and `body_timeout` (408), and held until its answer begins;
+/// - a request that opens an MCP session (what its body is decides: `Exchange::opens`)
+///   past `max_sessions` or `max_sessions_per_agent` is refused (503).
 ///
 /// Its checks (`host_or_origin_answer`, `token_answer`, `session_answer`) each give the
 /// answer to send in the route's place, if any.
@@ -249,7 +249,7 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         return refused;
     }
     if route.is_some()
-        && let Some(refused) = session_answer(&app, request.method(), request.headers(), &agent, &limits).await
+        && let Some(refused) = ended_session_answer(&app, request.method(), request.headers(), &agent).await
     {
         return refused;
     }
@@ -260,9 +260,15 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         Ok(read) => read,
         Err(refusal) => return refusal.response(),
     };
-    let exchange = Exchange::of(&app, &parts, route.is_some(), agent);
+    let exchange = Exchange::of(&app, &parts, &bytes, route.is_some(), agent);
+    // The session's place is taken before rmcp is asked to open it, so that no two requests can both take the last one.
+    let place = match exchange.opens.then(|| app.tally.hold(&exchange.agent, crate::tally::Holding::Session, &limits)) {
+        Some(Err(full)) => return sessions_full(&exchange.agent, full),
+        Some(Ok(place)) => Some(place),
+        None => None,
+    };
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let response = forward(&app, &exchange, request, next).await;
+    let response = forward(&app, &exchange, place, request, next).await;
     finish(&app, exchange, response, (bytes, share)).await
 }
 
@@ -326,37 +332,36 @@ fn token_answer(app: &App, request: &Request, path: &str, agent: &str) -> Option
     (!(bearer || cookie)).then(denied)
 }
 
-/// On an agent's MCP endpoint: a DELETE of a session the endpoint does not have
-/// is answered 404, as Streamable HTTP says (rmcp answers any DELETE 202), and a
-/// POST that would open a session past `max_sessions` is refused (503).
-async fn session_answer(app: &App, method: &Method, headers: &HeaderMap, agent: &str, limits: &ServeLimits) -> Option<Response> {
-    let session = session_id(headers);
+/// On an agent's MCP endpoint, a DELETE of a session the endpoint does not have
+/// is answered 404, as Streamable HTTP says (rmcp answers any DELETE 202).
+async fn ended_session_answer(app: &App, method: &Method, headers: &HeaderMap, agent: &str) -> Option<Response> {
     if method == Method::DELETE
-        && let Some(id) = session
+        && let Some(id) = session_id(headers)
         && !app.knows_session(agent, id).await
     {
         return Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"));
     }
-    if opens_session(method, headers) && app.session_count.load(Ordering::SeqCst) >= limits.max_sessions as usize {
-        return Some(plain(StatusCode::SERVICE_UNAVAILABLE, "too many open sessions\n"));
-    }
     None
 }
 
-/// Whether a request to an MCP endpoint opens a session: a legacy POST without one (a
-/// 2026-07-28 request opens none).
-fn opens_session(method: &Method, headers: &HeaderMap) -> bool {
-    method == Method::POST && session_id(headers).is_none() && !is_stateless(headers)
+/// A session refused at a bound of the [`crate::tally::Tally`]: 503, naming the bound.
+fn sessions_full(agent: &str, full: crate::tally::Full) -> Response {
+    let text = match full {
+        crate::tally::Full::AllAgents(n) => format!("too many open sessions: {n}, every agent's together, are open\n"),
+        crate::tally::Full::Agent(n) => format!("too many open sessions: agent `{agent}` has {n} open, the most it may\n"),
+    };
+    (StatusCode::SERVICE_UNAVAILABLE, text).into_response()
 }
 
-/// Whether a request is of the 2026-07-28 revision (or later) by its
-/// `MCP-Protocol-Version` header: stateless, it opens no session and is in none.
-/// (A legacy client's `initialize` carries no such header, or an older version.)
-fn is_stateless(headers: &HeaderMap) -> bool {
-    headers
-        .get(HEADER_MCP_PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
+/// Whether a request to an MCP endpoint opens a session, as rmcp decides it by what the
+/// request is: a POST naming no session whose message is `initialize`. (`initialize` opens
+/// a session whatever revision its headers or params name: the handshake exists only before
+/// 2026-07-28, and rmcp answers it with a revision that has sessions.) Any other request
+/// without a session is stateless or refused by rmcp, and opens none.
+fn opens_session(method: &Method, headers: &HeaderMap, body: &[u8]) -> bool {
+    method == Method::POST
+        && session_id(headers).is_none()
+        && seam_wire::stdio::Peek::of(body).is_some_and(|message| message.id.is_some() && message.method.as_deref() == Some("initialize"))
 }
 
 /// What the gate knows of one request once its body is read: what kind of MCP
@@ -369,7 +374,7 @@ struct Exchange {
     delete: bool,
     /// Its session, on an agent's MCP endpoint (elsewhere the router answers 404).
     session: Option<String>,
-    /// A POST with no session: it opens one.
+    /// A POST with no session whose message is `initialize`: it opens one ([`opens_session`]).
     opens: bool,
     /// Its body was declared JSON.
     json_body: bool,
@@ -379,7 +384,7 @@ struct Exchange {
 }
 
 impl Exchange {
-    fn of(app: &App, parts: &axum::http::request::Parts, is_mcp: bool, agent: String) -> Exchange {
+    fn of(app: &App, parts: &axum::http::request::Parts, body: &[u8], is_mcp: bool, agent: String) -> Exchange {
         let post = parts.method == Method::POST && is_mcp;
         let session = if is_mcp { session_id(&parts.headers).map(str::to_owned) } else { None };
         let in_use = session.as_deref().and_then(|id| app.sessions.enter(id));
@@ -387,7 +392,7 @@ impl Exchange {
             agent,
             post,
             delete: parts.method == Method::DELETE,
-            opens: is_mcp && opens_session(&parts.method, &parts.headers),
+            opens: is_mcp && opens_session(&parts.method, &parts.headers, body),
             session,
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),
@@ -397,17 +402,24 @@ impl Exchange {
 }
 
 /// The request on to its route. One that opens a session is run on a task of its
-/// own, so that the session rmcp opens enters seam's table even if this request's
-/// client goes away meanwhile: only seam closes idle sessions.
-async fn forward(app: &App, exchange: &Exchange, request: Request, next: axum::middleware::Next) -> Response {
-    if !exchange.opens {
+/// own, so that the session rmcp opens enters seam's table, with its `place`, even if
+/// this request's client goes away meanwhile: only seam closes idle sessions. A place
+/// no session took is given back.
+async fn forward(
+    app: &App,
+    exchange: &Exchange,
+    place: Option<crate::tally::Held>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(place) = place else {
         return next.run(request).await;
-    }
+    };
     let (app, agent) = (app.clone(), exchange.agent.clone());
     let opening = tokio::spawn(async move {
         let response = next.run(request).await;
         if let Some(id) = session_id(response.headers()) {
-            app.sessions.opened(id, &agent, app.service(&agent).1);
+            app.sessions.opened(id, &agent, app.service(&agent).1, place);
         }
         response
     });
@@ -580,7 +592,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         deployment: deployment.clone(),
         config,
         agents: Arc::default(),
-        session_count: Arc::default(),
+        tally: Arc::default(),
         sessions,
         stop: stop.clone(),
         token_files: Arc::default(),
@@ -614,8 +626,11 @@ async fn readyz(State(app): State<App>) -> Response {
     }
 }
 
+/// The deployment's status, and what clients hold of this process (`clients`).
 async fn status(State(app): State<App>) -> Response {
-    axum::Json(app.deployment.status()).into_response()
+    let mut status = app.deployment.status();
+    status["clients"] = app.tally.status();
+    axum::Json(status).into_response()
 }
 
 async fn ui_page(State(app): State<App>) -> Response {

@@ -24,6 +24,7 @@ mod gateway;
 mod http;
 mod listen;
 mod sessions;
+mod tally;
 mod ui;
 mod waiting;
 mod watch;

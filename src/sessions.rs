@@ -40,6 +40,8 @@ struct Session {
     manager: Arc<LocalSessionManager>,
     agent: String,
     used: Arc<Use>,
+    /// Its place among the open sessions (`crate::tally`), given back when it leaves this table.
+    _place: crate::tally::Held,
 }
 
 /// A session's use: when a request of it last began or ended (milliseconds
@@ -90,10 +92,12 @@ impl Sessions {
         }
     }
 
-    /// rmcp has opened a session for `agent` (its `initialize` was answered with this id).
-    pub fn opened(&self, id: &str, agent: &str, manager: Arc<LocalSessionManager>) {
+    /// rmcp has opened a session for `agent` (its `initialize` was answered with this id), in
+    /// the `place` the gate took for it: the session is counted until it leaves this table
+    /// (ended by its client, or closed idle).
+    pub fn opened(&self, id: &str, agent: &str, manager: Arc<LocalSessionManager>, place: crate::tally::Held) {
         let used = Arc::new(Use { last: AtomicU64::new(millis_since(self.epoch)), busy: AtomicUsize::new(0) });
-        let session = Session { manager, agent: agent.to_owned(), used };
+        let session = Session { manager, agent: agent.to_owned(), used, _place: place };
         self.open.lock().expect("sessions lock").insert(Arc::from(id), session);
         self.wake.notify_one();
     }
@@ -200,6 +204,12 @@ mod tests {
         (sessions, Arc::new(LocalSessionManager::default()), stop)
     }
 
+    /// A place among the open sessions, from a tally of its own.
+    fn place() -> crate::tally::Held {
+        let tally = Arc::new(crate::tally::Tally::default());
+        tally.hold("default", crate::tally::Holding::Session, &seam_engine::model::ServeLimits::default()).unwrap()
+    }
+
     fn is_open(sessions: &Sessions, id: &str) -> bool {
         sessions.open.lock().unwrap().contains_key(id)
     }
@@ -211,8 +221,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_session_is_closed_at_its_idle_timeout_and_never_while_a_request_is_in_progress() {
         let (sessions, manager, stop) = reaped(Duration::from_secs(1));
-        sessions.opened("idle", "default", manager.clone());
-        sessions.opened("busy", "default", manager);
+        sessions.opened("idle", "default", manager.clone(), place());
+        sessions.opened("busy", "default", manager, place());
         let request = sessions.enter("busy").expect("a session seam knows");
         let open = |id: &str| is_open(&sessions, id);
 
@@ -236,7 +246,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_changed_idle_timeout_applies_to_the_sessions_already_open() {
         let (sessions, manager, stop) = reaped(Duration::from_secs(300));
-        sessions.opened("early", "default", manager.clone());
+        sessions.opened("early", "default", manager.clone(), place());
         let open = |id: &str| is_open(&sessions, id);
 
         after(2_000).await;
@@ -244,7 +254,7 @@ mod tests {
         sessions.set_idle_timeout(Duration::from_secs(1));
         after(0).await;
         assert!(!open("early"), "idle 2 s past a new timeout of 1 s: closed at once");
-        sessions.opened("late", "default", manager);
+        sessions.opened("late", "default", manager, place());
         sessions.set_idle_timeout(Duration::from_secs(10));
         after(9_999).await;
         assert!(open("late"));

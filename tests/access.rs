@@ -220,6 +220,95 @@ fn sessions_are_held_to_max_sessions() {
     assert!(response.contains("mcp__alpha__ping"), "{response}");
 }
 
+/// An `initialize` opens a session whatever revision its headers and params name (rmcp
+/// answers the handshake with a revision that has sessions): one headed and sent as
+/// 2026-07-28 is counted against `max_sessions` like any other, shows in `/status`, and
+/// is closed when idle. Before, the gate took it for a stateless request: any agent
+/// could open sessions past the cap, which outlived `session_idle_timeout`, and lock
+/// every other agent out.
+#[test]
+fn an_initialize_headed_as_2026_opens_a_counted_session() {
+    let file = composition("access-modern-initialize", "serve:\n  max_sessions: 2\n  session_idle_timeout: 1s\nagents:\n  other: {}\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let modern_initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": { "name": "access-test", "version": "1" } }
+    })
+    .to_string();
+    let headers: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-protocol-version", "2026-07-28")]].concat();
+    for n in 0..2 {
+        let (code, body) = raw(&seam.base, "POST", "/agents/other/mcp", &headers, modern_initialize.as_bytes(), false);
+        assert_eq!(code, 200, "session {n}: {body}");
+        session_id(&body);
+    }
+    let (code, body) = raw(&seam.base, "POST", "/agents/other/mcp", &headers, modern_initialize.as_bytes(), false);
+    assert_eq!(code, 503, "one past max_sessions: {body}");
+    let (code, body) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 503, "the cap is every agent's together: {body}");
+    assert_eq!(seam.status()["clients"]["agents"]["other"]["sessions"], 2, "{}", seam.status());
+    // Idle past `session_idle_timeout`, they are closed and their places given back.
+    wait_until("the idle sessions to close", || seam.status()["clients"]["sessions"] == 0);
+    let (code, body) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "{body}");
+}
+
+/// Places are taken when a request is admitted, not counted once sessions are open: 16
+/// `initialize` requests at once against `max_sessions: 8` open exactly 8 sessions, and
+/// the other 8 get 503. (The gate read the count before any session raised it: 9, 9 and
+/// 11 opened in three rounds.)
+#[test]
+fn concurrent_initializes_open_exactly_max_sessions() {
+    let file = composition("access-sessions-race", "serve:\n  max_sessions: 8\n");
+    let seam = HttpSeam::start(&file, &[]);
+    for round in 0..3 {
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+            let started: Vec<_> = (0..16)
+                .map(|_| {
+                    let (barrier, base) = (barrier.clone(), seam.base.clone());
+                    scope.spawn(move || {
+                        barrier.wait();
+                        post(&base, "/mcp", None, &initialize())
+                    })
+                })
+                .collect();
+            started.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let opened: Vec<String> = answers.iter().filter(|(code, _)| *code == 200).map(|(_, body)| session_id(body)).collect();
+        let refused = answers.iter().filter(|(code, _)| *code == 503).count();
+        assert_eq!((opened.len(), refused), (8, 8), "round {round}: {answers:?}");
+        assert_eq!(seam.status()["clients"]["sessions"], 8);
+        // Ended by their clients, the sessions give their places back for the next round.
+        for id in opened {
+            let headers: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", id.as_str())]].concat();
+            assert_eq!(raw(&seam.base, "DELETE", "/mcp", &headers, b"", false).0, 200);
+        }
+        assert_eq!(seam.status()["clients"]["sessions"], 0, "round {round}");
+    }
+}
+
+/// `max_sessions_per_agent`: one agent's endpoint opens that many sessions, and one more
+/// gets 503, while another agent's still opens; a session of an agent ended by its client
+/// gives its place back.
+#[test]
+fn one_agent_cannot_take_every_session() {
+    let file = composition("access-sessions-per-agent", "serve:\n  max_sessions: 4\n  max_sessions_per_agent: 2\nagents:\n  other: {}\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let first = post(&seam.base, "/agents/other/mcp", None, &initialize());
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert_eq!(post(&seam.base, "/agents/other/mcp", None, &initialize()).0, 200);
+    let (code, body) = post(&seam.base, "/agents/other/mcp", None, &initialize());
+    assert_eq!(code, 503, "one past the agent's bound: {body}");
+    assert!(body.contains("agent `other`"), "{body}");
+    let (code, body) = post(&seam.base, "/mcp", None, &initialize());
+    assert_eq!(code, 200, "another agent still opens one: {body}");
+    let id = session_id(&first.1);
+    let headers: Vec<(&str, &str)> = [&MCP_HEADERS[..], &[("mcp-session-id", id.as_str())]].concat();
+    assert_eq!(raw(&seam.base, "DELETE", "/agents/other/mcp", &headers, b"", false).0, 200);
+    let (code, body) = post(&seam.base, "/agents/other/mcp", None, &initialize());
+    assert_eq!(code, 200, "a place given back is taken again: {body}");
+}
+
 /// `session_idle_timeout`: a session used within it stays; one left idle past it is closed.
 #[test]
 fn idle_sessions_are_closed_after_session_idle_timeout() {

@@ -169,12 +169,12 @@ fn corpus() {
     const FALLBACKS: &[&str] = &["SCHEMA_INVALID", "COMPOSITION_NOT_A_FILE"];
     // Codes a running deployment gives (rejected reloads, tool results) are not
     // `validate` findings; tests/serve.rs covers them against real servers (a 2026-07-28
-    // client's retry and a server's refused question: tests/serve/eras.rs).
+    // client's retry, a server's refused question and a refused subscription: tests/serve/eras.rs).
     let runtime: std::collections::BTreeSet<&str> = seam::engine()
         .codes()
         .iter()
         .filter(|c| {
-            ["(tool result)", "(reload)", "(start, reload)", "(prompts/get)", "(retry", "(question)"]
+            ["(tool result)", "(reload)", "(start, reload)", "(prompts/get)", "(retry", "(question)", "(subscribe, listen"]
                 .iter()
                 .any(|p| c.meaning.starts_with(p))
         })

@@ -92,5 +92,6 @@ code_table! { ENGINE_CODES {
     INPUT_STATE_WRONG_AGENT Error "(retry, -32602) A 2026-07-28 client's retry: the `requestState` was given to another agent's endpoint; the call keeps waiting for its own.";
     INPUT_STATE_WRONG_REQUEST Error "(retry, -32602) A 2026-07-28 client's retry: the retry names another tool or other arguments than the call that asked; the call keeps waiting.";
     INPUT_RESPONSE_INVALID Error "(retry, -32602) A 2026-07-28 client's retry: an answer in `inputResponses` does not read as the result its question asks for (`CreateMessageResult`, `ElicitResult`, `ListRootsResult`); the call keeps waiting.";
+    SUBSCRIPTIONS_EXCEEDED Error "(subscribe, listen, -32600) The agent already holds `serve.max_subscriptions_per_agent` resource subscriptions (its sessions' and listen streams' together) or `serve.max_listen_streams_per_agent` listen streams, or the session `MAX_SUBSCRIPTIONS` (1,024); this one was refused.";
     INPUT_CALLS_EXCEEDED Error "(question) The agent already has `MAX_WAITING_CALLS` calls waiting for their 2026-07-28 clients' answers; this question is refused to the server.";
 } }

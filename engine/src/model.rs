@@ -41,6 +41,18 @@ pub struct Serve {
     #[serde(default = "Serve::default_max_sessions")]
     #[schemars(range(min = 1, max = 65536))]
     pub max_sessions: u32,
+    /// The most MCP sessions one agent's endpoint may have open at once, so that one agent's token cannot take every session; past it, that agent's new session gets 503. `max_sessions` when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65536))]
+    pub max_sessions_per_agent: Option<u32>,
+    /// The most `subscriptions/listen` streams (2026-07-28 clients) one agent may have open at once; past it, a new one is refused (`SUBSCRIPTIONS_EXCEEDED`).
+    #[serde(default = "Serve::default_max_listen_streams_per_agent")]
+    #[schemars(range(min = 1, max = 65536))]
+    pub max_listen_streams_per_agent: u32,
+    /// The most resource subscriptions one agent may hold at once, its sessions' and listen streams' together; past it, a new one is refused (`SUBSCRIPTIONS_EXCEEDED`).
+    #[serde(default = "Serve::default_max_subscriptions_per_agent")]
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub max_subscriptions_per_agent: u32,
     /// A session without a request for this long is closed. Follows reloads: a change applies to the sessions already open.
     #[serde(default = "Serve::default_session_idle_timeout")]
     pub session_idle_timeout: Duration,
@@ -84,6 +96,12 @@ impl Serve {
     fn default_max_sessions() -> u32 {
         256
     }
+    fn default_max_listen_streams_per_agent() -> u32 {
+        64
+    }
+    fn default_max_subscriptions_per_agent() -> u32 {
+        4096
+    }
     fn default_session_idle_timeout() -> Duration {
         Duration::from_secs(300)
     }
@@ -111,6 +129,9 @@ impl Default for Serve {
             bearer_token_file: None,
             max_request_bytes: Serve::default_max_request_bytes(),
             max_sessions: Serve::default_max_sessions(),
+            max_sessions_per_agent: None,
+            max_listen_streams_per_agent: Serve::default_max_listen_streams_per_agent(),
+            max_subscriptions_per_agent: Serve::default_max_subscriptions_per_agent(),
             session_idle_timeout: Serve::default_session_idle_timeout(),
             max_connections: Serve::default_max_connections(),
             header_timeout: Serve::default_header_timeout(),
@@ -131,6 +152,9 @@ impl Default for Serve {
 pub struct ServeLimits {
     pub max_request_bytes: crate::units::Size,
     pub max_sessions: u32,
+    pub max_sessions_per_agent: Option<u32>,
+    pub max_listen_streams_per_agent: u32,
+    pub max_subscriptions_per_agent: u32,
     pub session_idle_timeout: Duration,
     pub max_connections: u32,
     pub header_timeout: Duration,
@@ -145,6 +169,9 @@ impl From<&Serve> for ServeLimits {
         ServeLimits {
             max_request_bytes: serve.max_request_bytes,
             max_sessions: serve.max_sessions,
+            max_sessions_per_agent: serve.max_sessions_per_agent,
+            max_listen_streams_per_agent: serve.max_listen_streams_per_agent,
+            max_subscriptions_per_agent: serve.max_subscriptions_per_agent,
             session_idle_timeout: serve.session_idle_timeout,
             max_connections: serve.max_connections,
             header_timeout: serve.header_timeout,
@@ -153,6 +180,13 @@ impl From<&Serve> for ServeLimits {
             input_timeout: serve.input_timeout,
             allowed_origins: serve.allowed_origins.clone(),
         }
+    }
+}
+
+impl ServeLimits {
+    /// The most sessions one agent may have open: `max_sessions_per_agent`, else `max_sessions`.
+    pub fn max_sessions_per_agent(&self) -> u32 {
+        self.max_sessions_per_agent.unwrap_or(self.max_sessions)
     }
 }
 

@@ -257,6 +257,91 @@ fn a_modern_client_listens_for_list_changes_and_resource_updates() {
     assert!(seam.terminate().success());
 }
 
+/// One agent cannot hold what every agent shares: `max_listen_streams_per_agent` listen
+/// streams open at once, and `max_subscriptions_per_agent` resource subscriptions, its
+/// streams' and its sessions' together; one past either is refused
+/// `SUBSCRIPTIONS_EXCEEDED`, another agent is not, a place given back is taken again, and
+/// `/status` counts what each agent holds. (Listen streams are no sessions: before,
+/// 300 streams of 1,024 URIs each held 307,200 upstream subscriptions.)
+#[test]
+fn listen_streams_and_subscriptions_are_bounded_per_agent() {
+    let dir = scratch("eras-listen-bounds");
+    let file = dir.join("c.yaml");
+    let serve = "serve:\n  max_listen_streams_per_agent: 2\n  max_subscriptions_per_agent: 3\nagents:\n  other: {}\n";
+    compose(&file, &[everything_mount("everything", "")], serve);
+    let seam = HttpSeam::start(&file, &[]);
+    let uri = |n: u32| format!("demo://resource/dynamic/text/{n}");
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        // A listen stream at `path` for `uris`, read until it says `until` or ends; the stream (kept open) and what it said.
+        // (rmcp acknowledges a stream before seam's handler can refuse it: a refusal follows its acknowledgement.)
+        let listen = |path: &str, uris: Vec<String>, until: &'static str| {
+            let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen",
+                "params": { "notifications": { "toolsListChanged": true, "resourceSubscriptions": uris }, "_meta": meta } });
+            let sent =
+                mcp_post(&client, &format!("{}{path}", seam.base), "2026-07-28", None, &body).header("mcp-method", "subscriptions/listen");
+            async move {
+                let mut stream = sent.send().await.unwrap();
+                let mut seen = String::new();
+                let read = async {
+                    while !seen.contains(until) {
+                        let Some(chunk) = stream.chunk().await.unwrap() else { break };
+                        seen.push_str(&String::from_utf8_lossy(&chunk));
+                    }
+                };
+                tokio::time::timeout(PATIENCE, read).await.expect("what the stream was to say");
+                (stream, seen)
+            }
+        };
+        let status = || async { client.get(format!("{}/status", seam.base)).send().await.unwrap().json::<Value>().await.unwrap() };
+        let (first, said) = listen("/mcp", vec![uri(1), uri(2)], "acknowledged").await;
+        assert!(said.contains("acknowledged"), "{said}");
+        let (_second, said) = listen("/mcp", vec![], "acknowledged").await;
+        assert!(said.contains("acknowledged"), "{said}");
+        let (_, said) = listen("/mcp", vec![], "\"error\"").await;
+        assert!(
+            said.contains("SUBSCRIPTIONS_EXCEEDED") && said.contains("max_listen_streams_per_agent"),
+            "one stream past the bound: {said}"
+        );
+        let (_other, said) = listen("/agents/other/mcp", vec![], "acknowledged").await;
+        assert!(said.contains("acknowledged"), "another agent's stream: {said}");
+        let now = status().await;
+        assert_eq!(now["clients"]["agents"]["default"], json!({ "sessions": 0, "listen_streams": 2, "subscriptions": 2 }), "{now}");
+
+        // A legacy session of the same agent: its third subscription is the agent's third, its fourth one past.
+        let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bounds", "version": "1" } } });
+        let opened = mcp_post(&client, &format!("{}/mcp", seam.base), "2025-11-25", None, &initialize).send().await.unwrap();
+        let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let post = |body: Value| mcp_post(&client, &format!("{}/mcp", seam.base), "2025-11-25", Some(&session), &body).send();
+        post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await.unwrap();
+        let subscribe =
+            |id: u32, n: u32| json!({ "jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": { "uri": uri(n) } });
+        let answer = post(subscribe(2, 3)).await.unwrap().text().await.unwrap();
+        assert!(answer.contains("\"result\""), "the agent's third: {answer}");
+        let answer = post(subscribe(3, 4)).await.unwrap().text().await.unwrap();
+        assert!(answer.contains("SUBSCRIPTIONS_EXCEEDED") && answer.contains("max_subscriptions_per_agent"), "one past: {answer}");
+
+        // The first stream ends: its stream's place and its two subscriptions are given back.
+        drop(first);
+        let given_back = || async {
+            loop {
+                if status().await["clients"]["agents"]["default"]["subscriptions"] == 1 {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, given_back()).await.expect("the ended stream's subscriptions given back");
+        let answer = post(subscribe(4, 4)).await.unwrap().text().await.unwrap();
+        assert!(answer.contains("\"result\""), "a place given back is taken again: {answer}");
+        let (_third, said) = listen("/mcp", vec![], "acknowledged").await;
+        assert!(said.contains("acknowledged"), "{said}");
+    });
+    assert!(seam.terminate().success());
+}
+
 /// A server of both revisions, written with rmcp (the official Rust SDK), in this
 /// process over Streamable HTTP: its `era` tool answers the revision each call came in,
 /// and it counts the `initialize` handshakes it was asked for.

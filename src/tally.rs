@@ -1,0 +1,180 @@
+//! What clients hold of this process, counted per agent: MCP sessions (over
+//! HTTP), `subscriptions/listen` streams, and resource subscriptions (a
+//! session's and a stream's together). Each is taken as a [`Held`] before it
+//! exists and given back when that is dropped, so that a count can never be
+//! read before it is raised: two clients admitted at once cannot both take
+//! the last place.
+//!
+//! One agent's token must not be able to take what every agent shares: each
+//! count has a bound per agent (`serve.max_sessions_per_agent`,
+//! `max_listen_streams_per_agent`, `max_subscriptions_per_agent`), and sessions
+//! one across agents too (`serve.max_sessions`). An agent's row is kept only
+//! while it holds something, so the table is bounded by what the limits allow.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use seam_engine::model::ServeLimits;
+
+/// A kind of thing a client holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holding {
+    Session,
+    ListenStream,
+    Subscription,
+}
+
+impl Holding {
+    fn index(self) -> usize {
+        match self {
+            Holding::Session => 0,
+            Holding::ListenStream => 1,
+            Holding::Subscription => 2,
+        }
+    }
+
+    /// The most one agent may hold at once.
+    fn per_agent(self, limits: &ServeLimits) -> usize {
+        let limit = match self {
+            Holding::Session => limits.max_sessions_per_agent(),
+            Holding::ListenStream => limits.max_listen_streams_per_agent,
+            Holding::Subscription => limits.max_subscriptions_per_agent,
+        };
+        limit as usize
+    }
+}
+
+/// Why a [`Held`] was not given: which bound it would pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Full {
+    /// `max_sessions`, every agent's sessions together.
+    AllAgents(usize),
+    /// The agent's own bound for what was asked.
+    Agent(usize),
+}
+
+/// Counts per agent: sessions, listen streams, subscriptions.
+type Counts = [usize; 3];
+
+#[derive(Default)]
+pub struct Tally {
+    counts: Mutex<(usize, HashMap<Arc<str>, Counts>)>,
+}
+
+/// One thing of one agent's, counted until dropped.
+pub struct Held {
+    tally: Arc<Tally>,
+    agent: Arc<str>,
+    what: Holding,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Held({:?} of `{}`)", self.what, self.agent)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut counts = self.tally.counts.lock().expect("tally lock");
+        let (sessions, by_agent) = &mut *counts;
+        if self.what == Holding::Session {
+            *sessions -= 1;
+        }
+        if let Some(row) = by_agent.get_mut(&self.agent) {
+            row[self.what.index()] -= 1;
+            if row.iter().all(|n| *n == 0) {
+                by_agent.remove(&self.agent);
+            }
+        }
+    }
+}
+
+impl Tally {
+    /// One more `what` for `agent`, unless that would pass a bound of `limits` (the live ones).
+    pub fn hold(self: &Arc<Self>, agent: &str, what: Holding, limits: &ServeLimits) -> Result<Held, Full> {
+        let mut counts = self.counts.lock().expect("tally lock");
+        let (sessions, by_agent) = &mut *counts;
+        if what == Holding::Session && *sessions >= limits.max_sessions as usize {
+            return Err(Full::AllAgents(limits.max_sessions as usize));
+        }
+        let per_agent = what.per_agent(limits);
+        let agent: Arc<str> = match by_agent.get_key_value(agent) {
+            Some((_, row)) if row[what.index()] >= per_agent => return Err(Full::Agent(per_agent)),
+            Some((name, _)) => name.clone(),
+            None => Arc::from(agent),
+        };
+        by_agent.entry(agent.clone()).or_default()[what.index()] += 1;
+        if what == Holding::Session {
+            *sessions += 1;
+        }
+        Ok(Held { tally: self.clone(), agent, what })
+    }
+
+    /// What each agent holds now, for `/status`: agents that hold nothing are left out.
+    pub fn status(&self) -> serde_json::Value {
+        let counts = self.counts.lock().expect("tally lock");
+        let agents: BTreeMap<&str, serde_json::Value> = counts
+            .1
+            .iter()
+            .map(|(agent, [sessions, streams, subscriptions])| {
+                (&**agent, serde_json::json!({ "sessions": sessions, "listen_streams": streams, "subscriptions": subscriptions }))
+            })
+            .collect();
+        serde_json::json!({ "sessions": counts.0, "agents": agents })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Full, Holding, Tally};
+    use seam_engine::model::ServeLimits;
+    use std::sync::Arc;
+
+    fn limits(max_sessions: u32, per_agent: Option<u32>) -> ServeLimits {
+        ServeLimits { max_sessions, max_sessions_per_agent: per_agent, ..ServeLimits::default() }
+    }
+
+    /// Sessions at both bounds: `max_sessions` across agents and
+    /// `max_sessions_per_agent` for each; a place given back is taken again,
+    /// and an agent's row goes when it holds nothing.
+    #[test]
+    fn sessions_are_held_to_both_bounds_and_given_back() {
+        let tally = Arc::new(Tally::default());
+        let limits = limits(3, Some(2));
+        let a1 = tally.hold("a", Holding::Session, &limits).unwrap();
+        let _a2 = tally.hold("a", Holding::Session, &limits).unwrap();
+        assert_eq!(tally.hold("a", Holding::Session, &limits).unwrap_err(), Full::Agent(2), "one past the agent's bound");
+        let b1 = tally.hold("b", Holding::Session, &limits).unwrap();
+        assert_eq!(tally.hold("c", Holding::Session, &limits).unwrap_err(), Full::AllAgents(3), "one past every agent's bound");
+        drop(a1);
+        let _a3 = tally.hold("a", Holding::Session, &limits).unwrap();
+        drop(b1);
+        assert!(tally.status()["agents"].get("b").is_none(), "{}", tally.status());
+        assert_eq!(tally.status()["sessions"], 2);
+    }
+
+    /// Without `max_sessions_per_agent`, one agent may take every session.
+    #[test]
+    fn the_per_agent_bound_defaults_to_max_sessions() {
+        let tally = Arc::new(Tally::default());
+        let limits = limits(2, None);
+        let held: Vec<_> = (0..2).map(|_| tally.hold("a", Holding::Session, &limits).unwrap()).collect();
+        assert_eq!(tally.hold("a", Holding::Session, &limits).unwrap_err(), Full::AllAgents(2));
+        drop(held);
+    }
+
+    /// Listen streams and subscriptions are bounded per agent only, each apart.
+    #[test]
+    fn streams_and_subscriptions_are_bounded_per_agent() {
+        let tally = Arc::new(Tally::default());
+        let limits = ServeLimits { max_listen_streams_per_agent: 1, max_subscriptions_per_agent: 2, ..ServeLimits::default() };
+        let _s = tally.hold("a", Holding::ListenStream, &limits).unwrap();
+        assert_eq!(tally.hold("a", Holding::ListenStream, &limits).unwrap_err(), Full::Agent(1));
+        let _t = tally.hold("b", Holding::ListenStream, &limits).unwrap();
+        let _u = (tally.hold("a", Holding::Subscription, &limits).unwrap(), tally.hold("a", Holding::Subscription, &limits).unwrap());
+        assert_eq!(tally.hold("a", Holding::Subscription, &limits).unwrap_err(), Full::Agent(2));
+        assert_eq!(tally.status()["agents"]["a"], serde_json::json!({ "sessions": 0, "listen_streams": 1, "subscriptions": 2 }));
+        assert_eq!(tally.status()["sessions"], 0);
+    }
+}
