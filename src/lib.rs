@@ -163,12 +163,35 @@ fn init_logging() {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| RedactedLine(Vec::new()))
         // By default a failed write is reported with `eprintln!`, which panics on a closed stderr.
         .log_internal_errors(false)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .try_init();
+}
+
+/// One log event on its way to stderr, written there whole when dropped, with any secret
+/// it quotes masked (`seam_engine::redact::text`): seam shows URLs masked itself, but a
+/// library may log a request (rmcp logs reqwest's errors, URL and all).
+struct RedactedLine(Vec<u8>);
+
+impl std::io::Write for RedactedLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactedLine {
+    fn drop(&mut self) {
+        let line = String::from_utf8_lossy(&self.0);
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), seam_engine::redact::text(&line).as_bytes());
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -115,6 +115,120 @@ fn no_output_log_or_answer_contains_a_secret() {
     assert_clean("seam's log", &logged, &secrets);
 }
 
+/// The first event of the status page's `/events` stream (the whole page's sections).
+fn first_event(base: &str) -> String {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let client = ::reqwest::Client::builder().no_proxy().build().unwrap();
+        let mut stream = client.get(format!("{base}/events")).send().await.unwrap();
+        let mut seen = String::new();
+        let read = async {
+            while !seen.contains("\n\n") {
+                let Some(chunk) = stream.chunk().await.unwrap() else { break };
+                seen.push_str(&String::from_utf8_lossy(&chunk));
+            }
+        };
+        tokio::time::timeout(PATIENCE, read).await.expect("the first event");
+        assert!(seen.contains("event: update"), "{seen}");
+        seen
+    })
+}
+
+/// A rejected edit publishes no secret that made it fail, nor one on a line it quotes:
+/// a secret written inline (`bearer_token: sk-…`, an `Authorization` header, a password
+/// or a secret-named query parameter in a URL), and a YAML syntax error on a line that
+/// holds one. Each is rejected with its code, and its secret is in none of `/status`,
+/// the status page, its `/events`, the log, or `seam validate` in any format.
+#[test]
+fn a_rejected_edit_quotes_no_secret() {
+    let dir = scratch("secrets-rejected");
+    let file = dir.join("seam.yaml");
+    std::fs::write(&file, "seam: 1\n").unwrap();
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "debug")], &[]);
+    let mount = |extra: &str| format!("seam: 1\nmounts:\n  remote:\n    kind: mcp.http\n{extra}");
+    let edits: Vec<(&str, String, String)> = vec![
+        ("SECRET_INLINE", secret("sk-live"), String::new()),
+        ("SECRET_INLINE", secret("header"), String::new()),
+        ("YAML_SYNTAX", secret("syntax"), String::new()),
+        ("SECRET_INLINE", secret("password"), String::new()),
+        ("SECRET_INLINE", secret("query"), String::new()),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(n, (code, secret, _))| {
+        let text = match n {
+            0 => format!("seam: 1\nserve:\n  bearer_token: sk-{secret}\n"),
+            1 => mount(&format!("    url: http://127.0.0.1:9/mcp\n    headers: {{ Authorization: \"Bearer {secret}\" }}\n")),
+            2 => format!("seam: 1\nmounts:\n  remote: {{ kind: mcp.http, url: \"http://127.0.0.1:9/mcp\", api_key: {secret} ]\n"),
+            3 => mount(&format!("    url: \"http://alice:{secret}@127.0.0.1:9/mcp\"\n")),
+            _ => mount(&format!("    url: \"http://127.0.0.1:9/mcp?v=1&api_key={secret}\"\n")),
+        };
+        (code, secret, text)
+    })
+    .collect();
+    let all: Vec<(String, String)> = edits.iter().map(|(code, secret, _)| (code.to_string(), secret.clone())).collect();
+    for (code, secret, text) in &edits {
+        let before = seam.status()["last_reload"]["at"].clone();
+        std::fs::write(&file, text).unwrap();
+        wait_until("the edit's reload", || seam.status()["last_reload"]["at"] != before);
+        let status = seam.status();
+        assert_eq!(status["last_reload"]["outcome"], "rejected", "{status}");
+        assert_eq!(status["last_reload"]["diagnostics"][0]["code"], *code, "{status}");
+        let rendered = status["last_reload"]["diagnostics"][0]["rendered"].as_str().unwrap().to_owned();
+        assert!(rendered.contains("***"), "the quoted line shows where the secret was: {rendered}");
+        assert_clean("/status", &status.to_string(), &all);
+        assert_clean("the status page", &seam.get("/ui").1, &all);
+        assert_clean("/events", &first_event(&seam.base), &all);
+        for format in ["human", "github", "json"] {
+            let out = Command::new(seam_bin()).args(["validate", "--format", format]).arg(&file).output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{format}");
+            let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(said.contains(code), "{format}: {said}");
+            assert_clean(&format!("validate --format {format}"), &said, &[("the edit".into(), secret.clone())]);
+        }
+    }
+    seam.child.kill().unwrap();
+    let _ = seam.child.wait();
+    while seam.stderr.next(std::time::Duration::from_millis(500)).is_some() {}
+    let logged = seam.stderr.seen.join("\n");
+    assert!(logged.contains("reload rejected"), "{logged}");
+    assert_clean("seam's log", &logged, &all);
+}
+
+/// A URL from `${VAR}` is not written in the file, so it may carry a password or a key;
+/// wherever seam shows it (the log, `/status`, the status page, `inventory`), its userinfo
+/// and query values are masked, and a failed connection says what happened in words,
+/// with no Rust type names.
+#[test]
+fn a_url_from_the_environment_is_shown_without_its_secrets() {
+    let dir = scratch("secrets-url-env");
+    let file = dir.join("seam.yaml");
+    std::fs::write(&file, "seam: 1\nmounts:\n  remote:\n    kind: mcp.http\n    url: ${MCP_URL}\n    startup_timeout: 5s\n").unwrap();
+    let (password, key) = (secret("password"), secret("key"));
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://alice:{password}@127.0.0.1:{closed}/mcp?api_key={key}");
+    let all = [("password".to_owned(), password.clone()), ("key".to_owned(), key.clone())];
+    let out = Command::new(seam_bin()).args(["validate"]).arg(&file).env("MCP_URL", &url).output().unwrap();
+    assert!(out.status.success(), "from `${{VAR}}`, not written in the file: {}", String::from_utf8_lossy(&out.stderr));
+    let probe =
+        Command::new(seam_bin()).args(["inventory", "--probe", "--format", "json"]).arg(&file).env("MCP_URL", &url).output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&probe.stdout), String::from_utf8_lossy(&probe.stderr));
+    assert_clean("inventory --probe", &said, &all);
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("MCP_URL", &url), ("RUST_LOG", "debug")], &[]);
+    wait_until("the mount to fail", || seam.status()["mounts"]["remote"]["detail"].is_string());
+    let status = seam.status();
+    let mount = &status["mounts"]["remote"];
+    assert_eq!(mount["url"], format!("http://***@127.0.0.1:{closed}/mcp?api_key=***"), "{status}");
+    let detail = mount["detail"].as_str().unwrap();
+    assert!(detail.contains("connection refused"), "in words: {detail}");
+    assert!(!detail.contains("seam_mcp::") && !detail.contains("Transport ["), "no Rust type names: {detail}");
+    assert_clean("/status", &status.to_string(), &all);
+    assert_clean("the status page", &seam.get("/ui").1, &all);
+    seam.child.kill().unwrap();
+    let _ = seam.child.wait();
+    while seam.stderr.next(std::time::Duration::from_millis(500)).is_some() {}
+    assert_clean("seam's log", &seam.stderr.seen.join("\n"), &all);
+}
+
 /// A blocking GET with a bearer token, for the checks above.
 mod reqwest {
     pub fn blocking_get(url: &str, token: &str) -> String {

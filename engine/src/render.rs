@@ -24,7 +24,8 @@ pub fn human(d: &Diagnostic, sources: &Sources) -> String {
     if let Some(line) = sources.line_text(d.span.file, d.span.line) {
         let number = d.span.line.to_string();
         let gutter = " ".repeat(number.len());
-        let (excerpt, caret) = excerpt(line, d.span.column.saturating_sub(1) as usize);
+        let (line, column) = quotable(d, line);
+        let (excerpt, caret) = excerpt(&line, column);
         // Keep tabs so the caret lines up under the same characters.
         let pad: String = excerpt.chars().take(caret).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
         let _ = writeln!(out, "{gutter} |\n{number} | {excerpt}\n{gutter} | {pad}^");
@@ -35,6 +36,30 @@ pub fn human(d: &Diagnostic, sources: &Sources) -> String {
         let _ = writeln!(out, "  = help: {}", visible(help));
     }
     out
+}
+
+/// The source line a diagnostic quotes, and its column (0-based, in characters) there,
+/// with no secret in it (`crate::redact::line`). A diagnostic about a secret written
+/// into the file quotes the line only up to the key it points at: whatever follows
+/// is the secret, whether or not it looks like one.
+fn quotable(d: &Diagnostic, line: &str) -> (String, usize) {
+    let column = d.span.column.saturating_sub(1) as usize;
+    if d.code == crate::codes::SECRET_INLINE.code {
+        let at = line.char_indices().nth(column).map_or(line.len(), |(at, _)| at);
+        let rest = &line[at..];
+        // Pointed at a key (`bearer_token: …`): the key is kept; at a value (a URL), nothing from it is.
+        let key = rest.find(':').filter(|&colon| {
+            rest[colon + 1..].chars().next().is_none_or(char::is_whitespace) && !rest[..colon].contains(char::is_whitespace)
+        });
+        let kept = match key {
+            Some(colon) => format!("{} {}", &line[..at + colon + 1], crate::redact::MASK),
+            // A URL's secret is masked where it is, the rest of the URL shown (`crate::redact::line` does both).
+            None if crate::redact::secret_in_url(rest.trim().trim_matches(['"', '\''])).is_some() => line.to_owned(),
+            None => format!("{}{}", &line[..at], crate::redact::MASK),
+        };
+        return crate::redact::line(&kept, column);
+    }
+    crate::redact::line(line, column)
 }
 
 /// At most [`EXCERPT_CHARS`] of `line` around the character at `column`

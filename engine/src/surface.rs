@@ -463,6 +463,20 @@ impl MountCx<'_> {
         push(self.diagnostics, d)
     }
 
+    /// Refuses a secret written into the URL at `relative` (a password, a secret-named query
+    /// parameter: `SECRET_INLINE`); one that came from `${…}` is not written in the file,
+    /// and is only masked wherever the URL is shown (`crate::redact::url`). Whether it refused.
+    pub fn refuse_secret_in_url(&mut self, relative: &str, url: &str, instead: &str) -> bool {
+        let Some(what) = crate::redact::secret_in_url(url) else { return false };
+        if self.is_interpolated(relative) {
+            return false;
+        }
+        let field = relative.rsplit('/').next().unwrap_or(relative);
+        self.error(crate::codes::SECRET_INLINE, relative, format!("`{field}` holds {what}, which would put a secret in the composition"))
+            .help = Some(format!("name where it comes from instead: {instead}"));
+        true
+    }
+
     /// Whether the string at `relative` came out of `${…}` interpolation.
     pub fn is_interpolated(&self, relative: &str) -> bool {
         let segments = pointer_segments(relative);

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 pub mod asks;
+pub mod failure;
 pub mod runtime;
 
 use schemars::JsonSchema;
@@ -326,6 +327,13 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
             ok = false;
         }
     }
+    if cx.refuse_secret_in_url(
+        "/url",
+        &config.url,
+        "`bearer_token_env: VAR`, `headers_env: { Header: VAR }`, or the whole URL from `${VAR}`",
+    ) {
+        ok = false;
+    }
     if !ok {
         return None;
     }
@@ -334,7 +342,10 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
         cx.warning(
             seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/url",
-            format!("the token and headers from the environment go to `{}` over plain http://, readable by anyone on the way", config.url),
+            format!(
+                "the token and headers from the environment go to `{}` over plain http://, readable by anyone on the way",
+                seam_engine::redact::url(&config.url)
+            ),
         )
         .help = Some("use https://".into());
     }

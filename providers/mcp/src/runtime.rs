@@ -32,6 +32,8 @@ use rmcp::model::{
     ServerNotification, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
+
+use crate::failure::InWords;
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{
     BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
@@ -466,7 +468,7 @@ pub enum ConnectError {
         source: std::io::Error,
     },
     /// The stdio server answered the initialize handshake with an error, or closed.
-    #[error("handshake failed: {source}{stderr}")]
+    #[error("handshake failed: {}{stderr}", InWords(&**source))]
     Handshake {
         #[source]
         source: Box<rmcp::service::ClientInitializeError>,
@@ -503,7 +505,7 @@ pub enum ConnectError {
         source: reqwest::Error,
     },
     /// The Streamable HTTP server could not be reached, or failed the handshake.
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {}: {}", seam_engine::redact::url(url), InWords(&**source))]
     Connect {
         url: String,
         #[source]
@@ -527,7 +529,7 @@ impl std::fmt::Display for StderrTail {
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// A list request failed (other than "method not found" for a list beside the tools).
-    #[error("{method}: {source}")]
+    #[error("{method}: {}", InWords(source))]
     ListFailed {
         method: &'static str,
         #[source]
@@ -709,7 +711,7 @@ impl McpMount {
                                 match tokio::time::timeout(self.liveness_interval(), peer.send_request(ping)).await {
                                     // Any answer, an error included, is a server alive.
                                     Ok(Ok(_) | Err(ServiceError::McpError(_))) => {}
-                                    Ok(Err(e)) => { tracing::warn!(mount = %self.id, "ping failed ({e}); treating the connection as closed"); break }
+                                    Ok(Err(e)) => { tracing::warn!(mount = %self.id, "ping failed ({}); treating the connection as closed", InWords(&e)); break }
                                     Err(_) => { tracing::warn!(mount = %self.id, "ping unanswered; treating the connection as closed"); break }
                                 }
                             }
@@ -725,7 +727,7 @@ impl McpMount {
                                 if now != root {
                                     root = now;
                                     if let Err(e) = peer.notify_roots_list_changed().await {
-                                        tracing::warn!(mount = %self.id, "roots/list_changed could not be sent: {e}");
+                                        tracing::warn!(mount = %self.id, "roots/list_changed could not be sent: {}", InWords(&e));
                                     }
                                 }
                             }
@@ -1360,7 +1362,7 @@ impl McpMount {
         let opened = match tokio::time::timeout(self.common.startup_timeout.to_std(), peer.listen(filter.clone())).await {
             Ok(Ok(stream)) => Some(stream),
             Ok(Err(e)) => {
-                tracing::warn!(mount = %self.id, "subscriptions/listen could not be opened ({e}); trying again shortly");
+                tracing::warn!(mount = %self.id, "subscriptions/listen could not be opened ({}); trying again shortly", InWords(&e));
                 None
             }
             Err(_) => {
@@ -1433,7 +1435,7 @@ impl McpMount {
         }
         for uri in self.cx.interest.subscribed() {
             if let Err(e) = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await {
-                tracing::warn!(mount = %self.id, "resources/subscribe `{uri}` after reconnecting failed: {e}");
+                tracing::warn!(mount = %self.id, "resources/subscribe `{uri}` after reconnecting failed: {}", InWords(&e));
             }
         }
     }
@@ -1444,7 +1446,7 @@ impl McpMount {
             return;
         }
         if let Err(e) = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await {
-            tracing::warn!(mount = %self.id, "logging/setLevel failed: {e}");
+            tracing::warn!(mount = %self.id, "logging/setLevel failed: {}", InWords(&e));
         }
     }
 
@@ -1489,7 +1491,7 @@ impl McpMount {
         if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
             self.broken.notify_waiters();
         }
-        format!("MCP server `{}` is unreachable for {what}: {e}", self.id)
+        format!("MCP server `{}` is unreachable for {what}: {}", self.id, InWords(&e))
     }
 
     async fn call_inner(
@@ -1644,7 +1646,7 @@ impl McpMount {
                 None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message)),
             },
             e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
-            e => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")),
+            e => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", InWords(&e))),
         }
     }
 
@@ -1944,7 +1946,7 @@ impl Running for Handle {
                 facts.insert("pid".into(), self.0.pid.lock().expect("pid lock").map_or(Json::Null, Json::from));
             }
             Transport::Http(config) => {
-                facts.insert("url".into(), Json::from(config.url.clone()));
+                facts.insert("url".into(), Json::from(seam_engine::redact::url(&config.url).into_owned()));
             }
         }
         // The revision the connection speaks (what `protocol: auto` found).
@@ -2033,6 +2035,8 @@ mod tests {
         let closed = || Box::new(rmcp::service::ClientInitializeError::ConnectionClosed("eof".into()));
         let handshake = ConnectError::Handshake { source: closed(), stderr: StderrTail("boom".into()) };
         assert_eq!(handshake.to_string(), format!("handshake failed: {}; stderr: boom", closed()));
+        let secret = ConnectError::Connect { url: "http://alice:hunter2@h/mcp?key=k".into(), source: closed() };
+        assert_eq!(secret.to_string(), format!("cannot connect to http://***@h/mcp?key=***: {}", closed()));
         let connect = ConnectError::Connect { url: "http://h/mcp".into(), source: closed() };
         assert_eq!(connect.to_string(), format!("cannot connect to http://h/mcp: {}", closed()));
         let spawn = ConnectError::Spawn { command: "x".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };

@@ -233,11 +233,17 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
         *file = path.display().to_string();
         requirements.push(Requirement::ReadableFile { path, pointer: format!("{}/api_key_file", cx.pointer) });
     }
+    if cx.refuse_secret_in_url("/base_url", &config.base_url, "`api_key_env: VAR` or `api_key_file: PATH`") {
+        return None;
+    }
     if seam_engine::surface::in_clear_beyond_loopback(&config.base_url) {
         cx.warning(
             seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/base_url",
-            format!("the API key goes to `{}` over plain http://, readable by anyone on the way", config.base_url),
+            format!(
+                "the API key goes to `{}` over plain http://, readable by anyone on the way",
+                seam_engine::redact::url(&config.base_url)
+            ),
         )
         .help = Some("use https://".into());
     }
@@ -246,7 +252,10 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
     Some(r)
 }
 
-fn resolve_searxng(_: &mut MountCx<'_>, config: SearxngSearch) -> Option<ResolvedMount> {
+fn resolve_searxng(cx: &mut MountCx<'_>, config: SearxngSearch) -> Option<ResolvedMount> {
+    if cx.refuse_secret_in_url("/base_url", &config.base_url, "the whole URL from `${VAR}`") {
+        return None;
+    }
     Some(ResolvedMount::new(config, Exposure::Tool("web_search")))
 }
 

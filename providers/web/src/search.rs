@@ -59,16 +59,22 @@ pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
 /// Sends a request and reads a JSON body: redirects, non-2xx statuses and
 /// transport failures are provider errors (a short excerpt of an error body is kept).
+/// The endpoint is shown as `seam_engine::redact::url` shows it, and reqwest's errors without
+/// their URL (which would bring back what was masked).
 async fn json_response(request: reqwest::RequestBuilder, endpoint: &str) -> Result<Json, WebError> {
-    let response = request.send().await.map_err(|e| provider_error(format!("request to {endpoint} failed: {}", chain(&e))))?;
+    let endpoint = seam_engine::redact::url(endpoint);
+    let response =
+        request.send().await.map_err(|e| provider_error(format!("request to {endpoint} failed: {}", chain(&e.without_url()))))?;
     let status = response.status();
     if status.is_redirection() {
         return Err(provider_error(format!("{endpoint} answered HTTP {} (a redirect); redirects are refused", status.as_u16())));
     }
     let mut response = response;
     let mut body = Vec::new();
-    while let Some(chunk) =
-        response.chunk().await.map_err(|e| provider_error(format!("reading the answer of {endpoint} failed: {}", chain(&e))))?
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| provider_error(format!("reading the answer of {endpoint} failed: {}", chain(&e.without_url()))))?
     {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
             return Err(provider_error(format!("{endpoint} answered with more than {MAX_ANSWER_BYTES} bytes")));
@@ -264,7 +270,8 @@ impl PreparedSearch for SearxngCall {
             if let Some(language) = &s.language {
                 params.push(("language", language.clone()));
             }
-            let mut url = url::Url::parse(&endpoint).map_err(|e| provider_error(format!("base_url `{}` is not a URL: {e}", s.base_url)))?;
+            let mut url = url::Url::parse(&endpoint)
+                .map_err(|e| provider_error(format!("base_url `{}` is not a URL: {e}", seam_engine::redact::url(&s.base_url))))?;
             url.query_pairs_mut().extend_pairs(&params);
             Ok(map_searxng(&json_response(self.client.get(url), &endpoint).await?))
         })
