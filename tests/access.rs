@@ -862,3 +862,38 @@ fn a_stop_waits_for_open_connections_only_so_long() {
     });
     assert!(exited.unwrap().success());
 }
+
+/// Links a tool result carried are remembered for the agent whose call it was: one
+/// agent's links never route another agent's reads. Before, the table was the whole
+/// deployment's and the last mount to return a URI won: agent `default` had its `pub`
+/// mount return a link to a URI that `other`'s scoped mount had given `other`, and from
+/// then on `other`'s reads of it went to `pub`. A flood of one agent's links (4,100 in
+/// one result, past the 4,096 an agent keeps) pushes out none of another's.
+#[test]
+fn one_agent_s_links_never_route_another_agent_s_reads() {
+    let mounts = format!("{}{}", flaky_mount("pub", &[("FLAKY_LINKS", "pub")], ""), flaky_mount("priv", &[("FLAKY_LINKS", "priv")], ""));
+    let file = scratch("access-links").join("seam.yaml");
+    std::fs::write(&file, format!("seam: 1\nmounts:\n{mounts}agents:\n  other:\n    mounts: [priv]\n")).unwrap();
+    let seam = HttpSeam::start(&file, &[]);
+    let call = |path: &str, tool: &str, arguments: Value| {
+        let answer = modern_request(&seam.base, path, "tools/call", json!({ "name": tool, "arguments": arguments }), json!({}));
+        assert!(answer["result"]["content"].is_array(), "{answer}");
+    };
+    let read = |path: &str, uri: &str| {
+        let answer = modern_request(&seam.base, path, "resources/read", json!({ "uri": uri }), json!({}));
+        answer["result"]["contents"][0]["text"].as_str().map(str::to_owned).unwrap_or_else(|| answer.to_string())
+    };
+    let uri = "x://private/report";
+    call("/agents/other/mcp", "mcp__priv__link", json!({ "uri": uri }));
+    assert_eq!(read("/agents/other/mcp", uri), format!("priv: {uri}"));
+    // `default` sees `pub`, not `priv`: its link to the same URI is its own.
+    call("/mcp", "mcp__pub__link", json!({ "uri": uri }));
+    assert_eq!(read("/mcp", uri), format!("pub: {uri}"), "default reads through the link it was given");
+    assert_eq!(read("/agents/other/mcp", uri), format!("priv: {uri}"), "other's read is not re-routed by default's link");
+    // 4,100 links to `default`: past its bound, none of `other`'s goes.
+    call("/mcp", "mcp__pub__link", json!({ "uri": "x://flood", "count": 4100 }));
+    assert_eq!(read("/agents/other/mcp", uri), format!("priv: {uri}"), "other's link outlives default's flood");
+    assert_eq!(read("/mcp", "x://flood/4099"), "pub: x://flood/4099");
+    let forgotten = read("/mcp", "x://flood/3");
+    assert!(!forgotten.starts_with("pub:"), "default's oldest links are forgotten past its bound: {forgotten}");
+}

@@ -29,6 +29,7 @@ use crate::load::Env;
 use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
+use crate::runtime::echoed;
 use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
 use crate::subprocess::SubprocessService;
 use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
@@ -511,11 +512,18 @@ impl Generation {
     }
 
     /// What a call's result is given after the call (a task's, when it is first given):
-    /// the links it carries learnt, its text cut at `max_output_chars`, and the mounts
+    /// the links it carries learnt for the calling agent, its text cut at `max_output_chars`, and the mounts
     /// that watch for writes told of the call's `written` arguments.
-    fn finish(&self, mount: Option<&str>, output: &mut ToolOutput, max_output_chars: Option<u64>, written: Option<Map<String, Json>>) {
+    fn finish(
+        &self,
+        agent: &str,
+        mount: Option<&str>,
+        output: &mut ToolOutput,
+        max_output_chars: Option<u64>,
+        written: Option<Map<String, Json>>,
+    ) {
         if let Some(id) = mount {
-            self.links.learn(id, &output.content);
+            self.links.learn(agent, id, &output.content);
         }
         if let Some(max) = max_output_chars {
             output.truncate_text(max);
@@ -539,7 +547,7 @@ impl Generation {
 
     /// The id of the mount that serves `uri` for agent `agent` (`Routes::resource`).
     pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<String> {
-        self.routes(agent)?.resource(uri, &self.links).map(str::to_owned)
+        self.routes(agent)?.resource(uri, agent, &self.links).map(str::to_owned)
     }
 
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
@@ -556,13 +564,13 @@ impl Generation {
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
         if !self.resolved.agents.contains_key(agent) {
-            return Err(RequestError::Unknown(format!("the composition has no agent `{agent}`")));
+            return Err(RequestError::Unknown(format!("the composition has no agent `{}`", echoed(agent))));
         }
         // Routes (each mount's offers under the agent's rules) are made only for a URI to route.
         let by_uri = |uri: &str, templates_first: bool| {
             let routes = self.routes(agent)?;
             let templated = if templates_first { routes.template(uri) } else { None };
-            templated.or_else(|| routes.resource(uri, &self.links)).map(str::to_owned)
+            templated.or_else(|| routes.resource(uri, agent, &self.links)).map(str::to_owned)
         };
         let mount = match &request {
             MountRequest::GetPrompt { name, .. } => self.prompt_mount(agent, name).map(|slot| slot.id.clone()),
@@ -581,8 +589,8 @@ impl Generation {
         };
         let Some(mount) = mount else {
             let what = match &request {
-                MountRequest::GetPrompt { name, .. } => format!("no prompt `{name}` is listed for agent `{agent}`"),
-                MountRequest::ReadResource { uri } => format!("no mount that agent `{agent}` sees serves resource `{uri}`"),
+                MountRequest::GetPrompt { name, .. } => format!("no prompt `{}` is listed for agent `{agent}`", echoed(name)),
+                MountRequest::ReadResource { uri } => format!("no mount that agent `{agent}` sees serves resource `{}`", echoed(uri)),
                 MountRequest::Complete { .. } => format!("no mount that agent `{agent}` sees serves the reference to complete"),
                 MountRequest::Task { method, .. } => format!("`{}` goes by task id", method.name()),
             };
@@ -1302,13 +1310,14 @@ impl Deployment {
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
         let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
-        let unknown = || RequestError::Unknown(format!("agent `{agent}` has no task `{id}`"));
+        let unknown = || RequestError::Unknown(format!("agent `{agent}` has no task `{}`", echoed(&id)));
         let held = self.tasks.find(agent, &id).ok_or_else(unknown)?;
         let live = self.live().filter(|live| live.sees(agent, &held.mount)).ok_or_else(unknown)?;
         let running = live.mounts.get(&held.mount).map(|slot| slot.running.clone()).ok_or_else(unknown)?;
         let made_here = held.running.upgrade().is_some_and(|made| Arc::ptr_eq(&made, &running)) && running.connection() == held.connection;
         if !made_here {
             let mount = &held.mount;
+            let id = echoed(&id);
             return Err(RequestError::Unknown(format!("task `{id}` ended with its server's connection: mount `{mount}` restarted since")));
         }
         params.insert("taskId".into(), Json::from(held.upstream.clone()));
@@ -1320,7 +1329,7 @@ impl Deployment {
             // The call's result, finished as a call's is.
             if let Some(result) = fields.get_mut("result") {
                 let mut output = ToolOutput::from_json(std::mem::take(result));
-                live.finish(Some(&held.mount), &mut output, held.finish.max_output_chars, held.finish.written.clone());
+                live.finish(agent, Some(&held.mount), &mut output, held.finish.max_output_chars, held.finish.written.clone());
                 *result = output.into_json();
             }
             self.tasks.answered(&id, fields);
@@ -1373,7 +1382,7 @@ impl Deployment {
                 let pushed_out = self.tasks.hold(agent, id, &generation.mounts[id].running, finish, task);
                 cancel_pushed_out(pushed_out);
             }
-            _ => generation.finish(mount, &mut output, entry.max_output_chars, written),
+            _ => generation.finish(agent, mount, &mut output, entry.max_output_chars, written),
         }
         drop(counted);
         drop(generation);

@@ -137,6 +137,18 @@ pub fn truncate_chars(text: &mut String, max: u64) -> bool {
     }
 }
 
+/// The most characters of a value a client sent (an id, a URI, a name) that an error quotes back.
+pub const MAX_ECHO_CHARS: usize = 80;
+
+/// `value`, sent by a client, as an error quotes it: at most [`MAX_ECHO_CHARS`], `…`
+/// marking a cut, so that a megabyte id is not sent back in its refusal.
+pub fn echoed(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}…", &value[..cut]).into(),
+        None => value.into(),
+    }
+}
+
 /// Cuts `text` so that it, `footer` included, is at most `max` characters
 /// (a cap smaller than the footer cuts the footer too); whether it cut.
 pub fn cap_with_footer(text: &mut String, max: u64, footer: &str) -> bool {

@@ -3,13 +3,16 @@
 // below. Logs go to stderr only; stdout carries the JSON-RPC stream.
 // FLAKY_HTTP_PORT=N serves Streamable HTTP (stateless) on 127.0.0.1:N instead,
 // and the `headers` tool answers the headers of the request that called it.
+// FLAKY_LINKS=LABEL adds a `link` tool answering resource links ({uri}, or {uri}/0 …
+// {uri}/count-1) and serves resources: reading any URI answers `LABEL: URI`.
 import fs from 'node:fs';
 import http from 'node:http';
 
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
-const { CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode } = await import(new URL('types.js', sdk));
+const { CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, McpError, ErrorCode } =
+  await import(new URL('types.js', sdk));
 
 const env = process.env;
 const log = (...a) => console.error('[flaky]', ...a);
@@ -65,7 +68,10 @@ function allTools() {
   const flaky = list.map((name) => ({
     name, description: `Echo tool ${name}`, inputSchema: obj({ message: { type: 'string' } }),
   }));
-  return [...flaky, ...CONTROL];
+  const links = env.FLAKY_LINKS
+    ? [{ name: 'link', description: 'Answer resource links', inputSchema: obj({ uri: { type: 'string' }, count: { type: 'number' } }, ['uri']) }]
+    : [];
+  return [...flaky, ...CONTROL, ...links];
 }
 
 if (env.FLAKY_HANG_STARTUP === '1') {
@@ -74,7 +80,14 @@ if (env.FLAKY_HANG_STARTUP === '1') {
   setInterval(() => {}, 1 << 30);
 } else {
   const makeServer = (headers) => {
-  const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
+  const capabilities = { tools: { listChanged: true }, ...(env.FLAKY_LINKS ? { resources: {} } : {}) };
+  const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities });
+  if (env.FLAKY_LINKS) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (req) => ({
+      contents: [{ uri: req.params.uri, mimeType: 'text/plain', text: `${env.FLAKY_LINKS}: ${req.params.uri}` }],
+    }));
+  }
 
   server.setRequestHandler(ListToolsRequestSchema, async (req) => {
     if (env.FLAKY_LIST_FAIL_FILE && fs.existsSync(env.FLAKY_LIST_FAIL_FILE)) {
@@ -128,6 +141,11 @@ if (env.FLAKY_HANG_STARTUP === '1') {
         return text(JSON.stringify(headers ?? {}));
       case 'rpc_error':
         throw new McpError(ErrorCode.InternalError, 'it broke on purpose');
+      case 'link': {
+        if (!env.FLAKY_LINKS) break;
+        const uris = args.count === undefined ? [args.uri] : Array.from({ length: Number(args.count) }, (_, i) => `${args.uri}/${i}`);
+        return { content: uris.map((uri) => ({ type: 'resource_link', uri, name: uri })) };
+      }
     }
     // FLAKY_ANSWER_BYTES=N: the echo tools answer N bytes of text instead (one line past a client's limit, say).
     if (names.includes(name) && env.FLAKY_ANSWER_BYTES) return text('z'.repeat(Number(env.FLAKY_ANSWER_BYTES)));

@@ -342,6 +342,40 @@ fn listen_streams_and_subscriptions_are_bounded_per_agent() {
     assert!(seam.terminate().success());
 }
 
+/// What a client sends wrong is refused with the error JSON-RPC has for it, quoting at
+/// most a prefix of what it sent: params of the wrong JSON type (`requestState: 5`,
+/// `taskId: 5`) are -32602 naming why, not -32601 as if the method were unknown; an
+/// unknown method of 5,000 characters is -32601 with a prefix of its name; a URI past
+/// `MAX_URI_BYTES` is refused before it is routed, and a listen stream's acknowledgement
+/// does not echo one.
+#[test]
+fn malformed_requests_get_json_rpc_s_errors_and_are_not_echoed_whole() {
+    let dir = scratch("eras-malformed");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let seam = HttpSeam::start(&file, &[]);
+    let wrong_state = json!({ "name": "mcp__everything__echo", "arguments": { "message": "x" }, "requestState": 5 });
+    let answer = modern_request(&seam.base, "/mcp", "tools/call", wrong_state, json!({}));
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("expected a string"), "{answer}");
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let answer = modern_request(&seam.base, "/mcp", "tasks/get", json!({ "taskId": 5 }), tasks);
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let long_method = "m".repeat(5000);
+    let answer = modern_request(&seam.base, "/mcp", &long_method, json!({}), json!({}));
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    assert!(answer.to_string().len() < 400, "a prefix of the method: {answer}");
+    let long_uri = format!("demo://resource/dynamic/text/{}", "7".repeat(20_000));
+    let answer = modern_request(&seam.base, "/mcp", "resources/read", json!({ "uri": long_uri }), json!({}));
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer.to_string().len() < 400, "a prefix of the URI: {answer}");
+    let huge_uri = format!("demo://resource/dynamic/text/{}", "7".repeat(2 << 20));
+    let seen =
+        listen(&seam.base, json!({ "toolsListChanged": true, "resourceSubscriptions": [huge_uri] }), |seen| seen.contains("acknowledged"));
+    assert!(seen.contains("acknowledged") && seen.len() < 4096, "the acknowledgement leaves the URI out: {} bytes", seen.len());
+    assert!(seam.terminate().success());
+}
+
 /// A server of both revisions, written with rmcp (the official Rust SDK), in this
 /// process over Streamable HTTP: its `era` tool answers the revision each call came in,
 /// and it counts the `initialize` handshakes it was asked for.

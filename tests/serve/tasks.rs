@@ -66,6 +66,11 @@ fn a_task_passes_through_under_an_id_seam_minted() {
         let other = connect(&other_url, true).await;
         assert!(unknown(other.peer().get_task(GetTaskParams::new(id.clone())).await.unwrap_err()));
         assert!(unknown(client.peer().get_task(GetTaskParams::new("upstream-1")).await.unwrap_err()));
+        // A 100 KB id is refused quoting a prefix of it, not all of it.
+        match client.peer().get_task(GetTaskParams::new("x".repeat(100_000))).await.unwrap_err() {
+            ServiceError::McpError(e) => assert!(e.message.len() < 300 && e.message.contains('…'), "{} bytes", e.message.len()),
+            other => panic!("{other}"),
+        }
 
         let CallToolResponse::Task(second_task) = client.peer().call_tool_once(slow("stop")).await.unwrap() else { panic!("a task") };
         let id = second_task.task.task_id;

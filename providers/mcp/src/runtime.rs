@@ -1214,7 +1214,8 @@ impl McpMount {
             let why = self.status.get().detail.unwrap_or_else(|| "not connected".to_owned());
             return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable: {why}", self.id)));
         };
-        let unknown = |what: String| RequestError::Unknown(format!("MCP server `{}` has no {what}", self.id));
+        let unknown =
+            |what: String| RequestError::Unknown(format!("MCP server `{}` has no {}", self.id, seam_engine::runtime::echoed(&what)));
         let (what, request) = match request {
             MountRequest::GetPrompt { name, arguments } => {
                 let raw = imports.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
