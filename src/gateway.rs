@@ -365,6 +365,25 @@ impl Gateway {
     }
 }
 
+/// Keeps `hold` until this request's answer has been sent: over HTTP the gate lets go of
+/// it once the answer's body is written (`crate::http::UntilSent`, which rmcp passes on
+/// in the request's HTTP parts); over stdio it goes with the handler, and the stdio
+/// backlog bounds the answers owed.
+fn keep_until_sent(context: &RequestContext<RoleServer>, hold: &seam_engine::reads::ReadHold) {
+    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
+        && let Some(until_sent) = parts.extensions.get::<crate::http::UntilSent>()
+    {
+        until_sent.keep(hold.clone());
+    }
+}
+
+/// The bytes of a `resources/read` result's contents: its texts and blobs.
+fn contents_bytes(result: &Json) -> u64 {
+    let contents = result.get("contents").and_then(Json::as_array).map(Vec::as_slice).unwrap_or_default();
+    let field = |c: &Json, key: &str| c.get(key).and_then(Json::as_str).map_or(0, str::len);
+    contents.iter().map(|c| (field(c, "text") + field(c, "blob")) as u64).sum()
+}
+
 fn prompt(spec: &PromptSpec) -> Prompt {
     Prompt::new(&*spec.name, Some(&*spec.description), None)
 }
@@ -629,10 +648,13 @@ impl ServerHandler for Gateway {
         if let Some(refused) = uri_too_long(&uri) {
             return Err(refused);
         }
+        // The answer's bytes are taken from the read budget, and given back once it is sent.
+        let hold = self.deployment.read_hold();
+        keep_until_sent(&context, &hold);
         // A file of one of seam's own skills, before any mount's resource.
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
             let roots = self.roots_for(&live, &context.peer).await;
-            if let Some(read) = live.read_skill(&self.agent, &roots, &uri, false).await {
+            if let Some(read) = live.read_skill(&self.agent, &roots, &uri, false, &hold).await {
                 let json = read.map_err(|why| McpError::invalid_params(why.to_string(), None))?;
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
@@ -658,6 +680,8 @@ impl ServerHandler for Gateway {
             Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
             Err(e) => return Err(seam_wire::answer(e, Some(&uri))),
         };
+        // A mount's answer is only sized once it has come: it waits here, already read, for its turn to be sent.
+        hold.take(contents_bytes(&json)).await;
         Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?))
     }
 
@@ -686,7 +710,7 @@ impl ServerHandler for Gateway {
         let read = match self.deployment.live() {
             Some(live) => {
                 let roots = self.roots_for(&live, &context.peer).await;
-                live.read_skill(&self.agent, &roots, &uri, true).await
+                live.read_skill(&self.agent, &roots, &uri, true, &self.deployment.read_hold()).await
             }
             None => None,
         };

@@ -267,7 +267,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         Some(Ok(place)) => Some(place),
         None => None,
     };
-    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
+    if exchange.post {
+        request.extensions_mut().insert(exchange.until_sent.clone());
+    }
     let response = forward(&app, &exchange, place, request, next).await;
     finish(&app, exchange, response, (bytes, share)).await
 }
@@ -381,6 +384,25 @@ struct Exchange {
     /// A GET naming the last event it read resumes a request's stream (rmcp replays it).
     resumes: bool,
     in_use: Option<crate::sessions::InUse>,
+    /// What the request's handler holds until its answer has been sent (a POST's).
+    until_sent: UntilSent,
+}
+
+/// What a request's handler keeps until its answer has been sent: the read budget its
+/// answer's bytes took (`seam_engine::reads`). The gate puts one in each POST's
+/// extensions (rmcp passes them on to the handler, `crate::gateway::keep_until_sent`)
+/// and lets go of it once the answer's body has been written or dropped.
+#[derive(Clone, Default)]
+pub struct UntilSent(Arc<Mutex<Vec<seam_engine::reads::ReadHold>>>);
+
+impl UntilSent {
+    pub fn keep(&self, hold: seam_engine::reads::ReadHold) {
+        self.0.lock().expect("until-sent lock").push(hold);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.lock().expect("until-sent lock").is_empty()
+    }
 }
 
 impl Exchange {
@@ -397,6 +419,7 @@ impl Exchange {
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),
             in_use,
+            until_sent: UntilSent::default(),
         }
     }
 }
@@ -458,18 +481,27 @@ async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share
         (false, true) => response,
         (false, false) => return response,
     };
-    // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends.
+    // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends;
+    // what the handler keeps until its answer is sent is kept until the body is.
     let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
-    match exchange.in_use.filter(|_| streamed) {
-        Some(in_use) => response.map(|body| {
-            use futures::StreamExt as _;
-            Body::from_stream(body.into_data_stream().map(move |chunk| {
-                let _ = &in_use;
-                chunk
-            }))
-        }),
-        None => response,
+    let in_use = exchange.in_use.filter(|_| streamed);
+    let until_sent = Some(exchange.until_sent).filter(|u| !u.is_empty());
+    if in_use.is_none() && until_sent.is_none() {
+        return response;
     }
+    // The body is passed on as a stream that holds them: its length, when known, is kept in its header.
+    let length = axum::body::HttpBody::size_hint(response.body()).exact();
+    let mut response = response.map(|body| {
+        use futures::StreamExt as _;
+        Body::from_stream(body.into_data_stream().map(move |chunk| {
+            let _ = (&in_use, &until_sent);
+            chunk
+        }))
+    });
+    if let Some(length) = length {
+        response.headers_mut().insert(CONTENT_LENGTH, length.into());
+    }
+    response
 }
 
 /// How long a POST's answer may take before its SSE stream is passed on as it is.
@@ -496,28 +528,44 @@ async fn answer_as_json(response: Response) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     let mut stream = body.into_data_stream();
-    let mut read: Vec<u8> = Vec::new();
+    // What was read and not passed over yet. An answer is most often one chunk of its own
+    // (rmcp writes an event at a time), whose data is then answered as it is, uncopied:
+    // a large answer (a file read) is not held twice.
+    let mut read = axum::body::Bytes::new();
+    let mut passed_over: Vec<u8> = Vec::new();
     let deadline = tokio::time::Instant::now() + JSON_PATIENCE;
-    let mut seen = 0;
     loop {
         // Each whole event read so far: priming events and comments carry no data and are passed over.
-        while let Some((end, next)) = event_end(&read[seen..]).map(|(e, n)| (seen + e, seen + n)) {
-            let data = sse_data(&read[seen..end]);
+        while let Some((end, next)) = event_end(&read) {
+            let event = read.slice(..end);
+            let data = match sse_data_range(&event) {
+                Some(range) => event.slice(range),
+                None => sse_data(&event).into(),
+            };
             if !data.is_empty() {
                 if is_answer(&data) {
                     parts.headers.insert(CONTENT_TYPE, axum::http::HeaderValue::from_static(JSON_MIME_TYPE));
                     parts.headers.remove(CACHE_CONTROL);
                     return Response::from_parts(parts, Body::from(data));
                 }
-                return restream(parts, read, stream.boxed());
+                passed_over.extend_from_slice(&read);
+                return restream(parts, passed_over, stream.boxed());
             }
-            seen = next;
+            passed_over.extend_from_slice(&read[..next]);
+            read = read.slice(next..);
         }
         match tokio::time::timeout_at(deadline, stream.next()).await {
-            Ok(Some(Ok(chunk))) => read.extend_from_slice(&chunk),
+            Ok(Some(Ok(chunk))) if read.is_empty() => read = chunk,
+            Ok(Some(Ok(chunk))) => read = [&read[..], &chunk[..]].concat().into(),
             // The error is passed on, so the client sees a broken stream rather than one that ended cleanly.
-            Ok(Some(Err(e))) => return restream(parts, read, futures::stream::once(async move { Err(e) }).boxed()),
-            Ok(None) | Err(_) => return restream(parts, read, stream.boxed()),
+            Ok(Some(Err(e))) => {
+                passed_over.extend_from_slice(&read);
+                return restream(parts, passed_over, futures::stream::once(async move { Err(e) }).boxed());
+            }
+            Ok(None) | Err(_) => {
+                passed_over.extend_from_slice(&read);
+                return restream(parts, passed_over, stream.boxed());
+            }
         }
     }
 }
@@ -541,6 +589,26 @@ fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
         (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
     }
+}
+
+/// Where the data of one SSE event is in it, when it has exactly one `data:` line (as
+/// an event rmcp writes with a JSON message does): the data is then a slice of the event.
+fn sse_data_range(event: &[u8]) -> Option<std::ops::Range<usize>> {
+    let mut found = None;
+    let mut at = 0;
+    for line in event.split(|b| *b == b'\n') {
+        let start = at;
+        at += line.len() + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(value) = line.strip_prefix(b"data:") {
+            if found.is_some() {
+                return None;
+            }
+            let skip = usize::from(value.first() == Some(&b' '));
+            found = Some(start + 5 + skip..start + line.len());
+        }
+    }
+    found
 }
 
 /// The data of one SSE event: its `data:` lines joined by newlines.
@@ -626,10 +694,13 @@ async fn readyz(State(app): State<App>) -> Response {
     }
 }
 
-/// The deployment's status, and what clients hold of this process (`clients`).
+/// The deployment's status, what clients hold of this process (`clients`), and the
+/// resource reads in flight (`reads`: their bytes, and how many wait for their turn).
 async fn status(State(app): State<App>) -> Response {
     let mut status = app.deployment.status();
     status["clients"] = app.tally.status();
+    let (bytes, waiting) = app.deployment.reads_in_flight();
+    status["reads"] = serde_json::json!({ "bytes_in_flight": bytes, "waiting": waiting });
     axum::Json(status).into_response()
 }
 
@@ -743,6 +814,13 @@ mod sse_tests {
         assert_eq!(sse_data(b"id: 0\nretry: 3000\ndata:"), b"", "a priming event has no data");
         assert_eq!(sse_data(b": keep-alive"), b"", "a comment has no data");
         assert_eq!(sse_data(b"event: message\r\ndata: {\"a\":\r\ndata:1}"), b"{\"a\":\n1}");
+        // One data line: its data is a slice of the event, the same bytes `sse_data` copies.
+        for event in [&b"id: 3\ndata: {\"a\":1}"[..], b"data:{}\r", b"event: message\r\ndata: x\r\nid: 4"] {
+            let range = super::sse_data_range(event).expect("one data line");
+            assert_eq!(&event[range], &sse_data(event)[..], "{}", String::from_utf8_lossy(event));
+        }
+        assert_eq!(super::sse_data_range(b"data: a\ndata: b"), None, "two lines are joined, not sliced");
+        assert_eq!(super::sse_data_range(b": comment"), None);
     }
 
     /// An answer that comes within `JSON_PATIENCE` is JSON; one that comes later

@@ -410,9 +410,16 @@ impl Generation {
     /// `resources/read` of a served skill's file (with `directory`,
     /// `resources/directory/read` of a folder), by the first of the agent's tools whose
     /// skill it is; `None` when it is none's.
-    pub async fn read_skill(&self, agent: &str, roots: &[PathBuf], uri: &str, directory: bool) -> crate::surface::SkillRead {
+    pub async fn read_skill(
+        &self,
+        agent: &str,
+        roots: &[PathBuf],
+        uri: &str,
+        directory: bool,
+        hold: &crate::reads::ReadHold,
+    ) -> crate::surface::SkillRead {
         for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
-            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned(), directory).await {
+            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned(), directory, hold.clone()).await {
                 return Some(read);
             }
         }
@@ -802,6 +809,8 @@ pub struct Deployment {
     interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
     /// The tasks mounts' servers made for calls, under the ids seam minted for them.
     tasks: crate::tasks::Tasks,
+    /// The bytes of resource reads in flight, every client's together.
+    reads: crate::reads::ReadBudget,
 }
 
 impl Deployment {
@@ -826,7 +835,18 @@ impl Deployment {
             workspace: tokio::sync::watch::channel(None).0,
             interests: Mutex::default(),
             tasks: Default::default(),
+            reads: Default::default(),
         })
+    }
+
+    /// A hold on the read budget for one request's read (`crate::reads`).
+    pub fn read_hold(&self) -> crate::reads::ReadHold {
+        self.reads.hold()
+    }
+
+    /// The bytes of reads in flight now, and how many reads wait for their turn, for `/status`.
+    pub fn reads_in_flight(&self) -> (u64, usize) {
+        (self.reads.taken(), self.reads.waiting())
     }
 
     /// Every mount's log lines and resource updates from now on.

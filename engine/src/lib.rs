@@ -15,6 +15,7 @@ pub mod load;
 pub mod model;
 pub mod offers;
 pub mod plan;
+pub mod reads;
 pub mod redact;
 pub mod render;
 pub mod resolve;

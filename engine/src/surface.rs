@@ -218,8 +218,16 @@ pub trait FixedTool: Send + Sync {
     }
     /// `resources/read` of a file of a skill it serves (with `directory`,
     /// `resources/directory/read` of one of its folders): the result JSON, or why it
-    /// cannot be read; `None` when the URI is none of its skills'.
-    fn read_skill(&self, _settings: &Json, _listing: Listing, _uri: String, _directory: bool) -> BoxFuture<'static, SkillRead> {
+    /// cannot be read; `None` when the URI is none of its skills'. A file's bytes are
+    /// taken from the read budget through `hold` before they are read (`crate::reads`).
+    fn read_skill(
+        &self,
+        _settings: &Json,
+        _listing: Listing,
+        _uri: String,
+        _directory: bool,
+        _hold: crate::reads::ReadHold,
+    ) -> BoxFuture<'static, SkillRead> {
         Box::pin(async { None })
     }
 }
@@ -695,7 +703,7 @@ pub struct Live<T> {
 /// How a live tool serves its skills over MCP's skills extension.
 pub struct ServedSkills<T> {
     pub skills: fn(&T, Listing, Option<String>) -> BoxFuture<'static, Vec<Json>>,
-    pub read_skill: fn(&T, Listing, String, bool) -> BoxFuture<'static, SkillRead>,
+    pub read_skill: fn(&T, Listing, String, bool, crate::reads::ReadHold) -> BoxFuture<'static, SkillRead>,
 }
 
 impl<T> Tool<T> {
@@ -784,9 +792,16 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
             None => Box::pin(async { Vec::new() }),
         }
     }
-    fn read_skill(&self, settings: &Json, listing: Listing, uri: String, directory: bool) -> BoxFuture<'static, SkillRead> {
+    fn read_skill(
+        &self,
+        settings: &Json,
+        listing: Listing,
+        uri: String,
+        directory: bool,
+        hold: crate::reads::ReadHold,
+    ) -> BoxFuture<'static, SkillRead> {
         match self.skills_served() {
-            Some(served) => (served.read_skill)(&self.typed(settings), listing, uri, directory),
+            Some(served) => (served.read_skill)(&self.typed(settings), listing, uri, directory, hold),
             None => Box::pin(async { None }),
         }
     }

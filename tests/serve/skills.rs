@@ -187,3 +187,61 @@ fn an_edit_to_a_skill_s_file_moves_its_digest_and_is_announced() {
     client.close();
     assert!(seam.terminate().success());
 }
+
+/// Reads of skills' files take their bytes from one budget, every client's together,
+/// and give them back once their answers have been sent; past it a read waits its turn,
+/// it is not refused. Two reads of a 15 MiB file whose clients do not read their answers
+/// hold 30 MiB of the 32 MiB; a third waits (`/status` `reads.waiting`) until one of the
+/// two answers has been read, and then is answered whole. (Before, every concurrent read
+/// of such a file held about 41 MiB at once, however many there were.)
+#[test]
+fn reads_of_large_files_wait_their_turn_past_the_read_budget() {
+    use std::io::{Read as _, Write as _};
+    let dir = scratch("skills-read-budget");
+    let skills = dir.join("skills");
+    let big = skill(&skills, "big", "");
+    // Not UTF-8: served as a base64 blob, larger than the file, as a read answers it.
+    let size = 15 << 20;
+    let data: Vec<u8> = (0..size).map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 0x80).collect();
+    std::fs::write(big.join("data.bin"), &data).unwrap();
+    let file = composition(&dir);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let uri = "skill://big/data.bin";
+    let addr = seam.base.trim_start_matches("http://").to_owned();
+    // A 2026-07-28 client's read, sent; its answer left unread.
+    let send = || {
+        let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": uri, "_meta": meta } }).to_string();
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: resources/read\r\nMcp-Name: {uri}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream
+    };
+    let reads = || seam.status()["reads"].clone();
+    let answer = |mut stream: std::net::TcpStream| {
+        let mut read = Vec::new();
+        stream.read_to_end(&mut read).unwrap();
+        let text = String::from_utf8(read).unwrap();
+        let body = &text[text.find("\r\n\r\n").expect("a head") + 4..];
+        let answer: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {}", &body[..body.len().min(300)]));
+        use base64::Engine as _;
+        let blob = answer["result"]["contents"][0]["blob"].as_str().unwrap_or_else(|| panic!("{answer:.300}"));
+        assert!(base64::engine::general_purpose::STANDARD.decode(blob).unwrap() == data, "the file, whole");
+    };
+    let (first, second) = (send(), send());
+    wait_until("two reads to hold their bytes", || reads()["bytes_in_flight"] == 2 * size);
+    let third = send();
+    wait_until("the third read to wait", || reads()["waiting"] == 1);
+    // Waiting, it is first in line for what frees up (the budget's queue is fair): never past the budget.
+    assert_eq!(reads()["bytes_in_flight"], 32 << 20, "{}", reads());
+    answer(first);
+    answer(third);
+    answer(second);
+    wait_until("every read's bytes given back", || reads() == json!({ "bytes_in_flight": 0, "waiting": 0 }));
+    assert!(seam.terminate().success());
+}

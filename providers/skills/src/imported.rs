@@ -140,10 +140,19 @@ pub fn entry(name: &str, skill: &ImportedSkill) -> Result<Json, ImportError> {
 }
 
 /// `resources/read` of the file at `path` of the skill, through its mount, as seam serves it.
-pub async fn read(name: &str, mount: &str, skill: &ImportedSkill, path: &str, providers: &[Provider]) -> Result<Json, ImportError> {
+pub async fn read(
+    name: &str,
+    mount: &str,
+    skill: &ImportedSkill,
+    path: &str,
+    providers: &[Provider],
+    hold: seam_engine::reads::ReadHold,
+) -> Result<Json, ImportError> {
     let files = served_files(skill)?;
     let (_, file) =
         files.iter().find(|(f, _)| f.path == path).ok_or_else(|| ServeError::NoFile { name: name.to_owned(), path: path.to_owned() })?;
+    // The size its server listed (a file of another size is refused after the fetch).
+    hold.take(file.size).await;
     let bytes = fetch(mount, skill, file, providers, Client::default()).await?;
     Ok(crate::served::contents(name, path, bytes))
 }

@@ -192,6 +192,14 @@ pub(crate) fn contents(name: &str, path: &str, bytes: Vec<u8>) -> Json {
     }
 }
 
+/// The size of the file at `path` of a skill in `folder`, as the read budget takes it
+/// (`seam_engine::reads`) before the file is read; 0 for one that is not there (its
+/// read fails as it would).
+pub fn file_size(folder: &Folder, path: &str) -> u64 {
+    let file = if path == "SKILL.md" { std::fs::File::open(&folder.file) } else { open_beneath(&folder.dir, path) };
+    file.and_then(|f| f.metadata()).map_or(0, |m| m.len())
+}
+
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
 pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, ServeError> {

@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use seam_engine::reads::ReadHold;
 use seam_engine::render::escape_markup;
 use seam_engine::runtime::{BoxFuture, Client, ProviderError, ToolOutput};
 use seam_engine::surface::{Listed, Listing, PromptCall, PromptError, PromptSpec, Provider, SkillRead, ToolCall};
@@ -246,26 +247,46 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
 
 /// A file (or, with `directory`, a folder) of a skill in the catalog, by its `skill://`
 /// URI; its root judged again first.
-pub fn read_skill(_settings: &SkillSettings, listing: Listing, uri: String, directory: bool) -> BoxFuture<'static, SkillRead> {
+pub fn read_skill(
+    _settings: &SkillSettings,
+    listing: Listing,
+    uri: String,
+    directory: bool,
+    hold: ReadHold,
+) -> BoxFuture<'static, SkillRead> {
     Box::pin(async move {
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
         let catalog = catalog_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
-        let read = read_candidate(name.to_owned(), candidate.place.clone(), path, directory, &listing.providers).await;
+        let read = read_candidate(name.to_owned(), candidate.place.clone(), path, directory, &listing.providers, hold).await;
         Some(read.map_err(ProviderError::from))
     })
 }
 
-/// A file (or, with `directory`, a folder) at `path` of skill `name`, which is at `place`.
-async fn read_candidate(name: String, place: Place, path: String, directory: bool, providers: &[Provider]) -> Result<Json, SkillReadError> {
+/// A file (or, with `directory`, a folder) at `path` of skill `name`, which is at `place`;
+/// a file's size is taken from the read budget (`hold`) before its bytes are read.
+async fn read_candidate(
+    name: String,
+    place: Place,
+    path: String,
+    directory: bool,
+    providers: &[Provider],
+    hold: ReadHold,
+) -> Result<Json, SkillReadError> {
     Ok(match place {
+        Place::Folder(folder) if directory => {
+            judged(&folder).await?;
+            tokio::task::spawn_blocking(move || served::directory(&name, &folder, &path)).await??
+        }
         Place::Folder(folder) => {
             judged(&folder).await?;
-            let read = move || if directory { served::directory(&name, &folder, &path) } else { served::read(&name, &folder, &path) };
-            tokio::task::spawn_blocking(read).await??
+            let sized = folder.clone();
+            let at = path.clone();
+            hold.take(tokio::task::spawn_blocking(move || served::file_size(&sized, &at)).await?).await;
+            tokio::task::spawn_blocking(move || served::read(&name, &folder, &path)).await??
         }
         Place::Mount { skill, .. } if directory => imported::directory(&name, &skill, &path)?,
-        Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, providers).await?,
+        Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, providers, hold).await?,
     })
 }
 
