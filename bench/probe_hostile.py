@@ -627,6 +627,7 @@ def probe_secrets(binary):
                 places[f"validate {fmt}"] = (out.stdout + out.stderr).decode(errors="replace")
                 places[f"validate {fmt}"] += f"\n(exit {out.returncode})"
             leaks = [p for p, text_ in places.items() if value in text_]
+            show(f"{label}: bytes looked at", {p: len(t) for p, t in places.items()})
             show(label, {"reloaded": changed, "outcome": last.get("outcome"), "code": first.get("code"),
                          "quoted line masked": "***" in (first.get("rendered") or ""),
                          "validate exits": [places[f"validate {f}"].rsplit("(exit ", 1)[1].rstrip(")") for f in ("human", "github", "json")],
@@ -824,6 +825,11 @@ def probe_subscriptions(binary):
             else:
                 kinds["no answer"] += 1
         acked = sum(1 for s in streams if b"acknowledged" in s.said())
+        reasons = {"max_listen_streams_per_agent": 0, "max_subscriptions_per_agent": 0}
+        for s in streams:
+            for reason in reasons:
+                if reason.encode() in s.said():
+                    reasons[reason] += 1
         refusals = [s.said() for s in streams if b"SUBSCRIPTIONS_EXCEEDED" in s.said()]
         example = ""
         if refusals:
@@ -831,6 +837,7 @@ def probe_subscriptions(binary):
             example = json.dumps(m["error"])[:300] if m else refusals[0][-300:].decode(errors="replace")
         show(f"{n} listen streams of {per_stream} URIs each, HTTP answers", statuses)
         show("streams", kinds)
+        show("refusals by bound", reasons)
         show("streams that were acknowledged at some point (rmcp acknowledges before seam's handler refuses)", acked)
         if example:
             show("a refusal", example)

@@ -566,6 +566,15 @@ pub fn timestamp(t: SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A client's value is quoted whole up to `MAX_ECHO_CHARS` characters, cut one past it.
+    #[test]
+    fn an_echoed_value_is_cut_past_its_bound() {
+        let at = "é".repeat(super::MAX_ECHO_CHARS);
+        assert_eq!(super::echoed(&at), at.as_str());
+        let past = format!("{at}x");
+        assert_eq!(super::echoed(&past), format!("{at}…"));
+    }
+
     use super::*;
 
     /// A session that does not read keeps the last `MOUNT_EVENTS_KEPT` events: at the limit

@@ -369,6 +369,15 @@ fn malformed_requests_get_json_rpc_s_errors_and_are_not_echoed_whole() {
     let answer = modern_request(&seam.base, "/mcp", "resources/read", json!({ "uri": long_uri }), json!({}));
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert!(answer.to_string().len() < 400, "a prefix of the URI: {answer}");
+    // At the bound (`MAX_URI_BYTES`, 8192) a URI is routed (a template of server-everything matches it); one byte past it, refused.
+    let at_bound = |extra: usize| {
+        let prefix = "demo://resource/dynamic/text/";
+        format!("{prefix}{}", "7".repeat(8192 - prefix.len() + extra))
+    };
+    let answer = modern_request(&seam.base, "/mcp", "resources/read", json!({ "uri": at_bound(0) }), json!({}));
+    assert!(!answer.to_string().contains("past the 8192"), "at the bound: {:.300}", answer.to_string());
+    let answer = modern_request(&seam.base, "/mcp", "resources/read", json!({ "uri": at_bound(1) }), json!({}));
+    assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("past the 8192")), "{answer}");
     let huge_uri = format!("demo://resource/dynamic/text/{}", "7".repeat(2 << 20));
     let seen =
         listen(&seam.base, json!({ "toolsListChanged": true, "resourceSubscriptions": [huge_uri] }), |seen| seen.contains("acknowledged"));
