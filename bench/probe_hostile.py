@@ -473,109 +473,117 @@ def probe_reads(binary):
         f.write("---\nname: big\ndescription: A skill whose folder holds a 15 MiB file.\n---\nRead data.bin.\n")
     with open(os.path.join(skill, "data.bin"), "wb") as f:
         f.write(os.urandom(15 * MIB))
+    size = os.path.getsize(os.path.join(skill, "data.bin"))
     file = os.path.join(folder, "c.yaml")
     write(file, "seam: 1\nmounts:\n  skills:\n    kind: skills.fs\n    custom_dirs: [./skills]\n"
                 "    include_default_roots: false\ntools:\n  skill: true\n")
-    seam = Seam(binary, file)
     held = True
     try:
-        code, data = seam.modern("/mcp", "skills/list")
-        listed = answer_of(data) or {}
-        skills = listed.get("result", {}).get("skills", [])
-        uris = [r.get("uri") for s in skills for r in s.get("resources", [])]
-        show("skills/list", f"{code}; {[s.get('uri') for s in skills]}; resources {uris}")
-        uri = next((u for u in uris if u and u.endswith("/data.bin")), None)
-        if uri is None:
-            code, data = seam.modern("/mcp", "resources/list")
-            uris = [r.get("uri") for r in (answer_of(data) or {}).get("result", {}).get("resources", [])]
-            show("resources/list", f"{code}; {uris[:20]}")
-            uri = next((u for u in uris if u and u.endswith("/data.bin")), None)
-        if uri is None:
-            raise RuntimeError("no URI of data.bin in skills/list or resources/list")
-        show("the URI read", uri)
-        size = os.path.getsize(os.path.join(skill, "data.bin"))
-        body, headers = modern_request("resources/read", {"uri": uri})
-
-        def read_one(_):
-            """One whole read, streamed (the driver keeps none of it): (ok, bytes, seconds, what went wrong)."""
-            started = time.monotonic()
-            conn = http.client.HTTPConnection(seam.host, seam.port, timeout=120)
-            got, head = 0, b""
-            try:
-                conn.request("POST", "/mcp", body=body, headers=headers)
-                resp = conn.getresponse()
-                while True:
-                    chunk = resp.read1(1 << 20)
-                    if not chunk:
-                        break
-                    if len(head) < 4096:
-                        head += chunk[: 4096 - len(head)]
-                    got += len(chunk)
-                ok = resp.status == 200 and b'"result"' in head and got >= size * 4 // 3
-                return ok, got, time.monotonic() - started, "" if ok else f"{resp.status} {head[:160]!r}"
-            except (OSError, http.client.HTTPException) as e:
-                return False, got, time.monotonic() - started, f"{type(e).__name__}"
-            finally:
-                conn.close()
-
-        seam.wait_for("RSS to settle", lambda: time.sleep(1) or True, 3)
-        baseline = seam.rss()
-        show("RSS at start (after skills/list)", mib(baseline))
-        rows = []
+        # Each concurrency on a seam of its own, so that its `before` is a fresh process's.
         for n in (10, 40, 80):
-            before = seam.rss()
-            t0 = time.monotonic()
-            watchdog_stop = threading.Event()
-            capped = []
-
-            def watchdog():
-                while not watchdog_stop.wait(0.05):
-                    if seam.rss() > rss_cap:
-                        capped.append(seam.rss())
-                        os.killpg(seam.proc.pid, signal.SIGKILL)
-                        return
-
-            threading.Thread(target=watchdog, daemon=True).start()
-            results = concurrently(n, read_one)
-            t1 = time.monotonic()
-            watchdog_stop.set()
-            peak = seam.peak(t0, t1)
-            ok = [r for r in results if r and r[0]]
-            failures = tally(r[3] for r in results if r and not r[0])
-            back_at, t_end = None, t1 + after
-            while time.monotonic() < t_end and seam.proc.poll() is None:
-                if back_at is None and seam.rss() <= before + back_target:
-                    back_at = time.monotonic() - t1
-                time.sleep(0.02)
-            rss_after = seam.rss()
-            row = {
-                "concurrent": n,
-                "reads ok": len(ok),
-                "failed": failures,
-                "bytes per answer": max((r[1] for r in ok), default=0),
-                "wall s": round(t1 - t0, 2),
-                "slowest read s": round(max((r[2] for r in results if r), default=0), 2),
-                "RSS before": mib(before),
-                "peak RSS": mib(peak),
-                f"RSS {after} s after": mib(rss_after),
-                "back within 32 MB after": f"{back_at:.2f} s" if back_at is not None else f"not within {after} s",
-            }
-            if capped:
-                row["stopped"] = f"seam killed at {mib(capped[0])} (PROBE_RSS_CAP_MIB)"
-            rows.append(row)
-            show(f"{n} concurrent", row)
-            run_held = peak < peak_target and back_at is not None and not capped and len(ok) == n
-            held &= verdict(f"reads ×{n}", run_held,
-                            f"peak {mib(peak)} against 256 MB; "
-                            f"{'back within 32 MB after ' + format(back_at, '.2f') + ' s' if back_at is not None else 'not back within 32 MB in ' + str(after) + ' s'}; "
-                            f"{len(ok)}/{n} reads whole")
-            if seam.proc.poll() is not None:
-                print("  seam is gone; the larger runs are skipped", flush=True)
+            seam = Seam(binary, file)
+            try:
+                run_held = reads_at(seam, n, size, peak_target, back_target, after, rss_cap)
+            finally:
+                seam.stop()
+            if run_held is None:  # seam went (PROBE_RSS_CAP_MIB): OPEN, and the larger runs skipped
+                held = False
                 break
+            held &= run_held
     finally:
-        seam.stop()
         shutil.rmtree(folder, ignore_errors=True)
     return held
+
+
+def reads_at(seam, n, size, peak_target, back_target, after, rss_cap):
+    """`n` concurrent whole reads of the skill's 15 MiB file: held, not, or None when seam is gone."""
+    code, data = seam.modern("/mcp", "skills/list")
+    skills = (answer_of(data) or {}).get("result", {}).get("skills", [])
+    uris = [r.get("uri") for s in skills for r in s.get("resources", [])]
+    uri = next((u for u in uris if u and u.endswith("/data.bin")), None)
+    if uri is None:
+        code, data = seam.modern("/mcp", "resources/list")
+        uris = [r.get("uri") for r in (answer_of(data) or {}).get("result", {}).get("resources", [])]
+        uri = next((u for u in uris if u and u.endswith("/data.bin")), None)
+    if n == 10:
+        show("skills/list", f"{code}; {[s.get('uri') for s in skills]}; resources {uris}")
+        show("the URI read", uri)
+    if uri is None:
+        raise RuntimeError("no URI of data.bin in skills/list or resources/list")
+    body, headers = modern_request("resources/read", {"uri": uri})
+
+    def read_one(_):
+        """One whole read, streamed (the driver keeps none of it): (ok, bytes, seconds, what went wrong)."""
+        started = time.monotonic()
+        conn = http.client.HTTPConnection(seam.host, seam.port, timeout=120)
+        got, head = 0, b""
+        try:
+            conn.request("POST", "/mcp", body=body, headers=headers)
+            resp = conn.getresponse()
+            while True:
+                chunk = resp.read1(1 << 20)
+                if not chunk:
+                    break
+                if len(head) < 4096:
+                    head += chunk[: 4096 - len(head)]
+                got += len(chunk)
+            ok = resp.status == 200 and b'"result"' in head and got >= size * 4 // 3
+            return ok, got, time.monotonic() - started, "" if ok else f"{resp.status} {head[:160]!r}"
+        except (OSError, http.client.HTTPException) as e:
+            return False, got, time.monotonic() - started, f"{type(e).__name__}"
+        finally:
+            conn.close()
+
+    time.sleep(1)
+    before = seam.rss()
+    t0 = time.monotonic()
+    watchdog_stop, capped = threading.Event(), []
+
+    def watchdog():
+        while not watchdog_stop.wait(0.05):
+            if seam.rss() > rss_cap:
+                capped.append(seam.rss())
+                os.killpg(seam.proc.pid, signal.SIGKILL)
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    results = concurrently(n, read_one)
+    t1 = time.monotonic()
+    watchdog_stop.set()
+    peak = seam.peak(t0, t1)
+    ok = [r for r in results if r and r[0]]
+    failures = tally(r[3] for r in results if r and not r[0])
+    back_at, lowest, t_end = None, None, t1 + after
+    while time.monotonic() < t_end and seam.proc.poll() is None:
+        now = seam.rss()
+        lowest = now if lowest is None else min(lowest, now)
+        if back_at is None and now <= before + back_target:
+            back_at = time.monotonic() - t1
+        time.sleep(0.02)
+    rss_after = seam.rss()
+    row = {
+        "concurrent": n,
+        "reads ok": len(ok),
+        "failed": failures,
+        "bytes per answer": max((r[1] for r in ok), default=0),
+        "wall s": round(t1 - t0, 2),
+        "slowest read s": round(max((r[2] for r in results if r), default=0), 2),
+        "RSS before": mib(before),
+        "peak RSS": mib(peak),
+        f"RSS {after} s after": mib(rss_after),
+        f"lowest in the {after} s after": mib(lowest or 0),
+        "back within 32 MB after": f"{back_at:.2f} s" if back_at is not None else f"not within {after} s",
+    }
+    if capped:
+        row["stopped"] = f"seam killed at {mib(capped[0])} (PROBE_RSS_CAP_MIB)"
+    show(f"{n} concurrent", row)
+    back = f"back within 32 MB after {back_at:.2f} s" if back_at is not None else f"not back within 32 MB in {after} s"
+    run_held = peak < peak_target and back_at is not None and not capped and len(ok) == n
+    verdict(f"reads ×{n}", run_held, f"peak {mib(peak)} against 256 MB; {back}; {len(ok)}/{n} reads whole")
+    if seam.proc.poll() is not None:
+        print("  seam is gone; the larger runs are skipped", flush=True)
+        return None
+    return run_held
 
 
 # --- secrets ----------------------------------------------------------------------------------
@@ -891,14 +899,15 @@ def probe_errors(binary):
             answer = answer_of(data) if data else None
             error = (answer or {}).get("error") or {}
             rpc = error.get("code")
-            # A head past seam's bound (64 KiB) is refused by HTTP before JSON-RPC reads it: 431, nothing echoed.
+            # The long method or URI rides in a header too (Mcp-Method, Mcp-Name): a head seam will not
+            # read whole is refused by HTTP (431) before JSON-RPC reads it, nothing echoed, and counts as held.
             head_refused = code == 431
             ok = len(data) < 1024 and (rpc in expected or head_refused)
             show(label, {"request head bytes": head_bytes, "HTTP": code, "code": rpc, "answer bytes": len(data),
                          "message": (error.get("message") or data[:200].decode(errors="replace"))[:160]})
             held &= verdict(f"errors: {label}", ok,
                             f"HTTP {code}, {'code ' + str(rpc) if rpc is not None else 'no JSON-RPC answer'}, {len(data)} bytes"
-                            + (" (the head, past seam's 64 KiB bound, is refused before JSON-RPC)" if head_refused else ""))
+                            + (" (the head refused by HTTP before JSON-RPC)" if head_refused else ""))
 
         # The same long method and URI from a session's client, whose revision carries no
         # Mcp-Method/Mcp-Name headers: they reach JSON-RPC in the body alone.

@@ -156,6 +156,20 @@ fn parse_size(text: &str) -> Result<seam_engine::units::Size, error::ArgError> {
     seam_engine::units::Size::parse(text).ok_or_else(|| error::ArgError::NotASize(text.to_owned()))
 }
 
+/// Buffers of 1 MiB and more (a file's bytes, an answer read or written whole) are
+/// mapped for themselves and given back to the system when freed. glibc raises that
+/// threshold as large blocks are freed, up to 32 MiB, and then keeps them in its
+/// per-thread arenas: after 80 concurrent reads of a 15 MiB file, seam held 500 MiB it
+/// no longer used (734 MiB at peak); with the threshold fixed, 32 MiB (108 MiB at peak;
+/// BENCHMARKS.md, "Reads"). Other allocators (mimalloc) cost more memory at rest.
+fn return_large_buffers_at_once() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread is started.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 /// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.
 fn init_logging() {
     use std::io::IsTerminal as _;
@@ -218,6 +232,7 @@ pub enum Format {
 
 /// Runs one command, writing its output to stdout and diagnostics to stderr (human) or stdout (json, github).
 pub fn run(cli: Cli) -> Result<Exit, error::Error> {
+    return_large_buffers_at_once();
     let engine = engine().with_max_composition_bytes(cli.max_composition_bytes.bytes());
     match cli.command {
         Command::Validate { paths, format, deny_warnings, environment } => {
