@@ -12,9 +12,11 @@ careless edit would do, prints what it measured and one verdict line,
                  rest of the cap, in 3 rounds, ended with DELETE between rounds;
   reads          a skill folder holding a 15 MiB file, read whole over
                  `resources/read` by 10, 40 and 80 concurrent 2026-07-28
-                 clients; seam's VmRSS sampled every 20 ms: before, peak, and
-                 for PROBE_AFTER (10) s after (target: peak under 256 MB, back
-                 within 32 MB of before within 10 s);
+                 clients, each count on a fresh seam (PROBE_RSS_CAP_MIB, 8192,
+                 stops one that grows past it); seam's VmRSS sampled every
+                 20 ms: before, peak, and for PROBE_AFTER (10) s after
+                 (target: peak under 256 MB, back within 32 MB of before
+                 within 10 s);
   secrets        broken edits carrying a random secret written under the watcher
                  (an inline bearer token, an Authorization header, a YAML syntax
                  error on the secret's line, a URL password, a URL api_key); the
@@ -28,7 +30,9 @@ careless edit would do, prints what it measured and one verdict line,
                  subscriptions for the agent);
   errors         malformed 2026-07-28 requests (a wrong-typed requestState and
                  taskId, a 100,000-character method, a 100 KB URI, a listen of
-                 a 2 MB URI): each answer's code and size (target: under 1 KB).
+                 a 2 MB URI), the long method and URI also from a 2025-11-25
+                 session (no Mcp-Method/Mcp-Name header carries them): each
+                 answer's code and size (target: under 1 KB).
 Sub-probes print figures; the driver exits 0 unless one of them could not run
 (1). Loopback only; every wait is bounded (PROBE_PATIENCE, 30 s, per wait;
 PROBE_DEADLINE, 900 s, for the whole run). Standard library only, like the
