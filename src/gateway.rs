@@ -270,13 +270,7 @@ impl Gateway {
                     "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first"
                 )));
             }
-            let limits = self.deployment.serve_limits();
-            let place = self.tally.hold(&self.agent, crate::tally::Holding::Subscription, &limits).map_err(|_| {
-                subscriptions_exceeded(format!(
-                    "agent `{}` holds {} subscriptions, its sessions' and listen streams' together, the most it may (`serve.max_subscriptions_per_agent`)",
-                    self.agent, limits.max_subscriptions_per_agent
-                ))
-            })?;
+            let place = self.hold(crate::tally::Holding::Subscription)?;
             subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None, _place: place });
         }
         let counted = match self.deployment.subscribe_resource(&id, &uri).await {
@@ -298,6 +292,13 @@ impl Gateway {
             self.deployment.unsubscribe_resource(&id, &counted, &uri).await;
         }
         Ok(())
+    }
+
+    /// One more listen stream or subscription for this gateway's agent, counted until the
+    /// place is dropped; `SUBSCRIPTIONS_EXCEEDED` past the live bound.
+    fn hold(&self, what: crate::tally::Holding) -> Result<crate::tally::Held, McpError> {
+        let limits = self.deployment.serve_limits();
+        self.tally.hold(&self.agent, what, &limits).map_err(|full| subscriptions_exceeded(full.why(&self.agent, what)))
     }
 
     /// The client of one request of this session as its mounts reach it, and the
@@ -919,13 +920,7 @@ impl ServerHandler for Gateway {
     /// session's are, and given back when the stream ends (this request's handler goes).
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
         use seam_engine::runtime::MountEvent;
-        let limits = self.deployment.serve_limits();
-        let _stream = self.tally.hold(&self.agent, crate::tally::Holding::ListenStream, &limits).map_err(|_| {
-            subscriptions_exceeded(format!(
-                "agent `{}` has {} listen streams open, the most it may (`serve.max_listen_streams_per_agent`)",
-                self.agent, limits.max_listen_streams_per_agent
-            ))
-        })?;
+        let _stream = self.hold(crate::tally::Holding::ListenStream)?;
         let accepted = context.accepted().clone();
         let sink = context.sink().clone();
         let request = context.request_context().clone();

@@ -263,7 +263,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let exchange = Exchange::of(&app, &parts, &bytes, route.is_some(), agent);
     // The session's place is taken before rmcp is asked to open it, so that no two requests can both take the last one.
     let place = match exchange.opens.then(|| app.tally.hold(&exchange.agent, crate::tally::Holding::Session, &limits)) {
-        Some(Err(full)) => return sessions_full(&exchange.agent, full),
+        Some(Err(full)) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, format!("{}\n", full.why(&exchange.agent, crate::tally::Holding::Session)))
+                .into_response();
+        }
         Some(Ok(place)) => Some(place),
         None => None,
     };
@@ -345,15 +348,6 @@ async fn ended_session_answer(app: &App, method: &Method, headers: &HeaderMap, a
         return Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"));
     }
     None
-}
-
-/// A session refused at a bound of the [`crate::tally::Tally`]: 503, naming the bound.
-fn sessions_full(agent: &str, full: crate::tally::Full) -> Response {
-    let text = match full {
-        crate::tally::Full::AllAgents(n) => format!("too many open sessions: {n}, every agent's together, are open\n"),
-        crate::tally::Full::Agent(n) => format!("too many open sessions: agent `{agent}` has {n} open, the most it may\n"),
-    };
-    (StatusCode::SERVICE_UNAVAILABLE, text).into_response()
 }
 
 /// Whether a request to an MCP endpoint opens a session, as rmcp decides it by what the

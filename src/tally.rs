@@ -53,6 +53,24 @@ pub enum Full {
     Agent(usize),
 }
 
+impl Full {
+    /// Why `agent` was refused one more `what`, naming the bound.
+    pub fn why(self, agent: &str, what: Holding) -> String {
+        match (self, what) {
+            (Full::AllAgents(n), _) => format!("too many open sessions: {n}, every agent's together, are open (`serve.max_sessions`)"),
+            (Full::Agent(n), Holding::Session) => {
+                format!("too many open sessions: agent `{agent}` has {n} open, the most it may (`serve.max_sessions_per_agent`)")
+            }
+            (Full::Agent(n), Holding::ListenStream) => {
+                format!("agent `{agent}` has {n} listen streams open, the most it may (`serve.max_listen_streams_per_agent`)")
+            }
+            (Full::Agent(n), Holding::Subscription) => format!(
+                "agent `{agent}` holds {n} subscriptions, its sessions' and listen streams' together, the most it may (`serve.max_subscriptions_per_agent`)"
+            ),
+        }
+    }
+}
+
 /// Counts per agent: sessions, listen streams, subscriptions.
 type Counts = [usize; 3];
 
