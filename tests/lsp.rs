@@ -184,17 +184,25 @@ fn error(result: &Value) -> (&str, &str) {
     (e["code"].as_str().unwrap_or("ok"), e["message"].as_str().unwrap_or_default())
 }
 
-/// There is no implicit workspace: without `services.workspace.root` a call
-/// answers `LSP_WORKSPACE_REQUIRED` (not the composition's folder); with it,
-/// the same server answers.
+/// There is no implicit workspace: without `services.workspace.root` (no
+/// `workspace`, `workspace: {}`, an empty root, or `${VAR:-}` of an unset
+/// variable) a call answers `LSP_WORKSPACE_REQUIRED`, not the composition's
+/// folder (where `a.fake` is); with it, the same server answers.
 #[test]
 fn without_a_workspace_root_lsp_answers_workspace_required() {
     let (with_root, _) = fake("lsp-no-root", "FAKE_LSP: ok", "", "true");
     let text_with_root = std::fs::read_to_string(&with_root).unwrap();
     let without_root = with_root.with_file_name("no-root.yaml");
-    std::fs::write(&without_root, text_with_root.replace("services:\n  workspace: { root: . }\n", "")).unwrap();
-    let result = lsp(&without_root, "hover", "a.fake", 1, 1);
-    assert_eq!(error(&result).0, "LSP_WORKSPACE_REQUIRED", "{result}");
+    for workspace in [
+        "",
+        "services:\n  workspace: {}\n",
+        "services:\n  workspace: { root: \"\" }\n",
+        "services:\n  workspace:\n    root: ${SEAM_TEST_UNSET_ROOT:-}\n",
+    ] {
+        std::fs::write(&without_root, text_with_root.replace("services:\n  workspace: { root: . }\n", workspace)).unwrap();
+        let result = lsp(&without_root, "hover", "a.fake", 1, 1);
+        assert_eq!(error(&result).0, "LSP_WORKSPACE_REQUIRED", "{workspace:?}: {result}");
+    }
     assert_eq!(text(&lsp(&with_root, "hover", "a.fake", 1, 1)), "fake hover at 0:0");
 }
 

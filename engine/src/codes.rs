@@ -56,6 +56,7 @@ code_table! { ENGINE_CODES {
     SECRET_INLINE Error "A secret is written into the composition; name it with `*_env` or `*_file` instead.";
     SECRET_INTERPOLATED Error "`${…}` would copy a secret into the composition: a variable named like a secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`) anywhere, or any `${…}` in an `mcp.http` header. Secrets are named (`*_env`, `*_file`, `env_passthrough`) and read at call time.";
     SECRET_SENT_IN_CLEAR Warning "A mount sends a secret (an API key, a bearer token, headers from the environment) over plain `http://` to a host other than loopback, where anyone on the way can read it.";
+    WORKSPACE_WITHOUT_ROOT Warning "`services.workspace` has no `root` (absent, null, empty, or `${VAR:-}` of an unset variable): there is no implicit workspace (not the composition's folder), so it names none.";
     MOUNT_UNKNOWN_KIND Error "A mount's `kind` is not compiled into this binary.";
     MOUNT_FOREIGN_FIELD Error "A mount has a field of a sibling kind (`url` on `mcp.stdio`).";
     SERVE_TOKEN_CONFLICT Error "`serve` names both `bearer_token_env` and `bearer_token_file`; it takes one.";

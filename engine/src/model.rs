@@ -276,15 +276,9 @@ pub enum TokenError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workspace {
-    /// The workspace root; relative paths resolve against the folder of the file that wrote them.
-    #[serde(default = "Workspace::default_root")]
-    pub root: String,
-}
-
-impl Workspace {
-    fn default_root() -> String {
-        ".".to_owned()
-    }
+    /// The workspace root; relative paths resolve against the folder of the file that wrote them. There is no default: absent, null or empty, there is no workspace (not the composition's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 /// `services.subprocess`: how every child process (LSP and MCP alike) is spawned.

@@ -412,9 +412,19 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
 
     let mut services = BTreeMap::new();
     let service_section = |name: &str| tree.get("services").and_then(|s| s.get(name));
+    // A root absent, null or empty is none: there is no implicit workspace (the composition's
+    // folder is where it was written, not the code it is about).
     if let Some(ws) = service_section("workspace").and_then(|v| Workspace::deserialize(v).ok()) {
         let at = "/services/workspace/root";
-        let root = resolve_path(sources.path(locate(tree, at).file), &ws.root);
+        let root = ws.root.filter(|root| !root.is_empty()).map(|root| resolve_path(sources.path(locate(tree, at).file), &root));
+        if root.is_none() {
+            let pointer = "/services/workspace";
+            let message = "`services.workspace` has no `root` (absent, null or empty): there is no workspace";
+            out.push(
+                Diagnostic::warning(crate::codes::WORKSPACE_WITHOUT_ROOT, locate(tree, pointer), pointer, message)
+                    .with_help("set `root:` (relative to this file), or leave `workspace` out"),
+            );
+        }
         services.insert("workspace".to_owned(), serde_json::json!({ "root": root }));
     }
     let subprocess: Subprocess = service_section("subprocess").and_then(|v| Subprocess::deserialize(v).ok()).unwrap_or_default();
