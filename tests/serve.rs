@@ -1087,3 +1087,42 @@ fn over_stdio_a_client_line_seam_cannot_read_is_answered_with_its_id() {
     drop(stdin);
     assert!(seam.wait().unwrap().success());
 }
+
+/// `inventory` does not hide a deny: without a probe an agent's tools are its rules
+/// (`mcp__fs__*` then `!mcp__fs__write*`, "… but not …"), and after one, the tools each
+/// agent was served and those its rules removed (`agents[].resolved`, `agents[].removed`).
+/// Before, `reviewer`, which cannot call `write_file`, read `mcp__fs__*` as `default` did.
+#[test]
+fn inventory_shows_each_agent_s_rules_and_after_a_probe_its_tools() {
+    let dir = scratch("probe-agents");
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let file = dir.join("c.yaml");
+    let fs =
+        format!("  fs:\n    kind: mcp.stdio\n    command: {}\n    args: [{}]\n", json!(peer_bin("mcp-server-filesystem")), json!(files));
+    compose(&file, &[fs], "agents:\n  reviewer:\n    tools: { \"mcp__fs__write*\": false }\n");
+    let inventory = |args: &[&str]| {
+        let out = Command::new(seam_bin()).args(["inventory", &file.display().to_string()]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let agent = |inventory: &Value, name: &str| inventory["agents"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone();
+    let rules: Value = serde_json::from_str(&inventory(&["--format", "json"])).unwrap();
+    assert_eq!(agent(&rules, "default")["tools"], json!(["mcp__fs__*"]));
+    assert_eq!(agent(&rules, "reviewer")["tools"], json!(["mcp__fs__*", "!mcp__fs__write*"]));
+    assert!(agent(&rules, "reviewer").get("resolved").is_none(), "no probe, no resolved set");
+    let human = inventory(&[]);
+    assert!(human.contains("agent reviewer: mcp__fs__* but not mcp__fs__write*\n"), "{human}");
+
+    let probed: Value = serde_json::from_str(&inventory(&["--probe", "--format", "json"])).unwrap();
+    let names = |a: &Value, key: &str| a[key].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let (default, reviewer) = (agent(&probed, "default"), agent(&probed, "reviewer"));
+    assert!(names(&default, "resolved").contains(&"mcp__fs__write_file".to_owned()), "{default}");
+    assert!(!names(&reviewer, "resolved").contains(&"mcp__fs__write_file".to_owned()), "{reviewer}");
+    assert_eq!(names(&reviewer, "removed"), ["mcp__fs__write_file"], "{reviewer}");
+    assert_eq!(names(&reviewer, "resolved").len() + 1, names(&default, "resolved").len());
+    assert_eq!(names(&default, "removed"), Vec::<String>::new());
+    let human = inventory(&["--probe"]);
+    assert!(human.contains("  removed by its rules: mcp__fs__write_file\n"), "{human}");
+    assert!(human.contains(&format!("  served {} tools: ", names(&reviewer, "resolved").len())), "{human}");
+}

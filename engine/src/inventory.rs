@@ -60,11 +60,18 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
             for id in resolved.visible_dynamic_mounts(name) {
                 match resolved.mounts[id].resolved.as_ref().map(|r| &r.exposure) {
                     Some(crate::surface::Exposure::Dynamic { raw: true, .. }) => tools.push(format!("{id}'s tools as it names them")),
-                    Some(crate::surface::Exposure::Dynamic { prefix, .. }) => tools.push(format!("{prefix}*")),
+                    Some(crate::surface::Exposure::Dynamic { prefix, .. }) => {
+                        // The mount's tools, then each rule over them in the order they apply: `!` hides.
+                        let all = format!("{prefix}*");
+                        let rules = a.tools.rules().filter(|r| r.applies_to_server(id) && !(r.shows && r.pattern == all));
+                        let rules: Vec<String> =
+                            rules.map(|r| if r.shows { r.pattern.clone() } else { format!("!{}", r.pattern) }).collect();
+                        tools.push(all);
+                        tools.extend(rules);
+                    }
                     _ => {}
                 }
             }
-            tools.sort();
             json!({ "name": name, "parent": a.parent, "mounts": a.scope.iter().collect::<Vec<_>>(), "tools": tools })
         })
         .collect();
@@ -102,10 +109,55 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
             m["warnings"] = s["warnings"].clone();
         }
     }
+    // Each agent's tools as the started composition served them, and what its rules removed of
+    // the tools its mounts discovered.
+    for a in inventory["agents"].as_array_mut().into_iter().flatten() {
+        let name = a["name"].as_str().unwrap_or_default().to_owned();
+        let Some(served) = status["agents"][&name]["resolved"].as_array() else { continue };
+        let served: std::collections::BTreeSet<&str> = served.iter().filter_map(Json::as_str).collect();
+        let mut removed = std::collections::BTreeSet::new();
+        for m in inventory_mounts_visible_to(status, &name) {
+            removed.extend(m.iter().filter(|t| !served.contains(t.as_str())).cloned());
+        }
+        a["resolved"] = json!(served);
+        a["removed"] = json!(removed);
+    }
     // The services' own health views (the web providers' `registered / available / reason`).
     if let Some(services) = status.get("services").filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
         inventory["services"] = services.clone();
     }
+}
+
+/// The names of the tools each mount visible to `agent` discovered, from a started composition's status.
+fn inventory_mounts_visible_to(status: &Json, agent: &str) -> Vec<Vec<String>> {
+    let visible = status["agents"][agent]["mounts"].as_array().cloned().unwrap_or_default();
+    visible
+        .iter()
+        .filter_map(Json::as_str)
+        .map(|id| {
+            let discovered = status["mounts"][id]["discovered"].as_array().cloned().unwrap_or_default();
+            discovered.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+        })
+        .collect()
+}
+
+/// An agent's tool rules as a line: `lsp, mcp__fs__* but not mcp__fs__write*`.
+fn rules_line(tools: &[&str]) -> String {
+    let mut line = String::new();
+    for tool in tools {
+        match tool.strip_prefix('!') {
+            Some(hidden) => {
+                let _ = write!(line, " but not {hidden}");
+            }
+            None => {
+                if !line.is_empty() {
+                    line.push_str(", ");
+                }
+                line.push_str(tool);
+            }
+        }
+    }
+    line
 }
 
 pub fn to_human(inventory: &Json) -> String {
@@ -204,8 +256,17 @@ pub fn to_human(inventory: &Json) -> String {
             out,
             "agent {}: {}",
             a["name"].as_str().unwrap_or_default(),
-            if tools.is_empty() { "(no tools)".to_owned() } else { tools.join(", ") }
+            if tools.is_empty() { "(no tools)".to_owned() } else { rules_line(&tools) }
         );
+        // After a probe: the tools it was served, and those its rules removed.
+        if let Some(resolved) = a["resolved"].as_array() {
+            let names: Vec<&str> = resolved.iter().filter_map(Json::as_str).collect();
+            let _ = writeln!(out, "  served {} tools: {}", names.len(), if names.is_empty() { "-".to_owned() } else { names.join(", ") });
+            let removed: Vec<&str> = a["removed"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+            if !removed.is_empty() {
+                let _ = writeln!(out, "  removed by its rules: {}", removed.join(", "));
+            }
+        }
     }
     let _ = writeln!(out);
     // A service view's registries that list providers: `<service>.<registry>`, its pin and choice, then a line per provider.

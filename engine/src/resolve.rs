@@ -249,6 +249,11 @@ impl DynamicRule {
         self.server.is_match(&self.pattern, server)
     }
 
+    /// Whether the rule is about tools of the dynamic-tool server `server` (a mount id).
+    pub fn applies_to_server(&self, server: &str) -> bool {
+        self.server_matches(server)
+    }
+
     fn tool_matches(&self, tool: &str) -> bool {
         self.tool.is_match(&self.pattern, tool)
     }

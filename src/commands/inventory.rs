@@ -33,6 +33,13 @@ fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
             Ok(deployment) => {
                 let mut status = deployment.status();
                 if let Some(live) = deployment.live() {
+                    // Each agent's tools as served (no client roots: what a client that offers none sees), and its mounts.
+                    for (name, agent) in &live.resolved.agents {
+                        let served: Vec<String> =
+                            live.view(name, &[]).await.unwrap_or_default().tools.into_iter().map(|t| t.name).collect();
+                        let mounts: Vec<&String> = agent.scope.iter().filter(|id| live.sees(name, id)).collect();
+                        status["agents"][name] = serde_json::json!({ "resolved": served, "mounts": mounts });
+                    }
                     for (id, slot) in &live.mounts {
                         let tools: Vec<serde_json::Value> = slot
                             .running
