@@ -1126,3 +1126,45 @@ fn inventory_shows_each_agent_s_rules_and_after_a_probe_its_tools() {
     assert!(human.contains("  removed by its rules: mcp__fs__write_file\n"), "{human}");
     assert!(human.contains(&format!("  served {} tools: ", names(&reviewer, "resolved").len())), "{human}");
 }
+
+/// Each fixed tool's schema allows no argument it does not name (`additionalProperties:
+/// false`), and a call with one is refused with the tool's code, naming the key: a
+/// misspelt optional argument is not ignored without a word. The same calls without it
+/// get past the arguments (to whatever the tool answers next).
+#[test]
+fn fixed_tools_refuse_an_argument_their_schema_does_not_name() {
+    let dir = scratch("fixed-extra-arguments");
+    std::fs::create_dir_all(dir.join("skills/notes")).unwrap();
+    std::fs::write(dir.join("skills/notes/SKILL.md"), "---\nname: notes\ndescription: Notes.\n---\nTake notes.\n").unwrap();
+    std::fs::write(dir.join("a.ts"), "const a = 1;\n").unwrap();
+    let file = dir.join("c.yaml");
+    let mounts = [
+        "  search:\n    kind: web.search.searxng\n    base_url: http://127.0.0.1:9\n".to_owned(),
+        "  fetch:\n    kind: web.fetch.http\n".to_owned(),
+        format!(
+            "  ts:\n    kind: lsp.stdio\n    command: {}\n    args: [--stdio]\n    extensions: {{ .ts: typescript }}\n",
+            json!(peer_bin("typescript-language-server"))
+        ),
+        "  skills:\n    kind: skills.fs\n    include_default_roots: false\n    custom_dirs: [./skills]\n".to_owned(),
+    ];
+    compose(
+        &file,
+        &mounts,
+        "services:\n  workspace: { root: . }\ntools:\n  web_search: true\n  web_fetch: true\n  lsp: true\n  skill: true\n",
+    );
+    let calls = [
+        ("web_search", json!({ "queries": ["x"] }), "WEB_INVALID_ARGUMENTS"),
+        ("web_fetch", json!({ "url": "http://127.0.0.1:9/" }), "WEB_INVALID_ARGUMENTS"),
+        ("lsp", json!({ "operation": "hover", "file_path": "a.ts", "line": 1, "character": 7 }), "LSP_INVALID_ARGUMENTS"),
+        ("skill", json!({ "name": "notes" }), "SKILL_INVALID_ARGUMENTS"),
+    ];
+    for (tool, arguments, code) in calls {
+        let mut misspelt = arguments.clone();
+        misspelt["max_result"] = json!(1);
+        let (_, result, stderr) = seam_call(&file, tool, misspelt, &[]);
+        let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{tool}: {result} {stderr}"));
+        assert!(text.starts_with(code) && text.contains("`max_result`"), "{tool}: {text}");
+        let (_, result, _) = seam_call(&file, tool, arguments, &[]);
+        assert!(!result.to_string().contains("INVALID_ARGUMENTS"), "{tool} without it: {result}");
+    }
+}

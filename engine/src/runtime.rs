@@ -149,6 +149,15 @@ pub fn echoed(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Why a fixed tool's `arguments` hold one its schema does not name (each fixed tool's
+/// `inputSchema` allows no others, `additionalProperties: false`): a misspelt optional
+/// argument is refused, naming it, instead of being ignored without a word.
+pub fn unknown_argument(tool: &str, arguments: &serde_json::Map<String, Json>, known: &[&str]) -> Option<String> {
+    let unknown = arguments.keys().find(|key| !known.contains(&key.as_str()))?;
+    let known: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+    Some(format!("unknown argument `{}`: `{tool}` takes {}", echoed(unknown), known.join(", ")))
+}
+
 /// Cuts `text` so that it, `footer` included, is at most `max` characters
 /// (a cap smaller than the footer cuts the footer too); whether it cut.
 pub fn cap_with_footer(text: &mut String, max: u64, footer: &str) -> bool {

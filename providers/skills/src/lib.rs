@@ -230,7 +230,7 @@ pub mod codes {
         SKILL_ROOT_UNREADABLE Error "(`--environment`) A skill root exists but cannot be listed; discovery is incomplete and keeps its last good catalog.";
         SKILL_ROOT_WORLD_WRITABLE Warning "(`--environment`) A skill root someone else on the machine can write or replace: world-writable, under a world-writable folder without the sticky bit, or owned (it or a folder above it) by a user other than root and seam's own: a prompt-authority root.";
         SKILL_ROOT_IN_WORKSPACE Warning "(`--environment`) A skill root inside the workspace the served tools can write: a prompt-authority root.";
-        SKILL_INVALID_ARGUMENTS Error "(tool result) `skill` was called without a `name` string.";
+        SKILL_INVALID_ARGUMENTS Error "(tool result) `skill` was called without a `name` string, or with an argument its schema does not name.";
         SKILL_UNKNOWN Error "(tool result) No skill of that name is in the agent's catalog.";
         SKILL_NOT_MODEL_INVOCABLE Error "(tool result) The skill has `disable-model-invocation: true` (when listed, or when loaded): only the user can invoke it, as a prompt.";
         SKILL_NOT_USER_INVOCABLE Error "(prompts/get) The loaded skill file says `user-invocable: false`.";

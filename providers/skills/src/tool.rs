@@ -298,6 +298,9 @@ fn error(code: seam_engine::surface::Code, message: impl std::fmt::Display, name
 
 pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     Box::pin(async move {
+        if let Some(why) = seam_engine::runtime::unknown_argument("skill", &call.arguments, &["name"]) {
+            return ToolOutput::error(crate::codes::SKILL_INVALID_ARGUMENTS, why);
+        }
         let Some(name) = call.arguments.get("name").and_then(Json::as_str).map(str::to_owned) else {
             return ToolOutput::error(crate::codes::SKILL_INVALID_ARGUMENTS, "`name` (a string) is required");
         };

@@ -355,7 +355,7 @@ pub mod codes {
         WEB_PROVIDER_CREDENTIAL_MISSING Error "(tool result) A provider's key is missing: `api_key_env` unset or empty, or `api_key_file` unreadable or empty.";
         WEB_PROVIDER_FAILED Error "(tool result) A provider mount did not build, so it is registered but not usable.";
         WEB_PROVIDER_ERROR Error "(tool result) The search provider failed: non-2xx, redirect, transport failure, or an answer without search results.";
-        WEB_INVALID_ARGUMENTS Error "(tool result) The tool's arguments are not what its schema asks.";
+        WEB_INVALID_ARGUMENTS Error "(tool result) The tool's arguments are not what its schema asks (an argument it does not name included).";
         WEB_INVALID_URL Error "(tool result) Not an http(s) URL with a host, or longer than `max_url_length`.";
         WEB_BLOCKED_URL Error "(tool result) The URL (or a redirect's) carries credentials.";
         WEB_BLOCKED_ADDRESS Error "(tool result) The host is, or resolves into, a private, loopback, link-local or reserved range; names the host and range.";
