@@ -300,6 +300,7 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
     skill(&root, "both", "d", "", "Both.\n");
     skill(&root, "user-only", "d", "disable-model-invocation: true\nuser-invocable: true\n", "For the user.\n");
     skill(&root, "model-only", "d", "user-invocable: off\n", "For the model.\n");
+    skill(&root, "sealed", "d", "disable-model-invocation: true\nuser-invocable: false\n", "For no one.\n");
     let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
     let ps = providers(&[(&m, 0)]);
@@ -331,7 +332,11 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
         )
     );
     let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "user-only")).await;
-    assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE"), "{}", text(&out));
+    assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE") && text(&out).contains("only by the user"), "{}", text(&out));
+    // Neither the model nor the user: it is said so, not that the user may.
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "sealed")).await;
+    assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE") && text(&out).contains("cannot be invoked"), "{}", text(&out));
+    assert!(!text(&out).contains("by the user"), "{}", text(&out));
     let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "missing")).await;
     assert!(text(&out).starts_with("SKILL_UNKNOWN"));
 
@@ -351,6 +356,7 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
     skill(&root, "both", "d", "disable-model-invocation: yes\nuser-invocable: no\n", "Both.\n");
     let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "both")).await;
     assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE") && text(&out).contains("changed on disk"), "{}", text(&out));
+    assert!(text(&out).contains("cannot be invoked"), "now neither may: {}", text(&out));
     let refused = seam_skills::tool::get_prompt(settings.clone(), prompt("both")).await.unwrap_err();
     assert_eq!(refused.code, "SKILL_NOT_USER_INVOCABLE");
     let _: Value = json!(null);

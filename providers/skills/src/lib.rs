@@ -156,6 +156,21 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
             match discover::scan(&root, None, &discover::Dirty::All, None) {
                 Ok(scan) => {
                     found["skills"] = json!(scan.skills().count());
+                    for skill in scan.skills().filter(|s| !s.summary.model_invocable && !s.summary.user_invocable) {
+                        let file = match &skill.place {
+                            discover::Place::Folder(folder) => folder.file.display().to_string(),
+                            discover::Place::Mount { skill, .. } => skill.uri.clone(),
+                        };
+                        env.findings.push(Finding {
+                            severity: Warning,
+                            code: crate::codes::SKILL_NOT_INVOCABLE,
+                            pointer: pointer.clone(),
+                            message: format!(
+                                "{file}: skill `{}` can be invoked by no one (`disable-model-invocation: true` and `user-invocable: false`)",
+                                skill.summary.name
+                            ),
+                        });
+                    }
                     for invalid in scan.invalid() {
                         env.findings.push(Finding {
                             severity: Warning,
@@ -232,6 +247,7 @@ pub mod codes {
         SKILL_ROOT_IN_WORKSPACE Warning "(`--environment`) A skill root inside the workspace the served tools can write: a prompt-authority root.";
         SKILL_INVALID_ARGUMENTS Error "(tool result) `skill` was called without a `name` string, or with an argument its schema does not name.";
         SKILL_UNKNOWN Error "(tool result) No skill of that name is in the agent's catalog.";
+        SKILL_NOT_INVOCABLE Warning "(`--environment`) A skill has both `disable-model-invocation: true` and `user-invocable: false`: neither the model nor the user can invoke it.";
         SKILL_NOT_MODEL_INVOCABLE Error "(tool result) The skill has `disable-model-invocation: true` (when listed, or when loaded): only the user can invoke it, as a prompt.";
         SKILL_NOT_USER_INVOCABLE Error "(prompts/get) The loaded skill file says `user-invocable: false`.";
         SKILL_LOAD_FAILED Error "(tool result) The skill's file could not be read or no longer parses (also from prompts/get).";

@@ -296,6 +296,16 @@ fn error(code: seam_engine::surface::Code, message: impl std::fmt::Display, name
     ToolOutput::typed_error(code, message, detail)
 }
 
+/// Why the model may not invoke skill `name`: only the user may, or (with `user-invocable:
+/// false` too) no one may.
+fn not_model_invocable(name: &str, user_invocable: bool, note: &str) -> String {
+    if user_invocable {
+        format!("skill `{name}` can be invoked only by the user{note}")
+    } else {
+        format!("skill `{name}` cannot be invoked: its frontmatter turns off both model and user invocation{note}")
+    }
+}
+
 pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     Box::pin(async move {
         if let Some(why) = seam_engine::runtime::unknown_argument("skill", &call.arguments, &["name"]) {
@@ -310,18 +320,15 @@ pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, Tool
             return error(crate::codes::SKILL_UNKNOWN, format!("no skill `{name}` is in the catalog"), &name);
         };
         if !candidate.summary.model_invocable {
-            return error(crate::codes::SKILL_NOT_MODEL_INVOCABLE, format!("skill `{name}` can be invoked only by the user"), &name);
+            return error(crate::codes::SKILL_NOT_MODEL_INVOCABLE, not_model_invocable(&name, candidate.summary.user_invocable, ""), &name);
         }
         let parsed = match load(&candidate, &call.providers, call.client.clone()).await {
             Ok(p) => p,
             Err(refused) => return error(refused.code, refused.message, &name),
         };
         if !parsed.summary.model_invocable {
-            return error(
-                crate::codes::SKILL_NOT_MODEL_INVOCABLE,
-                format!("skill `{name}` can be invoked only by the user (changed on disk)"),
-                &name,
-            );
+            let why = not_model_invocable(&name, parsed.summary.user_invocable, " (changed on disk)");
+            return error(crate::codes::SKILL_NOT_MODEL_INVOCABLE, why, &name);
         }
         let text = render(&name, &base_of(&candidate), &parsed.body);
         ToolOutput { content: vec![json!({ "type": "text", "text": text })], ..ToolOutput::default() }
