@@ -85,6 +85,17 @@ proptest! {
         check(bytes);
     }
 
+    /// What seam shows of a composition's lines, messages and URLs is masked by scanners over
+    /// text of any kind: they never panic, and the caret stays within the masked line.
+    #[test]
+    fn redaction_of_any_text_never_panics(text in any::<String>(), caret in 0usize..600) {
+        let _ = seam_engine::redact::text(&text);
+        let _ = seam_engine::redact::url(&text);
+        let _ = seam_engine::redact::secret_in_url(&text);
+        let (line, at) = seam_engine::redact::line(&text, caret);
+        prop_assert!(at <= line.chars().count(), "{at} past {line:?}");
+    }
+
     #[test]
     fn arbitrary_yaml_trees_never_panic(body in tree(), top in prop::collection::vec((prop::sample::select(WORDS), tree()), 0..6)) {
         let mut text = format!("seam: 1\nmounts: {body}\n");

@@ -215,7 +215,10 @@ fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
             continue;
         }
         let key_end = text[..at].trim_end().len();
-        let key_start = text[..key_end].rfind(|c: char| c.is_whitespace() || matches!(c, '{' | ',' | '[')).map_or(0, |n| n + 1);
+        let key_start = text[..key_end]
+            .char_indices()
+            .rfind(|(_, c)| c.is_whitespace() || matches!(c, '{' | ',' | '['))
+            .map_or(0, |(n, c)| n + c.len_utf8());
         let key = &text[key_start..key_end];
         let plain =
             key.trim_matches(|c| c == '"' || c == '\'').bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
@@ -277,6 +280,14 @@ mod tests {
         for plain in ["sk-x", "task-runner", "disk-usage-report", "AKIAbc", "xoxo-", "the basic principle", "bearer", "bearer of news"] {
             assert_eq!(text(plain), plain, "{plain}");
         }
+    }
+
+    /// A key after a multi-byte whitespace (U+0085, NEL) is found at its character's end: the
+    /// robustness test's arbitrary bytes once made the scanner cut inside that character.
+    #[test]
+    fn keys_after_multi_byte_whitespace_are_read_at_a_character_boundary() {
+        assert_eq!(masked("\u{85}api_key: abcdef"), "\u{85}api_key: ***");
+        assert_eq!(masked("\u{3000}x:\u{85}é= y"), "\u{3000}x:\u{85}é= y");
     }
 
     /// The caret stays under the character it pointed at, however the masks change lengths before it.
