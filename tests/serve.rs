@@ -1168,3 +1168,26 @@ fn fixed_tools_refuse_an_argument_their_schema_does_not_name() {
         assert!(!result.to_string().contains("INVALID_ARGUMENTS"), "{tool} without it: {result}");
     }
 }
+
+/// What a call without an MCP client behind it (`seam call`) answers when a server
+/// wants what only a client could give: URLs opened first (-32042,
+/// `MCP_URL_ELICITATION_REQUIRED`), or a task the caller cannot hold, answered though it
+/// was not asked for (`MCP_TASK_REQUIRED`). Each is a tool error with its code, not a
+/// hang or a relayed protocol error.
+#[test]
+fn a_call_without_a_client_is_told_what_the_server_wanted_of_one() {
+    let dir = scratch("call-without-client");
+    let file = dir.join("c.yaml");
+    let tasks = format!("{}    env: {{ TASKS_ALWAYS: \"1\" }}\n", node_mount("tasks", "tasks-server.mjs"));
+    compose(&file, &[node_mount("apps", "apps-server.mjs"), tasks], "");
+    let text = |tool: &str| {
+        let (_, result, stderr) = seam_call(&file, tool, json!({}), &[]);
+        assert_eq!(result["isError"], true, "{tool}: {result} {stderr}");
+        result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    };
+    let gated = text("mcp__apps__gated");
+    assert!(gated.starts_with("MCP_URL_ELICITATION_REQUIRED"), "{gated}");
+    assert!(gated.contains("https://example.com/gate"), "the URL to open: {gated}");
+    let task = text("mcp__tasks__slow");
+    assert!(task.starts_with("MCP_TASK_REQUIRED"), "{task}");
+}

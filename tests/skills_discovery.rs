@@ -357,6 +357,10 @@ async fn both_paths_check_their_permission_at_both_boundaries() {
     let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "both")).await;
     assert!(text(&out).starts_with("SKILL_NOT_MODEL_INVOCABLE") && text(&out).contains("changed on disk"), "{}", text(&out));
     assert!(text(&out).contains("cannot be invoked"), "now neither may: {}", text(&out));
+    // No longer a skill at all (its frontmatter gone) between listing and loading: it could not be loaded.
+    std::fs::write(root.join("model-only/SKILL.md"), "no frontmatter here\n").unwrap();
+    let out = seam_skills::tool::call(settings.clone(), tool_call(ps.clone(), "model-only")).await;
+    assert!(text(&out).starts_with("SKILL_LOAD_FAILED"), "{}", text(&out));
     let refused = seam_skills::tool::get_prompt(settings.clone(), prompt("both")).await.unwrap_err();
     assert_eq!(refused.code, "SKILL_NOT_USER_INVOCABLE");
     let _: Value = json!(null);

@@ -1556,6 +1556,18 @@ mod tests {
     }
     static SURFACE: ProbeSurface = ProbeSurface;
 
+    /// A call before any generation is live (the first reload still building) answers
+    /// `TOOL_UNAVAILABLE`, not a hang or a panic.
+    #[tokio::test]
+    async fn a_call_before_any_generation_answers_tool_unavailable() {
+        let engine = Arc::new(Engine::new(vec![&SURFACE]));
+        let deployment = Deployment::new(engine, Path::new("/nonexistent/c.yaml"), Arc::new(crate::load::ProcessEnv), Options::default());
+        let context = CallContext { roots: Default::default(), cancel: CancellationToken::new(), client: Default::default() };
+        let output = deployment.call("default", "probe__x", Map::new(), context).await;
+        assert!(output.is_error);
+        assert_eq!(output.content[0]["text"], "TOOL_UNAVAILABLE: no generation is live");
+    }
+
     /// Builds are polled together, so without the bound all five would run at once.
     #[tokio::test]
     async fn no_more_mounts_start_at_once_than_max_concurrent_starts() {

@@ -575,6 +575,17 @@ pub fn timestamp(t: SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A call whose client gives it up answers `TOOL_CANCELLED` at once, its work dropped.
+    #[tokio::test]
+    async fn a_cancelled_call_answers_tool_cancelled() {
+        let cancel = CancellationToken::new();
+        let call = until_cancelled(cancel.clone(), std::future::pending());
+        cancel.cancel();
+        let output = call.await;
+        assert!(output.is_error);
+        assert_eq!(output.content[0]["text"], "TOOL_CANCELLED: the call was cancelled");
+    }
+
     /// A client's value is quoted whole up to `MAX_ECHO_CHARS` characters, cut one past it.
     #[test]
     fn an_echoed_value_is_cut_past_its_bound() {

@@ -7,6 +7,8 @@
 //   `_meta`), it answers with a task; otherwise with its result at once. The
 //   task is `working` at its first `tasks/get` and `completed` with the result
 //   at the next; `tasks/cancel` cancels it; `tasks/update` is acknowledged.
+//   TASKS_ALWAYS=1: `slow` answers with a task whatever the client declared (a
+//   server that breaks SEP-2663's rule, for the client's side of it).
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
@@ -26,7 +28,7 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({
 
 server.setRequestHandler(CallToolRequestSchema, (request) => {
   const text = request.params.arguments?.text ?? '';
-  if (!declared(request)) return done(text);
+  if (!declared(request) && process.env.TASKS_ALWAYS !== '1') return done(text);
   made += 1;
   const now = new Date().toISOString();
   const task = { taskId: `upstream-${made}`, status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs: 60000, pollIntervalMs: 10 };

@@ -1636,10 +1636,17 @@ impl McpMount {
                 ),
                 // The client acts on these errors itself (opens the URLs, or declares the capability,
                 // and calls again): it gets the error as it is.
-                None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => ToolOutput {
-                    relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
-                    ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}", e.message))
-                },
+                // Without a client (`seam call`), the URLs to open are said in the result.
+                None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => {
+                    let elicitations = e.data.as_ref().and_then(|d| d.get("elicitations")).and_then(Json::as_array);
+                    let urls: Vec<&str> =
+                        elicitations.into_iter().flatten().filter_map(|el| el.get("url").and_then(Json::as_str)).collect();
+                    let open = if urls.is_empty() { String::new() } else { format!("; open {} and call again", urls.join(", ")) };
+                    ToolOutput {
+                        relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
+                        ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}{open}", e.message))
+                    }
+                }
                 None if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => ToolOutput {
                     relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
                     ..ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message))
