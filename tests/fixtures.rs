@@ -198,30 +198,14 @@ fn corpus() {
 /// files' checks, which name every code), and each source file's unit-test modules (from
 /// `#[cfg(test)]` on).
 fn test_texts() -> Vec<String> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                out.push((path, text));
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut tests = Vec::new();
-    walk(&root.join("tests"), &mut tests);
+    let tests = crate::support::rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
     let mut texts: Vec<String> = tests
         .into_iter()
         .filter(|(path, _)| !path.ends_with("tests/fixtures.rs") && !path.ends_with("tests/generated.rs"))
         .map(|(_, text)| text)
         .collect();
-    for dir in ["src", "wire/src", "engine/src", "providers/web/src", "providers/lsp/src", "providers/mcp/src", "providers/skills/src"] {
-        let mut sources = Vec::new();
-        walk(&root.join(dir), &mut sources);
-        texts.extend(sources.into_iter().filter_map(|(_, text)| text.split_once("#[cfg(test)]").map(|(_, tests)| tests.to_owned())));
-    }
+    let sources = crate::generated::sources();
+    texts.extend(sources.into_iter().filter_map(|(_, text)| text.split_once("#[cfg(test)]").map(|(_, tests)| tests.to_owned())));
     texts
 }
 

@@ -38,22 +38,11 @@ fn code_table_is_fresh() {
 }
 
 /// The sources of the binary and its crates (`src/` of each; their unit-test modules included), each with its text.
-fn sources() -> Vec<(std::path::PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                out.push((path, text));
-            }
-        }
-    }
+pub fn sources() -> Vec<(std::path::PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
     for dir in ["src", "wire/src", "engine/src", "providers/web/src", "providers/lsp/src", "providers/mcp/src", "providers/skills/src"] {
-        walk(&root.join(dir), &mut out);
+        out.extend(crate::support::rust_files(&root.join(dir)));
     }
     out
 }

@@ -49,6 +49,18 @@ pub fn flaky_server() -> String {
 }
 
 /// Every file below `dir`, in any depth.
+/// Every `.rs` file beneath `dir`, with its text.
+pub fn rust_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path, text)
+        })
+        .collect()
+}
+
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
