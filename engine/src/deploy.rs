@@ -660,6 +660,11 @@ impl Generation {
             Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel, client),
             Source::Service(_) => {
                 let f = self.fixed[agent].iter().find(|f| f.entry.spec.name == entry.spec.name).expect("looked up in this generation");
+                if let Some(code) = f.tool.invalid_arguments()
+                    && let Some(why) = crate::runtime::unknown_argument(&entry.spec.name, &entry.spec.definition, &arguments)
+                {
+                    return Box::pin(std::future::ready(ToolOutput::error(code, why)));
+                }
                 let call = ToolCall {
                     settings: f.settings.clone(),
                     section: f.section.clone(),

@@ -149,12 +149,18 @@ pub fn echoed(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Why a fixed tool's `arguments` hold one its schema does not name (each fixed tool's
-/// `inputSchema` allows no others, `additionalProperties: false`): a misspelt optional
-/// argument is refused, naming it, instead of being ignored without a word.
-pub fn unknown_argument(tool: &str, arguments: &serde_json::Map<String, Json>, known: &[&str]) -> Option<String> {
-    let unknown = arguments.keys().find(|key| !known.contains(&key.as_str()))?;
-    let known: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+/// Why `arguments` hold one that the tool's `inputSchema` (in its `definition`) does not
+/// name, when the schema allows no others (`additionalProperties: false`, as every fixed
+/// tool's does): a misspelt optional argument is refused, naming it, instead of being
+/// ignored without a word. The schema is the one list of what a tool takes.
+pub(crate) fn unknown_argument(tool: &str, definition: &Map<String, Json>, arguments: &Map<String, Json>) -> Option<String> {
+    let schema = definition.get("inputSchema")?;
+    if schema.get("additionalProperties") != Some(&Json::Bool(false)) {
+        return None;
+    }
+    let known = schema.get("properties").and_then(Json::as_object);
+    let unknown = arguments.keys().find(|key| !known.is_some_and(|k| k.contains_key(*key)))?;
+    let known: Vec<String> = known.into_iter().flat_map(|k| k.keys()).map(|k| format!("`{k}`")).collect();
     Some(format!("unknown argument `{}`: `{tool}` takes {}", echoed(unknown), known.join(", ")))
 }
 
@@ -584,6 +590,25 @@ mod tests {
         let output = call.await;
         assert!(output.is_error);
         assert_eq!(output.content[0]["text"], "TOOL_CANCELLED: the call was cancelled");
+    }
+
+    /// An argument the schema does not name is refused only where the schema allows no others.
+    #[test]
+    fn unknown_arguments_follow_the_tool_s_schema() {
+        let definition = |additional: Json| {
+            json!({ "inputSchema": { "type": "object", "properties": { "url": {} }, "additionalProperties": additional } })
+                .as_object()
+                .cloned()
+                .unwrap()
+        };
+        let args = |v: Json| v.as_object().cloned().unwrap();
+        let closed = definition(json!(false));
+        assert_eq!(unknown_argument("t", &closed, &args(json!({ "url": "u" }))), None);
+        assert_eq!(
+            unknown_argument("t", &closed, &args(json!({ "url": "u", "ur1": 1 }))).as_deref(),
+            Some("unknown argument `ur1`: `t` takes `url`")
+        );
+        assert_eq!(unknown_argument("t", &definition(json!(true)), &args(json!({ "ur1": 1 }))), None, "open schemas take any");
     }
 
     /// A client's value is quoted whole up to `MAX_ECHO_CHARS` characters, cut one past it.

@@ -193,6 +193,10 @@ pub trait FixedTool: Send + Sync {
     fn call(&self, _call: ToolCall) -> BoxFuture<'static, ToolOutput> {
         unserved(self.name())
     }
+    /// The code of its tool results for arguments its schema does not take
+    /// (`LSP_INVALID_ARGUMENTS`); the engine checks a call's arguments against the
+    /// schema before the call (`crate::runtime::unknown_argument`). `None` with no runtime.
+    fn invalid_arguments(&self) -> Option<Code>;
     /// Whether the definition and prompts follow the providers' live state
     /// (`list`), rather than being fixed for the generation.
     fn is_live(&self) -> bool {
@@ -688,6 +692,8 @@ pub struct Serving<T> {
     /// The call enforces the settings' `timeout` itself, with its own typed
     /// error (`LSP_TIMEOUT`); the engine then applies no timeout of its own.
     pub owns_timeout: bool,
+    /// The code of a call whose arguments its definition's schema does not take.
+    pub invalid_arguments: Code,
 }
 
 /// The live half of a fixed tool: a definition and prompts that follow its
@@ -767,6 +773,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
             Some(serve) => (serve.call)(self.typed(&call.settings), call),
             None => unserved(self.name),
         }
+    }
+    fn invalid_arguments(&self) -> Option<Code> {
+        self.serve.as_ref().map(|s| s.invalid_arguments)
     }
     fn is_live(&self) -> bool {
         self.serve.is_some() && self.live.is_some()

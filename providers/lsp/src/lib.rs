@@ -104,7 +104,7 @@ pub struct LspSettings {
 
 static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: Some(host::build) };
 static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"])
-    .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: true })
+    .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: true, invalid_arguments: codes::LSP_INVALID_ARGUMENTS })
     .guided("`lsp`: for exact relations between symbols in the workspace (definitions, references, implementations, types).");
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {

@@ -53,9 +53,6 @@ struct Args {
 
 fn args(arguments: &Map<String, Json>) -> Result<Args, LspError> {
     let invalid = |m: String| LspError::new(crate::codes::LSP_INVALID_ARGUMENTS, m);
-    if let Some(why) = seam_engine::runtime::unknown_argument("lsp", arguments, &["operation", "file_path", "line", "character"]) {
-        return Err(invalid(why));
-    }
     let operation = arguments.get("operation").and_then(Json::as_str).unwrap_or_default();
     let operation =
         Operation::parse(operation).ok_or_else(|| invalid(format!("`operation` must be one of {}", Operation::ALL.join(", "))))?;

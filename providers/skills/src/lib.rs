@@ -74,7 +74,12 @@ pub struct SkillSettings {
 
 static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build) };
 static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
-    .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: false })
+    .served(Serving {
+        definition: tool::definition,
+        call: tool::call,
+        owns_timeout: false,
+        invalid_arguments: codes::SKILL_INVALID_ARGUMENTS,
+    })
     .live(Live {
         list: tool::list,
         get_prompt: tool::get_prompt,

@@ -308,9 +308,6 @@ fn not_model_invocable(name: &str, user_invocable: bool, note: &str) -> String {
 
 pub fn call(_settings: SkillSettings, call: ToolCall) -> BoxFuture<'static, ToolOutput> {
     Box::pin(async move {
-        if let Some(why) = seam_engine::runtime::unknown_argument("skill", &call.arguments, &["name"]) {
-            return ToolOutput::error(crate::codes::SKILL_INVALID_ARGUMENTS, why);
-        }
         let Some(name) = call.arguments.get("name").and_then(Json::as_str).map(str::to_owned) else {
             return ToolOutput::error(crate::codes::SKILL_INVALID_ARGUMENTS, "`name` (a string) is required");
         };

@@ -215,7 +215,12 @@ static SEARXNG: Kind<SearxngSearch> =
 static FETCHER: Kind<HttpFetch> =
     Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
 static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
-    .served(Serving { definition: service::search_definition, call: service::call_search, owns_timeout: false })
+    .served(Serving {
+        definition: service::search_definition,
+        call: service::call_search,
+        owns_timeout: false,
+        invalid_arguments: codes::WEB_INVALID_ARGUMENTS,
+    })
     .guided("`web_search`: for what may have changed since you learned it, or what you do not know; cite the sources you use.");
 static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
     .served(Serving {
@@ -223,6 +228,7 @@ static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
         call: service::call_fetch,
         // Its timeout gives WEB_FETCH_TIMEOUT (the mount's and the tool's, whichever is shorter), never TOOL_TIMEOUT.
         owns_timeout: true,
+        invalid_arguments: codes::WEB_INVALID_ARGUMENTS,
     })
     .guided("`web_fetch`: to read a page whose URL you have, before you rely on more of it than a search result shows.");
 

@@ -280,9 +280,6 @@ pub fn call_search(settings: WebSearchSettings, call: ToolCall) -> BoxFuture<'st
 /// `queries`: 1..=max non-blank strings, trimmed, duplicates dropped (first kept).
 fn queries(arguments: &Map<String, Json>, max: u32) -> Result<Vec<String>, WebError> {
     let invalid = |m: String| WebError::new(crate::codes::WEB_INVALID_ARGUMENTS, m);
-    if let Some(why) = seam_engine::runtime::unknown_argument("web_search", arguments, &["queries"]) {
-        return Err(invalid(why));
-    }
     let list = arguments.get("queries").and_then(Json::as_array).ok_or_else(|| invalid("`queries` must be a list of strings".into()))?;
     let mut out: Vec<String> = Vec::new();
     for q in list {
@@ -369,9 +366,6 @@ pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'stat
     let ToolCall { section, providers, arguments, cancel, .. } = call;
     until_cancelled(cancel, async move {
         let result = async {
-            if let Some(why) = seam_engine::runtime::unknown_argument("web_fetch", &arguments, &["url"]) {
-                return Err(WebError::new(crate::codes::WEB_INVALID_ARGUMENTS, why));
-            }
             let url = arguments
                 .get("url")
                 .and_then(Json::as_str)
