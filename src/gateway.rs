@@ -294,6 +294,15 @@ impl Gateway {
         Ok(())
     }
 
+    /// This request's share of the read budget: over HTTP the gate's, which it keeps until
+    /// the answer's body is written (rmcp passes it on in the request's HTTP parts); over
+    /// stdio one that goes with the handler, and the stdio backlog bounds the answers owed.
+    fn read_hold(&self, context: &RequestContext<RoleServer>) -> seam_engine::reads::ReadHold {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let gates = parts.and_then(|parts| parts.extensions.get::<seam_engine::reads::ReadHold>());
+        gates.cloned().unwrap_or_else(|| self.deployment.read_hold())
+    }
+
     /// One more listen stream or subscription for this gateway's agent, counted until the
     /// place is dropped; `SUBSCRIPTIONS_EXCEEDED` past the live bound.
     fn hold(&self, what: crate::tally::Holding) -> Result<crate::tally::Held, McpError> {
@@ -363,18 +372,6 @@ impl Gateway {
     /// The session's roots for what `live` serves it: asked only when a live tool lists by them.
     async fn roots_for(&self, live: &seam_engine::deploy::Generation, peer: &rmcp::Peer<RoleServer>) -> Vec<PathBuf> {
         if live.lists_by_roots(&self.agent) { self.roots(peer).await } else { Vec::new() }
-    }
-}
-
-/// Keeps `hold` until this request's answer has been sent: over HTTP the gate lets go of
-/// it once the answer's body is written (`crate::http::UntilSent`, which rmcp passes on
-/// in the request's HTTP parts); over stdio it goes with the handler, and the stdio
-/// backlog bounds the answers owed.
-fn keep_until_sent(context: &RequestContext<RoleServer>, hold: &seam_engine::reads::ReadHold) {
-    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
-        && let Some(until_sent) = parts.extensions.get::<crate::http::UntilSent>()
-    {
-        until_sent.keep(hold.clone());
     }
 }
 
@@ -650,8 +647,7 @@ impl ServerHandler for Gateway {
             return Err(refused);
         }
         // The answer's bytes are taken from the read budget, and given back once it is sent.
-        let hold = self.deployment.read_hold();
-        keep_until_sent(&context, &hold);
+        let hold = self.read_hold(&context);
         // A file of one of seam's own skills, before any mount's resource.
         if let Some(live) = self.deployment.live().filter(|live| live.serves_skills(&self.agent)) {
             let roots = self.roots_for(&live, &context.peer).await;
@@ -711,7 +707,7 @@ impl ServerHandler for Gateway {
         let read = match self.deployment.live() {
             Some(live) => {
                 let roots = self.roots_for(&live, &context.peer).await;
-                live.read_skill(&self.agent, &roots, &uri, true, &self.deployment.read_hold()).await
+                live.read_skill(&self.agent, &roots, &uri, true, &self.read_hold(&context)).await
             }
             None => None,
         };

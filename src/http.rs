@@ -271,8 +271,8 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
         None => None,
     };
     let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
-    if exchange.post {
-        request.extensions_mut().insert(exchange.until_sent.clone());
+    if let Some(hold) = &exchange.read_hold {
+        request.extensions_mut().insert(hold.clone());
     }
     let response = forward(&app, &exchange, place, request, next).await;
     finish(&app, exchange, response, (bytes, share)).await
@@ -378,25 +378,10 @@ struct Exchange {
     /// A GET naming the last event it read resumes a request's stream (rmcp replays it).
     resumes: bool,
     in_use: Option<crate::sessions::InUse>,
-    /// What the request's handler holds until its answer has been sent (a POST's).
-    until_sent: UntilSent,
-}
-
-/// What a request's handler keeps until its answer has been sent: the read budget its
-/// answer's bytes took (`seam_engine::reads`). The gate puts one in each POST's
-/// extensions (rmcp passes them on to the handler, `crate::gateway::keep_until_sent`)
-/// and lets go of it once the answer's body has been written or dropped.
-#[derive(Clone, Default)]
-pub struct UntilSent(Arc<Mutex<Vec<seam_engine::reads::ReadHold>>>);
-
-impl UntilSent {
-    pub fn keep(&self, hold: seam_engine::reads::ReadHold) {
-        self.0.lock().expect("until-sent lock").push(hold);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.lock().expect("until-sent lock").is_empty()
-    }
+    /// A POST's share of the read budget (`seam_engine::reads`): put in the request's
+    /// extensions, which rmcp passes on to the handler (`Gateway::read_hold`), that takes
+    /// from it what a read's answer needs; kept here until that answer has been sent.
+    read_hold: Option<seam_engine::reads::ReadHold>,
 }
 
 impl Exchange {
@@ -413,7 +398,7 @@ impl Exchange {
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),
             in_use,
-            until_sent: UntilSent::default(),
+            read_hold: post.then(|| app.deployment.read_hold()),
         }
     }
 }
@@ -476,11 +461,11 @@ async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share
         (false, false) => return response,
     };
     // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends;
-    // what the handler keeps until its answer is sent is kept until the body is.
+    // the read budget a read's answer took is kept until the body is sent.
     let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
     let in_use = exchange.in_use.filter(|_| streamed);
-    let until_sent = Some(exchange.until_sent).filter(|u| !u.is_empty());
-    if in_use.is_none() && until_sent.is_none() {
+    let read_hold = exchange.read_hold.filter(|hold| hold.held() > 0);
+    if in_use.is_none() && read_hold.is_none() {
         return response;
     }
     // The body is passed on as a stream that holds them: its length, when known, is kept in its header.
@@ -488,7 +473,7 @@ async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share
     let mut response = response.map(|body| {
         use futures::StreamExt as _;
         Body::from_stream(body.into_data_stream().map(move |chunk| {
-            let _ = (&in_use, &until_sent);
+            let _ = (&in_use, &read_hold);
             chunk
         }))
     });

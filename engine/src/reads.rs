@@ -52,7 +52,7 @@ impl ReadBudget {
 
 /// What one request's read holds of the budget, until this and every clone of it are
 /// dropped: the request's handler takes the bytes; whoever sends its answer keeps a
-/// clone until the answer is sent.
+/// clone until the answer is sent (a clone travels in the request's HTTP extensions).
 #[derive(Clone)]
 pub struct ReadHold(Arc<Held>);
 
