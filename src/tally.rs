@@ -74,9 +74,15 @@ impl Full {
 /// Counts per agent: sessions, listen streams, subscriptions.
 type Counts = [usize; 3];
 
+/// Each agent's counts (only agents that hold something); every agent's sessions
+/// together are their sum.
 #[derive(Default)]
 pub struct Tally {
-    counts: Mutex<(usize, HashMap<Arc<str>, Counts>)>,
+    counts: Mutex<HashMap<Arc<str>, Counts>>,
+}
+
+fn sessions(by_agent: &HashMap<Arc<str>, Counts>) -> usize {
+    by_agent.values().map(|row| row[Holding::Session.index()]).sum()
 }
 
 /// One thing of one agent's, counted until dropped.
@@ -94,11 +100,7 @@ impl std::fmt::Debug for Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut counts = self.tally.counts.lock().expect("tally lock");
-        let (sessions, by_agent) = &mut *counts;
-        if self.what == Holding::Session {
-            *sessions -= 1;
-        }
+        let mut by_agent = self.tally.counts.lock().expect("tally lock");
         if let Some(row) = by_agent.get_mut(&self.agent) {
             row[self.what.index()] -= 1;
             if row.iter().all(|n| *n == 0) {
@@ -111,9 +113,8 @@ impl Drop for Held {
 impl Tally {
     /// One more `what` for `agent`, unless that would pass a bound of `limits` (the live ones).
     pub fn hold(self: &Arc<Self>, agent: &str, what: Holding, limits: &ServeLimits) -> Result<Held, Full> {
-        let mut counts = self.counts.lock().expect("tally lock");
-        let (sessions, by_agent) = &mut *counts;
-        if what == Holding::Session && *sessions >= limits.max_sessions as usize {
+        let mut by_agent = self.counts.lock().expect("tally lock");
+        if what == Holding::Session && sessions(&by_agent) >= limits.max_sessions as usize {
             return Err(Full::AllAgents(limits.max_sessions as usize));
         }
         let per_agent = what.per_agent(limits);
@@ -123,23 +124,19 @@ impl Tally {
             None => Arc::from(agent),
         };
         by_agent.entry(agent.clone()).or_default()[what.index()] += 1;
-        if what == Holding::Session {
-            *sessions += 1;
-        }
         Ok(Held { tally: self.clone(), agent, what })
     }
 
     /// What each agent holds now, for `/status`: agents that hold nothing are left out.
     pub fn status(&self) -> serde_json::Value {
-        let counts = self.counts.lock().expect("tally lock");
-        let agents: BTreeMap<&str, serde_json::Value> = counts
-            .1
+        let by_agent = self.counts.lock().expect("tally lock");
+        let agents: BTreeMap<&str, serde_json::Value> = by_agent
             .iter()
             .map(|(agent, [sessions, streams, subscriptions])| {
                 (&**agent, serde_json::json!({ "sessions": sessions, "listen_streams": streams, "subscriptions": subscriptions }))
             })
             .collect();
-        serde_json::json!({ "sessions": counts.0, "agents": agents })
+        serde_json::json!({ "sessions": sessions(&by_agent), "agents": agents })
     }
 }
 
