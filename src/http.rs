@@ -227,7 +227,7 @@ fn unreadable_message(body: &[u8]) -> Response {
 /// - a request that opens an MCP session (what its body is decides: `Exchange::opens`)
 ///   past `max_sessions` or `max_sessions_per_agent` is refused (503).
 ///
-/// Its checks (`host_or_origin_answer`, `token_answer`, `session_answer`) each give the
+/// Its checks (`host_or_origin_answer`, `token_answer`, `ended_session_answer`) each give the
 /// answer to send in the route's place, if any.
 async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
     if let Some(problem) = host_problem(&request) {

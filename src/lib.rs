@@ -161,7 +161,8 @@ fn parse_size(text: &str) -> Result<seam_engine::units::Size, error::ArgError> {
 /// threshold as large blocks are freed, up to 32 MiB, and then keeps them in its
 /// per-thread arenas: after 80 concurrent reads of a 15 MiB file, seam held 500 MiB it
 /// no longer used (734 MiB at peak); with the threshold fixed, 32 MiB (108 MiB at peak;
-/// BENCHMARKS.md, "Reads"). Other allocators (mimalloc) cost more memory at rest.
+/// BENCHMARKS.md, "Issue 34's hostile inputs"). Other allocators (mimalloc) cost more
+/// memory at rest.
 fn return_large_buffers_at_once() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; it is called before any thread is started.

@@ -36,7 +36,7 @@ impl Holding {
     /// The most one agent may hold at once.
     fn per_agent(self, limits: &ServeLimits) -> usize {
         let limit = match self {
-            Holding::Session => limits.max_sessions_per_agent(),
+            Holding::Session => limits.sessions_per_agent(),
             Holding::ListenStream => limits.max_listen_streams_per_agent,
             Holding::Subscription => limits.max_subscriptions_per_agent,
         };

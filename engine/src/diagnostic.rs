@@ -99,14 +99,7 @@ impl Sources {
 /// `text` cut to [`MAX_MESSAGE_CHARS`], an ellipsis marking the cut, with no secret
 /// it quotes shown (`crate::redact::text`).
 fn capped(text: String) -> String {
-    let text = match crate::redact::text(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(masked) => masked,
-    };
-    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    crate::runtime::cut_marked(&crate::redact::text(&text), MAX_MESSAGE_CHARS).into_owned()
 }
 
 /// One problem found in a composition.

@@ -63,7 +63,7 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
                     Some(crate::surface::Exposure::Dynamic { prefix, .. }) => {
                         // The mount's tools, then each rule over them in the order they apply: `!` hides.
                         let all = format!("{prefix}*");
-                        let rules = a.tools.rules().filter(|r| r.applies_to_server(id) && !(r.shows && r.pattern == all));
+                        let rules = a.tools.rules().filter(|r| r.server_matches(id) && !(r.shows && r.pattern == all));
                         let rules: Vec<String> =
                             rules.map(|r| if r.shows { r.pattern.clone() } else { format!("!{}", r.pattern) }).collect();
                         tools.push(all);
@@ -116,7 +116,7 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         let Some(served) = status["agents"][&name]["resolved"].as_array() else { continue };
         let served: std::collections::BTreeSet<&str> = served.iter().filter_map(Json::as_str).collect();
         let mut removed = std::collections::BTreeSet::new();
-        for m in inventory_mounts_visible_to(status, &name) {
+        for m in discovered_by_mounts_of(status, &name) {
             removed.extend(m.iter().filter(|t| !served.contains(t.as_str())).cloned());
         }
         a["resolved"] = json!(served);
@@ -129,7 +129,7 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
 }
 
 /// The names of the tools each mount visible to `agent` discovered, from a started composition's status.
-fn inventory_mounts_visible_to(status: &Json, agent: &str) -> Vec<Vec<String>> {
+fn discovered_by_mounts_of(status: &Json, agent: &str) -> Vec<Vec<String>> {
     let visible = status["agents"][agent]["mounts"].as_array().cloned().unwrap_or_default();
     visible
         .iter()

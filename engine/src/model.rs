@@ -185,7 +185,7 @@ impl From<&Serve> for ServeLimits {
 
 impl ServeLimits {
     /// The most sessions one agent may have open: `max_sessions_per_agent`, else `max_sessions`.
-    pub fn max_sessions_per_agent(&self) -> u32 {
+    pub fn sessions_per_agent(&self) -> u32 {
         self.max_sessions_per_agent.unwrap_or(self.max_sessions)
     }
 }

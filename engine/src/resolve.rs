@@ -245,13 +245,9 @@ impl DynamicRule {
         }
     }
 
-    fn server_matches(&self, server: &str) -> bool {
-        self.server.is_match(&self.pattern, server)
-    }
-
     /// Whether the rule is about tools of the dynamic-tool server `server` (a mount id).
-    pub fn applies_to_server(&self, server: &str) -> bool {
-        self.server_matches(server)
+    pub fn server_matches(&self, server: &str) -> bool {
+        self.server.is_match(&self.pattern, server)
     }
 
     fn tool_matches(&self, tool: &str) -> bool {
