@@ -99,7 +99,9 @@ impl Sources {
 /// `text` cut to [`MAX_MESSAGE_CHARS`], an ellipsis marking the cut, with no secret
 /// it quotes shown (`crate::redact::text`).
 fn capped(text: String) -> String {
-    crate::runtime::cut_marked(&crate::redact::text(&text), MAX_MESSAGE_CHARS).into_owned()
+    // Only what is kept is looked at for secrets, and a little past it, so that one cut at the edge is still seen whole.
+    let looked_at = crate::runtime::cut_marked(&text, MAX_MESSAGE_CHARS + 256);
+    crate::runtime::cut_marked(&crate::redact::text(&looked_at), MAX_MESSAGE_CHARS).into_owned()
 }
 
 /// One problem found in a composition.

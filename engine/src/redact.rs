@@ -151,16 +151,29 @@ fn url_secrets(text: &str, ranges: &mut Vec<Range<usize>>) {
             ranges.push(colon + 1..userinfo_end);
         }
     }
+    // One pass: a parameter's name starts after `?`, `&` or `;` and ends at its `=`.
     let bytes = text.as_bytes();
-    for (at, _) in text.match_indices('=') {
-        let name_start = text[..at].rfind(['?', '&', ';']).map(|n| n + 1);
-        let Some(name_start) = name_start else { continue };
-        let name = &text[name_start..at];
-        if name.is_empty() || name.bytes().any(|b| ends_token(b) || b == b'=') || !is_secret_key(name) {
-            continue;
+    let mut name_start: Option<usize> = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'?' | b'&' | b';' => name_start = Some(at + 1),
+            b'=' => {
+                if let Some(start) = name_start.take()
+                    && at > start
+                    && is_secret_key(&text[start..at])
+                {
+                    let end =
+                        bytes[at + 1..].iter().position(|b| *b == b'&' || *b == b'#' || ends_token(*b)).map_or(text.len(), |n| at + 1 + n);
+                    ranges.push(at + 1..end);
+                    at = end;
+                    continue;
+                }
+            }
+            b if ends_token(b) => name_start = None,
+            _ => {}
         }
-        let end = bytes[at + 1..].iter().position(|b| *b == b'&' || *b == b'#' || ends_token(*b)).map_or(text.len(), |n| at + 1 + n);
-        ranges.push(at + 1..end);
+        at += 1;
     }
 }
 
@@ -205,24 +218,34 @@ fn is_secret_key(key: &str) -> bool {
     matches!(lower.as_str(), "authorization" | "proxy-authorization") || crate::load::is_secret_name(&key.replace('-', "_"))
 }
 
+/// The longest key whose value is masked: a key is a word, and the search for one goes back
+/// no further, so that a line of separators is scanned in linear time.
+const MAX_KEY_BYTES: usize = 128;
+
 /// The values of secret-named keys: `key: value` as YAML writes it (block or flow), `key=value`.
+/// Linear in the text: no separator inside a value already masked is looked at, a key is
+/// looked for at most [`MAX_KEY_BYTES`] back, and whether a value is in a flow map is read
+/// from the first `{` found once.
 fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
     let bytes = text.as_bytes();
+    let first_brace = text.find('{');
+    let mut masked_until = 0;
     for (at, separator) in text.match_indices([':', '=']) {
+        if at < masked_until {
+            continue;
+        }
         // A `:` inside a URL (`https://`, `host:8080`) separates no key from its value.
         let next = bytes.get(at + 1).copied();
         if separator == ":" && next.is_some_and(|b| !b.is_ascii_whitespace()) {
             continue;
         }
-        let key_end = text[..at].trim_end().len();
-        let key_start = text[..key_end]
-            .char_indices()
-            .rfind(|(_, c)| c.is_whitespace() || matches!(c, '{' | ',' | '['))
-            .map_or(0, |(n, c)| n + c.len_utf8());
+        let key_end = at - bytes[..at].iter().rev().take(MAX_KEY_BYTES).take_while(|b| b.is_ascii_whitespace()).count();
+        // The key: the word of key characters just before, itself after a space, `{`, `,` or `[` (or the line's start).
+        let key_char = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'"' | b'\'');
+        let key_start = key_end - bytes[..key_end].iter().rev().take(MAX_KEY_BYTES).take_while(|b| key_char(b)).count();
+        let after_a_delimiter = text[..key_start].chars().next_back().is_none_or(|c| c.is_whitespace() || matches!(c, '{' | ',' | '['));
         let key = &text[key_start..key_end];
-        let plain =
-            key.trim_matches(|c| c == '"' || c == '\'').bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        if key.is_empty() || !plain || !is_secret_key(key) {
+        if key.is_empty() || !after_a_delimiter || !is_secret_key(key) {
             continue;
         }
         let value_start = at + 1 + bytes[at + 1..].iter().take_while(|b| b.is_ascii_whitespace()).count();
@@ -232,7 +255,7 @@ fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
         let value_end = match bytes[value_start] {
             quote @ (b'"' | b'\'') => bytes[value_start + 1..].iter().position(|b| *b == quote).map_or(text.len(), |n| value_start + 2 + n),
             _ => {
-                let flow = text[..key_start].contains('{');
+                let flow = first_brace.is_some_and(|brace| brace < key_start);
                 let stop = |i: usize| {
                     let b = bytes[i];
                     (flow && matches!(b, b',' | b'}' | b']')) || (b == b'#' && bytes[i - 1].is_ascii_whitespace())
@@ -242,6 +265,7 @@ fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
         };
         let value = text[value_start..value_end].trim_end();
         ranges.push(value_start..value_start + value.len());
+        masked_until = value_end;
     }
 }
 
@@ -288,6 +312,19 @@ mod tests {
     fn keys_after_multi_byte_whitespace_are_read_at_a_character_boundary() {
         assert_eq!(masked("\u{85}api_key: abcdef"), "\u{85}api_key: ***");
         assert_eq!(masked("\u{3000}x:\u{85}é= y"), "\u{3000}x:\u{85}é= y");
+    }
+
+    /// Text made of separators and keys is scanned in linear time: a line of a few hundred
+    /// KiB of `=`, of `api_key: `, or of `?a&b=` took quadratic time to mask before (a
+    /// line of a 4 MiB composition would not have been done within hours).
+    #[test]
+    fn pathological_text_is_masked_in_one_pass() {
+        let n = 256 << 10;
+        for unit in ["=", "api_key: ", "?api_key&x=", ":", "a=b=", "{ token: x, "] {
+            let long = unit.repeat(n / unit.len());
+            let _ = text(&long);
+            let _ = line(&long, long.len() / 2);
+        }
     }
 
     /// The caret stays under the character it pointed at, however the masks change lengths before it.

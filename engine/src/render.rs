@@ -43,7 +43,9 @@ pub fn human(d: &Diagnostic, sources: &Sources) -> String {
 /// into the file quotes the line only up to the key it points at: whatever follows
 /// is the secret, whether or not it looks like one.
 fn quotable(d: &Diagnostic, line: &str) -> (String, usize) {
-    let column = d.span.column.saturating_sub(1) as usize;
+    // Only what can be quoted is looked at: a window around the column, wider than the
+    // excerpt so that a secret at the excerpt's edge is still seen whole.
+    let (line, column) = around(line, d.span.column.saturating_sub(1) as usize, 8 * EXCERPT_CHARS);
     if d.code == crate::codes::SECRET_INLINE.code {
         let at = line.char_indices().nth(column).map_or(line.len(), |(at, _)| at);
         let rest = &line[at..];
@@ -60,6 +62,14 @@ fn quotable(d: &Diagnostic, line: &str) -> (String, usize) {
         return crate::redact::line(&kept, column);
     }
     crate::redact::line(line, column)
+}
+
+/// The part of `line` within `reach` characters of the character at `column`, and where
+/// that character is in it.
+fn around(line: &str, column: usize, reach: usize) -> (&str, usize) {
+    let start = column.saturating_sub(reach);
+    let byte = |n: usize| line.char_indices().nth(n).map_or(line.len(), |(at, _)| at);
+    (&line[byte(start)..byte(column.saturating_add(reach))], column - start)
 }
 
 /// At most [`EXCERPT_CHARS`] of `line` around the character at `column`
