@@ -162,16 +162,15 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                 Ok(scan) => {
                     found["skills"] = json!(scan.skills().count());
                     for skill in scan.skills().filter(|s| !s.summary.model_invocable && !s.summary.user_invocable) {
-                        let file = match &skill.place {
-                            discover::Place::Folder(folder) => folder.file.display().to_string(),
-                            discover::Place::Mount { skill, .. } => skill.uri.clone(),
-                        };
+                        // A root's scan finds folders only (a mount's skills are imported elsewhere).
+                        let discover::Place::Folder(folder) = &skill.place else { continue };
                         env.findings.push(Finding {
                             severity: Warning,
                             code: crate::codes::SKILL_NOT_INVOCABLE,
                             pointer: pointer.clone(),
                             message: format!(
-                                "{file}: skill `{}` can be invoked by no one (`disable-model-invocation: true` and `user-invocable: false`)",
+                                "{}: skill `{}` can be invoked by no one (`disable-model-invocation: true` and `user-invocable: false`)",
+                                folder.file.display(),
                                 skill.summary.name
                             ),
                         });
