@@ -16,6 +16,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+mod answer;
 mod body;
 mod client_link;
 mod commands;
