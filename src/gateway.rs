@@ -28,19 +28,6 @@ use tokio_util::sync::CancellationToken;
 /// How many resources one session may be subscribed to at once.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
-/// The longest URI seam reads or subscribes to for a client: a longer one is refused
-/// before anything else, and not quoted back (a listen stream leaves it out of what it
-/// accepted, which its acknowledgement echoes).
-pub const MAX_URI_BYTES: usize = 8192;
-
-/// A URI past [`MAX_URI_BYTES`] refused, quoting a prefix of it.
-fn uri_too_long(uri: &str) -> Option<McpError> {
-    (uri.len() > MAX_URI_BYTES).then(|| {
-        let message = format!("a URI of {} bytes, past the {MAX_URI_BYTES} seam reads: `{}`", uri.len(), seam_engine::runtime::echoed(uri));
-        McpError::invalid_params(message, None)
-    })
-}
-
 /// The number the next session gets.
 static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -250,7 +237,7 @@ impl Gateway {
     /// session's handler goes. At most `MAX_SUBSCRIPTIONS` for the session, and
     /// `serve.max_subscriptions_per_agent` for its agent (`SUBSCRIPTIONS_EXCEEDED`).
     async fn subscribe_resource(&self, uri: String) -> Result<(), McpError> {
-        if let Some(refused) = uri_too_long(&uri) {
+        if let Some(refused) = crate::refusal::uri_too_long(&uri) {
             return Err(refused);
         }
         let unknown = || {
@@ -266,7 +253,7 @@ impl Gateway {
                 return Ok(());
             }
             if subscribed.len() >= MAX_SUBSCRIPTIONS {
-                return Err(subscriptions_exceeded(format!(
+                return Err(crate::refusal::subscriptions_exceeded(format!(
                     "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first"
                 )));
             }
@@ -307,7 +294,7 @@ impl Gateway {
     /// place is dropped; `SUBSCRIPTIONS_EXCEEDED` past the live bound.
     fn hold(&self, what: crate::tally::Holding) -> Result<crate::tally::Held, McpError> {
         let limits = self.deployment.serve_limits();
-        self.tally.hold(&self.agent, what, &limits).map_err(|full| subscriptions_exceeded(full.why(&self.agent, what)))
+        self.tally.hold(&self.agent, what, &limits).map_err(|full| crate::refusal::subscriptions_exceeded(full.why(&self.agent, what)))
     }
 
     /// The client of one request of this session as its mounts reach it, and the
@@ -643,7 +630,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ReadResourceResponse, McpError> {
         let (state, responses) = (request.request_state.clone(), request.input_responses.clone().unwrap_or_default());
         let uri = request.uri;
-        if let Some(refused) = uri_too_long(&uri) {
+        if let Some(refused) = crate::refusal::uri_too_long(&uri) {
             return Err(refused);
         }
         // The answer's bytes are taken from the read budget, and given back once it is sent.
@@ -885,29 +872,22 @@ impl ServerHandler for Gateway {
 
     /// A 2026-07-28 client's `subscriptions/listen` is taken as asked; rmcp keeps of it only
     /// what seam declares (list changes of tools, prompts and resources; resource updates).
-    /// URIs past [`MAX_URI_BYTES`] are not accepted (nor echoed in the acknowledgement).
+    /// URIs past [`crate::refusal::MAX_URI_BYTES`] are not accepted (nor echoed in the acknowledgement).
     fn accepted_subscription_filter(&self, requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
         let mut accepted = requested.clone();
         if let Some(uris) = &mut accepted.resource_subscriptions {
-            uris.retain(|uri| uri.len() <= MAX_URI_BYTES);
+            uris.retain(|uri| uri.len() <= crate::refusal::MAX_URI_BYTES);
         }
         Some(accepted)
     }
 
-    /// A request rmcp could not read as one of its own: a method it does not know is
-    /// -32601, as rmcp answers it; one it knows whose params do not read as that method's
-    /// (a `requestState` or `taskId` of the wrong JSON type) is -32602, saying why. Either
-    /// quotes at most a prefix of what the client sent.
+    /// A request rmcp could not read as one of its own (`crate::refusal::unreadable`).
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
         _: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        let method = seam_engine::runtime::echoed(&request.method);
-        match malformed_params(&request.method, request.params.clone().unwrap_or(Json::Null)) {
-            None => Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, method.into_owned(), None)),
-            Some(why) => Err(McpError::invalid_params(format!("{method}: invalid params: {}", seam_engine::runtime::echoed(&why)), None)),
-        }
+        Err(crate::refusal::unreadable(&request))
     }
 
     /// One `subscriptions/listen` stream (a 2026-07-28 client has no session and no GET
@@ -1095,55 +1075,6 @@ impl Gateway {
             }
         }
     }
-}
-
-/// Why `params` do not read as the params of `method`, a method rmcp reads (`None` for
-/// a method it does not know). (`logging/setLevel` is deprecated by SEP-2577, and still read.)
-#[allow(deprecated)]
-fn malformed_params(method: &str, params: Json) -> Option<String> {
-    use rmcp::model::*;
-    macro_rules! why {
-        ($($method:ty => $params:ty),* $(,)?) => {
-            $(
-                if method == <$method as ConstString>::VALUE {
-                    return Some(match serde_json::from_value::<$params>(params) {
-                        Err(e) => e.to_string(),
-                        Ok(_) => format!("the request does not read as `{method}`"),
-                    });
-                }
-            )*
-        };
-    }
-    why!(
-        InitializeResultMethod => InitializeRequestParams,
-        DiscoverRequestMethod => DiscoverRequestParams,
-        CompleteRequestMethod => CompleteRequestParams,
-        SetLevelRequestMethod => SetLevelRequestParams,
-        GetPromptRequestMethod => GetPromptRequestParams,
-        ListPromptsRequestMethod => Option<PaginatedRequestParams>,
-        ListResourcesRequestMethod => Option<PaginatedRequestParams>,
-        ListResourceTemplatesRequestMethod => Option<PaginatedRequestParams>,
-        ReadResourceRequestMethod => ReadResourceRequestParams,
-        SubscriptionsListenRequestMethod => SubscriptionsListenRequestParams,
-        SubscribeRequestMethod => SubscribeRequestParams,
-        UnsubscribeRequestMethod => UnsubscribeRequestParams,
-        CallToolRequestMethod => CallToolRequestParams,
-        ListToolsRequestMethod => Option<PaginatedRequestParams>,
-        GetTaskMethod => GetTaskParams,
-        UpdateTaskMethod => UpdateTaskParams,
-        CancelTaskMethod => CancelTaskParams,
-        ListSkillsRequestMethod => Option<PaginatedRequestParams>,
-        GetSkillRequestMethod => GetSkillRequestParams,
-        ReadResourceDirectoryRequestMethod => ReadResourceDirectoryRequestParams,
-        PingRequestMethod => Option<Json>,
-    );
-    None
-}
-
-/// A subscription or listen stream refused at a bound: `SUBSCRIPTIONS_EXCEEDED`, in `data.code`.
-fn subscriptions_exceeded(why: String) -> McpError {
-    let code = seam_engine::codes::SUBSCRIPTIONS_EXCEEDED;
-    McpError::invalid_request(format!("{code}: {why}"), Some(serde_json::json!({ "code": code.code })))
 }
 
 /// Calls one session may have running at once (a stdio client is one

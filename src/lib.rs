@@ -24,6 +24,7 @@ pub mod error;
 mod gateway;
 mod http;
 mod listen;
+mod refusal;
 mod sessions;
 mod tally;
 mod ui;
