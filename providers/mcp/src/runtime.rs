@@ -33,7 +33,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 
-use crate::failure::InWords;
+use crate::failure::{ConnectError, InWords, StderrTail, SyncError};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{
     BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
@@ -455,113 +455,6 @@ impl Failed {
     fn proven(error: ConnectError) -> Failed {
         Failed { error, proven: true }
     }
-}
-
-/// Why a connection attempt failed: the mount's status detail until the next attempt.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    /// The stdio server's process could not be started.
-    #[error("cannot start `{command}`: {source}")]
-    Spawn {
-        command: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The stdio server answered the initialize handshake with an error, or closed.
-    #[error("handshake failed: {}{stderr}", InWords(&**source))]
-    Handshake {
-        #[source]
-        source: Box<rmcp::service::ClientInitializeError>,
-        stderr: StderrTail,
-    },
-    /// The server did not complete the handshake within `startup_timeout`.
-    #[error("no answer within startup_timeout {startup}{stderr}")]
-    StartupTimeout { startup: seam_engine::units::Duration, stderr: StderrTail },
-    /// A variable `headers_env` or `bearer_token_env` names is not set (or not Unicode).
-    #[error("environment variable `{var}` is not set")]
-    EnvVar {
-        var: String,
-        #[source]
-        source: std::env::VarError,
-    },
-    /// A header's name is not a valid HTTP header name.
-    #[error("header `{name}`: {source}")]
-    HeaderName {
-        name: String,
-        #[source]
-        source: reqwest::header::InvalidHeaderName,
-    },
-    /// A header's value is not a valid HTTP header value.
-    #[error("header `{name}`: {source}")]
-    HeaderValue {
-        name: String,
-        #[source]
-        source: reqwest::header::InvalidHeaderValue,
-    },
-    /// The HTTP client could not be built.
-    #[error("{source}")]
-    HttpClient {
-        #[source]
-        source: reqwest::Error,
-    },
-    /// The Streamable HTTP server could not be reached, or failed the handshake.
-    #[error("cannot connect to {}: {}", seam_engine::redact::url(url), InWords(&**source))]
-    Connect {
-        url: String,
-        #[source]
-        source: Box<rmcp::service::ClientInitializeError>,
-    },
-}
-
-/// The end of a stdio server's stderr when a handshake failed, shown after the error
-/// as `; stderr: …`; empty (and not shown) when it wrote nothing, or for HTTP.
-#[derive(Debug, Default)]
-pub struct StderrTail(pub String);
-
-impl std::fmt::Display for StderrTail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0.is_empty() { Ok(()) } else { write!(f, "; stderr: {}", self.0) }
-    }
-}
-
-/// Why a sync did not publish the server's lists (the previous listing stays), or
-/// why a listing could not be filtered again.
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    /// A list request failed (other than "method not found" for a list beside the tools).
-    #[error("{method}: {}", InWords(source))]
-    ListFailed {
-        method: &'static str,
-        #[source]
-        source: ServiceError,
-    },
-    /// A list request was answered with another kind of result.
-    #[error("unexpected answer to {method}")]
-    UnexpectedAnswer { method: &'static str },
-    /// The list is longer than its bound (`MAX_IMPORTED_SKILLS` for skills).
-    #[error("{method}: the server lists more than {most}")]
-    PastBound { method: &'static str, most: usize },
-    /// A page's `nextCursor` is one the list already gave.
-    #[error("{method}: the server repeated cursor `{cursor}`")]
-    RepeatedCursor { method: &'static str, cursor: String },
-    /// Two of the server's tools have one raw name.
-    #[error("the server listed tool `{name}` twice")]
-    ToolListedTwice { name: String },
-    /// Two of the server's prompts have one raw name.
-    #[error("the server listed prompt `{name}` twice")]
-    PromptListedTwice { name: String },
-    /// Two of the server's resources (by URI) or templates (by `uriTemplate`) have one key.
-    #[error("the server listed `{key}` twice")]
-    ListedTwice { key: String },
-    /// A tool does not serialize as a JSON object.
-    #[error("tool `{name}` has no JSON form")]
-    ToolWithoutJson { name: String },
-    /// A prompt does not serialize as a JSON object.
-    #[error("prompt `{name}` has no JSON form")]
-    PromptWithoutJson { name: String },
-    /// A resource or template does not serialize as a JSON object.
-    #[error("`{key}` has no JSON form")]
-    WithoutJson { key: String },
 }
 
 /// One live connection.
@@ -2017,43 +1910,6 @@ mod tests {
         assert_eq!(fresh_until(now, Some(hour - 1)), Some(now + MAX_LIST_TTL - Duration::from_millis(1)));
         assert_eq!(fresh_until(now, Some(0)), None);
         assert_eq!(fresh_until(now, None), None);
-    }
-
-    #[test]
-    fn sync_and_connection_errors_read_as_they_always_have() {
-        let method = <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE;
-        let said = |e: SyncError| e.to_string();
-        assert_eq!(
-            said(SyncError::ListFailed { method, source: ServiceError::TransportClosed }),
-            format!("tools/list: {}", ServiceError::TransportClosed)
-        );
-        assert_eq!(said(SyncError::UnexpectedAnswer { method }), "unexpected answer to tools/list");
-        assert_eq!(said(SyncError::PastBound { method, most: 3 }), "tools/list: the server lists more than 3");
-        assert_eq!(said(SyncError::RepeatedCursor { method, cursor: "c".into() }), "tools/list: the server repeated cursor `c`");
-        assert_eq!(said(SyncError::ToolListedTwice { name: "t".into() }), "the server listed tool `t` twice");
-        assert_eq!(said(SyncError::PromptListedTwice { name: "p".into() }), "the server listed prompt `p` twice");
-        assert_eq!(said(SyncError::ListedTwice { key: "file:///x".into() }), "the server listed `file:///x` twice");
-        assert_eq!(said(SyncError::ToolWithoutJson { name: "t".into() }), "tool `t` has no JSON form");
-        assert_eq!(said(SyncError::PromptWithoutJson { name: "p".into() }), "prompt `p` has no JSON form");
-        assert_eq!(said(SyncError::WithoutJson { key: "k".into() }), "`k` has no JSON form");
-        let startup = seam_engine::units::Duration::from_millis(300);
-        let timed_out = |tail: &str| ConnectError::StartupTimeout { startup, stderr: StderrTail(tail.into()) }.to_string();
-        assert_eq!(timed_out(""), "no answer within startup_timeout 300ms");
-        assert_eq!(timed_out("boom"), "no answer within startup_timeout 300ms; stderr: boom");
-        let closed = || Box::new(rmcp::service::ClientInitializeError::ConnectionClosed("eof".into()));
-        let handshake = ConnectError::Handshake { source: closed(), stderr: StderrTail("boom".into()) };
-        assert_eq!(handshake.to_string(), format!("handshake failed: {}; stderr: boom", closed()));
-        let secret = ConnectError::Connect { url: "http://alice:hunter2@h/mcp?key=k".into(), source: closed() };
-        assert_eq!(secret.to_string(), format!("cannot connect to http://***@h/mcp?key=***: {}", closed()));
-        let connect = ConnectError::Connect { url: "http://h/mcp".into(), source: closed() };
-        assert_eq!(connect.to_string(), format!("cannot connect to http://h/mcp: {}", closed()));
-        let spawn = ConnectError::Spawn { command: "x".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };
-        assert_eq!(spawn.to_string(), format!("cannot start `x`: {}", std::io::Error::from(std::io::ErrorKind::NotFound)));
-        let unset = ConnectError::EnvVar { var: "TOKEN".into(), source: std::env::VarError::NotPresent };
-        assert_eq!(unset.to_string(), "environment variable `TOKEN` is not set");
-        let name = reqwest::header::HeaderName::try_from("a b").unwrap_err();
-        let expected = format!("header `a b`: {name}");
-        assert_eq!(ConnectError::HeaderName { name: "a b".into(), source: name }.to_string(), expected);
     }
 
     #[test]
