@@ -62,7 +62,7 @@ fn keeps_serving(generation: Option<u64>) -> String {
 }
 
 /// A sentence for screen readers about a reload's outcome.
-pub fn announcement(outcome: &seam_engine::deploy::Outcome) -> String {
+pub fn announcement(outcome: &seam_engine::outcome::Outcome) -> String {
     match outcome.outcome.as_str() {
         "applied" => format!("Reload applied: generation {} is live.", outcome.generation.unwrap_or_default()),
         "rejected" => format!(
@@ -390,7 +390,7 @@ fn agents(g: &Generation) -> Markup {
     }
 }
 
-fn history(outcomes: &[seam_engine::deploy::Outcome]) -> Markup {
+fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
     if outcomes.is_empty() {
         return none("No reload yet.");
     }

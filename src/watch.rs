@@ -73,7 +73,7 @@ pub async fn run(deployment: Arc<Deployment>, debounce: Duration, stop: Cancella
         });
         if relevant {
             let outcome = deployment.reload().await;
-            seam_engine::deploy::log_outcome(&outcome);
+            seam_engine::outcome::log_outcome(&outcome);
             rewatch(&mut debouncer, &mut files);
         }
     }

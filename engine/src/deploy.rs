@@ -23,14 +23,14 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value as Json, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::diagnostic::{Diagnostic, Severity, Sources};
+use crate::diagnostic::Diagnostic;
 use crate::diff::Diff;
 use crate::load::Env;
 use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
+use crate::outcome::{Outcome, OutcomeKind, diagnostic_json, log_outcome};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
-use crate::runtime::echoed;
-use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, timestamp};
+use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, echoed, timestamp};
 use crate::subprocess::SubprocessService;
 use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
@@ -47,11 +47,6 @@ pub const CHECK_DEADLINE: Duration = Duration::from_secs(30);
 /// blocking thread, stuck on a file that never answers); with this many, a
 /// reload is rejected at once instead of starting another.
 pub const MAX_STUCK_CHECKS: usize = 4;
-
-/// The most diagnostics one outcome keeps for `/status`, the status page and
-/// the log (each is bounded too: `diagnostic::MAX_MESSAGE_CHARS`,
-/// `render::EXCERPT_CHARS`); `seam validate` lists them all.
-pub const KEPT_DIAGNOSTICS: usize = 100;
 
 #[derive(Clone)]
 pub struct Options {
@@ -687,100 +682,6 @@ impl Generation {
     pub fn ready(&self) -> bool {
         self.mounts.values().all(|s| !s.required || s.running.is_ready())
     }
-}
-
-/// What one reload did.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    pub outcome: OutcomeKind,
-    pub at: SystemTime,
-    /// The generation live after this reload.
-    pub generation: Option<u64>,
-    /// Each as `seam validate --format json` gives it, plus `path` and the human
-    /// rendering; the first [`KEPT_DIAGNOSTICS`] of them.
-    pub diagnostics: Vec<Json>,
-    /// How many more the reload found and this outcome does not keep.
-    pub diagnostics_omitted: usize,
-    /// Mounts built by this reload (added or restarted).
-    pub built: Vec<String>,
-    /// Mounts of the previous generation disposed by this reload (removed or restarted).
-    pub retired: Vec<String>,
-    /// Mounts that took a changed config while running (no restart).
-    pub reconfigured: Vec<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutcomeKind {
-    Applied,
-    Rejected,
-    Unchanged,
-}
-
-impl OutcomeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Applied => "applied",
-            OutcomeKind::Rejected => "rejected",
-            OutcomeKind::Unchanged => "unchanged",
-        }
-    }
-}
-
-impl Outcome {
-    /// An outcome that built, retired and reconfigured nothing.
-    fn new(outcome: OutcomeKind, generation: Option<u64>, mut diagnostics: Vec<Json>) -> Outcome {
-        let diagnostics_omitted = diagnostics.len().saturating_sub(KEPT_DIAGNOSTICS);
-        if diagnostics_omitted > 0 {
-            // What rejected the reload is kept before what only warned (a stable sort: file order otherwise).
-            diagnostics.sort_by_key(|d| d["severity"] != "error");
-            diagnostics.truncate(KEPT_DIAGNOSTICS);
-        }
-        Outcome {
-            outcome,
-            at: SystemTime::now(),
-            generation,
-            diagnostics,
-            diagnostics_omitted,
-            built: Vec::new(),
-            retired: Vec::new(),
-            reconfigured: Vec::new(),
-        }
-    }
-
-    pub fn to_json(&self) -> Json {
-        json!({
-            "outcome": self.outcome.as_str(),
-            "at": timestamp(self.at),
-            "generation": self.generation,
-            "diagnostics": self.diagnostics,
-            "diagnostics_omitted": self.diagnostics_omitted,
-            "built": self.built,
-            "retired": self.retired,
-            "reconfigured": self.reconfigured,
-        })
-    }
-
-    /// The diagnostics as `seam validate` prints them.
-    pub fn human(&self) -> String {
-        let mut text: String = self.diagnostics.iter().filter_map(|d| d["rendered"].as_str()).collect();
-        if self.diagnostics_omitted > 0 {
-            text.push_str(&format!("… and {} more (`seam validate` lists them all)\n", self.diagnostics_omitted));
-        }
-        text
-    }
-}
-
-fn diagnostic_json(d: &Diagnostic, sources: &Sources) -> Json {
-    json!({
-        "severity": d.severity.as_str(),
-        "code": d.code,
-        "message": d.message,
-        "path": sources.path(d.span.file).display().to_string(),
-        "pointer": d.pointer,
-        "line": d.span.line,
-        "column": d.span.column,
-        "rendered": crate::render::human(d, sources),
-    })
 }
 
 /// A running composition.
@@ -1498,28 +1399,6 @@ impl Deployment {
     }
 }
 
-/// Logs an outcome: one line, plus its diagnostics rendered as `seam validate` prints them.
-pub fn log_outcome(outcome: &Outcome) {
-    match outcome.outcome {
-        OutcomeKind::Applied => tracing::info!(
-            generation = outcome.generation,
-            built = ?outcome.built,
-            retired = ?outcome.retired,
-            reconfigured = ?outcome.reconfigured,
-            "reload applied"
-        ),
-        OutcomeKind::Unchanged => tracing::info!(generation = outcome.generation, "reload: composition unchanged"),
-        OutcomeKind::Rejected => {
-            tracing::error!(generation = outcome.generation, "reload rejected; the live generation keeps serving:\n{}", outcome.human())
-        }
-    }
-    for d in &outcome.diagnostics {
-        if outcome.outcome != OutcomeKind::Rejected && d["severity"] == Severity::Warning.as_str() {
-            tracing::warn!("{}", d["rendered"].as_str().unwrap_or_default());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1722,22 +1601,5 @@ mod tests {
         }
         assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied, "once they end, checks run again");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// One past `KEPT_DIAGNOSTICS`, the rest are counted, not kept; what
-    /// rejected the reload is kept before what only warned.
-    #[test]
-    fn an_outcome_keeps_its_errors_first_when_it_cannot_keep_all() {
-        let d = |severity: &str, n: usize| json!({ "severity": severity, "code": format!("C{n}"), "rendered": "" });
-        let at_limit: Vec<Json> = (0..KEPT_DIAGNOSTICS).map(|n| d("warning", n)).collect();
-        let kept = Outcome::new(OutcomeKind::Rejected, None, at_limit.clone());
-        assert_eq!((kept.diagnostics, kept.diagnostics_omitted), (at_limit, 0), "at the limit, all kept in order");
-        let mut past: Vec<Json> = (0..KEPT_DIAGNOSTICS).map(|n| d("warning", n)).collect();
-        past.push(d("error", KEPT_DIAGNOSTICS));
-        let kept = Outcome::new(OutcomeKind::Rejected, None, past);
-        assert_eq!((kept.diagnostics.len(), kept.diagnostics_omitted), (KEPT_DIAGNOSTICS, 1));
-        assert_eq!(kept.diagnostics[0]["severity"], "error");
-        assert_eq!(kept.diagnostics[1]["code"], "C0", "then the warnings in their order");
-        assert!(kept.human().ends_with("… and 1 more (`seam validate` lists them all)\n"));
     }
 }

@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod load;
 pub mod model;
 pub mod offers;
+pub mod outcome;
 pub mod plan;
 pub mod reads;
 pub mod redact;

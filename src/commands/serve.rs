@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 use seam_engine::Engine;
-use seam_engine::deploy::{Deployment, Generation, OutcomeKind};
+use seam_engine::deploy::{Deployment, Generation};
+use seam_engine::outcome::OutcomeKind;
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
