@@ -25,6 +25,7 @@ pub mod schema;
 pub mod subprocess;
 pub mod surface;
 pub mod tasks;
+pub mod tool_rules;
 pub mod units;
 pub mod yaml;
 

@@ -253,7 +253,7 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
         for (list, globs) in [("allow", &filter.allow), ("deny", &filter.deny)] {
             for (i, g) in globs.iter().enumerate() {
                 // `*` and plain names are valid globs; only other patterns need parsing.
-                if let Err(e) = if g == "*" || !seam_engine::resolve::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
+                if let Err(e) = if g == "*" || !seam_engine::tool_rules::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
                     cx.error(code, &format!("/{field}/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
                     ok = false;
                 }
@@ -275,7 +275,7 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
             .allow
             .iter()
             .enumerate()
-            .filter(|(_, name)| !seam_engine::resolve::is_glob(name) && !deny.iter().any(|d| d.is_match(name.as_str())))
+            .filter(|(_, name)| !seam_engine::tool_rules::is_glob(name) && !deny.iter().any(|d| d.is_match(name.as_str())))
             .map(|(i, name)| (name.clone(), format!("{}/tools/allow/{i}", cx.pointer)))
             .collect();
     }
