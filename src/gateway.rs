@@ -25,6 +25,9 @@ use seam_engine::surface::{PromptSpec, Roots};
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
+mod subscriptions;
+use subscriptions::{Release, Subscription, Subscriptions};
+
 /// How many resources one session may be subscribed to at once.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
@@ -64,52 +67,6 @@ pub struct Gateway {
     subscribed: Arc<Subscriptions>,
     /// Gives the subscriptions back when the session's own handler goes (not the notifier's copy).
     _release: Option<Arc<Release>>,
-}
-
-/// A session's subscriptions, by URI. The mount's id, not the mount: a reload may build
-/// the mount anew, and the new build serves them (`Interest`).
-#[derive(Default)]
-struct Subscriptions(std::sync::Mutex<std::collections::HashMap<String, Subscription>>);
-
-/// One subscription of a session: the id of the mount that serves the URI, the
-/// `Interest` it is counted in (none while the server is being asked), and its
-/// place among its agent's subscriptions.
-struct Subscription {
-    mount: String,
-    counted: Option<std::sync::Weak<seam_engine::runtime::Interest>>,
-    _place: crate::tally::Held,
-}
-
-impl Subscriptions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Subscription>> {
-        self.0.lock().expect("subscriptions lock")
-    }
-}
-
-/// Gives a session's subscriptions back to the deployment when dropped: when the session
-/// ended and its last request finished (none is being asked then), whether or not it ever
-/// said `initialized`.
-struct Release {
-    deployment: Arc<Deployment>,
-    subscribed: Arc<Subscriptions>,
-}
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        let subscribed: Vec<_> = self.subscribed.lock().drain().collect();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        if subscribed.is_empty() {
-            return;
-        }
-        let deployment = self.deployment.clone();
-        runtime.spawn(async move {
-            for (uri, subscription) in subscribed {
-                if let Some(counted) = &subscription.counted {
-                    deployment.unsubscribe_resource(&subscription.mount, counted, &uri).await;
-                }
-            }
-        });
-    }
 }
 
 /// Whether a request is of the 2026-07-28 revision (or later): stateless, no session.
@@ -232,55 +189,6 @@ impl Gateway {
         asks.serve(&context.peer, live.request(&self.agent, request, client, context.ct)).await
     }
 
-    /// Subscribes this session (or listen stream) to `uri` at the mount that serves it: the
-    /// deployment counts it in the mount's `Interest`, and it is given back when the
-    /// session's handler goes. At most `MAX_SUBSCRIPTIONS` for the session, and
-    /// `serve.max_subscriptions_per_agent` for its agent (`SUBSCRIPTIONS_EXCEEDED`).
-    async fn subscribe_resource(&self, uri: String) -> Result<(), McpError> {
-        if let Some(refused) = crate::refusal::uri_too_long(&uri) {
-            return Err(refused);
-        }
-        let unknown = || {
-            let uri = seam_engine::runtime::echoed(&uri);
-            RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent))
-        };
-        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
-        let id = mount.map_err(|e| seam_wire::answer(e, Some(&uri)))?;
-        {
-            // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.
-            let mut subscribed = self.subscribed.lock();
-            if subscribed.contains_key(&uri) {
-                return Ok(());
-            }
-            if subscribed.len() >= MAX_SUBSCRIPTIONS {
-                return Err(crate::refusal::subscriptions_exceeded(format!(
-                    "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe from one first"
-                )));
-            }
-            let place = self.hold(crate::tally::Holding::Subscription)?;
-            subscribed.insert(uri.clone(), Subscription { mount: id.clone(), counted: None, _place: place });
-        }
-        let counted = match self.deployment.subscribe_resource(&id, &uri).await {
-            Ok(interest) => Arc::downgrade(&interest),
-            Err(e) => {
-                self.subscribed.lock().remove(&uri);
-                return Err(seam_wire::answer(e, Some(&uri)));
-            }
-        };
-        let kept = match self.subscribed.lock().get_mut(&uri) {
-            Some(subscription) if subscription.counted.is_none() => {
-                subscription.counted = Some(counted.clone());
-                true
-            }
-            _ => false,
-        };
-        // Unsubscribed while the server was asked: given back at once.
-        if !kept {
-            self.deployment.unsubscribe_resource(&id, &counted, &uri).await;
-        }
-        Ok(())
-    }
-
     /// This request's share of the read budget: over HTTP the gate's, which it keeps until
     /// the answer's body is written (rmcp passes it on in the request's HTTP parts); over
     /// stdio one that goes with the handler, and the stdio backlog bounds the answers owed.
@@ -288,13 +196,6 @@ impl Gateway {
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let gates = parts.and_then(|parts| parts.extensions.get::<seam_engine::reads::ReadHold>());
         gates.cloned().unwrap_or_else(|| self.deployment.read_hold())
-    }
-
-    /// One more listen stream or subscription for this gateway's agent, counted until the
-    /// place is dropped; `SUBSCRIPTIONS_EXCEEDED` past the live bound.
-    fn hold(&self, what: crate::tally::Holding) -> Result<crate::tally::Held, McpError> {
-        let limits = self.deployment.serve_limits();
-        self.tally.hold(&self.agent, what, &limits).map_err(|full| crate::refusal::subscriptions_exceeded(full.why(&self.agent, what)))
     }
 
     /// The client of one request of this session as its mounts reach it, and the
