@@ -1278,15 +1278,8 @@ impl Deployment {
         // A call that may write is shown to the mounts that watch for writes once it is done.
         let mut written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
         let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
-        /// Counts the call on its generation for as long as it runs, however it ends.
-        struct InFlight<'g>(&'g AtomicUsize);
-        impl Drop for InFlight<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::Relaxed);
-            }
-        }
-        generation.in_flight.fetch_add(1, Ordering::Relaxed);
-        let counted = InFlight(&generation.in_flight);
+        // The call counts on its generation for as long as it runs, however it ends.
+        let counted = crate::runtime::CountedIn::new(&generation.in_flight);
         let mut output = match entry.timeout {
             Some(limit) => match tokio::time::timeout(limit.to_std(), call).await {
                 Ok(output) => output,

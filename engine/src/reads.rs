@@ -83,15 +83,8 @@ impl ReadHold {
         }
         let wanted = u32::try_from(bytes).unwrap_or(u32::MAX).clamp(1, MAX_READ_BYTES_IN_FLIGHT);
         let budget = &self.0.budget;
-        /// Counts a read as waiting for as long as it waits, however the wait ends.
-        struct Waiting<'b>(&'b AtomicUsize);
-        impl Drop for Waiting<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::Relaxed);
-            }
-        }
-        budget.waiting.fetch_add(1, Ordering::Relaxed);
-        let waiting = Waiting(&budget.waiting);
+        // Counted as waiting for as long as it waits, however the wait ends.
+        let waiting = crate::runtime::CountedIn::new(&budget.waiting);
         let taken = budget.bytes.acquire_many(wanted).await;
         drop(waiting);
         // The semaphore is never closed; its permits go back when the last clone of the hold goes.

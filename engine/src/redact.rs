@@ -320,11 +320,19 @@ mod tests {
     #[test]
     fn pathological_text_is_masked_in_one_pass() {
         let n = 256 << 10;
-        for unit in ["=", "api_key: ", "?api_key&x=", ":", "a=b=", "{ token: x, "] {
-            let long = unit.repeat(n / unit.len());
-            let _ = text(&long);
-            let _ = line(&long, long.len() / 2);
+        let long = |unit: &str| unit.repeat(n / unit.len());
+        for plain in ["=", ":", "a=b="] {
+            let text_of = long(plain);
+            assert_eq!(text(&text_of), text_of.as_str(), "nothing secret in {plain:?}…");
+            assert_eq!(line(&text_of, 1).0, text_of);
         }
+        // The first key's value runs to the end of the line: one mask.
+        assert_eq!(line(&long("api_key: "), 0).0, "api_key: *** ", "(its trailing space is no part of it)");
+        // Each flow entry's value is masked: only keys, separators and masks are left.
+        let (flow, _) = line(&long("{ token: x, "), 0);
+        assert!(!flow.contains(": x") && flow.matches("***").count() == n / "{ token: x, ".len(), "{}", &flow[..60]);
+        let (query, _) = line(&long("?api_key&x="), 0);
+        assert_eq!(query, long("?api_key&x="), "`x` is no secret-named parameter");
     }
 
     /// The caret stays under the character it pointed at, however the masks change lengths before it.

@@ -137,6 +137,23 @@ pub fn truncate_chars(text: &mut String, max: u64) -> bool {
     }
 }
 
+/// One more in `count` for as long as this lives, however what it counts ends (a
+/// future dropped midway included).
+pub(crate) struct CountedIn<'c>(&'c std::sync::atomic::AtomicUsize);
+
+impl<'c> CountedIn<'c> {
+    pub(crate) fn new(count: &'c std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CountedIn(count)
+    }
+}
+
+impl Drop for CountedIn<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The most characters of a value a client sent (an id, a URI, a name) that an error quotes back.
 pub const MAX_ECHO_CHARS: usize = 80;
 
