@@ -533,8 +533,16 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         .route_service("/mcp", default_service)
         .layer(axum::middleware::from_fn_with_state(app.clone(), gate))
         .with_state(app);
-    say!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
-    say!("seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui");
+    if crate::log::json() {
+        // One event whose fields a script reads (the port `--listen …:0` was given, above all).
+        let (url, status) = (format!("http://{local}/mcp"), format!("http://{local}/status"));
+        tracing::info!(target: "seam", agent = DEFAULT_AGENT, url, status, "serving");
+    } else {
+        say!("seam: serving agent `{}` at http://{local}/mcp", DEFAULT_AGENT);
+        say!(
+            "seam: other agents at http://{local}/agents/<name>/mcp; status at http://{local}/status, the status page at http://{local}/ui"
+        );
+    }
     crate::listen::serve(listener, router, deployment, stop).await;
     Ok(())
 }

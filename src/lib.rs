@@ -4,16 +4,8 @@
 /// A line for the operator on stderr, as `eprintln!` takes it: [`say`].
 macro_rules! say {
     ($($line:tt)*) => {
-        $crate::say(format_args!($($line)*))
+        $crate::log::say(format_args!($($line)*))
     };
-}
-
-/// Writes a line for the operator on stderr. Unlike `eprintln!`, it loses the
-/// line when stderr is closed (the process that read it has gone) instead of
-/// panicking: a running `serve` must still stop on SIGTERM and dispose its children.
-pub fn say(line: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 mod answer;
@@ -24,6 +16,7 @@ pub mod error;
 mod gateway;
 mod http;
 mod listen;
+pub mod log;
 mod refusal;
 mod sessions;
 mod tally;
@@ -64,6 +57,10 @@ pub struct Cli {
     /// is an error, read no further).
     #[arg(long, global = true, env = "SEAM_MAX_COMPOSITION_BYTES", default_value_t = seam_engine::units::Size::from_bytes(seam_engine::load::DEFAULT_MAX_COMPOSITION_BYTES), value_parser = parse_size)]
     pub max_composition_bytes: seam_engine::units::Size,
+    /// How `serve`, `call` and `inventory --probe` write their log on stderr: for people, or one JSON
+    /// object per line, with the event's fields as keys, for log shippers and scripts.
+    #[arg(long, global = true, value_enum, env = "SEAM_LOG_FORMAT", default_value_t = log::Format::Human)]
+    pub log_format: log::Format,
 }
 
 #[derive(Subcommand, Debug)]
@@ -173,44 +170,6 @@ fn return_large_buffers_at_once() {
     }
 }
 
-/// Logs go to stderr (stdout may be the MCP protocol); `RUST_LOG` filters them.
-fn init_logging() {
-    use std::io::IsTerminal as _;
-    // rmcp logs every handshake and notification at `info`; seam's own lines are what an operator wants.
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_writer(|| RedactedLine(Vec::new()))
-        // By default a failed write is reported with `eprintln!`, which panics on a closed stderr.
-        .log_internal_errors(false)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(filter)
-        .try_init();
-}
-
-/// One log event on its way to stderr, written there whole when dropped, with any secret
-/// it quotes masked (`seam_engine::redact::text`): seam shows URLs masked itself, but a
-/// library may log a request (rmcp logs reqwest's errors, URL and all).
-struct RedactedLine(Vec<u8>);
-
-impl std::io::Write for RedactedLine {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for RedactedLine {
-    fn drop(&mut self) {
-        let line = String::from_utf8_lossy(&self.0);
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), seam_engine::redact::text(&line).as_bytes());
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Human,
@@ -245,19 +204,19 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),
         Command::Inventory { file, agent, format, probe } => {
             if probe {
-                init_logging();
+                log::init(cli.log_format);
             }
             commands::inventory::run(&engine, &file, agent.as_deref(), format, probe)
         }
         Command::Schema => commands::schema::run(&engine),
         Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth } => {
-            init_logging();
+            log::init(cli.log_format);
             let args =
                 commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout, insecure_no_auth };
             commands::serve::run(engine, args)
         }
         Command::Call { file, tool, args, agent } => {
-            init_logging();
+            log::init(cli.log_format);
             commands::call::run(engine, file, tool, args, agent)
         }
     }

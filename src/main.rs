@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match seam::run(cli) {
         Ok(outcome) => ExitCode::from(outcome as u8),
         Err(error) => {
-            seam::say(format_args!("seam: {error}"));
+            seam::log::say(format_args!("seam: {error}"));
             ExitCode::from(seam::Exit::UsageOrIo as u8)
         }
     }

@@ -828,9 +828,10 @@ impl Deployment {
         *self.reloading_since.lock().expect("reloading lock") = Some(SystemTime::now());
         let reloading = Reloading(&self.reloading_since);
         self.status_changes.notify();
-        let outcome = self.reload_locked().await;
+        let mut outcome = self.reload_locked().await;
         drop(reloading);
         let mut outcomes = self.outcomes.lock().expect("outcomes lock");
+        outcome.number = outcomes.back().map_or(1, |last| last.number + 1);
         if outcomes.len() == KEPT_OUTCOMES {
             outcomes.pop_front();
         }

@@ -16,6 +16,9 @@ pub const KEPT_DIAGNOSTICS: usize = 100;
 /// What one reload did.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// Which reload of the deployment this was (the start is 1), so that a watcher
+    /// of `/status` tells a new outcome from the last one, a rejection from the one before.
+    pub number: u64,
     pub outcome: OutcomeKind,
     pub at: SystemTime,
     /// The generation live after this reload.
@@ -60,6 +63,7 @@ impl Outcome {
             diagnostics.truncate(KEPT_DIAGNOSTICS);
         }
         Outcome {
+            number: 0,
             outcome,
             at: SystemTime::now(),
             generation,
@@ -73,6 +77,7 @@ impl Outcome {
 
     pub fn to_json(&self) -> Json {
         json!({
+            "number": self.number,
             "outcome": self.outcome.as_str(),
             "at": timestamp(self.at),
             "generation": self.generation,
@@ -82,6 +87,18 @@ impl Outcome {
             "retired": self.retired,
             "reconfigured": self.reconfigured,
         })
+    }
+
+    /// The codes of the errors it found, in the order found, each once.
+    pub fn error_codes(&self) -> Vec<&str> {
+        let mut codes: Vec<&str> = Vec::new();
+        for d in &self.diagnostics {
+            let code = d["code"].as_str().unwrap_or_default();
+            if d["severity"] == Severity::Error.as_str() && !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+        codes
     }
 
     /// The diagnostics as `seam validate` prints them.
@@ -111,16 +128,31 @@ pub(crate) fn diagnostic_json(d: &Diagnostic, sources: &Sources) -> Json {
 pub fn log_outcome(outcome: &Outcome) {
     match outcome.outcome {
         OutcomeKind::Applied => tracing::info!(
+            reload = outcome.number,
+            outcome = outcome.outcome.as_str(),
             generation = outcome.generation,
             built = ?outcome.built,
             retired = ?outcome.retired,
             reconfigured = ?outcome.reconfigured,
             "reload applied"
         ),
-        OutcomeKind::Unchanged => tracing::info!(generation = outcome.generation, "reload: composition unchanged"),
-        OutcomeKind::Rejected => {
-            tracing::error!(generation = outcome.generation, "reload rejected; the live generation keeps serving:\n{}", outcome.human())
+        OutcomeKind::Unchanged => {
+            tracing::info!(
+                reload = outcome.number,
+                outcome = outcome.outcome.as_str(),
+                generation = outcome.generation,
+                "reload: composition unchanged"
+            )
         }
+        OutcomeKind::Rejected => tracing::error!(
+            reload = outcome.number,
+            outcome = outcome.outcome.as_str(),
+            generation = outcome.generation,
+            // The codes that rejected it, for whoever reads the log as fields (`--log-format json`).
+            codes = %outcome.error_codes().join(","),
+            "reload rejected; the live generation keeps serving:\n{}",
+            outcome.human()
+        ),
     }
     for d in &outcome.diagnostics {
         if outcome.outcome != OutcomeKind::Rejected && d["severity"] == Severity::Warning.as_str() {

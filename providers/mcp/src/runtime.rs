@@ -677,7 +677,14 @@ impl McpMount {
                 self.cx.changes.notify();
             }
             let delay = self.delay(failures);
-            tracing::info!(mount = %self.id, "reconnecting in {delay:?} (attempt {failures} of {})", r.max_attempts);
+            tracing::info!(
+                mount = %self.id,
+                attempt = failures,
+                max_attempts = r.max_attempts,
+                delay_ms = delay.as_millis() as u64,
+                "reconnecting in {delay:?} (attempt {failures} of {})",
+                r.max_attempts
+            );
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(delay) => {}
@@ -700,7 +707,7 @@ impl McpMount {
         *self.imports.lock().expect("imports lock") = Arc::default();
         self.status.set(State::Failed, Some(detail.to_owned()));
         self.cx.changes.notify();
-        tracing::error!(mount = %self.id, "{detail}");
+        tracing::error!(mount = %self.id, state = "failed", "{detail}");
     }
 
     /// Connects and completes the handshake within `startup_timeout`. A child whose
