@@ -12,7 +12,7 @@ use crate::support::*;
 use serde_json::{Value, json};
 
 fn compose(path: &Path, extra: &str) {
-    std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", flaky_mount("alpha", &[], ""))).unwrap();
+    write_atomically(path, &format!("seam: 1\nmounts:\n{}{extra}", flaky_mount("alpha", &[], "")));
 }
 
 /// A fresh scratch folder holding `seam.yaml` as `compose` writes it; its path.
@@ -350,10 +350,11 @@ fn idle_sessions_are_closed_after_session_idle_timeout() {
 #[test]
 fn a_reloaded_idle_timeout_applies_to_the_sessions_already_open() {
     let file = composition("access-idle-reload", "serve:\n  session_idle_timeout: 5m\n");
-    let mut seam = HttpSeam::start_with_env(&file, &[], &[("RUST_LOG", "info,rmcp=warn,seam::sessions=debug")], &[]);
+    let seam = HttpSeam::start(&file, &[]);
     let headers = initialized_session(&seam);
+    assert_eq!(seam.status()["clients"]["sessions"], 1);
     compose(&file, "serve:\n  session_idle_timeout: 1s\n");
-    seam.stderr.wait_for("closed an idle session");
+    seam.wait_status("the idle session closed", |s| s["clients"]["sessions"] == 0);
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
     let (code, response) = raw(&seam.base, "POST", "/mcp", &borrowed(&headers), list.as_bytes(), false);
     assert_eq!(code, 404, "the session is gone: {response}");

@@ -44,8 +44,8 @@ fn two_replicas_on_one_configmap_converge_to_one_digest() {
     std::os::unix::fs::symlink("..2026_12_03_09_00_00.1", dir.join("..data")).unwrap();
     std::os::unix::fs::symlink("..data/seam.yaml", dir.join("seam.yaml")).unwrap();
     let file = dir.join("seam.yaml");
-    let mut one = HttpSeam::start(&file, &["--debounce", "50ms"]);
-    let mut two = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    let one = HttpSeam::start(&file, &["--debounce", "50ms"]);
+    let two = HttpSeam::start(&file, &["--debounce", "50ms"]);
     let digest = |s: &HttpSeam| s.status()["digest"].as_str().unwrap().to_owned();
     let before = digest(&one);
     assert_eq!(digest(&two), before, "the same file, the same digest");
@@ -55,11 +55,9 @@ fn two_replicas_on_one_configmap_converge_to_one_digest() {
     std::os::unix::fs::symlink("..2026_12_03_09_05_00.2", dir.join("..data_tmp")).unwrap();
     std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
     std::fs::remove_dir_all(dir.join("..2026_12_03_09_00_00.1")).unwrap();
-    one.stderr.wait_for("reload applied");
-    two.stderr.wait_for("reload applied");
-    let after = digest(&one);
-    assert_ne!(after, before);
-    assert_eq!(digest(&two), after, "both replicas run the new composition");
+    let moved = |s: &serde_json::Value| s["digest"] != before.as_str() && s["last_reload"]["outcome"] == "applied";
+    let after = one.wait_status("replica one on the new version", moved)["digest"].clone();
+    assert_eq!(two.wait_status("replica two on the new version", moved)["digest"], after, "both replicas run the new composition");
     for seam in [&one, &two] {
         let mounts = seam.status()["mounts"].clone();
         assert_eq!(mounts["a"]["state"], "ready", "{mounts}");

@@ -12,13 +12,14 @@ mod tasks;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::support::*;
 use serde_json::{Value, json};
 
 /// Writes `seam: 1`, the mounts, then `extra` YAML.
 fn compose(path: &Path, mounts: &[String], extra: &str) {
-    std::fs::write(path, format!("seam: 1\nmounts:\n{}{extra}", mounts.concat())).unwrap();
+    write_atomically(path, &format!("seam: 1\nmounts:\n{}{extra}", mounts.concat()));
 }
 
 /// The YAML of an `mcp.stdio` mount running one of our peer servers (`tests/peers/<script>`) on node.
@@ -29,19 +30,32 @@ fn node_mount(id: &str, script: &str) -> String {
     )
 }
 
-/// server-everything over Streamable HTTP on a free loopback port, once it accepts
-/// connections; and that port.
+/// server-everything over Streamable HTTP on a loopback port it was given by the
+/// kernel, once it listens; and that port.
 fn everything_over_http() -> (Peer, u16) {
-    let port = free_port();
     let backend = Command::new(peer_bin("mcp-server-everything"))
         .arg("streamableHttp")
-        .env("PORT", port.to_string())
+        .env("PORT", "0")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_until("server-everything to listen", || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
-    (Peer(backend), port)
+    let backend = Peer(backend);
+    let port = wait_listening(backend.0.id());
+    (backend, port)
+}
+
+/// Our flaky server over Streamable HTTP on `port` (0: one the kernel gives it), once it listens; and its port.
+fn flaky_over_http(port: u16) -> (Peer, u16) {
+    let backend = Command::new("node")
+        .arg(flaky_server())
+        .env("FLAKY_HTTP_PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let backend = Peer(backend);
+    let port = wait_listening(backend.0.id());
+    (backend, port)
 }
 
 /// The YAML of an `mcp.stdio` mount running `tests/peers/py-asks-server.py`, a Python
@@ -163,9 +177,9 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     // An invalid edit is rejected; the live catalog keeps serving, and clients are told nothing.
     let before = client.tool_names();
     let notified = client.list_changed_count();
-    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("kind: mcp.stdio", "kind: mcp.stdoi")).unwrap();
-    client.stderr.wait_for("reload rejected");
-    client.stderr.wait_for("MOUNT_UNKNOWN_KIND");
+    write_atomically(&file, &std::fs::read_to_string(&file).unwrap().replace("kind: mcp.stdio", "kind: mcp.stdoi"));
+    let rejected = client.stderr.wait_outcome(1, "rejected");
+    assert_eq!(rejected_codes(&rejected), ["MOUNT_UNKNOWN_KIND"], "{rejected}");
     assert_eq!(client.tool_names(), before);
     assert_eq!(client.call_text("mcp__a__alpha", json!({ "message": "still" })), "alpha: still");
     assert_eq!(client.list_changed_count(), notified, "no tools/list_changed without a catalog change");
@@ -200,11 +214,10 @@ fn http_serves_the_sdk_client_status_readiness_and_keeps_serving_after_a_rejecte
 
     // A schema error: rejected, with its diagnostics in /status; the old catalog stays.
     compose(&file, &[format!("{a}    startup_timout: 5s\n")], "");
-    let mut seam = seam;
-    seam.stderr.wait_for("reload rejected");
+    let rejected = seam.wait_reload(2);
+    assert_eq!(rejected["outcome"], "rejected");
     let status = seam.status();
     assert_eq!(status["generation"], 1);
-    assert_eq!(status["last_reload"]["outcome"], "rejected");
     let d = &status["last_reload"]["diagnostics"][0];
     assert_eq!(d["code"], "SCHEMA_UNKNOWN_KEY", "{d}");
     assert_eq!(d["pointer"], "/mounts/a/startup_timout");
@@ -266,14 +279,23 @@ fn a_crash_loop_spends_the_reconnect_budget_then_unregisters_the_tools() {
     let dir = scratch("crash-loop");
     let file = dir.join("c.yaml");
     let pid_file = dir.join("a.pids");
-    // Each process lives 1.5s (long enough to come up on a loaded machine), always less than max_delay: no reset.
+    let exit_file = dir.join("exit-at-start");
     let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 10s, max_attempts: 2 }\n";
-    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "1500")], reconnect);
+    let env = [("FLAKY_PID_FILE", pid_file.display().to_string()), ("FLAKY_EXIT_FILE", exit_file.display().to_string())];
+    let a = flaky_mount("a", &env.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>(), reconnect);
     compose(&file, &[a], "");
     let mut client = SdkClient::stdio(&file, &[]);
     assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()));
-    // Each crash keeps the tools listed while reconnecting; the third one spends the budget.
-    client.stderr.wait_for("gave up after 2 reconnect attempts");
+    // The server crashes; each process started after it exits before its handshake, so no
+    // connection comes up to reset the budget, and the second reconnect spends it.
+    std::fs::write(&exit_file, "").unwrap();
+    let crashed = client.send(json!({ "op": "call", "name": "mcp__a__crash", "args": {} }));
+    assert!(crashed["ok"] == false || crashed["result"]["isError"] == true, "{crashed}");
+    let gave_up = client.stderr.wait_event("mount a failing", |e| e["mount"] == "a" && e["state"] == "failed");
+    let reconnects = client.stderr.events_seen(|e| e["mount"] == "a" && e["attempt"].is_u64());
+    let attempts: Vec<(u64, u64)> =
+        reconnects.iter().map(|e| (e["attempt"].as_u64().unwrap(), e["max_attempts"].as_u64().unwrap())).collect();
+    assert_eq!(attempts, [(1, 2), (2, 2)], "{gave_up}");
     while !client.tool_names().is_empty() {
         client.wait_list_changed();
     }
@@ -289,19 +311,20 @@ fn a_crash_loop_spends_the_reconnect_budget_then_unregisters_the_tools() {
 fn a_connection_that_stays_up_for_max_delay_resets_the_budget() {
     let dir = scratch("stable");
     let file = dir.join("c.yaml");
-    let pid_file = dir.join("a.pids");
-    // Each process lives 1.5s, so each connection stays up well past max_delay (200ms) even on a
-    // loaded machine: every crash is a first failure, and one attempt is always enough.
+    let max_delay = Duration::from_millis(200);
     let reconnect = "    reconnect: { initial_delay: 20ms, max_delay: 200ms, max_attempts: 1 }\n";
-    let a = flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string()), ("FLAKY_CRASH_AFTER_MS", "1500")], reconnect);
-    compose(&file, &[a], "");
+    compose(&file, &[flaky_mount("a", &[], reconnect)], "");
     let mut client = SdkClient::stdio(&file, &[]);
-    for _ in 0..3 {
-        client.stderr.wait_for("reconnecting in");
+    for round in 1..=3 {
+        // Up again (a call answers), then up for longer than max_delay: the crash that ends
+        // it is a first failure, and the one attempt the budget has brings the server back.
+        wait_until("mount a answering", || client.call_text("mcp__a__ping", json!({ "message": "up" })) == "ping: up");
+        std::thread::sleep(max_delay + Duration::from_millis(50));
+        let _ = client.send(json!({ "op": "call", "name": "mcp__a__crash", "args": {} }));
+        let reconnect = client.stderr.wait_event("a reconnect of mount a", |e| e["mount"] == "a" && e["attempt"].is_u64());
+        assert_eq!((reconnect["attempt"].as_u64(), reconnect["max_attempts"].as_u64()), (Some(1), Some(1)), "round {round}: {reconnect}");
     }
-    assert!(pids(&pid_file).len() >= 3);
-    assert!(client.tool_names().contains(&"mcp__a__ping".to_owned()), "never gave up");
-    assert!(!client.stderr.seen.iter().any(|l| l.contains("gave up")));
+    wait_until("mount a answering", || client.call_text("mcp__a__ping", json!({ "message": "up" })) == "ping: up");
     client.close();
 }
 
@@ -392,11 +415,6 @@ fn a_stdio_server_gets_only_the_allowlisted_environment_and_its_own_env() {
 }
 
 /// Writes `text` to `path` the way an editor's atomic save does: a temp file renamed over it.
-fn atomic_write(path: &Path, text: &str) {
-    let tmp = path.with_extension("yaml.tmp~");
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
 
 #[test]
 fn every_way_a_file_changes_is_an_ordinary_reload() {
@@ -408,21 +426,24 @@ fn every_way_a_file_changes_is_an_ordinary_reload() {
     let has = |client: &mut SdkClient, tool: &str| client.tool_names().contains(&format!("mcp__a__{tool}"));
     assert!(has(&mut client, "one"));
 
-    atomic_write(&file, &text("two"));
+    write_atomically(&file, &text("two"));
     client.wait_list_changed();
     assert!(has(&mut client, "two"), "atomic save");
+    let saved = client.stderr.wait_outcome(1, "applied");
 
     std::fs::remove_file(&file).unwrap();
-    client.stderr.wait_for("COMPOSITION_UNREADABLE");
+    let deleted = client.stderr.wait_outcome(reload_number(&saved), "rejected");
+    assert_eq!(rejected_codes(&deleted), ["COMPOSITION_UNREADABLE"], "{deleted}");
     assert!(has(&mut client, "two"), "a deleted file keeps the live generation");
     std::fs::write(&file, text("three")).unwrap();
     client.wait_list_changed();
     assert!(has(&mut client, "three"), "recreated");
+    let recreated = client.stderr.wait_outcome(reload_number(&deleted), "applied");
 
     // Half a file: rejected; the completed write is applied.
     let full = text("four");
     std::fs::write(&file, &full[..full.len() / 2]).unwrap();
-    client.stderr.wait_for("reload rejected");
+    client.stderr.wait_outcome(reload_number(&recreated), "rejected");
     assert!(has(&mut client, "three"));
     std::fs::write(&file, &full).unwrap();
     client.wait_list_changed();
@@ -446,17 +467,20 @@ fn an_edit_that_reads_without_end_is_rejected_and_reloads_go_on() {
     let mut client = SdkClient::stdio(&file, &["--debounce", "50ms", "--max-composition-bytes", "8KiB"]);
     let has = |client: &mut SdkClient, tool: &str| client.tool_names().contains(&format!("mcp__a__{tool}"));
     assert!(has(&mut client, "one"));
+    let mut reloads = 1;
     for (base, code) in [
         ("fifo.yaml", "EXTENDS_NOT_A_FILE"),
         ("/dev/zero", "EXTENDS_NOT_A_FILE"),
         ("scalar.yaml", "EXTENDS_NOT_MAPPING"),
         ("large.yaml", "COMPOSITION_TOO_LARGE"),
     ] {
-        atomic_write(&file, &text("two", &format!("extends: [{base}]\n")));
-        client.stderr.wait_for(code);
+        write_atomically(&file, &text("two", &format!("extends: [{base}]\n")));
+        let rejected = client.stderr.wait_outcome(reloads, "rejected");
+        assert_eq!(rejected_codes(&rejected), [code], "{base}: {rejected}");
+        reloads = reload_number(&rejected);
         assert!(has(&mut client, "one"), "{base}: the live generation keeps serving");
     }
-    atomic_write(&file, &text("three", ""));
+    write_atomically(&file, &text("three", ""));
     client.wait_list_changed();
     assert!(has(&mut client, "three"), "a good edit after them applies");
     client.close();
@@ -494,10 +518,10 @@ fn sighup_reloads_when_watching_is_off() {
     let file = dir.join("c.yaml");
     let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
     std::fs::write(&file, text("before")).unwrap();
-    let mut seam = HttpSeam::start(&file, &["--no-watch"]);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
     std::fs::write(&file, text("after")).unwrap();
     signal(seam.child.id(), "HUP");
-    seam.stderr.wait_for("reload applied");
+    assert_eq!(seam.wait_reload(2)["outcome"], "applied");
     assert_eq!(seam.status()["generation"], 2);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert!(client.tool_names().contains(&"mcp__a__after".to_owned()));
@@ -505,7 +529,7 @@ fn sighup_reloads_when_watching_is_off() {
     // Comments and key order are not part of any node's digest: nothing to do.
     std::fs::write(&file, format!("# a comment\n{}", text("after"))).unwrap();
     signal(seam.child.id(), "HUP");
-    seam.stderr.wait_for("composition unchanged");
+    seam.wait_reload(3);
     let status = seam.status();
     assert_eq!((status["generation"].as_u64(), status["last_reload"]["outcome"].as_str()), (Some(2), Some("unchanged")));
     assert_eq!(client.list_changed_count(), 0);
@@ -585,17 +609,16 @@ fn outages_and_removed_agents_give_typed_errors_and_a_required_mount_that_fails_
     assert!(during.starts_with("MCP_UNAVAILABLE: MCP server `a` is unavailable"), "{during}");
 
     // A required mount that cannot start rejects the reload; everything keeps serving.
-    let mut seam = seam;
     let broken = flaky_mount("b", &[("FLAKY_HANG_STARTUP", "1")], "    required: true\n    startup_timeout: 200ms\n");
     compose(&file, &[flaky_mount("a", &[], reconnect), broken], agents);
-    seam.stderr.wait_for("reload rejected");
+    assert_eq!(seam.wait_reload(2)["outcome"], "rejected");
     let status = seam.status();
     assert_eq!(status["last_reload"]["diagnostics"][0]["code"], "MOUNT_START_FAILED", "{status}");
     assert_eq!(client.call_text("mcp__b__ping", json!({ "message": "kept" })), "ping: kept");
 
     // An agent removed by a reload: its endpoint is gone, open sessions included.
     compose(&file, &[flaky_mount("a", &[], reconnect), flaky_mount("b", &[], "    required: true\n")], "");
-    seam.stderr.wait_for("reload applied");
+    assert_eq!(seam.wait_reload(3)["outcome"], "applied");
     let gone = reviewer.send(json!({ "op": "call", "name": "mcp__b__ping", "args": {} }));
     assert_eq!((gone["ok"].as_bool(), gone["code"].as_u64()), (Some(false), Some(404)), "{gone}");
     assert!(gone["error"].as_str().unwrap().contains("no agent `reviewer`"), "{gone}");
@@ -658,17 +681,7 @@ fn the_shipped_mcp_everything_example_serves_echo() {
 #[test]
 fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced() {
     let dir = scratch("http-headers");
-    let port = free_port();
-    let mut backend = Command::new("node")
-        .arg(flaky_server())
-        .env("FLAKY_HTTP_PORT", port.to_string())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = Lines::spawn(backend.stderr.take().unwrap(), "");
-    let backend = Peer(backend);
-    let mut stderr = stderr;
-    stderr.wait_for(&format!("listening on port {port}"));
+    let (backend, port) = flaky_over_http(0);
     let file = dir.join("c.yaml");
     let mount = format!(
         "  h:\n    kind: mcp.http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{ X-Seam-Test: literal }}\n    \
@@ -700,19 +713,9 @@ fn mcp_http_sends_literal_env_and_bearer_headers_and_output_schemas_are_enforced
 #[test]
 fn an_http_server_that_goes_away_is_reconnected_when_it_returns() {
     let dir = scratch("http-outage");
-    let port = free_port();
-    let backend = || {
-        let mut child = Command::new("node")
-            .arg(flaky_server())
-            .env("FLAKY_HTTP_PORT", port.to_string())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = Lines::spawn(child.stderr.take().unwrap(), "");
-        let child = Peer(child);
-        stderr.wait_for(&format!("listening on port {port}"));
-        child
-    };
+    // The server comes back on the port it had, which no other test can be given meanwhile.
+    let port = port_outside_ephemeral_range();
+    let backend = || flaky_over_http(port).0;
     let first = backend();
     let file = dir.join("c.yaml");
     let reconnect = "    reconnect: { initial_delay: 100ms, max_delay: 1s, max_attempts: 100 }\n";
@@ -746,22 +749,21 @@ fn a_mount_tool_filter_edit_applies_without_restarting_the_server() {
     let text =
         |deny: &str| format!("seam: 1\nmounts:\n{}    tools: {{ deny: [{deny}] }}\n", flaky_mount("a", &[("FLAKY_TOOLS", "x,y")], ""));
     std::fs::write(&file, text("y")).unwrap();
-    let mut seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
+    let seam = HttpSeam::start(&file, &["--debounce", "20ms"]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     let pid = client.call_text("mcp__a__pid", json!({}));
     assert!(!client.tool_names().contains(&"mcp__a__y".to_owned()));
 
-    std::fs::write(&file, text("x")).unwrap();
+    write_atomically(&file, &text("x"));
     client.wait_list_changed();
     let names = client.tool_names();
     assert!(names.contains(&"mcp__a__y".to_owned()) && !names.contains(&"mcp__a__x".to_owned()), "{names:?}");
     assert_eq!(client.call_text("mcp__a__pid", json!({})), pid, "the same process");
-    seam.stderr.wait_for("reload applied");
-    let last = &seam.status()["last_reload"];
+    let last = seam.wait_reload(2);
     assert_eq!((last["reconfigured"].clone(), last["built"].clone()), (json!(["a"]), json!([])), "{last}");
 
     // A change beyond the filter still restarts.
-    std::fs::write(&file, text("x").replace("x,y", "x,y,z")).unwrap();
+    write_atomically(&file, &text("x").replace("x,y", "x,y,z"));
     client.wait_list_changed();
     assert_ne!(client.call_text("mcp__a__pid", json!({})), pid);
     client.close();

@@ -14,7 +14,7 @@ fn mcp_mount(id: &str) -> String {
 }
 
 fn compose(path: &Path, mounts: &[String], extra: &str) {
-    std::fs::write(path, format!("seam: 1\nname: ui-test\nmounts:\n{}{extra}", mounts.concat())).unwrap();
+    write_atomically(path, &format!("seam: 1\nname: ui-test\nmounts:\n{}{extra}", mounts.concat()));
 }
 
 /// The nodes `seam graph` plans for a file.
@@ -262,8 +262,14 @@ fn a_reload_to_an_unreadable_token_is_rejected() {
     };
     assert_eq!(bearer("from-a-file"), 200, "the file's token, its newline dropped");
     compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_file: ./missing\n");
-    let rejected = seam.stderr.wait_for("SERVE_TOKEN_UNREADABLE");
-    assert!(rejected.contains("seam.yaml:9:22"), "located where the file is named: {rejected}");
+    seam.token = Some("from-a-file".to_owned());
+    let rejected = seam.wait_reload(2);
+    let d = &rejected["diagnostics"][0];
+    assert_eq!(
+        (d["code"].as_str(), d["line"].as_u64(), d["column"].as_u64()),
+        (Some("SERVE_TOKEN_UNREADABLE"), Some(9), Some(22)),
+        "{rejected}"
+    );
     assert_eq!(bearer("from-a-file"), 200, "the live token still opens");
     // The live token file rotated in place: read again at the next request, no reload needed.
     std::fs::write(dir.join("token"), "rotated\n").unwrap();
@@ -272,8 +278,8 @@ fn a_reload_to_an_unreadable_token_is_rejected() {
     // Once the file exists, the same edit applies.
     std::fs::write(dir.join("missing"), "the-new-one\n").unwrap();
     compose(&file, &[mcp_mount("alpha")], "serve:\n  bearer_token_file: ./missing\n");
-    seam.stderr.wait_for("reload applied");
-    assert_eq!(bearer("the-new-one"), 200);
+    // Applied, the new file's token opens and the rotated one no longer does.
+    wait_until("the new token to open", || bearer("the-new-one") == 200);
     assert_eq!(bearer("rotated"), 401);
 }
 

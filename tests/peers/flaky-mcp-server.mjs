@@ -20,8 +20,10 @@ const log = (...a) => console.error('[flaky]', ...a);
 // Side effects at start, before anything can fail.
 if (env.FLAKY_PID_FILE) fs.appendFileSync(env.FLAKY_PID_FILE, `${process.pid}\n`);
 if (env.FLAKY_ENV_DUMP) fs.writeFileSync(env.FLAKY_ENV_DUMP, JSON.stringify(process.env));
-if (env.FLAKY_CRASH_AFTER_MS) {
-  setTimeout(() => { log('crashing (FLAKY_CRASH_AFTER_MS)'); process.exit(1); }, Number(env.FLAKY_CRASH_AFTER_MS));
+// FLAKY_EXIT_FILE=FILE: while FILE exists, a new process exits(1) at once, before any handshake.
+if (env.FLAKY_EXIT_FILE && fs.existsSync(env.FLAKY_EXIT_FILE)) {
+  log('exiting at start (FLAKY_EXIT_FILE exists)');
+  process.exit(1);
 }
 
 // Floods for the chaos tests: FLAKY_FLOOD_STDERR_MB megabytes of stderr at start, and

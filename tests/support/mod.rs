@@ -118,24 +118,67 @@ impl Lines {
         }
     }
 
-    /// Waits for a line containing `needle` (lines already seen count).
+    /// Waits for a line containing `needle` (lines already seen count), for a log line
+    /// that is itself what the test checks; an outcome is read from [`Lines::wait_event`].
     pub fn wait_for(&mut self, needle: &str) -> String {
-        if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
-            let line = line.clone();
-            self.seen.retain(|l| *l != line);
-            return line;
+        self.wait_line(&format!("a line containing {needle:?}"), |line| line.contains(needle))
+    }
+
+    /// Waits for an event of seam's JSON log (`--log-format json`) that `wanted` accepts
+    /// (events already seen count): what seam did, read from its fields, not its wording.
+    pub fn wait_event(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        let line = self.wait_line(what, |line| serde_json::from_str::<Value>(line).is_ok_and(|event| wanted(&event)));
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The events already seen (JSON lines) that `wanted` accepts.
+    pub fn events_seen(&self, wanted: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.seen.iter().filter_map(|line| serde_json::from_str::<Value>(line).ok()).filter(|event| wanted(event)).collect()
+    }
+
+    /// Waits for a line `wanted` accepts (lines already seen count, and the one taken is seen no more).
+    fn wait_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+        if let Some(at) = self.seen.iter().position(|l| wanted(l)) {
+            return self.seen.remove(at);
         }
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
+                Ok(line) if wanted(&line) => return line,
                 Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no line containing {needle:?}; saw:\n{}", self.seen.join("\n")),
+                Err(_) => panic!("no {what}; saw:\n{}", self.seen.join("\n")),
             }
         }
     }
+
+    /// Waits for the first reload after reload number `after` (the start is 1) whose
+    /// `outcome` is this one (`applied`, `rejected`, `unchanged`) in seam's JSON log; the event.
+    pub fn wait_outcome(&mut self, after: u64, outcome: &str) -> Value {
+        self.wait_event(&format!("a reload after {after} {outcome}"), |e| e["outcome"] == outcome && e["reload"].as_u64() > Some(after))
+    }
 }
+
+/// The number of the reload a log event ([`Lines::wait_outcome`]) tells of.
+pub fn reload_number(event: &Value) -> u64 {
+    event["reload"].as_u64().unwrap_or_else(|| panic!("not a reload's outcome: {event}"))
+}
+
+/// The codes that rejected a reload, as its log event lists them.
+pub fn rejected_codes(event: &Value) -> Vec<String> {
+    event["codes"].as_str().unwrap_or_else(|| panic!("not a rejection: {event}")).split(',').map(str::to_owned).collect()
+}
+
+/// Writes a composition as an editor's atomic save does (a new file renamed over the
+/// old), so that a watching seam never reads it half written.
+pub fn write_atomically(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp~");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Runs `seam` with its log as JSON lines, which the tests read by field ([`Lines::wait_event`]).
+pub const JSON_LOG: (&str, &str) = ("SEAM_LOG_FORMAT", "json");
 
 /// The official SDK client, connected to `seam serve` (stdio) or to a URL (http).
 pub struct SdkClient {
@@ -170,7 +213,7 @@ impl SdkClient {
     pub fn stdio_with_env(file: &Path, env: &[(&str, &str)]) -> SdkClient {
         let mut command = Command::new("node");
         command.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(seam_bin()).arg("serve").arg(file);
-        command.env("RUST_LOG", "info,rmcp=warn").envs(env.iter().copied());
+        command.env("RUST_LOG", "info,rmcp=warn").envs([JSON_LOG]).envs(env.iter().copied());
         SdkClient::start(command)
     }
 
@@ -185,7 +228,7 @@ impl SdkClient {
     pub fn stdio(file: &Path, args: &[&str]) -> SdkClient {
         let mut command = Command::new("node");
         command.arg(root().join("tests/peers/sdk-client.mjs")).arg("stdio").arg(seam_bin()).arg("serve").arg(file).args(args);
-        command.env("RUST_LOG", "info,rmcp=warn");
+        command.env("RUST_LOG", "info,rmcp=warn").envs([JSON_LOG]);
         SdkClient::start(command)
     }
 
@@ -335,6 +378,8 @@ pub struct HttpSeam {
     pub child: Child,
     pub base: String,
     pub stderr: Lines,
+    /// The bearer token [`HttpSeam::get`] sends, for a composition whose `serve` names one.
+    pub token: Option<String>,
 }
 
 impl HttpSeam {
@@ -350,6 +395,7 @@ impl HttpSeam {
         }
         let mut child = command
             .env("RUST_LOG", "info,rmcp=warn")
+            .envs([JSON_LOG])
             .envs(set.iter().copied())
             .arg("serve")
             .arg(file)
@@ -363,21 +409,47 @@ impl HttpSeam {
             .spawn()
             .expect("seam runs");
         let mut stderr = Lines::spawn(child.stderr.take().unwrap(), "seam-http");
-        let line = stderr.wait_for("serving agent `default` at ");
-        let url = line.split(" at ").nth(1).unwrap().trim().to_owned();
+        let serving = stderr.wait_event("serving event", |e| e["target"] == "seam" && e["url"].is_string());
         // Listening on every address, seam is reached through loopback.
-        let base = url.trim_end_matches("/mcp").replace("0.0.0.0", "127.0.0.1");
-        HttpSeam { child, base, stderr }
+        let base = serving["url"].as_str().unwrap().trim_end_matches("/mcp").replace("0.0.0.0", "127.0.0.1");
+        HttpSeam { child, base, stderr, token: None }
     }
 
     pub fn get(&self, path: &str) -> (u16, String) {
-        http_get(&format!("{}{path}", self.base))
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            let mut request = client.get(format!("{}{path}", self.base));
+            if let Some(token) = &self.token {
+                request = request.bearer_auth(token);
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.text().await.unwrap())
+        })
     }
 
     pub fn status(&self) -> Value {
         let (code, body) = self.get("/status");
         assert_eq!(code, 200, "{body}");
         serde_json::from_str(&body).unwrap()
+    }
+
+    /// Waits until `/status` shows what `wanted` accepts; that status.
+    pub fn wait_status(&self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        let mut status = Value::Null;
+        wait_until(what, || {
+            status = self.status();
+            wanted(&status)
+        });
+        status
+    }
+
+    /// Waits until `/status` shows the outcome of reload number `number` (the start is 1); that outcome.
+    pub fn wait_reload(&self, number: u64) -> Value {
+        let status = self.wait_status(&format!("the outcome of reload {number}"), |s| s["last_reload"]["number"].as_u64() >= Some(number));
+        assert_eq!(status["last_reload"]["number"], number, "a reload this test did not make: {status}");
+        status["last_reload"].clone()
     }
 
     /// SIGTERM, then the exit status.
@@ -466,9 +538,52 @@ pub fn pids(file: &Path) -> Vec<u32> {
     std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
-/// A loopback port free now (for a peer that must be told its port).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Waits until process `pid` (a peer told to listen on port 0) listens on a TCP port; that
+/// port, as the kernel has it: no port is picked for a peer that another process could take first.
+pub fn wait_listening(pid: u32) -> u16 {
+    let mut port = None;
+    wait_until(&format!("process {pid} to listen"), || {
+        port = listening_ports(pid).into_iter().next();
+        port.is_some()
+    });
+    port.unwrap()
+}
+
+/// The TCP ports process `pid` listens on: its sockets (`/proc/PID/fd`) that
+/// `/proc/net/tcp` and `tcp6` list in state LISTEN.
+pub fn listening_ports(pid: u32) -> Vec<u16> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    let sockets: Vec<String> = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|target| target.to_str()?.strip_prefix("socket:[")?.strip_suffix(']').map(str::to_owned))
+        .collect();
+    let mut ports = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for row in std::fs::read_to_string(table).unwrap_or_default().lines().skip(1) {
+            // `sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …`
+            let columns: Vec<&str> = row.split_whitespace().collect();
+            if columns.len() > 9 && columns[3] == "0A" && sockets.iter().any(|inode| inode == columns[9]) {
+                let port = columns[1].rsplit(':').next().and_then(|hex| u16::from_str_radix(hex, 16).ok());
+                ports.extend(port);
+            }
+        }
+    }
+    ports
+}
+
+/// A loopback port free now, below the kernel's ephemeral range, for a peer that must
+/// come back on the port it had: neither a `bind` to port 0 nor an outgoing connection
+/// of any other test can be given it in between.
+pub fn port_outside_ephemeral_range() -> u16 {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u16 = range.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(32768);
+    let (first, span) = (10_000u16, low.saturating_sub(10_000).max(1));
+    let start = (std::process::id() % u32::from(span)) as u16;
+    (0..span)
+        .map(|i| first + (start + i) % span)
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free loopback port below the ephemeral range")
 }
 
 /// Polls `fact` (something outside this process, with no event to await) until it holds, bounded by `PATIENCE`.
