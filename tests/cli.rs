@@ -271,6 +271,22 @@ tools: { lsp: true, web_search: true }
     assert!(d["keep"].as_array().unwrap().contains(&serde_json::json!("mount:typescript")));
 }
 
+/// An agent's rules over prompts and resources are part of it: an edit to them
+/// alone changes the agent, so a reload applies it.
+#[test]
+fn diff_sees_an_edit_to_prompt_and_resource_rules_alone() {
+    let reviewer = format!("{LIVE}agents:\n  reviewer: {{}}\n");
+    for (edited, changed) in [
+        (format!("{LIVE}prompts: {{ \"mcp__everything__*\": false }}\n"), "agent:default"),
+        (format!("{LIVE}resources: {{ everything: false }}\n"), "agent:default"),
+        (format!("{LIVE}agents:\n  reviewer: {{ prompts: {{ \"mcp__*\": false }} }}\n"), "agent:reviewer"),
+    ] {
+        let base = if changed == "agent:reviewer" { reviewer.clone() } else { LIVE.to_owned() };
+        let d = diff(&base, &edited, "diff-offer-rules");
+        assert_eq!(d["change"], serde_json::json!([changed]), "{edited}: {d}");
+    }
+}
+
 #[test]
 fn inventory_separates_compiled_configured_visible_and_ready() {
     let o = seam(&["inventory", "compositions/coding.yaml", "--format", "json"]);

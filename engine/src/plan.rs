@@ -158,7 +158,7 @@ impl Plan {
             // Scope is a set: the order mounts are written in is not part of the agent.
             let scope: BTreeSet<&String> = agent.scope.iter().collect();
             // Budgets are in every agent: MCP tools inherit them at call time.
-            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic, "budgets": resolved.budgets });
+            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic, "offers": agent.offers.to_json(), "budgets": resolved.budgets });
             nodes.insert(format!("agent:{agent_name}"), (NodeKind::Agent, config, needs));
         }
 

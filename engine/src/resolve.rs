@@ -104,6 +104,16 @@ pub struct OfferRule {
 }
 
 impl OfferRules {
+    /// The rules in the order they apply, as the agent's graph node holds them: an
+    /// edit to them is a change of the agent (a digest that left them out took
+    /// an edit to `prompts` alone for an unchanged composition).
+    pub fn to_json(&self) -> Json {
+        let rules = |rules: &[OfferRule]| -> Vec<Json> {
+            rules.iter().map(|r| serde_json::json!({ "pattern": r.matcher.glob().glob(), "shows": r.shows })).collect()
+        };
+        serde_json::json!({ "prompts": rules(&self.prompts), "resources": rules(&self.resources) })
+    }
+
     /// Whether prompt `name` (as rules name it: `mcp__<server>__<prompt>`) is shown; visible unless a rule hides it.
     pub fn shows_prompt(&self, name: &str) -> bool {
         self.prompts.iter().rev().find(|r| r.matcher.is_match(name)).is_none_or(|r| r.shows)
