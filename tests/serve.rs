@@ -144,7 +144,10 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     let dir = scratch("reload");
     let file = dir.join("c.yaml");
     let pid_file = |id: &str| dir.join(format!("{id}.pids")).display().to_string();
-    let mount = |id: &str, tools: &str| flaky_mount(id, &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file(id))], "");
+    // Each serves a prompt too, which the last edit hides: its prompts/list_changed follows any earlier notification.
+    let mount = |id: &str, tools: &str| {
+        flaky_mount(id, &[("FLAKY_TOOLS", tools), ("FLAKY_PID_FILE", &pid_file(id)), ("FLAKY_PROMPTS", "hello")], "")
+    };
     let allow = "    tools: { allow: [\"*\"], deny: [set_tools, crash, hang, sleep, image, structured, bad_structured, headers, fail, rpc_error] }\n";
     let with_filter = |m: String| format!("{m}{allow}");
     compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta"))], "");
@@ -182,6 +185,12 @@ fn reloads_add_restart_only_what_changed_remove_and_reject_without_dropping_the_
     assert_eq!(rejected_codes(&rejected), ["MOUNT_UNKNOWN_KIND"], "{rejected}");
     assert_eq!(client.tool_names(), before);
     assert_eq!(client.call_text("mcp__a__alpha", json!({ "message": "still" })), "alpha: still");
+    // A later edit hides a prompt: its notification comes after any the rejection could have caused.
+    let prompts_notified = client.prompt_list_changed_count();
+    compose(&file, &[with_filter(mount("a", "alpha")), with_filter(mount("b", "beta2"))], "prompts:\n  \"mcp__a__hello\": false\n");
+    while client.prompt_list_changed_count() == prompts_notified {
+        client.wait_prompt_list_changed();
+    }
     assert_eq!(client.list_changed_count(), notified, "no tools/list_changed without a catalog change");
 
     let all: Vec<u32> = ["a", "b", "c"].iter().flat_map(|id| pids(Path::new(&pid_file(id)))).collect();
@@ -516,7 +525,7 @@ fn a_configmap_update_is_an_ordinary_reload() {
 fn sighup_reloads_when_watching_is_off() {
     let dir = scratch("sighup");
     let file = dir.join("c.yaml");
-    let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools)], ""));
+    let text = |tools: &str| format!("seam: 1\nmounts:\n{}", flaky_mount("a", &[("FLAKY_TOOLS", tools), ("FLAKY_PROMPTS", "hello")], ""));
     std::fs::write(&file, text("before")).unwrap();
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     std::fs::write(&file, text("after")).unwrap();
@@ -532,6 +541,13 @@ fn sighup_reloads_when_watching_is_off() {
     seam.wait_reload(3);
     let status = seam.status();
     assert_eq!((status["generation"].as_u64(), status["last_reload"]["outcome"].as_str()), (Some(2), Some("unchanged")));
+    // Hiding a prompt is a change: its notification comes after any the unchanged reload could have caused.
+    std::fs::write(&file, format!("{}prompts:\n  \"mcp__a__hello\": false\n", text("after"))).unwrap();
+    signal(seam.child.id(), "HUP");
+    assert_eq!(seam.wait_reload(4)["outcome"], "applied");
+    while client.prompt_list_changed_count() == 0 {
+        client.wait_prompt_list_changed();
+    }
     assert_eq!(client.list_changed_count(), 0);
     client.close();
     assert!(seam.terminate().success());

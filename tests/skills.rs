@@ -12,7 +12,11 @@ use serde_json::{Value, json};
 fn skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\n{frontmatter}---\n{body}")).unwrap();
+    // Written beside the root and renamed into place: a watching seam never reads it half written
+    // (a truncated SKILL.md is an invalid skill for a moment, and two catalog changes).
+    let tmp = root.with_extension(format!("{name}.tmp"));
+    std::fs::write(&tmp, format!("---\nname: {name}\n{frontmatter}---\n{body}")).unwrap();
+    std::fs::rename(&tmp, dir.join("SKILL.md")).unwrap();
 }
 
 /// A project (with `.git`), its own home folder, and a composition mounting

@@ -11,8 +11,10 @@ import http from 'node:http';
 const sdk = new URL('../../.cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/', import.meta.url);
 const { Server } = await import(new URL('server/index.js', sdk));
 const { StdioServerTransport } = await import(new URL('server/stdio.js', sdk));
-const { CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, McpError, ErrorCode } =
-  await import(new URL('types.js', sdk));
+const {
+  CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema,
+  ListPromptsRequestSchema, GetPromptRequestSchema, McpError, ErrorCode,
+} = await import(new URL('types.js', sdk));
 
 const env = process.env;
 const log = (...a) => console.error('[flaky]', ...a);
@@ -82,8 +84,20 @@ if (env.FLAKY_HANG_STARTUP === '1') {
   setInterval(() => {}, 1 << 30);
 } else {
   const makeServer = (headers) => {
-  const capabilities = { tools: { listChanged: true }, ...(env.FLAKY_LINKS ? { resources: {} } : {}) };
+  const capabilities = {
+    tools: { listChanged: true },
+    ...(env.FLAKY_LINKS ? { resources: {} } : {}),
+    ...(env.FLAKY_PROMPTS ? { prompts: {} } : {}),
+  };
   const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities });
+  // FLAKY_PROMPTS=a,b serves these prompts, each answering its own name.
+  if (env.FLAKY_PROMPTS) {
+    const prompts = env.FLAKY_PROMPTS.split(',').filter((n) => n !== '');
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: prompts.map((name) => ({ name })) }));
+    server.setRequestHandler(GetPromptRequestSchema, async (req) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: req.params.name } }],
+    }));
+  }
   if (env.FLAKY_LINKS) {
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (req) => ({
