@@ -514,11 +514,22 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
     })
 }
 
+/// The wait before reconnect attempt `attempt` (1 for the first): `min(max_delay,
+/// initial_delay·2^(attempt−1))`, saturating rather than overflowing at any attempt.
+fn backoff(initial_delay: seam_engine::units::Duration, max_delay: seam_engine::units::Duration, attempt: u32) -> Duration {
+    let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
+    Duration::from_millis(initial_delay.as_millis().saturating_mul(factor).min(max_delay.as_millis()))
+}
+
+/// How often an idle Streamable HTTP connection is pinged: `max_delay`, within 1s..=30s.
+fn ping_interval(max_delay: seam_engine::units::Duration) -> Duration {
+    max_delay.to_std().clamp(Duration::from_secs(1), Duration::from_secs(30))
+}
+
 impl McpMount {
     fn delay(&self, attempt: u32) -> Duration {
         let r = &self.common.reconnect;
-        let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
-        Duration::from_millis(r.initial_delay.as_millis().saturating_mul(factor).min(r.max_delay.as_millis()))
+        backoff(r.initial_delay, r.max_delay, attempt)
     }
 
     async fn supervise(self: Arc<Self>, activated: oneshot::Sender<()>) {
@@ -694,7 +705,7 @@ impl McpMount {
 
     /// How often an idle Streamable HTTP connection is pinged: `reconnect.max_delay`, within 1s..=30s.
     fn liveness_interval(&self) -> Duration {
-        self.common.reconnect.max_delay.to_std().clamp(Duration::from_secs(1), Duration::from_secs(30))
+        ping_interval(self.common.reconnect.max_delay)
     }
 
     /// Degraded while the last good tools are still listed, failed when there are none.
@@ -1905,6 +1916,48 @@ impl Running for Handle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `min(max_delay, initial_delay·2^(n−1))`: doubling from `initial_delay` at the first
+    /// attempt, `max_delay` from the attempt whose doubling first exceeds it, and no
+    /// overflow at any attempt.
+    #[test]
+    fn the_reconnect_delay_doubles_up_to_max_delay_and_never_overflows() {
+        let ms = seam_engine::units::Duration::from_millis;
+        let at = |initial: u64, max: u64, attempt: u32| backoff(ms(initial), ms(max), attempt);
+        // The defaults, 500ms and 30s: 500ms·2^5 = 16s is under it, 500ms·2^6 = 32s the first past it.
+        let doubled: Vec<u64> = (1..=6).map(|n| at(500, 30_000, n).as_millis() as u64).collect();
+        assert_eq!(doubled, [500, 1_000, 2_000, 4_000, 8_000, 16_000]);
+        assert_eq!(at(500, 30_000, 7), Duration::from_secs(30));
+        assert_eq!(at(500, 30_000, 8), Duration::from_secs(30));
+        // A doubling that lands on max_delay exactly is max_delay; the next stays there.
+        assert_eq!(at(1_000, 8_000, 4), Duration::from_secs(8));
+        assert_eq!(at(1_000, 8_000, 5), Duration::from_secs(8));
+        // 2^(n−1) past u64 (n = 65 and beyond), and the longest durations: max_delay, no panic.
+        let longest = seam_engine::units::MAX_TIMER.as_millis();
+        for attempt in [64, 65, 1_000, u32::MAX] {
+            assert_eq!(at(500, 30_000, attempt), Duration::from_secs(30), "attempt {attempt}");
+            assert_eq!(at(longest, longest, attempt), Duration::from_millis(longest), "attempt {attempt}");
+        }
+        // Equal delays: every attempt waits the same.
+        assert_eq!(at(250, 250, 1), Duration::from_millis(250));
+        assert_eq!(at(250, 250, 2), Duration::from_millis(250));
+    }
+
+    /// An `mcp.http` connection is pinged every `max_delay`, held to 1s..=30s: at each
+    /// bound it is `max_delay`, one millisecond or one second past it the bound.
+    #[test]
+    fn the_ping_interval_is_max_delay_held_to_1s_through_30s() {
+        let interval = |ms: u64| ping_interval(seam_engine::units::Duration::from_millis(ms));
+        assert_eq!(interval(1), Duration::from_secs(1));
+        assert_eq!(interval(999), Duration::from_secs(1));
+        assert_eq!(interval(1_000), Duration::from_secs(1));
+        assert_eq!(interval(1_001), Duration::from_millis(1_001));
+        assert_eq!(interval(29_999), Duration::from_millis(29_999));
+        assert_eq!(interval(30_000), Duration::from_secs(30));
+        assert_eq!(interval(30_001), Duration::from_secs(30));
+        assert_eq!(interval(31_000), Duration::from_secs(30));
+        assert_eq!(interval(seam_engine::units::MAX_TIMER.as_millis()), Duration::from_secs(30));
+    }
 
     /// A list's caching hint is honoured up to `MAX_LIST_TTL` (an hour), and capped past it;
     /// no hint, or `0`, asks each time.
