@@ -190,7 +190,7 @@ impl Signals {
 }
 
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), crate::error::Error> {
-    use seam_wire::stdio::{Backlog, LineTransport, LineWriter};
+    use seam_wire::stdio::{LineTransport, LineWriter};
     say!("seam: serving agent `{agent}` over stdio");
     let gateway = Gateway::new(deployment, agent, Arc::default());
     let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
@@ -200,12 +200,8 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
             (Box::new(stdin), LineWriter::new(stdout))
         }
     };
-    // A client that sends but does not read is held back once as many lines wait for it as calls may run,
-    // or once it is owed so many bytes, or twice as many calls as may run (the gateway refuses those past
-    // its cap at once: only calls read faster than it refuses them are owed past it).
-    let calls = crate::gateway::MAX_CALLS_IN_FLIGHT;
-    let backlog = Backlog { lines: calls, bytes: crate::gateway::MAX_BYTES_OWED, capped: 2 * calls };
-    let transport = LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(backlog, crate::gateway::capped);
+    let transport =
+        LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(crate::gateway::stdio_backlog(), crate::gateway::capped);
     let service = gateway.serve(transport).await.map_err(|e| crate::error::Error::Handshake(Box::new(e)))?;
     let cancel = service.cancellation_token();
     tokio::select! {
