@@ -55,6 +55,8 @@ pub struct Gateway {
     /// One permit per call of this session that may run at once
     /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
+    /// Set when seam stops: the calls running finish, no other starts ([`Gateway::calls_finished`]).
+    stopping: Arc<std::sync::atomic::AtomicBool>,
     /// This session among all of this process's: a server's question during a call is for one session.
     session: u64,
     /// Set by the session's first `notifications/initialized`: a client that
@@ -123,12 +125,21 @@ impl Gateway {
             shown: Arc::default(),
             tally,
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+            stopping: Arc::default(),
             session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
             log_level: Arc::default(),
             subscribed,
             _release: Some(Arc::new(release)),
         }
+    }
+
+    /// Returns once none of this session's calls is running, and from now on refuses
+    /// any other (as seam stopping): a stop lets the calls running finish. Holding
+    /// what it returns keeps it so.
+    pub async fn calls_finished(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.room.clone().acquire_many_owned(MAX_CALLS_IN_FLIGHT as u32).await.ok()
     }
 
     /// The client's roots as local folders, when it offers roots. Roots are
@@ -707,10 +718,14 @@ impl ServerHandler for Gateway {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         // Taken before anything else: over stdio, calls start on one thread in the order they were read.
         let Ok(_permit) = self.room.clone().try_acquire_owned() else {
-            let refused = ToolOutput::error(
-                seam_engine::codes::TOOL_CALLS_EXCEEDED,
-                format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
-            );
+            let refused = if self.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                ToolOutput::error(seam_engine::codes::TOOL_UNAVAILABLE, format!("seam is stopping; `{}` was not started", request.name))
+            } else {
+                ToolOutput::error(
+                    seam_engine::codes::TOOL_CALLS_EXCEEDED,
+                    format!("{MAX_CALLS_IN_FLIGHT} calls are already running; `{}` was not started", request.name),
+                )
+            };
             return tool_result(refused, &request.name).map(CallToolResponse::Complete);
         };
         let arguments = request.arguments.clone().unwrap_or_default();

@@ -377,6 +377,9 @@ struct Exchange {
     json_body: bool,
     /// A GET naming the last event it read resumes a request's stream (rmcp replays it).
     resumes: bool,
+    /// A stream open for as long as its client wants: a session's GET stream, a
+    /// `subscriptions/listen`. It ends when seam stops ([`ended_at_stop`]).
+    standing: bool,
     in_use: Option<crate::sessions::InUse>,
     /// A POST's share of the read budget (`seam_engine::reads`): put in the request's
     /// extensions, which rmcp passes on to the handler (`Gateway::read_hold`), that takes
@@ -397,6 +400,12 @@ impl Exchange {
             session,
             json_body: crate::sessions::json_body(&parts.headers),
             resumes: is_mcp && parts.method == Method::GET && parts.headers.contains_key(HEADER_LAST_EVENT_ID),
+            standing: is_mcp
+                && match parts.method {
+                    Method::GET => !parts.headers.contains_key(HEADER_LAST_EVENT_ID),
+                    Method::POST => seam_wire::stdio::Peek::of(body).is_some_and(|m| m.method.as_deref() == Some("subscriptions/listen")),
+                    _ => false,
+                },
             in_use,
             read_hold: post.then(|| app.deployment.read_hold()),
         }
@@ -458,11 +467,12 @@ async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share
     let response = match (exchange.post, exchange.resumes) {
         (true, _) => crate::answer::answer_as_json(response).await,
         (false, true) => response,
-        (false, false) => return response,
+        (false, false) => return ended_at_stop(app, &exchange, response),
     };
     // A request rmcp streams the answer of, or a resumed stream, keeps its session in use until the stream ends;
     // the read budget a read's answer took is kept until the body is sent.
     let streamed = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
+    let response = ended_at_stop(app, &exchange, response);
     let in_use = exchange.in_use.filter(|_| streamed);
     let read_hold = exchange.read_hold.filter(|hold| hold.held() > 0);
     if in_use.is_none() && read_hold.is_none() {
@@ -483,7 +493,21 @@ async fn finish(app: &App, exchange: Exchange, response: Response, (bytes, share
     response
 }
 
-/// Serves until `stop`. `listen` is where; `hosts` gain its address.
+/// A standing stream's body ends when seam stops: a stop waits for the answers
+/// still being made (a call's), not for streams that would stay open for good.
+fn ended_at_stop(app: &App, exchange: &Exchange, response: Response) -> Response {
+    use futures::StreamExt as _;
+    let sse = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(EVENT_STREAM_MIME_TYPE.as_bytes()));
+    if !exchange.standing || !sse {
+        return response;
+    }
+    let stop = app.stop.clone();
+    response.map(|body| Body::from_stream(body.into_data_stream().take_until(stop.cancelled_owned())))
+}
+
+/// Serves until `stop`, then lets the open connections finish what they are
+/// answering (the calls running included) before the MCP sessions end.
+/// `listen` is where; `hosts` gain its address.
 pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: CancellationToken) -> Result<(), crate::error::Error> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| crate::error::Error::Listen { listen, source })?;
     let local = listener.local_addr().map_err(crate::error::Error::Socket)?;
@@ -492,7 +516,11 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
     hosts.push(local.ip().to_string());
     // The body limit is the gate's (`max_request_bytes`, read per request), not rmcp's own.
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone()).with_max_request_body_bytes(usize::MAX);
-    config.cancellation_token = stop.child_token();
+    // The sessions end after the connections have drained, not at `stop`: ending them would cancel
+    // the calls running and cut the streams their answers come on.
+    let sessions_end = CancellationToken::new();
+    let _sessions_end = sessions_end.clone().drop_guard();
+    config.cancellation_token = sessions_end;
     // `session_idle_timeout` follows reloads: each swap sets it from the live generation.
     // (Subscribed first, so that no swap after the first reading goes unseen.)
     let mut swaps = deployment.subscribe();

@@ -202,12 +202,19 @@ async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: Cancellat
     };
     let transport =
         LineTransport::<rmcp::RoleServer>::new(read, writer).with_backlog(crate::gateway::stdio_backlog(), crate::gateway::capped);
+    let calls = gateway.clone();
     let service = gateway.serve(transport).await.map_err(|e| crate::error::Error::Handshake(Box::new(e)))?;
     let cancel = service.cancellation_token();
+    let mut served = std::pin::pin!(service.waiting());
     tokio::select! {
-        _ = service.waiting() => {}
-        _ = stop.cancelled() => cancel.cancel(),
+        _ = &mut served => return Ok(()),
+        _ = stop.cancelled() => {}
     }
+    // The calls running finish first (within the grace an HTTP stop gives its connections), and
+    // none starts after them; rmcp, stopped, then sends the answers its handlers gave.
+    let _no_more = tokio::time::timeout(crate::listen::SHUTDOWN_GRACE, calls.calls_finished()).await;
+    cancel.cancel();
+    let _ = served.await;
     Ok(())
 }
 
