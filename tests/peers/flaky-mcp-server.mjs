@@ -5,6 +5,8 @@
 // and the `headers` tool answers the headers of the request that called it.
 // FLAKY_LINKS=LABEL adds a `link` tool answering resource links ({uri}, or {uri}/0 …
 // {uri}/count-1) and serves resources: reading any URI answers `LABEL: URI`.
+// Over stdio, FLAKY_HEARD=FILE appends `<ms since the epoch> <method>` for each message
+// received, and FLAKY_IGNORE=METHOD,… leaves requests of those methods unanswered.
 import fs from 'node:fs';
 import http from 'node:http';
 
@@ -185,7 +187,16 @@ if (env.FLAKY_HANG_STARTUP === '1') {
   } else {
     // Exit when the client goes away (a pending `hang`/`sleep` must not keep us alive).
     process.stdin.on('end', () => process.exit(0));
-    await makeServer().connect(new StdioServerTransport());
+    const transport = new StdioServerTransport();
+    await makeServer().connect(transport);
+    // Wrapped before any input is read: the connect resolved in a microtask, stdin is read in a later task.
+    const ignored = (env.FLAKY_IGNORE ?? '').split(',').filter((m) => m !== '');
+    const handle = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (env.FLAKY_HEARD && message.method) fs.appendFileSync(env.FLAKY_HEARD, `${Date.now()} ${message.method}\n`);
+      if (message.id !== undefined && ignored.includes(message.method)) return log(`ignoring ${message.method} (FLAKY_IGNORE)`);
+      handle(message, extra);
+    };
     log(`ready, tools: ${JSON.stringify(names)}`);
   }
 }
