@@ -11,6 +11,7 @@ mod fixtures;
 mod fleet;
 mod generated;
 mod lsp;
+mod promises;
 mod properties;
 mod robust;
 mod secrets;
