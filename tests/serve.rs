@@ -33,29 +33,16 @@ fn node_mount(id: &str, script: &str) -> String {
 /// server-everything over Streamable HTTP on a loopback port it was given by the
 /// kernel, once it listens; and that port.
 fn everything_over_http() -> (Peer, u16) {
-    let backend = Command::new(peer_bin("mcp-server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let backend = Peer(backend);
-    let port = wait_listening(backend.0.id());
-    (backend, port)
+    let mut command = Command::new(peer_bin("mcp-server-everything"));
+    command.arg("streamableHttp").env("PORT", "0");
+    Peer::listening(command)
 }
 
 /// Our flaky server over Streamable HTTP on `port` (0: one the kernel gives it), once it listens; and its port.
 fn flaky_over_http(port: u16) -> (Peer, u16) {
-    let backend = Command::new("node")
-        .arg(flaky_server())
-        .env("FLAKY_HTTP_PORT", port.to_string())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let backend = Peer(backend);
-    let port = wait_listening(backend.0.id());
-    (backend, port)
+    let mut command = Command::new("node");
+    command.arg(flaky_server()).env("FLAKY_HTTP_PORT", port.to_string());
+    Peer::listening(command)
 }
 
 /// The YAML of an `mcp.stdio` mount running `tests/peers/py-asks-server.py`, a Python

@@ -469,6 +469,16 @@ impl Drop for HttpSeam {
 /// A peer process the test started itself; killed when the test ends, however it ends.
 pub struct Peer(pub Child);
 
+impl Peer {
+    /// Starts `command`, a server told its port (0: one the kernel gives it), its output
+    /// dropped; it, and the port it listens on once it does.
+    pub fn listening(mut command: Command) -> (Peer, u16) {
+        let peer = Peer(command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("the peer runs"));
+        let port = wait_listening(peer.0.id());
+        (peer, port)
+    }
+}
+
 impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.0.kill();
