@@ -276,10 +276,11 @@ fn a_reload_storm_loses_no_call() {
     let elapsed = started.elapsed();
     let (mut calls, mut failed) = (0, 0);
     for mut c in callers {
-        let stopped = c.send(json!({ "op": "hammer_stop" }));
-        calls += stopped["calls"].as_u64().unwrap();
-        failed += stopped["failed"].as_u64().unwrap();
-        assert_eq!(stopped["failed"], 0, "calls to a tool every generation has failed: {stopped}");
+        let stopped = hammer(&mut c, "hammer_stop");
+        calls += stopped.calls;
+        failed += stopped.failed;
+        assert_eq!(stopped.failed, 0, "calls to a tool every generation has failed: {stopped:?}");
+        assert!(stopped.succeeded > 0, "each caller was answered: {stopped:?}");
         c.close();
     }
     checker.close();
@@ -338,7 +339,7 @@ fn faults_in_servers_and_in_seam_are_survived() {
 
     // kill -9 of a server while calls run: typed errors at most, then recovery, and no process left over.
     let mut caller = SdkClient::http(&format!("{}/mcp", seam.base));
-    caller.send(json!({ "op": "hammer_start", "name": "mcp__victim__sleep", "args": { "ms": 20 } }));
+    hammer_start(&mut caller, "mcp__victim__sleep", json!({ "ms": 20 }), None);
     let kills = if full() { 20 } else { 3 };
     let mut killed = Vec::new();
     for _ in 0..kills {
@@ -360,11 +361,11 @@ fn faults_in_servers_and_in_seam_are_survived() {
         // 20 kills survive a budget of 10 only because each stable connection resets it.
         std::thread::sleep(Duration::from_millis(1100));
     }
-    let stopped = caller.send(json!({ "op": "hammer_stop" }));
-    report("faults", "calls during kills (ok / failed)", format!("{} / {}", stopped["calls"], stopped["failed"]));
-    for failure in stopped["failures"].as_array().unwrap() {
-        let f = failure.as_str().unwrap();
-        assert!(f.contains("MCP_UNAVAILABLE") || f.contains("MCP_") || f.contains("TOOL_"), "a typed error: {f}");
+    let stopped = hammer(&mut caller, "hammer_stop");
+    report("faults", "calls during kills (ok / failed)", format!("{} / {}", stopped.succeeded, stopped.failed));
+    report("faults", "failed calls by kind", format!("{:?}", stopped.kinds));
+    for kind in stopped.kinds.keys() {
+        assert!(kind.starts_with("tool error: MCP_") || kind.starts_with("tool error: TOOL_"), "a typed error: {kind}: {stopped:?}");
     }
     assert_eq!(caller.call_text("mcp__victim__sleep", json!({ "ms": 1 })), "slept", "it serves again");
     for old in killed {
@@ -432,7 +433,7 @@ fn a_language_server_killed_during_questions_is_replaced() {
     let mut asker = SdkClient::http(&format!("{}/mcp", seam.base));
     let first = asker.call("lsp", question.clone());
     assert_eq!(first["content"][0]["text"], answer, "{first}");
-    asker.send(json!({ "op": "hammer_start", "name": "lsp", "args": question, "expect": answer }));
+    hammer_start(&mut asker, "lsp", question.clone(), Some(answer));
     let mut probe = SdkClient::http(&format!("{}/mcp", seam.base));
     let server_pid = |seam: &HttpSeam| seam.status()["mounts"]["typescript"]["servers"][0]["pid"].as_u64().map(|p| p as u32);
     let kills = if full() { 10 } else { 2 };
@@ -448,13 +449,12 @@ fn a_language_server_killed_during_questions_is_replaced() {
         let answered = probe.call("lsp", question.clone());
         assert_eq!(answered["content"][0]["text"], answer, "{answered}");
     }
-    let stopped = asker.send(json!({ "op": "hammer_stop" }));
-    report("lsp", "questions during kills (ok / failed)", format!("{} / {}", stopped["calls"], stopped["failed"]));
-    for failure in stopped["failures"].as_array().unwrap() {
-        let f = failure.as_str().unwrap();
-        assert!(f.contains("LSP_UNAVAILABLE"), "a typed error, not a wrong answer: {f}");
+    let stopped = hammer(&mut asker, "hammer_stop");
+    report("lsp", "questions during kills (ok / failed)", format!("{} / {}", stopped.succeeded, stopped.failed));
+    for kind in stopped.kinds.keys() {
+        assert!(kind.starts_with("tool error: LSP_UNAVAILABLE: "), "a typed error, not a wrong answer, {kind}: {stopped:?}");
     }
-    assert!(stopped["calls"].as_u64().unwrap() > 0, "questions were answered between kills: {stopped}");
+    assert!(stopped.succeeded > 0, "questions were answered between kills: {stopped:?}");
     let last = asker.call("lsp", question);
     assert_eq!(last["content"][0]["text"], answer, "it answers again: {last}");
     asker.close();
@@ -477,7 +477,7 @@ fn memory_stays_flat_under_steady_calls() {
     let pid = seam.child.id();
     let mut callers: Vec<SdkClient> = (0..4).map(|_| SdkClient::http(&format!("{}/mcp", seam.base))).collect();
     for c in &mut callers {
-        c.send(json!({ "op": "hammer_start", "name": "mcp__stable__ping", "args": { "message": "soak" } }));
+        hammer_start(c, "mcp__stable__ping", json!({ "message": "soak" }), None);
     }
     let start = Instant::now();
     let mut samples = Vec::new();
@@ -488,9 +488,11 @@ fn memory_stays_flat_under_steady_calls() {
     }
     let (mut calls, mut failed) = (0, 0);
     for mut c in callers {
-        let stopped = c.send(json!({ "op": "hammer_stop" }));
-        calls += stopped["calls"].as_u64().unwrap();
-        failed += stopped["failed"].as_u64().unwrap();
+        let stopped = hammer(&mut c, "hammer_stop");
+        calls += stopped.calls;
+        failed += stopped.failed;
+        assert_eq!(stopped.failed, 0, "{stopped:?}");
+        assert!(stopped.succeeded > 0, "each caller was answered: {stopped:?}");
         c.close();
     }
     let warm = samples[samples.len() / 5];
@@ -508,4 +510,47 @@ fn memory_stays_flat_under_steady_calls() {
     );
     assert_eq!(failed, 0);
     assert!(high as f64 <= warm as f64 * 1.10 && low as f64 >= warm as f64 * 0.90, "RSS left ±10% of {warm} KiB: {low}–{high}");
+}
+
+/// What a hammer of `tests/peers/sdk-client.mjs` counted: every call it made,
+/// and each failure under its kind (`tool error: CODE: what failed`, `wrong
+/// answer`, `thrown: …`), with a few whole messages of each kind.
+#[derive(Debug)]
+struct Tally {
+    calls: u64,
+    succeeded: u64,
+    failed: u64,
+    kinds: std::collections::BTreeMap<String, u64>,
+    #[allow(dead_code, reason = "read in failure messages, through Debug")]
+    samples: Value,
+}
+
+/// Starts `c` calling `name` with `args` over and over, one call at a time;
+/// with `expect`, an answer must start with it.
+fn hammer_start(c: &mut SdkClient, name: &str, args: Value, expect: Option<&str>) {
+    let mut command = json!({ "op": "hammer_start", "name": name, "args": args });
+    if let Some(expect) = expect {
+        command["expect"] = json!(expect);
+    }
+    let started = c.send(command);
+    assert_eq!(started["ok"], true, "hammer_start: {started}");
+}
+
+/// The hammer's counts after `op`: `hammer_tally` (now), `hammer_next` (once
+/// a call that ends after it has succeeded) or `hammer_stop`.
+fn hammer(c: &mut SdkClient, op: &str) -> Tally {
+    // `hammer_next` gives up a little before this client's own read does, so that a timeout says what was counted.
+    let answer = c.send(json!({ "op": op, "timeout_ms": (PATIENCE * 9 / 10).as_millis() as u64 }));
+    assert_eq!(answer["ok"], true, "{op}: {answer}");
+    let count = |key: &str| answer[key].as_u64().unwrap_or_else(|| panic!("{op}: no {key}: {answer}"));
+    let tally = Tally {
+        calls: count("calls"),
+        succeeded: count("succeeded"),
+        failed: count("failed"),
+        kinds: serde_json::from_value(answer["kinds"].clone()).unwrap_or_else(|e| panic!("{op}: kinds: {e}: {answer}")),
+        samples: answer["samples"].clone(),
+    };
+    assert_eq!(tally.calls, tally.succeeded + tally.failed, "{op}: {answer}");
+    assert_eq!(tally.kinds.values().sum::<u64>(), tally.failed, "{op}: every failure has its kind: {answer}");
+    tally
 }

@@ -121,7 +121,31 @@ function waitListChanged(list, timeoutMs) {
   });
 }
 
+// The running `hammer_start`, if any: its counts, and the waiter of `hammer_next`.
 let hammer = null;
+const notHammering = { ok: false, error: 'not hammering', code: null };
+// Whole messages kept of each kind of failure.
+const SAMPLES = 3;
+
+// A failure's kind names what failed without the cause's details, which vary from one failure to the
+// next: the message's first line up to its second `: `, which for seam's errors is `CODE: what failed`
+// (`MCP_UNAVAILABLE: MCP server `a` is unavailable`, before `: reconnecting …`).
+const head = (message) => message.split('\n', 1)[0].split(': ', 2).join(': ');
+
+// Counts a failure under its kind, and keeps its message if its kind has fewer than SAMPLES.
+function fail(h, kind, message) {
+  h.failed += 1;
+  h.kinds[kind] = (h.kinds[kind] ?? 0) + 1;
+  const kept = (h.samples[kind] ??= []);
+  if (kept.length < SAMPLES) kept.push(message);
+}
+
+// What a hammer has counted: `calls` made, of which `succeeded` and `failed`; `kinds` maps each kind of
+// failure to its count (`tool error: <head>` for an error result, `wrong answer` for an answer that does
+// not start with `expect`, `thrown: <head>` for a request that got no result), `samples` to a few messages.
+function tally(h) {
+  return { ok: true, calls: h.ok + h.failed, succeeded: h.ok, failed: h.failed, kinds: { ...h.kinds }, samples: structuredClone(h.samples) };
+}
 
 async function listAll() {
   const tools = [];
@@ -175,32 +199,53 @@ async function handle(cmd) {
       // Every call in flight at once; the results in the order of the calls.
       return { ok: true, results: await Promise.all(cmd.calls.map((c) => client.callTool({ name: c.name, arguments: c.args ?? {} }))) };
     case 'hammer_start': {
-      // Calls the tool over and over, one at a time, until hammer_stop.
+      // Calls the tool over and over, one at a time, until hammer_stop. Every call is counted: as a
+      // success, or as a failure under its kind (see `fail`).
       if (hammer) return { ok: false, error: 'already hammering', code: null };
-      hammer = { stop: false, ok: 0, failed: 0, failures: [] };
+      hammer = { stop: false, ok: 0, failed: 0, kinds: {}, samples: {}, wake: null };
       const h = hammer;
       h.done = (async () => {
         while (!h.stop) {
           try {
             const r = await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} });
+            const text = typeof r.content?.[0]?.text === 'string' ? r.content[0].text : JSON.stringify(r.content);
+            if (r.isError) fail(h, `tool error: ${head(text)}`, text);
             // With `expect`, an answer must start with it: a wrong answer is a failure too.
-            const wrong = cmd.expect !== undefined && !String(r.content?.[0]?.text ?? '').startsWith(cmd.expect);
-            if (r.isError || wrong) { h.failed += 1; if (h.failures.length < 5) h.failures.push(JSON.stringify(r.content)); } else h.ok += 1;
+            else if (cmd.expect !== undefined && !text.startsWith(cmd.expect)) fail(h, 'wrong answer', text);
+            else {
+              h.ok += 1;
+              h.wake?.();
+            }
           } catch (e) {
-            h.failed += 1;
-            if (h.failures.length < 5) h.failures.push(e?.message ?? String(e));
+            const message = e?.message ?? String(e);
+            fail(h, `thrown: ${head(message)}`, message);
           }
         }
       })();
       return { ok: true };
     }
+    case 'hammer_tally':
+      // The counts so far; the hammer goes on.
+      return hammer ? tally(hammer) : notHammering;
+    case 'hammer_next': {
+      // The counts once a call that ends after this command has succeeded; `ok: false` after timeout_ms.
+      if (!hammer) return notHammering;
+      const h = hammer;
+      const before = h.ok;
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => { h.wake = null; resolve({ ...tally(h), ok: false, error: 'timeout' }); }, cmd.timeout_ms ?? 5000);
+        h.wake = () => {
+          if (h.ok > before) { clearTimeout(timer); h.wake = null; resolve(tally(h)); }
+        };
+      });
+    }
     case 'hammer_stop': {
-      if (!hammer) return { ok: false, error: 'not hammering', code: null };
+      if (!hammer) return notHammering;
       hammer.stop = true;
       await hammer.done;
-      const { ok, failed, failures } = hammer;
+      const counts = tally(hammer);
       hammer = null;
-      return { ok: true, calls: ok, failed, failures };
+      return counts;
     }
     case 'wait_list_changed':
       return waitListChanged(lists.tools, cmd.timeout_ms ?? 5000);
