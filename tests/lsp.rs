@@ -187,12 +187,15 @@ fn error(result: &Value) -> (&str, &str) {
 /// There is no implicit workspace: without `services.workspace.root` (no
 /// `workspace`, `workspace: {}`, an empty root, or `${VAR:-}` of an unset
 /// variable) a call answers `LSP_WORKSPACE_REQUIRED`, not the composition's
-/// folder (where `a.fake` is); with it, the same server answers.
+/// folder (where the TypeScript project is); with it, typescript-language-server
+/// answers the same question, with paths relative to the root.
 #[test]
 fn without_a_workspace_root_lsp_answers_workspace_required() {
-    let (with_root, _) = fake("lsp-no-root", "FAKE_LSP: ok", "", "true");
+    let dir = scratch("lsp-no-root");
+    ts_project(&dir);
+    let with_root = composition(&dir, &typescript_mount());
     let text_with_root = std::fs::read_to_string(&with_root).unwrap();
-    let without_root = with_root.with_file_name("no-root.yaml");
+    let without_root = dir.join("no-root.yaml");
     for workspace in [
         "",
         "services:\n  workspace: {}\n",
@@ -200,10 +203,11 @@ fn without_a_workspace_root_lsp_answers_workspace_required() {
         "services:\n  workspace:\n    root: ${SEAM_TEST_UNSET_ROOT:-}\n",
     ] {
         std::fs::write(&without_root, text_with_root.replace("services:\n  workspace: { root: . }\n", workspace)).unwrap();
-        let result = lsp(&without_root, "hover", "a.fake", 1, 1);
+        let result = lsp(&without_root, "goToDefinition", "src/main.ts", 5, 13);
         assert_eq!(error(&result).0, "LSP_WORKSPACE_REQUIRED", "{workspace:?}: {result}");
     }
-    assert_eq!(text(&lsp(&with_root, "hover", "a.fake", 1, 1)), "fake hover at 0:0");
+    let def = lsp(&with_root, "goToDefinition", "src/main.ts", 5, 13);
+    assert_eq!(text(&def), "src/greet.ts:5:17  export function shout(text: string): string {", "{def}");
 }
 
 #[test]
@@ -440,14 +444,27 @@ fn a_question_cancelled_at_its_server_closes_its_document_and_the_server_answers
 /// told when a question has to start its language server, and only then.
 #[test]
 fn a_question_that_starts_its_language_server_reports_progress() {
-    let (file, _) = fake("lsp-progress", "FAKE_LSP: ok", "", "true");
+    let dir = scratch("lsp-progress");
+    ts_project(&dir);
+    let file = composition(&dir, &typescript_mount());
     let seam = HttpSeam::start(&file, &[]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
-    let question = json!({ "op": "call", "name": "lsp", "progress": true, "args": { "operation": "hover", "file_path": "a.fake", "line": 1, "character": 1 } });
-    let cold = client.send(question.clone());
+    let ask = |operation: &str, path: &str, line: u32, character: u32| {
+        let args = json!({ "operation": operation, "file_path": path, "line": line, "character": character });
+        json!({ "op": "call", "name": "lsp", "progress": true, "args": args })
+    };
+    // `shout` where greet.ts declares it: its hover is the function's signature.
+    let cold = client.send(ask("hover", "src/greet.ts", 5, 17));
     assert_eq!(cold["ok"], true, "{cold}");
-    assert_eq!(cold["progress"][0]["message"], "starting the language server of mount `fake`", "{cold}");
-    let warm = client.send(question);
+    assert_eq!(cold["progress"][0]["message"], "starting the language server of mount `typescript`", "{cold}");
+    assert!(text(&cold["result"]).contains("function shout(text: string): string"), "{cold}");
+    // Its references, from its use in another file: the same server answers, started already.
+    let warm = client.send(ask("findReferences", "src/main.ts", 5, 13));
+    assert_eq!(warm["ok"], true, "{warm}");
     assert_eq!(warm["progress"], json!([]), "a running server is not started again: {warm}");
+    let lines: Vec<&str> = text(&warm["result"]).lines().collect();
+    assert!(lines.contains(&"src/greet.ts:5:17  export function shout(text: string): string {"), "declaration included: {lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("src/english.ts:5:12")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("src/main.ts:5:13")), "{lines:?}");
     client.close();
 }
