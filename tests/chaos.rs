@@ -323,11 +323,14 @@ impl Model {
 fn faults_in_servers_and_in_seam_are_survived() {
     let dir = scratch("chaos-faults");
     let file = dir.join("seam.yaml");
+    // Draining a flood takes seconds, more on a loaded machine (the 40 MB line about 1.5 s alone,
+    // 10 s on two busy cores): the floods' start is bounded as a hang is, within HttpSeam::start's wait.
+    let flood_start = format!("    startup_timeout: {}s\n", PATIENCE.as_secs() / 2);
     let text = format!(
         "seam: 1\nmounts:\n{}{}{}tools:\n  \"mcp__victim__hang\": {{ timeout: 1s }}\n",
         flaky_mount("victim", &[], "    reconnect: { initial_delay: 100ms, max_delay: 1s, max_attempts: 10 }\n"),
-        flaky_mount("chatty", &[("FLAKY_FLOOD_STDERR_MB", "64")], ""),
-        flaky_mount("bigline", &[("FLAKY_FLOOD_STDOUT_MB", "40")], ""),
+        flaky_mount("chatty", &[("FLAKY_FLOOD_STDERR_MB", "64")], &flood_start),
+        flaky_mount("bigline", &[("FLAKY_FLOOD_STDOUT_MB", "40")], &flood_start),
     );
     std::fs::write(&file, &text).unwrap();
     let mut seam = HttpSeam::start(&file, &[]);
