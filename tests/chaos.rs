@@ -166,7 +166,7 @@ impl ConfigMap {
 /// wait fails with seam's log.
 fn expect(seam: &mut HttpSeam, expected: &str, strays: &mut usize) {
     loop {
-        match (outcome(seam), expected) {
+        match (outcome(seam).as_str(), expected) {
             (got, want) if got == want => return,
             ("unchanged", _) | ("rejected", "applied") => *strays += 1,
             (got, want) => panic!("expected {want}, got {got}"),
@@ -174,20 +174,10 @@ fn expect(seam: &mut HttpSeam, expected: &str, strays: &mut usize) {
     }
 }
 
-/// The next outcome seam logs.
-fn outcome(seam: &mut HttpSeam) -> &'static str {
-    loop {
-        let line = seam.stderr.wait_for("reload");
-        if line.contains("reload applied") {
-            return "applied";
-        }
-        if line.contains("reload rejected") {
-            return "rejected";
-        }
-        if line.contains("composition unchanged") {
-            return "unchanged";
-        }
-    }
+/// The next outcome seam logs: reload outcomes are read in the order they came.
+fn outcome(seam: &mut HttpSeam) -> String {
+    let event = seam.stderr.wait_event("a reload's outcome", |e| e["outcome"].is_string() && e["reload"].is_u64());
+    event["outcome"].as_str().unwrap().to_owned()
 }
 
 /// Valid changes, invalid YAML, schema errors, half-written files, atomic
@@ -204,7 +194,7 @@ fn a_reload_storm_loses_no_call() {
     let mut seam = HttpSeam::start(&cm.file(), &["--debounce", "20ms"]);
     let pid = seam.child.id();
     // The watcher holds descriptors of its own: counted once it says it watches.
-    seam.stderr.wait_for("watching the composition for changes");
+    seam.stderr.wait_event("the watcher's start", |e| e["target"] == "seam::watch" && e["files"].is_string());
     let fds_at_start = open_fds(pid);
     let targets_at_start = fd_targets(pid);
     let mut checker = SdkClient::http(&format!("{}/mcp", seam.base));
@@ -348,12 +338,9 @@ fn faults_in_servers_and_in_seam_are_survived() {
     // each fails at once where a success takes its 20 ms, so failures can outnumber successes, by a
     // count that depends on the machine's speed. What is bounded is when calls fail, and how: only
     // between a kill and the first success after it, and only in the ways a kill explains.
-    let explained = [
-        // The server died with the call in flight, or before seam saw it die.
-        "tool error: MCP_UNAVAILABLE: MCP server `victim` is unreachable during `mcp__victim__sleep`",
-        // The server is down and seam is connecting a new one.
-        "tool error: MCP_UNAVAILABLE: MCP server `victim` is unavailable",
-    ];
+    // The server died with the call in flight (or before seam saw it die), or is down while seam
+    // connects a new one: either way the call is MCP_UNAVAILABLE, by its code, whatever its words.
+    let explained = "tool error: MCP_UNAVAILABLE: ";
     let mut caller = SdkClient::http(&format!("{}/mcp", seam.base));
     hammer_start(&mut caller, "mcp__victim__sleep", json!({ "ms": 20 }), None);
     let mut up = hammer(&mut caller, "hammer_next");
@@ -390,7 +377,7 @@ fn faults_in_servers_and_in_seam_are_survived() {
     assert_eq!(stopped.failed, up.failed, "calls failed after the last recovery: {stopped:?}");
     assert!(stopped.succeeded > kills, "a success before the first kill and after each recovery: {stopped:?}");
     for kind in stopped.kinds.keys() {
-        assert!(explained.contains(&kind.as_str()), "a failure no kill explains, {kind}: {stopped:?}");
+        assert!(kind.starts_with(explained), "a failure no kill explains, {kind}: {stopped:?}");
     }
     assert_eq!(caller.call_text("mcp__victim__sleep", json!({ "ms": 1 })), "slept", "it serves again");
     for old in killed {
@@ -491,7 +478,7 @@ fn a_language_server_killed_during_questions_is_replaced() {
 }
 
 /// Calls as fast as 4 clients make them (the issue asks for 1 call/ms) for a
-/// while: seam's RSS stays within 10% of what it was after the first fifth.
+/// while: seam's RSS grows no more than 10% (or 4 MiB) past what it was after the first fifth.
 #[test]
 fn memory_stays_flat_under_steady_calls() {
     let seconds = if full() { 600 } else { 15 };
@@ -534,14 +521,18 @@ fn memory_stays_flat_under_steady_calls() {
         format!("{:.1} MiB, {:.1}–{:.1} MiB", warm as f64 / 1024.0, low as f64 / 1024.0, high as f64 / 1024.0),
     );
     assert_eq!(failed, 0);
-    assert!(high as f64 <= warm as f64 * 1.10 && low as f64 >= warm as f64 * 0.90, "RSS left ±10% of {warm} KiB: {low}–{high}");
+    // A leak grows with the calls made; a slow machine makes fewer, so it can only lower the peak.
+    // Memory given back is no fault: only growth past warm-up is bounded (10%, and 4 MiB of
+    // allocator slack a small process would otherwise exceed by its noise alone).
+    let bound = warm + (warm / 10).max(4 * 1024);
+    assert!(high <= bound, "RSS grew past {bound} KiB from {warm} KiB after warm-up: {low}–{high}");
 }
 
 /// What a hammer of `tests/peers/sdk-client.mjs` counted: every call it made,
 /// and each failure under its kind (`tool error: CODE: what failed`, `wrong
 /// answer`, `thrown: …`), with a few whole messages of each kind.
 #[derive(Debug)]
-struct Tally {
+struct Hammered {
     calls: u64,
     succeeded: u64,
     failed: u64,
@@ -563,12 +554,12 @@ fn hammer_start(c: &mut SdkClient, name: &str, args: Value, expect: Option<&str>
 
 /// The hammer's counts after `op`: `hammer_tally` (now), `hammer_next` (once
 /// a call that ends after it has succeeded) or `hammer_stop`.
-fn hammer(c: &mut SdkClient, op: &str) -> Tally {
+fn hammer(c: &mut SdkClient, op: &str) -> Hammered {
     // `hammer_next` gives up a little before this client's own read does, so that a timeout says what was counted.
     let answer = c.send(json!({ "op": op, "timeout_ms": (PATIENCE * 9 / 10).as_millis() as u64 }));
     assert_eq!(answer["ok"], true, "{op}: {answer}");
     let count = |key: &str| answer[key].as_u64().unwrap_or_else(|| panic!("{op}: no {key}: {answer}"));
-    let tally = Tally {
+    let tally = Hammered {
         calls: count("calls"),
         succeeded: count("succeeded"),
         failed: count("failed"),

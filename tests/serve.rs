@@ -872,11 +872,11 @@ fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_fir
     let file = dir.join("c.yaml");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/a.ts"), "let a = 1;\n").unwrap();
-    let fake_lsp = format!(
-        "  fake:\n    kind: lsp.stdio\n    command: node\n    args: [{}]\n    extensions: {{ .ts: typescript }}\n",
-        json!(root().join("tests/peers/fake-lsp-server.mjs"))
+    let ts = format!(
+        "  ts:\n    kind: lsp.stdio\n    command: {}\n    args: [--stdio]\n    extensions: {{ .ts: typescript }}\n",
+        json!(peer_bin("typescript-language-server"))
     );
-    compose(&file, &[flaky_mount("a", &[], ""), fake_lsp], "services:\n  workspace: { root: . }\ntools:\n  lsp: true\n");
+    compose(&file, &[flaky_mount("a", &[], ""), ts], "services:\n  workspace: { root: . }\ntools:\n  lsp: true\n");
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let url = format!("{}/mcp", seam.base);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -937,7 +937,8 @@ fn http_answers_a_plain_call_as_json_and_streams_a_call_that_asks_the_client_fir
         assert_eq!(told.status(), 202);
         let answer = next_event().await;
         assert_eq!(answer["id"], 4, "{answer}");
-        assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("fake hover"), "{answer}");
+        // typescript-language-server's hover of `a` in `let a = 1;`: its declaration and type.
+        assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("let a: number"), "{answer}");
     });
 }
 
