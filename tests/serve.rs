@@ -240,6 +240,7 @@ fn sigterm_stops_seam_after_its_stderr_is_closed() {
     compose(&file, &[flaky_mount("a", &[("FLAKY_PID_FILE", &pid_file.display().to_string())], "")], "");
     let mut seam = Command::new(seam_bin())
         .env("RUST_LOG", "info,rmcp=warn")
+        .envs([JSON_LOG])
         .arg("serve")
         .arg(&file)
         .args(["--transport", "http", "--listen", "127.0.0.1:0", "--no-watch"])
@@ -250,9 +251,9 @@ fn sigterm_stops_seam_after_its_stderr_is_closed() {
         .unwrap();
     let pid = seam.id();
     let mut stderr = std::io::BufReader::new(seam.stderr.take().unwrap());
-    // Read through the last line seam prints on start, then close the pipe.
+    // Read through the event that says seam serves, the last it logs on start, then close the pipe.
     let mut line = String::new();
-    while !line.contains("status at http://") {
+    while !serde_json::from_str::<Value>(&line).is_ok_and(|e| e["url"].is_string()) {
         line.clear();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "seam ended before it served");
     }
