@@ -88,6 +88,47 @@ struct Shown {
     skills: Option<[u8; 32]>,
 }
 
+impl Shown {
+    /// All that `view` shows, and seam's own skills as hashed (`skills_hash`): what a
+    /// `subscriptions/listen` stream is shown at its start.
+    fn all(view: &View, skills: [u8; 32]) -> Shown {
+        Shown {
+            tools: Some(view.tools.clone()),
+            prompts: Some(shown_prompts(view)),
+            resources: Some(shown_resources(view)),
+            skills: Some(skills),
+        }
+    }
+
+    /// Which lists of `now` differ from those shown (a list never shown is compared
+    /// with `before`, what the listener would have been shown), marking them shown.
+    /// Skills are [`Gateway::what_changed`]'s: hashing them reads their files.
+    fn changes(&mut self, before: &View, now: &View) -> Changed {
+        let tools = *self.tools.as_ref().unwrap_or(&before.tools) != now.tools;
+        let prompts = *self.prompts.as_ref().unwrap_or(&shown_prompts(before)) != shown_prompts(now);
+        let resources = *self.resources.as_ref().unwrap_or(&shown_resources(before)) != shown_resources(now);
+        if tools {
+            self.tools = Some(now.tools.clone());
+        }
+        if prompts {
+            self.prompts = Some(shown_prompts(now));
+        }
+        if resources {
+            self.resources = Some(shown_resources(now));
+        }
+        Changed { tools, prompts, resources }
+    }
+}
+
+/// The lists whose `list_changed` a listener is sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Changed {
+    tools: bool,
+    prompts: bool,
+    /// Resources or templates, or seam's own skills (their files are resources).
+    resources: bool,
+}
+
 /// What `Shown` keeps of a skills listing: its hash.
 fn skills_hash(skills: &[rmcp::model::Skill]) -> [u8; 32] {
     let mut hasher = blake3::Hasher::new();
@@ -259,6 +300,25 @@ impl Gateway {
                 }
             })
             .collect()
+    }
+
+    /// What changed for one listener (a session's notifier, or a `subscriptions/listen`
+    /// stream: the one rule for both) since `shown`, `now` being what the agent is shown.
+    /// A skill's files changed (its digests moved): the extension names no notification
+    /// of its own, and its files are resources, so a listener shown the skills is told so.
+    async fn what_changed(&self, peer: &Peer<RoleServer>, shown: &std::sync::Mutex<Shown>, before: &View, now: &View) -> Changed {
+        let (mut changed, listed) = {
+            let mut shown = shown.lock().expect("shown lock");
+            (shown.changes(before, now), shown.skills)
+        };
+        if let Some(listed) = listed {
+            let served = skills_hash(&self.served_skills(peer, None).await);
+            if served != listed {
+                shown.lock().expect("shown lock").skills = Some(served);
+                changed.resources = true;
+            }
+        }
+        changed
     }
 
     /// What this session is shown now.
@@ -823,6 +883,9 @@ impl ServerHandler for Gateway {
         let mut changes = self.deployment.subscribe();
         let mut events = self.deployment.mount_events();
         let mut before = self.view(&request.peer).await;
+        // A stream is shown all at its start, seam's own skills included (they are resources).
+        let skills = skills_hash(&self.served_skills(&request.peer, None).await);
+        let shown = std::sync::Mutex::new(Shown::all(&before, skills));
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),
@@ -849,18 +912,16 @@ impl ServerHandler for Gateway {
                 }
             }
             let now = self.view(&request.peer).await;
-            let tools = before.tools != now.tools;
-            let prompts = before.prompts != now.prompts || before.offered.prompts != now.offered.prompts;
-            let resources = before.offered.resources != now.offered.resources || before.offered.templates != now.offered.templates;
+            let changed = self.what_changed(&request.peer, &shown, &before, &now).await;
             before = now;
             let sent = async {
-                if tools && wants(accepted.tools_list_changed) {
+                if changed.tools && wants(accepted.tools_list_changed) {
                     sink.notify_tool_list_changed().await?;
                 }
-                if prompts && wants(accepted.prompts_list_changed) {
+                if changed.prompts && wants(accepted.prompts_list_changed) {
                     sink.notify_prompt_list_changed().await?;
                 }
-                if resources && wants(accepted.resources_list_changed) {
+                if changed.resources && wants(accepted.resources_list_changed) {
                     sink.notify_resource_list_changed().await?;
                 }
                 Ok::<(), rmcp::service::SubscriptionSendError>(())
@@ -907,50 +968,15 @@ impl ServerHandler for Gateway {
                     }
                 }
                 let now = this.view(&peer).await;
-                let (tools, prompts, resources) = {
-                    let mut shown = this.shown.lock().expect("shown lock");
-                    let tools = *shown.tools.as_ref().unwrap_or(&first.tools) != now.tools;
-                    let prompts = match &shown.prompts {
-                        Some((live, offered)) => *live != now.prompts || *offered != now.offered.prompts,
-                        None => first.prompts != now.prompts || first.offered.prompts != now.offered.prompts,
-                    };
-                    let resources = match &shown.resources {
-                        Some((resources, templates)) => *resources != now.offered.resources || *templates != now.offered.templates,
-                        None => first.offered.resources != now.offered.resources || first.offered.templates != now.offered.templates,
-                    };
-                    if tools {
-                        shown.tools = Some(now.tools.clone());
-                    }
-                    if prompts {
-                        shown.prompts = Some(shown_prompts(&now));
-                    }
-                    if resources {
-                        shown.resources = Some(shown_resources(&now));
-                    }
-                    (tools, prompts, resources)
-                };
+                let changed = this.what_changed(&peer, &this.shown, &first, &now).await;
                 first = now;
-                // A skill's files changed (its digests moved): the extension names no notification of
-                // its own, and its files are resources, so a session that listed skills is told so.
-                let listed_skills = this.shown.lock().expect("shown lock").skills;
-                let skills = match listed_skills {
-                    Some(listed) => {
-                        let served = skills_hash(&this.served_skills(&peer, None).await);
-                        let changed = served != listed;
-                        if changed {
-                            this.shown.lock().expect("shown lock").skills = Some(served);
-                        }
-                        changed
-                    }
-                    None => false,
-                };
-                if tools && peer.notify_tool_list_changed().await.is_err() {
+                if changed.tools && peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
-                if prompts && peer.notify_prompt_list_changed().await.is_err() {
+                if changed.prompts && peer.notify_prompt_list_changed().await.is_err() {
                     break;
                 }
-                if (resources || skills) && peer.notify_resource_list_changed().await.is_err() {
+                if changed.resources && peer.notify_resource_list_changed().await.is_err() {
                     break;
                 }
             }

@@ -199,7 +199,7 @@ fn a_url_elicitation_required_is_a_modern_client_s_question_and_its_retry_calls_
 /// A 2026-07-28 client's `subscriptions/listen` (request id 42) at `base`/mcp for
 /// `notifications`: what the stream carried until `read` (given all read so far, after
 /// each read; it may cause what the test waits for) says it is enough, or 30 s passed.
-fn listen(base: &str, notifications: Value, mut read: impl FnMut(&str) -> bool) -> String {
+pub(super) fn listen(base: &str, notifications: Value, mut read: impl FnMut(&str) -> bool) -> String {
     let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} });
     let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen", "params": { "notifications": notifications, "_meta": meta } });
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -245,3 +245,32 @@ fn reads_of_large_files_wait_their_turn_past_the_read_budget() {
     wait_until("every read's bytes given back", || reads() == json!({ "bytes_in_flight": 0, "waiting": 0 }));
     assert!(seam.terminate().success());
 }
+
+/// A 2026-07-28 client's `subscriptions/listen` stream is told when a skill's files
+/// change (`resources/list_changed`), as a session that listed skills is: both follow
+/// one rule (`Gateway::what_changed`). A reload that adds a mount is announced first,
+/// which shows the stream is following before the skill is edited.
+#[test]
+fn a_listen_stream_is_told_when_a_skill_s_files_change() {
+    let dir = scratch("skills-extension-listen");
+    let skills = dir.join("skills");
+    let pdf = skill(&skills, "pdf", "");
+    let file = composition(&dir);
+    let seam = HttpSeam::start(&file, &[]);
+    let (mut reloaded, mut edited) = (false, false);
+    let seen = super::eras::listen(&seam.base, json!({ "toolsListChanged": true, "resourcesListChanged": true }), |seen| {
+        if seen.contains("notifications/subscriptions/acknowledged") && !reloaded {
+            reloaded = true;
+            let text = std::fs::read_to_string(&file).unwrap().replace("mounts:\n", &format!("mounts:\n{}", flaky_mount("a", &[], "")));
+            write_atomically(&file, &text);
+        }
+        if seen.contains("notifications/tools/list_changed") && !edited {
+            edited = true;
+            std::fs::write(pdf.join("notes.txt"), "a new file\n").unwrap();
+        }
+        seen.contains("notifications/resources/list_changed")
+    });
+    assert!(seen.contains("notifications/tools/list_changed"), "{seen}");
+    assert!(seen.contains("notifications/resources/list_changed"), "a skill's new file is announced: {seen}");
+    assert!(seam.terminate().success());
+}
