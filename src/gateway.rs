@@ -423,7 +423,7 @@ impl Gateway {
         start: impl FnOnce(seam_engine::runtime::Client, tokio_util::sync::CancellationToken) -> seam_engine::runtime::BoxFuture<'static, T>,
     ) -> Result<Round<T>, McpError> {
         use crate::waiting::{self, Waiting};
-        let refused = |(code, message): (seam_engine::surface::Code, String)| {
+        let refused = |(code, message): (seam_engine::codes::Code, String)| {
             McpError::invalid_params(format!("{code}: {message}"), Some(serde_json::json!({ "code": code.code })))
         };
         let ModernRequest { asked, arguments, state, responses } = request;

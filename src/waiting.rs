@@ -13,7 +13,7 @@ use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use seam_engine::codes;
-use seam_engine::surface::Code;
+use seam_engine::codes::Code;
 use serde_json::{Map, Value as Json};
 
 use crate::client_link::ParkedCall;

@@ -66,7 +66,7 @@ fn describe(d: &Diagnostic, sources: &Sources, fixture: &Path) -> String {
         format!("{} ", file.strip_prefix(&folder).unwrap_or(&file).display())
     };
     let pointer = if d.pointer.is_empty() { "\"\"" } else { &d.pointer };
-    format!("{} {} {place}{}:{} {pointer}", d.severity.as_str(), d.code, d.span.line, d.span.column)
+    format!("{} {} {place}{}:{} {pointer}", d.severity().as_str(), d.code, d.span.line, d.span.column)
 }
 
 fn canonical(path: &Path) -> PathBuf {

@@ -2,6 +2,54 @@
 //! theirs through `Surface::codes`; `docs/codes.md` is generated from both and
 //! a test fails when it drifts.
 
+/// How bad a code is (and so every diagnostic of it). Ordered so that errors sort first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A code as emitted: a row of a code table (`code_table!`), never a bare string.
+pub type Code = &'static CodeDoc;
+
+/// A stable diagnostic code and what it means, for the code table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeDoc {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub meaning: &'static str,
+}
+
+/// A code equals its name, as clients and tests see it.
+impl PartialEq<str> for CodeDoc {
+    fn eq(&self, name: &str) -> bool {
+        self.code == name
+    }
+}
+
+/// A code is written as its name (`"SKILL_UNKNOWN"`), in every JSON seam gives.
+impl serde::Serialize for CodeDoc {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code)
+    }
+}
+
+/// A code reads as its name (`SKILL_UNKNOWN`).
+impl std::fmt::Display for CodeDoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
 /// A table of codes: one constant per code (`&'static CodeDoc`, named as the code
 /// is spelled), and `$table`, the table of them all. A code is emitted only
 /// through its constant, so a code without a row does not compile, and
@@ -11,14 +59,14 @@ macro_rules! code_table {
     ($table:ident { $($name:ident $severity:ident $meaning:literal;)* }) => {
         $(
             #[doc = $meaning]
-            pub const $name: &$crate::surface::CodeDoc = &$crate::surface::CodeDoc {
+            pub const $name: &$crate::codes::CodeDoc = &$crate::codes::CodeDoc {
                 code: stringify!($name),
-                severity: $crate::diagnostic::Severity::$severity,
+                severity: $crate::codes::Severity::$severity,
                 meaning: $meaning,
             };
         )*
         /// Every code of this table.
-        pub const $table: &[$crate::surface::CodeDoc] = &[$(*$name),*];
+        pub const $table: &[$crate::codes::CodeDoc] = &[$(*$name),*];
     };
 }
 

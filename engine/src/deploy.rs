@@ -883,7 +883,7 @@ impl Deployment {
                     let at = crate::diagnostic::pointer(["mounts", id.as_str()]);
                     let message = format!("required mount `{id}` did not start: {problem}");
                     diagnostic_json(
-                        &Diagnostic::error(crate::codes::MOUNT_START_FAILED, locate(&tree, &format!("{at}/kind")), at, message),
+                        &Diagnostic::new(crate::codes::MOUNT_START_FAILED, locate(&tree, &format!("{at}/kind")), at, message),
                         &sources,
                     )
                 }));
@@ -896,7 +896,7 @@ impl Deployment {
     }
 
     /// A diagnostic for the composition as a whole, which could not be read or checked.
-    fn unreadable(&self, code: crate::surface::Code, message: String) -> Json {
+    fn unreadable(&self, code: crate::codes::Code, message: String) -> Json {
         let code = code.code;
         json!({
             "severity": "error", "code": code, "message": message,
@@ -957,7 +957,7 @@ impl Deployment {
             }
             if let Err(e) = source.read() {
                 let pointer = source.pointer(&at);
-                refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e.to_string()));
+                refused.push(Diagnostic::new(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e.to_string()));
             }
         }
         let open = resolved.open_agents();
@@ -972,7 +972,7 @@ impl Deployment {
                 if open.len() > 1 { "s" } else { "" },
                 open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
             );
-            refused.push(Diagnostic::error(crate::codes::SERVE_TOKEN_REQUIRED, locate(tree, &at), &at, message));
+            refused.push(Diagnostic::new(crate::codes::SERVE_TOKEN_REQUIRED, locate(tree, &at), &at, message));
         }
         refused
     }

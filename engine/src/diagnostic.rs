@@ -4,6 +4,7 @@
 //! and the 1-based line and column (in characters) of the value that caused
 //! it, and the JSON pointer of that value in the merged composition.
 
+use crate::codes::{Code, Severity};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -12,22 +13,6 @@ use std::sync::{Arc, OnceLock};
 /// quote a value of the file (an unknown key, say), and a file may hold
 /// anything; what `/status`, the status page and the log show stays small.
 pub const MAX_MESSAGE_CHARS: usize = 500;
-
-/// How bad a diagnostic is. Ordered so that errors sort first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
 
 /// A position in one source file: 1-based line and column, column counted in characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -107,9 +92,9 @@ fn capped(text: String) -> String {
 /// One problem found in a composition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub severity: Severity,
-    /// Stable code, e.g. `SCHEMA_UNKNOWN_KEY`; documented in `docs/codes.md`.
-    pub code: &'static str,
+    /// Its stable code (documented in `docs/codes.md`), whose table row gives its
+    /// severity: a code is emitted at that severity and no other.
+    pub code: Code,
     pub message: String,
     /// JSON pointer of the offending value in the merged composition ("" = the whole document).
     pub pointer: String,
@@ -118,20 +103,10 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: crate::surface::Code, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A finding of `code`, at the severity its table row gives.
+    pub fn new(code: Code, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         // The pointer is capped too: it names keys of the file, and a key may be megabytes long.
-        Diagnostic {
-            severity: Severity::Error,
-            code: code.code,
-            message: capped(message.into()),
-            pointer: capped(pointer.into()),
-            span,
-            help: None,
-        }
-    }
-
-    pub fn warning(code: crate::surface::Code, span: Span, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, span, pointer, message) }
+        Diagnostic { code, message: capped(message.into()), pointer: capped(pointer.into()), span, help: None }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -139,13 +114,17 @@ impl Diagnostic {
         self
     }
 
+    pub fn severity(&self) -> Severity {
+        self.code.severity
+    }
+
     pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
+        self.severity() == Severity::Error
     }
 
     /// Sort key: file, line, column, then severity and code, so output is stable.
     fn sort_key(&self) -> (FileId, u32, u32, Severity, &'static str, &str, &str) {
-        (self.span.file, self.span.line, self.span.column, self.severity, self.code, &self.pointer, &self.message)
+        (self.span.file, self.span.line, self.span.column, self.severity(), self.code.code, &self.pointer, &self.message)
     }
 }
 
@@ -181,6 +160,6 @@ pub fn pointer_segments(pointer: &str) -> Vec<String> {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]: {}", self.severity.as_str(), self.code, self.message)
+        write!(f, "{}[{}]: {}", self.severity().as_str(), self.code, self.message)
     }
 }

@@ -40,7 +40,7 @@ pub fn to_json(resolved: &Resolved, surfaces: &[&'static dyn Surface], agent: Op
                 let findings: Vec<Json> = found
                     .findings
                     .iter()
-                    .map(|f| json!({ "severity": f.severity.as_str(), "code": f.code.code, "message": f.message }))
+                    .map(|f| json!({ "severity": f.code.severity.as_str(), "code": f.code.code, "message": f.message }))
                     .collect();
                 mount["environment"] = json!({ "facts": found.facts, "lines": found.lines, "findings": findings });
             }

@@ -31,12 +31,14 @@ pub mod yaml;
 
 use std::path::Path;
 
-use diagnostic::{Diagnostic, Severity, Sources};
+use codes::CodeDoc;
+use codes::Severity;
+use diagnostic::{Diagnostic, Sources};
 use load::{Env, ReadError};
 use plan::Plan;
 use resolve::Resolved;
 use schema::Schemas;
-use surface::{CodeDoc, Requirement, Surface, locate};
+use surface::{Requirement, Surface, locate};
 
 /// The engine for one set of compiled-in surfaces.
 pub struct Engine {
@@ -112,12 +114,13 @@ impl Engine {
 /// A value whose `${…}` failed to expand keeps its raw text; other findings about
 /// that same value would only repeat the failure, so they are dropped.
 fn suppress_follow_on(diagnostics: &mut Vec<Diagnostic>) {
-    let failed: std::collections::HashSet<String> =
-        diagnostics.iter().filter(|d| d.code.starts_with("ENV_")).map(|d| d.pointer.clone()).collect();
+    // By the codes' identity, not their spelling: `ENV_EXECUTABLE_NOT_FOUND` is no failed `${…}`.
+    let expanding = |d: &Diagnostic| [codes::ENV_UNSET, codes::ENV_REQUIRED, codes::ENV_SYNTAX].contains(&d.code);
+    let failed: std::collections::HashSet<String> = diagnostics.iter().filter(|d| expanding(d)).map(|d| d.pointer.clone()).collect();
     if failed.is_empty() {
         return;
     }
-    diagnostics.retain(|d| d.code.starts_with("ENV_") || !failed.contains(&d.pointer));
+    diagnostics.retain(|d| expanding(d) || !failed.contains(&d.pointer));
 }
 
 impl Checked {
@@ -126,7 +129,7 @@ impl Checked {
     }
 
     pub fn warnings(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+        self.diagnostics.iter().filter(|d| d.severity() == Severity::Warning).count()
     }
 
     /// Valid: no errors, and no warnings either when they are denied.
@@ -156,7 +159,7 @@ impl Checked {
                 let d = match req {
                     Requirement::Executable { name, pointer } => match which::which(name) {
                         Ok(_) => continue,
-                        Err(_) => Diagnostic::error(
+                        Err(_) => Diagnostic::new(
                             crate::codes::ENV_EXECUTABLE_NOT_FOUND,
                             locate(tree, pointer),
                             pointer,
@@ -169,7 +172,7 @@ impl Checked {
                     },
                     Requirement::ReadableFile { path, pointer } => match std::fs::File::open(path) {
                         Ok(_) => continue,
-                        Err(e) => Diagnostic::error(
+                        Err(e) => Diagnostic::new(
                             crate::codes::ENV_FILE_UNREADABLE,
                             locate(tree, pointer),
                             pointer,
@@ -180,7 +183,7 @@ impl Checked {
                         if path.is_dir() {
                             continue;
                         }
-                        Diagnostic::error(
+                        Diagnostic::new(
                             crate::codes::ENV_DIR_MISSING,
                             locate(tree, pointer),
                             pointer,
@@ -198,10 +201,7 @@ impl Checked {
             for f in probe.run(workspace).findings {
                 let pointer = format!("{}{}", diagnostic::pointer(["mounts", id.as_str()]), f.pointer);
                 let span = locate(tree, &pointer);
-                found.push(match f.severity {
-                    Severity::Error => Diagnostic::error(f.code, span, pointer, f.message),
-                    Severity::Warning => Diagnostic::warning(f.code, span, pointer, f.message),
-                });
+                found.push(Diagnostic::new(f.code, span, pointer, f.message));
             }
         }
         self.diagnostics.extend(found);

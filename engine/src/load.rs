@@ -143,7 +143,7 @@ fn too_large(span: Span, pointer: &str, base: Option<&str>, limit: u64) -> Diagn
         None => format!("the composition is larger than {limit}, the most seam reads for one composition and its bases"),
         Some(entry) => format!("`{entry}` takes the composition and its bases past {limit}, the most seam reads for one composition"),
     };
-    Diagnostic::error(crate::codes::COMPOSITION_TOO_LARGE, span, pointer, message)
+    Diagnostic::new(crate::codes::COMPOSITION_TOO_LARGE, span, pointer, message)
         .with_help("a composition is rarely over a MiB; if this one is meant to be larger, raise `--max-composition-bytes`")
 }
 
@@ -176,7 +176,7 @@ impl<'e> Loader<'e> {
         let file = self.sources.add(path.to_owned(), "".into());
         let span = Span { file, line: 1, column: 1 };
         self.diagnostics.push(match unread {
-            Unread::NotRegular(what) => Diagnostic::error(
+            Unread::NotRegular(what) => Diagnostic::new(
                 crate::codes::COMPOSITION_NOT_A_FILE,
                 span,
                 "",
@@ -207,7 +207,7 @@ impl Loader<'_> {
                 let column = valid.rsplit('\n').next().unwrap_or_default().chars().count() as u32 + 1;
                 let lossy: Arc<str> = if quotable { String::from_utf8_lossy(e.as_bytes()).into() } else { "".into() };
                 let file = self.sources.add(path.to_owned(), lossy);
-                self.diagnostics.push(Diagnostic::error(
+                self.diagnostics.push(Diagnostic::new(
                     crate::codes::YAML_NOT_UTF8,
                     Span { file, line, column },
                     "",
@@ -251,7 +251,7 @@ impl Loader<'_> {
                 for (i, item) in items.iter().enumerate() {
                     match &item.value {
                         Value::Str(s) => out.push((i, s.clone(), item.span)),
-                        _ => self.diagnostics.push(Diagnostic::error(
+                        _ => self.diagnostics.push(Diagnostic::new(
                             crate::codes::EXTENDS_INVALID,
                             item.span,
                             format!("/extends/{i}"),
@@ -264,7 +264,7 @@ impl Loader<'_> {
             Value::Null => Vec::new(),
             _ => {
                 self.diagnostics.push(
-                    Diagnostic::error(crate::codes::EXTENDS_INVALID, extends.node.span, "/extends", "`extends` is a list of paths")
+                    Diagnostic::new(crate::codes::EXTENDS_INVALID, extends.node.span, "/extends", "`extends` is a list of paths")
                         .with_help("write `extends: [base.yaml]`"),
                 );
                 map.shift_remove("extends");
@@ -283,7 +283,7 @@ impl Loader<'_> {
             if let Some(start) = self.chain.iter().position(|p| *p == canonical) {
                 let mut names: Vec<String> = self.chain[start..].iter().map(|p| display_name(p)).collect();
                 names.push(display_name(&canonical));
-                self.diagnostics.push(Diagnostic::error(
+                self.diagnostics.push(Diagnostic::new(
                     crate::codes::EXTENDS_CYCLE,
                     span,
                     pointer,
@@ -293,7 +293,7 @@ impl Loader<'_> {
             }
             // The top file is not counted: it may pull in MAX_EXTENDS_FILES others.
             if self.sources.files().count() > MAX_EXTENDS_FILES {
-                self.diagnostics.push(Diagnostic::error(
+                self.diagnostics.push(Diagnostic::new(
                     crate::codes::EXTENDS_LIMIT,
                     span,
                     pointer,
@@ -304,7 +304,7 @@ impl Loader<'_> {
             let bytes = match read_bounded(&target, self.left) {
                 Ok(bytes) => bytes,
                 Err(Unread::Io(e)) => {
-                    self.diagnostics.push(Diagnostic::error(
+                    self.diagnostics.push(Diagnostic::new(
                         crate::codes::EXTENDS_NOT_FOUND,
                         span,
                         pointer,
@@ -313,7 +313,7 @@ impl Loader<'_> {
                     continue;
                 }
                 Err(Unread::NotRegular(what)) => {
-                    self.diagnostics.push(Diagnostic::error(
+                    self.diagnostics.push(Diagnostic::new(
                         crate::codes::EXTENDS_NOT_A_FILE,
                         span,
                         pointer,
@@ -335,7 +335,7 @@ impl Loader<'_> {
                 // An empty base adds nothing (merged, its null would replace what came before it).
                 Value::Null => continue,
                 other => {
-                    self.diagnostics.push(Diagnostic::error(
+                    self.diagnostics.push(Diagnostic::new(
                         crate::codes::EXTENDS_NOT_MAPPING,
                         span,
                         pointer,
@@ -412,7 +412,7 @@ pub fn merge(base: Node, over: Node) -> Node {
 
 /// Expands `${VAR}`, `${VAR:-default}`, `${VAR:?message}` and `$$`.
 /// `Ok(None)` when the text has nothing to expand.
-pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (crate::surface::Code, String)> {
+pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (crate::codes::Code, String)> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut changed = false;
@@ -569,7 +569,7 @@ mod tests {
     }
 
     fn codes(loaded: &Loaded) -> Vec<&'static str> {
-        loaded.diagnostics.iter().map(|d| d.code).collect()
+        loaded.diagnostics.iter().map(|d| d.code.code).collect()
     }
 
     /// The budget covers the composition and its bases together: exactly at it

@@ -5,7 +5,8 @@ use std::time::SystemTime;
 
 use serde_json::{Value as Json, json};
 
-use crate::diagnostic::{Diagnostic, Severity, Sources};
+use crate::codes::Severity;
+use crate::diagnostic::{Diagnostic, Sources};
 use crate::runtime::timestamp;
 
 /// The most diagnostics one outcome keeps for `/status`, the status page and
@@ -113,7 +114,7 @@ impl Outcome {
 
 pub(crate) fn diagnostic_json(d: &Diagnostic, sources: &Sources) -> Json {
     json!({
-        "severity": d.severity.as_str(),
+        "severity": d.severity().as_str(),
         "code": d.code,
         "message": d.message,
         "path": sources.path(d.span.file).display().to_string(),

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value as Json, json};
 
 use crate::Checked;
-use crate::diagnostic::{Diagnostic, Severity, Sources};
+use crate::codes::Severity;
+use crate::diagnostic::{Diagnostic, Sources};
 
 /// The most characters of a source line quoted under a diagnostic; a longer
 /// line is quoted around the column the diagnostic points at.
@@ -20,7 +21,7 @@ pub const EXCERPT_CHARS: usize = 120;
 pub fn human(d: &Diagnostic, sources: &Sources) -> String {
     let path = sources.path(d.span.file).display().to_string();
     let mut out =
-        format!("{}:{}:{}: {}[{}]: {}\n", visible(&path), d.span.line, d.span.column, d.severity.as_str(), d.code, visible(&d.message));
+        format!("{}:{}:{}: {}[{}]: {}\n", visible(&path), d.span.line, d.span.column, d.severity().as_str(), d.code, visible(&d.message));
     if let Some(line) = sources.line_text(d.span.file, d.span.line) {
         let number = d.span.line.to_string();
         let gutter = " ".repeat(number.len());
@@ -120,7 +121,7 @@ fn escape_property(s: &str) -> String {
 
 /// One diagnostic as a GitHub Actions workflow command.
 pub fn github(d: &Diagnostic, sources: &Sources) -> String {
-    let level = match d.severity {
+    let level = match d.severity() {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
@@ -160,15 +161,15 @@ pub fn json_report(checked: &[(PathBuf, Checked)], deny_warnings: bool) -> Json 
                 order.push(file.clone());
             }
             let entry = entries.entry(file).or_insert_with(|| (true, Vec::new(), Default::default()));
-            if d.is_error() || (deny_warnings && d.severity == Severity::Warning) {
+            if d.is_error() || (deny_warnings && d.severity() == Severity::Warning) {
                 entry.0 = false;
             }
-            let key = (d.pointer.clone(), d.code, d.span.line, d.span.column, d.message.clone());
+            let key = (d.pointer.clone(), d.code.code, d.span.line, d.span.column, d.message.clone());
             if !entry.2.insert(key) {
                 continue;
             }
             entry.1.push(json!({
-                "severity": d.severity.as_str(),
+                "severity": d.severity().as_str(),
                 "code": d.code,
                 "message": d.message,
                 "pointer": d.pointer,
@@ -227,7 +228,7 @@ mod tests {
     fn rendered(text: &str, line: u32, column: u32, message: &str) -> String {
         let mut sources = Sources::default();
         let file = sources.add("c.yaml".into(), text.into());
-        human(&Diagnostic::error(crate::codes::SCHEMA_TYPE, Span { file, line, column }, "/x", message), &sources)
+        human(&Diagnostic::new(crate::codes::SCHEMA_TYPE, Span { file, line, column }, "/x", message), &sources)
     }
 
     /// What the file holds reaches the terminal as pictures: no escape

@@ -139,7 +139,7 @@ fn offer_rules(map: Option<&Mapping>, at: &str, tree: &Node, out: &mut Vec<Diagn
             Ok(glob) => rules.push(OfferRule { matcher: glob.compile_matcher(), shows }),
             Err(e) => {
                 let pointer = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::OFFER_RULE_INVALID_GLOB,
                     crate::surface::locate_key(tree, &pointer),
                     &pointer,
@@ -248,7 +248,7 @@ fn unserved_tools(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) {
     for (at, (tool, agents)) in unserved {
         let agents = agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
         out.push(
-            Diagnostic::warning(
+            Diagnostic::new(
                 crate::codes::TOOL_UNSERVED,
                 locate(tree, &at),
                 &at,
@@ -281,7 +281,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             let pointer = "/services/workspace";
             let message = "`services.workspace` has no `root` (absent, null or empty): there is no workspace";
             out.push(
-                Diagnostic::warning(crate::codes::WORKSPACE_WITHOUT_ROOT, locate(tree, pointer), pointer, message)
+                Diagnostic::new(crate::codes::WORKSPACE_WITHOUT_ROOT, locate(tree, pointer), pointer, message)
                     .with_help("set `root:` (relative to this file), or leave `workspace` out"),
             );
         }
@@ -293,7 +293,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
     let token = |at: &str, env: &Option<crate::model::EnvName>, file: &Option<String>, out: &mut Vec<Diagnostic>| match (env, file) {
         (Some(_), Some(_)) => {
             let pointer = format!("{at}/bearer_token_file");
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::new(
                 crate::codes::SERVE_TOKEN_CONFLICT,
                 locate(tree, &pointer),
                 &pointer,
@@ -322,7 +322,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
             // Located at the budget where the file writes it (its documented range), else at the body limit.
             let budget_written = section("serve").and_then(|s| s.get("max_buffered_request_bytes")).is_some();
             let pointer = if budget_written { "/serve/max_buffered_request_bytes" } else { "/serve/max_request_bytes" };
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::new(
                 crate::codes::SERVE_LIMIT_ORDER,
                 locate(tree, pointer),
                 pointer,
@@ -357,7 +357,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         let config = &entry.node;
         let mount_pointer = pointer(["mounts", id.as_str()]);
         if !valid_id(id) {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::new(
                 crate::codes::MOUNT_ID_INVALID,
                 crate::surface::locate_key(tree, &mount_pointer),
                 &mount_pointer,
@@ -420,7 +420,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
         if mount.resolved.as_ref().is_some_and(|r| r.required) && resolved.visible_agents(id).is_empty() {
             let at = pointer(["mounts", id.as_str(), "required"]);
             out.push(
-                Diagnostic::warning(
+                Diagnostic::new(
                     crate::codes::MOUNT_REQUIRED_INVISIBLE,
                     locate(tree, &at),
                     at,
@@ -451,7 +451,7 @@ fn name_collisions(resolved: &Resolved, tree: &Node, out: &mut Vec<Diagnostic>) 
                     continue;
                 }
                 match first.get(name.as_str()) {
-                    Some(other) if reported.insert(at.clone()) => out.push(Diagnostic::error(
+                    Some(other) if reported.insert(at.clone()) => out.push(Diagnostic::new(
                         crate::codes::TOOL_NAME_COLLISION,
                         locate(tree, at),
                         at,
@@ -475,7 +475,7 @@ fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources
             match taken.get(&(claim.space, claim.key.as_str())) {
                 Some((first_id, first_pointer)) => {
                     let first = crate::surface::locate_key(tree, first_pointer);
-                    out.push(Diagnostic::error(
+                    out.push(Diagnostic::new(
                         claim.code,
                         crate::surface::locate_key(tree, &claim.pointer),
                         &claim.pointer,
@@ -590,7 +590,7 @@ fn read_agents<'t>(tree: &'t Node, out: &mut Vec<Diagnostic>) -> (BTreeMap<Strin
         let at = pointer(["agents", name.as_str()]);
         let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
         if !valid {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::new(
                 crate::codes::AGENT_NAME_INVALID,
                 crate::surface::locate_key(tree, &at),
                 &at,
@@ -621,7 +621,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
         if name == DEFAULT_AGENT {
             if a.parent.is_some() {
                 let at = "/agents/default/parent";
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::AGENT_DEFAULT_PARENT,
                     locate(tree, at),
                     at,
@@ -633,7 +633,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
         let parent = a.parent.clone().unwrap_or_else(|| DEFAULT_AGENT.to_owned());
         if parent != DEFAULT_AGENT && !docs.contains_key(&parent) {
             let at = pointer(["agents", name.as_str(), "parent"]);
-            let mut d = Diagnostic::error(
+            let mut d = Diagnostic::new(
                 crate::codes::AGENT_UNKNOWN_PARENT,
                 locate(tree, &at),
                 &at,
@@ -668,7 +668,7 @@ fn resolve_parents(tree: &Node, docs: &BTreeMap<String, AgentRefs>, out: &mut Ve
                 let rot = names.iter().position(|n| *n == first).unwrap_or(0);
                 names.rotate_left(rot);
                 names.push(first.clone());
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::AGENT_PARENT_CYCLE,
                     locate(tree, &at),
                     &at,
@@ -705,7 +705,7 @@ fn scoped_mounts<'m>(
                 scoped.insert(m.as_str());
             } else if !unknown_mounts.contains_key(m) {
                 let at = format!("{}/mounts/{i}", pointer(["agents", name.as_str()]));
-                let mut d = Diagnostic::error(
+                let mut d = Diagnostic::new(
                     crate::codes::AGENT_UNKNOWN_MOUNT,
                     locate(tree, &at),
                     &at,
@@ -776,7 +776,7 @@ fn tool_rules<'a>(
                 Ok(rule) => rules.push(rule),
                 Err((code, message)) => {
                     let key_at = format!("{at}/{}", crate::diagnostic::escape_pointer_segment(key));
-                    let mut d = Diagnostic::error(code, crate::surface::locate_key(tree, &key_at), &key_at, message);
+                    let mut d = Diagnostic::new(code, crate::surface::locate_key(tree, &key_at), &key_at, message);
                     if code == crate::codes::TOOLS_UNKNOWN_KEY {
                         let names: Vec<&str> = fixed_tools.keys().copied().collect();
                         d = d.with_help(match did_you_mean(key, names.iter().copied()) {

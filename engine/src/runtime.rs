@@ -57,7 +57,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// The error result every surface uses: one text block `CODE: message`.
-    pub fn error(code: crate::surface::Code, message: impl std::fmt::Display) -> ToolOutput {
+    pub fn error(code: crate::codes::Code, message: impl std::fmt::Display) -> ToolOutput {
         let code = code.code;
         ToolOutput {
             content: vec![json!({ "type": "text", "text": format!("{code}: {message}") })],
@@ -70,7 +70,7 @@ impl ToolOutput {
 
     /// A surface's typed error: the `CODE: message` block, and `structuredContent.error`
     /// with the code, the message and the detail (the host, the provider, a reason).
-    pub fn typed_error(code: crate::surface::Code, message: impl std::fmt::Display, detail: Map<String, Json>) -> ToolOutput {
+    pub fn typed_error(code: crate::codes::Code, message: impl std::fmt::Display, detail: Map<String, Json>) -> ToolOutput {
         let message = message.to_string();
         let mut error = Map::new();
         error.insert("code".into(), Json::from(code.code));

@@ -166,7 +166,7 @@ impl Schemas {
                 None => {
                     let pointer = format!("{}/kind", base());
                     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-                    let mut d = Diagnostic::error(
+                    let mut d = Diagnostic::new(
                         crate::codes::MOUNT_UNKNOWN_KIND,
                         locate(tree, &pointer),
                         pointer,
@@ -297,20 +297,20 @@ impl Mapper<'_> {
         if let Some((code, what, units, example, likely_unit)) = unit {
             let d = match instance.as_ref() {
                 Json::Number(n) => {
-                    Diagnostic::error(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
+                    Diagnostic::new(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
                         .with_help(format!("write it with one of {units}, e.g. `{n}{likely_unit}`"))
                 }
                 Json::String(s) if crate::units::well_formed(s, what == "duration") => {
                     let range =
                         if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
-                    Diagnostic::error(
+                    Diagnostic::new(
                         crate::codes::VALUE_OUT_OF_RANGE,
                         span,
                         &pointer,
                         format!("{field} is `{s}`, outside the range {range}"),
                     )
                 }
-                other => Diagnostic::error(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
+                other => Diagnostic::new(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
                     .with_help(format!("write a whole number and a unit ({units}), e.g. `{example}`")),
             };
             out.push(d);
@@ -324,7 +324,7 @@ impl Mapper<'_> {
                     let key_span = self.key_span(&key_pointer).unwrap_or(span);
                     if props.iter().any(|p| *p == format!("{key}_env")) {
                         out.push(
-                            Diagnostic::error(
+                            Diagnostic::new(
                                 crate::codes::SECRET_INLINE,
                                 key_span,
                                 key_pointer,
@@ -351,7 +351,7 @@ impl Mapper<'_> {
                             .map(|(k, _)| *k)
                             .collect();
                         if !owners.is_empty() {
-                            out.push(Diagnostic::error(
+                            out.push(Diagnostic::new(
                                 crate::codes::MOUNT_FOREIGN_FIELD,
                                 key_span,
                                 key_pointer,
@@ -360,7 +360,7 @@ impl Mapper<'_> {
                             continue;
                         }
                     }
-                    let mut d = Diagnostic::error(crate::codes::SCHEMA_UNKNOWN_KEY, key_span, key_pointer, format!("unknown key `{key}`"));
+                    let mut d = Diagnostic::new(crate::codes::SCHEMA_UNKNOWN_KEY, key_span, key_pointer, format!("unknown key `{key}`"));
                     if let Some(s) = did_you_mean(key, props.iter().map(String::as_str)) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     } else if !props.is_empty() {
@@ -377,11 +377,11 @@ impl Mapper<'_> {
                     (crate::codes::SCHEMA_REQUIRED, format!("missing required field `{name}`"))
                 };
                 let at = if pointer.is_empty() { span } else { self.key_span(&pointer).unwrap_or(span) };
-                out.push(Diagnostic::error(code, at, format!("{pointer}/{name}"), message));
+                out.push(Diagnostic::new(code, at, format!("{pointer}/{name}"), message));
             }
             K::Constant { expected_value } if pointer == "/seam" => {
                 out.push(
-                    Diagnostic::error(
+                    Diagnostic::new(
                         crate::codes::VERSION_UNSUPPORTED,
                         span,
                         pointer,
@@ -391,7 +391,7 @@ impl Mapper<'_> {
                 );
             }
             K::Constant { expected_value } => {
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::SCHEMA_INVALID,
                     span,
                     pointer,
@@ -399,7 +399,7 @@ impl Mapper<'_> {
                 ));
             }
             K::Enum { options } => {
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::SCHEMA_INVALID,
                     span,
                     pointer,
@@ -422,7 +422,7 @@ impl Mapper<'_> {
                     Some(t) => word(t).to_owned(),
                     None => "another type".to_owned(),
                 };
-                let d = Diagnostic::error(
+                let d = Diagnostic::new(
                     crate::codes::SCHEMA_TYPE,
                     span,
                     pointer,
@@ -437,7 +437,7 @@ impl Mapper<'_> {
                     K::Maximum { .. } => "≤",
                     _ => "<",
                 };
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::VALUE_OUT_OF_RANGE,
                     span,
                     pointer,
@@ -445,7 +445,7 @@ impl Mapper<'_> {
                 ));
             }
             K::Pattern { pattern } => {
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::new(
                     crate::codes::SCHEMA_PATTERN,
                     span,
                     pointer,
@@ -460,7 +460,7 @@ impl Mapper<'_> {
                     K::Pattern { pattern } => format!("must match `{pattern}`"),
                     other => format!("is invalid ({other:?})"),
                 };
-                out.push(Diagnostic::error(crate::codes::SCHEMA_KEY_INVALID, at, key_pointer, format!("key `{key}` {why}")));
+                out.push(Diagnostic::new(crate::codes::SCHEMA_KEY_INVALID, at, key_pointer, format!("key `{key}` {why}")));
             }
             K::AnyOf { context } | K::OneOfNotValid { context } => {
                 // Keep the branches whose type fits the value; if one is left, its errors are the real ones.
@@ -495,14 +495,14 @@ impl Mapper<'_> {
                         })
                     };
                     let d = if expects("boolean") && expects("object") {
-                        Diagnostic::error(
+                        Diagnostic::new(
                             crate::codes::SCHEMA_TYPE,
                             span,
                             pointer,
                             format!("{field} must be true, false or a map, found {}", type_name(instance)),
                         )
                     } else {
-                        Diagnostic::error(
+                        Diagnostic::new(
                             crate::codes::SCHEMA_TYPE,
                             span,
                             pointer,
@@ -513,16 +513,16 @@ impl Mapper<'_> {
                 }
             }
             K::MinLength { limit: 1 } => {
-                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} must not be empty")));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} must not be empty")));
             }
             K::MinProperties { limit } => {
                 let entries = if *limit == 1 { "one entry".to_owned() } else { format!("{limit} entries") };
-                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} needs at least {entries}")));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} needs at least {entries}")));
             }
             K::MinItems { .. } | K::MaxItems { .. } | K::MinLength { .. } | K::MaxLength { .. } | K::MaxProperties { .. } => {
-                out.push(Diagnostic::error(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field}: {}", error.masked())));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field}: {}", error.masked())));
             }
-            _ => out.push(Diagnostic::error(crate::codes::SCHEMA_INVALID, span, pointer, format!("{field}: {}", error.masked()))),
+            _ => out.push(Diagnostic::new(crate::codes::SCHEMA_INVALID, span, pointer, format!("{field}: {}", error.masked()))),
         }
     }
 

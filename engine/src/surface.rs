@@ -9,37 +9,13 @@ use schemars::{Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
+use crate::codes::{Code, CodeDoc};
 use crate::diagnostic::{Diagnostic, Span, pointer_segments};
 use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
 use crate::yaml::Node;
 
 mod typed;
 pub use typed::{Kind, Live, ServedSkills, Serving, Tool, kind_schema};
-
-/// A code as emitted: a row of a code table (`code_table!`), never a bare string.
-pub type Code = &'static CodeDoc;
-
-/// A stable diagnostic code and what it means, for the code table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CodeDoc {
-    pub code: &'static str,
-    pub severity: crate::diagnostic::Severity,
-    pub meaning: &'static str,
-}
-
-/// A code equals its name, as clients and tests see it.
-impl PartialEq<str> for CodeDoc {
-    fn eq(&self, name: &str) -> bool {
-        self.code == name
-    }
-}
-
-/// A code reads as its name (`SKILL_UNKNOWN`).
-impl std::fmt::Display for CodeDoc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code)
-    }
-}
 
 /// One surface: a service (`web`, `lsp`, …), its kinds and its fixed tools.
 pub trait Surface: Send + Sync {
@@ -410,7 +386,7 @@ pub struct Environment {
 /// One finding, located at the mount (`pointer` is under the mount's own, `""` for the mount itself).
 #[derive(Clone, Debug)]
 pub struct Finding {
-    pub severity: crate::diagnostic::Severity,
+    /// Its severity is the code's own (its table row).
     pub code: Code,
     pub pointer: String,
     pub message: String,
@@ -450,7 +426,7 @@ impl MountCx<'_> {
         match T::deserialize(self.config) {
             Ok(t) => Some(t),
             Err(e) => {
-                self.error(crate::codes::SCHEMA_INVALID, "", format!("invalid mount `{}`: {e}", self.id));
+                self.report(crate::codes::SCHEMA_INVALID, "", format!("invalid mount `{}`: {e}", self.id));
                 None
             }
         }
@@ -461,20 +437,16 @@ impl MountCx<'_> {
         locate(self.root, &format!("{}{relative}", self.pointer))
     }
 
-    pub fn error(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = Diagnostic::error(code, self.span(relative), format!("{}{relative}", self.pointer), message);
+    /// Reports `code` about the field at `relative`, at the severity its table row gives.
+    pub fn report(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = Diagnostic::new(code, self.span(relative), format!("{}{relative}", self.pointer), message);
         push(self.diagnostics, d)
     }
 
-    /// An error about a map key (a mount id, an extension), located at the key itself.
-    pub fn error_at_key(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
+    /// Reports `code` about a map key (a mount id, an extension), located at the key itself.
+    pub fn report_at_key(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
         let pointer = format!("{}{relative}", self.pointer);
-        let d = Diagnostic::error(code, locate_key(self.root, &pointer), pointer, message);
-        push(self.diagnostics, d)
-    }
-
-    pub fn warning(&mut self, code: Code, relative: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = Diagnostic::warning(code, self.span(relative), format!("{}{relative}", self.pointer), message);
+        let d = Diagnostic::new(code, locate_key(self.root, &pointer), pointer, message);
         push(self.diagnostics, d)
     }
 
@@ -487,8 +459,12 @@ impl MountCx<'_> {
             return false;
         }
         let field = relative.rsplit('/').next().unwrap_or(relative);
-        self.error(crate::codes::SECRET_INLINE, relative, format!("`{field}` holds {what}, which would put a secret in the composition"))
-            .help = Some(format!("name where it comes from instead: {instead}"));
+        self.report(
+            crate::codes::SECRET_INLINE,
+            relative,
+            format!("`{field}` holds {what}, which would put a secret in the composition"),
+        )
+        .help = Some(format!("name where it comes from instead: {instead}"));
         true
     }
 
@@ -590,13 +566,9 @@ impl SurfaceCx<'_> {
         locate(self.root, pointer)
     }
 
-    pub fn error(&mut self, code: Code, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = Diagnostic::error(code, self.span(pointer), pointer, message);
-        push(self.diagnostics, d)
-    }
-
-    pub fn warning(&mut self, code: Code, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = Diagnostic::warning(code, self.span(pointer), pointer, message);
+    /// Reports `code` about the value at `pointer`, at the severity its table row gives.
+    pub fn report(&mut self, code: Code, pointer: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = Diagnostic::new(code, self.span(pointer), pointer, message);
         push(self.diagnostics, d)
     }
 }

@@ -180,7 +180,7 @@ pub(crate) fn dynamic_rule(
     key: &str,
     value: &Node,
     prefixes: &[(&'static str, HashSet<&str>)],
-) -> Result<DynamicRule, (crate::surface::Code, String)> {
+) -> Result<DynamicRule, (crate::codes::Code, String)> {
     let Some((prefix, ids)) = prefixes.iter().find(|(p, _)| key.starts_with(p)) else {
         return Err((crate::codes::TOOLS_UNKNOWN_KEY, format!("`{key}` names no tool")));
     };

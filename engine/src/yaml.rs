@@ -387,8 +387,8 @@ impl<'e> Builder<'e> {
         Span { file: self.file, line: s.start.line() as u32, column: s.start.col() as u32 + 1 }
     }
 
-    fn err(&self, code: crate::surface::Code, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::error(code, span, self.pointer(), message)
+    fn err(&self, code: crate::codes::Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, span, self.pointer(), message)
     }
 
     /// JSON pointer of the node being built, for errors raised while parsing.
@@ -509,7 +509,7 @@ impl<'e> Builder<'e> {
             }
             Ok(None) => {}
             Err((code, message)) => {
-                let d = Diagnostic::error(code, node.span, self.pointer(), message);
+                let d = Diagnostic::new(code, node.span, self.pointer(), message);
                 self.env_diagnostics.push(d);
             }
         }
@@ -553,7 +553,7 @@ impl<'e> Builder<'e> {
                 if let Err((key, first)) = entries.add(key, Entry { key_span, node }) {
                     let message = format!("duplicate key `{key}` (first at line {}, column {})", first.line, first.column);
                     let pointer = format!("{}/{}", self.pointer(), crate::diagnostic::escape_pointer_segment(&key));
-                    return Err(Diagnostic::error(crate::codes::YAML_DUPLICATE_KEY, key_span, pointer, message));
+                    return Err(Diagnostic::new(crate::codes::YAML_DUPLICATE_KEY, key_span, pointer, message));
                 }
             }
         }
@@ -694,7 +694,7 @@ mod tests {
 
     fn error(text: &str) -> (String, u32, u32) {
         let d = parse(text, FileId(0)).unwrap_err();
-        (d.code.to_owned(), d.span.line, d.span.column)
+        (d.code.code.to_owned(), d.span.line, d.span.column)
     }
 
     #[test]
@@ -735,7 +735,10 @@ mod tests {
             // One more entry, repeating the first key or the last one.
             for (dup, line) in [(&keys[0], size + 2), (&keys[size - 1], size + 2)] {
                 let d = parse(&format!("m:\n{text}  {dup}: 2\n"), FileId(0)).unwrap_err();
-                assert_eq!((d.code, d.span.line, d.pointer.as_str()), ("YAML_DUPLICATE_KEY", line as u32, format!("/m/{dup}").as_str()));
+                assert_eq!(
+                    (d.code.code, d.span.line, d.pointer.as_str()),
+                    ("YAML_DUPLICATE_KEY", line as u32, format!("/m/{dup}").as_str())
+                );
             }
         }
     }

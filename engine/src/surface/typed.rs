@@ -9,9 +9,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use super::{
-    Build, Code, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, ResolvedMount, SkillRead, ToolCall,
+    Build, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, ResolvedMount, SkillRead, ToolCall,
     unserved,
 };
+use crate::codes::Code;
 use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
 
 /// The schema of a mount kind whose config type is `T`: `T`'s object schema with

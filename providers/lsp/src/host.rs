@@ -21,12 +21,12 @@ use crate::client::{Answer, Connection, Failure, file_uri};
 /// A typed failure of the LSP surface.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LspError {
-    pub code: seam_engine::surface::Code,
+    pub code: seam_engine::codes::Code,
     pub message: String,
 }
 
 impl LspError {
-    pub fn new(code: seam_engine::surface::Code, message: impl Into<String>) -> LspError {
+    pub fn new(code: seam_engine::codes::Code, message: impl Into<String>) -> LspError {
         LspError { code, message: message.into() }
     }
 

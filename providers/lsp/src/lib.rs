@@ -12,11 +12,10 @@ pub mod tool;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
+use seam_engine::codes::CodeDoc;
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::Spawn;
-use seam_engine::surface::{
-    Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serving, Surface, SurfaceCx, Tool,
-};
+use seam_engine::surface::{Claim, Exposure, FixedTool, Kind, MountCx, MountKind, ResolvedMount, Serving, Surface, SurfaceCx, Tool};
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -118,7 +117,7 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
         let key = ext.to_lowercase();
         let at = format!("/extensions/{}", escape_pointer_segment(ext));
         if normalized.insert(key.clone(), language.clone()).is_some() {
-            cx.error_at_key(
+            cx.report_at_key(
                 crate::codes::LSP_EXTENSION_DUPLICATE,
                 &at,
                 format!("extension `{ext}` is listed twice in mount `{}` (extensions are case-insensitive)", cx.id),
@@ -161,7 +160,7 @@ impl Surface for LspSurface {
             && let Some(id) = cx.mounts_in(STDIO.registry()).into_iter().find(|id| cx.mount_visible(id)).map(str::to_owned)
         {
             let at = seam_engine::diagnostic::pointer(["mounts", id.as_str()]);
-            cx.warning(
+            cx.report(
                 crate::codes::LSP_WORKSPACE_UNSET,
                 &at,
                 format!("`services.workspace.root` is not set: every `lsp` call, to `{id}` or any other server, would answer LSP_WORKSPACE_REQUIRED"),

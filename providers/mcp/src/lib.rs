@@ -9,9 +9,10 @@ pub mod failure;
 pub mod runtime;
 
 use schemars::JsonSchema;
+use seam_engine::codes::CodeDoc;
 use seam_engine::diagnostic::escape_pointer_segment;
 use seam_engine::model::{EnvName, Spawn};
-use seam_engine::surface::{Claim, CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface};
+use seam_engine::surface::{Claim, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Surface};
 use seam_engine::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -235,13 +236,13 @@ pub fn namespace_problem(id: &str) -> Option<String> {
 fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
     let mut ok = true;
     if let Some(problem) = namespace_problem(cx.id) {
-        cx.error_at_key(crate::codes::MCP_NAMESPACE_INVALID, "", problem);
+        cx.report_at_key(crate::codes::MCP_NAMESPACE_INVALID, "", problem);
         ok = false;
     }
     if common.reconnect.initial_delay > common.reconnect.max_delay {
         let message =
             format!("`initial_delay` ({}) is longer than `max_delay` ({})", common.reconnect.initial_delay, common.reconnect.max_delay);
-        cx.error(crate::codes::RECONNECT_DELAY_ORDER, "/reconnect/initial_delay", message);
+        cx.report(crate::codes::RECONNECT_DELAY_ORDER, "/reconnect/initial_delay", message);
         ok = false;
     }
     let filters = [
@@ -254,7 +255,7 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
             for (i, g) in globs.iter().enumerate() {
                 // `*` and plain names are valid globs; only other patterns need parsing.
                 if let Err(e) = if g == "*" || !seam_engine::tool_rules::is_glob(g) { Ok(()) } else { globset::Glob::new(g).map(drop) } {
-                    cx.error(code, &format!("/{field}/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
+                    cx.report(code, &format!("/{field}/{list}/{i}"), format!("`{g}` is not a valid glob: {e}"));
                     ok = false;
                 }
             }
@@ -314,11 +315,11 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     for name in config.headers.keys() {
         let at = format!("/headers/{}", escape_pointer_segment(name));
         if name.eq_ignore_ascii_case("authorization") {
-            cx.error(seam_engine::codes::SECRET_INLINE, &at, "an `Authorization` header would put a secret in the composition").help =
+            cx.report(seam_engine::codes::SECRET_INLINE, &at, "an `Authorization` header would put a secret in the composition").help =
                 Some("use `bearer_token_env: VAR`, or `headers_env: { Authorization: VAR }`".into());
             ok = false;
         } else if cx.is_interpolated(&at) {
-            cx.error(
+            cx.report(
                 seam_engine::codes::SECRET_INTERPOLATED,
                 &at,
                 format!("header `{name}` is filled from `${{…}}`: its value would be kept and shown with the composition"),
@@ -339,7 +340,7 @@ fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMoun
     }
     if (config.bearer_token_env.is_some() || !config.headers_env.is_empty()) && seam_engine::surface::in_clear_beyond_loopback(&config.url)
     {
-        cx.warning(
+        cx.report(
             seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/url",
             format!(

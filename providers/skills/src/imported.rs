@@ -19,7 +19,7 @@ use crate::served::{File, MAX_BYTES, MAX_FILES, ServeError};
 #[error("{message}")]
 pub struct Refused {
     /// `SKILL_DIGEST_MISMATCH` for a body that is not the listed one; `SKILL_LOAD_FAILED` otherwise.
-    pub code: seam_engine::surface::Code,
+    pub code: seam_engine::codes::Code,
     pub message: String,
 }
 

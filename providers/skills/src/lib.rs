@@ -12,10 +12,10 @@ pub mod tool;
 pub mod trust;
 
 use schemars::JsonSchema;
-use seam_engine::diagnostic::Severity::{Error, Warning};
+use seam_engine::codes::CodeDoc;
 use seam_engine::surface::{
-    CodeDoc, Environment, EnvironmentProbe, Exposure, Finding, FixedTool, Kind, Live, MountCx, MountKind, Requirement, ResolvedMount,
-    ServedSkills, Serving, StatusCx, Surface, Tool,
+    Environment, EnvironmentProbe, Exposure, Finding, FixedTool, Kind, Live, MountCx, MountKind, Requirement, ResolvedMount, ServedSkills,
+    Serving, StatusCx, Surface, Tool,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -129,12 +129,7 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
         let trust = trust::of(&root, Some(workspace));
         let mut line = format!("root {:>3} {:<24} {}", root.rank, root.origin, root.path.display());
         if let Some(e) = &trust.error {
-            env.findings.push(Finding {
-                severity: Error,
-                code: crate::codes::SKILL_ROOT_UNREADABLE,
-                pointer: pointer.clone(),
-                message: e.clone(),
-            });
+            env.findings.push(Finding { code: crate::codes::SKILL_ROOT_UNREADABLE, pointer: pointer.clone(), message: e.clone() });
             line.push_str("  (unreadable)");
             env.lines.push(line);
             facts.push(host::root_json(&root, &trust));
@@ -149,9 +144,8 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
         let refused = config.read_only_roots && trust.refusal().is_some();
         let mut found = host::root_json(&root, &trust);
         if let Some(warning) = trust.warning() {
-            let (severity, what) = if refused { (Warning, "refused") } else { (Warning, "warning") };
+            let what = if refused { "refused" } else { "warning" };
             env.findings.push(Finding {
-                severity,
                 code: if trust.others_can_write() { codes::SKILL_ROOT_WORLD_WRITABLE } else { codes::SKILL_ROOT_IN_WORKSPACE },
                 pointer: pointer.clone(),
                 message: format!("{} ({what}): {warning}", root.path.display()),
@@ -165,7 +159,6 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                         // A root's scan finds folders only (a mount's skills are imported elsewhere).
                         let discover::Place::Folder(folder) = &skill.place else { continue };
                         env.findings.push(Finding {
-                            severity: Warning,
                             code: crate::codes::SKILL_NOT_INVOCABLE,
                             pointer: pointer.clone(),
                             message: format!(
@@ -177,7 +170,6 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                     }
                     for invalid in scan.invalid() {
                         env.findings.push(Finding {
-                            severity: Warning,
                             code: crate::codes::SKILL_INVALID,
                             pointer: pointer.clone(),
                             message: format!("{invalid} (skipped)"),
@@ -186,7 +178,6 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
                     let _ = write_counts(&mut line, scan.skills().count(), scan.invalid().count());
                 }
                 Err(e) => env.findings.push(Finding {
-                    severity: Error,
                     code: crate::codes::SKILL_ROOT_UNREADABLE,
                     pointer: pointer.clone(),
                     message: e.to_string(),

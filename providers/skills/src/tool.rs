@@ -290,7 +290,7 @@ async fn read_candidate(
     })
 }
 
-fn error(code: seam_engine::surface::Code, message: impl std::fmt::Display, name: &str) -> ToolOutput {
+fn error(code: seam_engine::codes::Code, message: impl std::fmt::Display, name: &str) -> ToolOutput {
     let mut detail = Map::new();
     detail.insert("skill".into(), Json::from(name));
     ToolOutput::typed_error(code, message, detail)

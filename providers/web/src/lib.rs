@@ -13,8 +13,9 @@ pub use service::WebError;
 
 use schemars::Schema;
 use schemars::{JsonSchema, SchemaGenerator};
+use seam_engine::codes::CodeDoc;
 use seam_engine::surface::{
-    CodeDoc, Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serving, StatusCx, Surface, SurfaceCx, Tool,
+    Exposure, FixedTool, Kind, MountCx, MountKind, Requirement, ResolvedMount, Serving, StatusCx, Surface, SurfaceCx, Tool,
 };
 use seam_engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
@@ -243,7 +244,7 @@ fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<
         return None;
     }
     if seam_engine::surface::in_clear_beyond_loopback(&config.base_url) {
-        cx.warning(
+        cx.report(
             seam_engine::codes::SECRET_SENT_IN_CLEAR,
             "/base_url",
             format!(
@@ -304,7 +305,7 @@ impl Surface for WebSurface {
                     } else {
                         format!("{registry} mounts: {}", candidates.join(", "))
                     };
-                    cx.error(crate::codes::PIN_UNKNOWN_MOUNT, &at, format!("`services.web.{field}` pins `{id}`, which is not a mount"))
+                    cx.report(crate::codes::PIN_UNKNOWN_MOUNT, &at, format!("`services.web.{field}` pins `{id}`, which is not a mount"))
                         .help = Some(help);
                 }
                 Some(kind) if kind.registry() != registry => {
@@ -312,7 +313,7 @@ impl Surface for WebSurface {
                         "`services.web.{field}` pins `{id}`, a `{}` mount; a {field} pin needs a `{registry}.*` mount",
                         kind.name()
                     );
-                    cx.error(crate::codes::PIN_WRONG_KIND, &at, message);
+                    cx.report(crate::codes::PIN_WRONG_KIND, &at, message);
                 }
                 Some(_) => {}
             }
@@ -322,7 +323,7 @@ impl Surface for WebSurface {
             let open = cx.mount_config(&id).and_then(|c| c.get("allow_private_networks").and_then(Json::as_bool)) == Some(true);
             if open && cx.mount_visible(&id) {
                 let at = seam_engine::diagnostic::pointer(["mounts", id.as_str(), "allow_private_networks"]);
-                cx.warning(
+                cx.report(
                     crate::codes::FETCH_PRIVATE_NETWORKS_VISIBLE,
                     &at,
                     format!("mount `{id}` lets the model fetch private and loopback addresses, and `web_fetch` is visible"),

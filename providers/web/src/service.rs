@@ -17,13 +17,13 @@ use crate::{DeepseekSearch, FETCH, HttpFetch, SEARCH, SearxngSearch, WebFetchSet
 /// A typed failure of the web surface: a stable code, a message, structured detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WebError {
-    pub code: seam_engine::surface::Code,
+    pub code: seam_engine::codes::Code,
     pub message: String,
     pub detail: Map<String, Json>,
 }
 
 impl WebError {
-    pub fn new(code: seam_engine::surface::Code, message: impl Into<String>) -> WebError {
+    pub fn new(code: seam_engine::codes::Code, message: impl Into<String>) -> WebError {
         WebError { code, message: message.into(), detail: Map::new() }
     }
 
@@ -603,7 +603,7 @@ mod tests {
     }
 
     /// `up` lists the available providers; the others are unavailable for a reason.
-    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, seam_engine::surface::Code> {
+    fn pick(pin: Option<&str>, registered: &[&str], up: &[&str]) -> Result<String, seam_engine::codes::Code> {
         let providers: Vec<Provider> = registered.iter().map(|id| provider(id)).collect();
         let available = |p: &Provider| {
             if up.contains(&p.id.as_str()) { Ok(()) } else { Err(WebError::new(crate::codes::WEB_PROVIDER_CREDENTIAL_MISSING, "no key")) }
