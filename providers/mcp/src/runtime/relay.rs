@@ -1,0 +1,401 @@
+//! The upstream side of a request: a call or a request relayed to the server, its
+//! rounds of input the client answers (MRTR), and its failures as typed outputs.
+
+use super::*;
+
+impl McpMount {
+    /// A request for a prompt, a resource or a completion, relayed to the server.
+    pub(super) async fn request_inner(
+        self: Arc<Self>,
+        request: MountRequest,
+        client: Client,
+        cancel: CancellationToken,
+    ) -> Result<Json, RequestError> {
+        let imports = self.imports.lock().expect("imports lock").clone();
+        let link = self.link.lock().expect("link lock").clone();
+        let Some(link) = link else {
+            let why = self.status.get().detail.unwrap_or_else(|| "not connected".to_owned());
+            return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable: {why}", self.id)));
+        };
+        let unknown =
+            |what: String| RequestError::Unknown(format!("MCP server `{}` has no {}", self.id, seam_engine::runtime::echoed(&what)));
+        let (what, request) = match request {
+            MountRequest::GetPrompt { name, arguments } => {
+                let raw = imports.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
+                let params = rmcp::model::GetPromptRequestParams::new(raw.clone()).with_arguments(arguments);
+                (format!("prompt `{name}`"), ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params)))
+            }
+            MountRequest::ReadResource { uri } => {
+                let params = rmcp::model::ReadResourceRequestParams::new(uri.clone());
+                (format!("resource `{uri}`"), ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params)))
+            }
+            MountRequest::Complete { mut params } => {
+                // A prompt is completed by the name the server gave it.
+                if let Some(Json::Object(reference)) = params.get_mut("ref")
+                    && reference.get("type").and_then(Json::as_str) == Some("ref/prompt")
+                    && let Some(Json::String(name)) = reference.get_mut("name")
+                {
+                    *name = imports.prompts.get(name.as_str()).ok_or_else(|| unknown(format!("prompt `{name}`")))?.clone();
+                }
+                let params: rmcp::model::CompleteRequestParams =
+                    serde_json::from_value(Json::Object(params)).map_err(|e| RequestError::Upstream {
+                        code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
+                        message: format!("completion/complete: {e}"),
+                        data: None,
+                    })?;
+                ("completions".to_owned(), ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params)))
+            }
+            MountRequest::Task { method, params } => {
+                let unreadable = |e: serde_json::Error| RequestError::Upstream {
+                    code: rmcp::model::ErrorCode::INVALID_PARAMS.0,
+                    message: format!("{}: {e}", method.name()),
+                    data: None,
+                };
+                let params = Json::Object(params);
+                let request = match method {
+                    TaskMethod::Get => {
+                        ClientRequest::GetTaskRequest(rmcp::model::GetTaskRequest::new(serde_json::from_value(params).map_err(unreadable)?))
+                    }
+                    TaskMethod::Update => ClientRequest::UpdateTaskRequest(rmcp::model::UpdateTaskRequest::new(
+                        serde_json::from_value(params).map_err(unreadable)?,
+                    )),
+                    TaskMethod::Cancel => ClientRequest::CancelTaskRequest(rmcp::model::CancelTaskRequest::new(
+                        serde_json::from_value(params).map_err(unreadable)?,
+                    )),
+                };
+                (method.name().to_owned(), request)
+            }
+        };
+        // A request about a task declares tasks, as the call that made the task did.
+        let about_task =
+            matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
+        let mut request = request;
+        // A 2026-07-28 server asks by answering `input_required`, as for a call (`call_inner`).
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let options = request_options(&client, speaks_modern(&link), about_task);
+            let handle = link
+                .send_cancellable_request(request.clone(), options)
+                .await
+                .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
+            // Entered as a call is: the server's questions and progress while it answers reach `client`.
+            // Not a request about a task: a task's server asks through its `inputRequests`, and a poll
+            // in flight must not make another session's call look like one of several.
+            let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
+            // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
+            let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
+            let answered = tokio::select! {
+                r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
+                _ = cancel.cancelled() => return Err(RequestError::Unavailable(format!("the request for {what} was cancelled"))),
+            };
+            let result = match answered {
+                Err(_) => {
+                    return Err(RequestError::Unavailable(format!(
+                        "MCP server `{}` did not answer for {what} within call_timeout {}",
+                        self.id, self.common.call_timeout
+                    )));
+                }
+                Ok(answer) => {
+                    abandoned.0 = None;
+                    match answer {
+                        Err(ServiceError::McpError(e)) => return Err(seam_wire::relayed(e)),
+                        Err(e) => return Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
+                        Ok(result) => result,
+                    }
+                }
+            };
+            let ServerResult::InputRequiredResult(asked) = result else {
+                return serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}")));
+            };
+            if round == MAX_INPUT_ROUNDS {
+                return Err(RequestError::Unavailable(format!("{what}: {}", InputError::Rounds)));
+            }
+            let responses = self.answer_input(&asked, &client).await.map_err(|e| RequestError::Unavailable(format!("{what}: {e}")))?;
+            request = with_answers(request, responses, asked.request_state);
+        }
+        unreachable!("the last round returns")
+    }
+
+    /// A request that could not reach the server: the connection is treated as closed when the transport failed.
+    pub(super) fn unreachable_request(&self, e: ServiceError, what: &str) -> String {
+        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+            self.broken.notify_waiters();
+        }
+        format!("MCP server `{}` is unreachable for {what}: {}", self.id, InWords(&e))
+    }
+
+    pub(super) async fn call_inner(
+        self: Arc<Self>,
+        tool: String,
+        arguments: Map<String, Json>,
+        cancel: CancellationToken,
+        client: Client,
+    ) -> ToolOutput {
+        let imports = self.imports.lock().expect("imports lock").clone();
+        let Some(imported) = imports.by_name.get(&tool) else {
+            return ToolOutput::error(seam_engine::codes::TOOL_UNKNOWN, format!("MCP server `{}` has no tool `{tool}`", self.id));
+        };
+        let peer = self.link.lock().expect("link lock").clone();
+        let Some(peer) = peer else {
+            let status = self.status.get();
+            let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
+            return ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unavailable: {why}", self.id));
+        };
+        // The call is entered under the id and progress token rmcp gives it, so that the server's
+        // questions and progress reach `client`; dropping it (timeout, cancellation) tells the server.
+        // A task is asked for only for a client that can hold one, of a server that makes them.
+        let tasks =
+            client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
+        let call = async {
+            // A 2026-07-28 server asks by answering `input_required`: each round's questions go to the
+            // client (by request, or in its own `input_required`), and the call is sent again with the answers.
+            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+            let mut request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+            for round in 0..=MAX_INPUT_ROUNDS {
+                let options = request_options(&client, speaks_modern(&peer), tasks);
+                let handle = match peer.send_cancellable_request(request.clone(), options).await {
+                    Ok(handle) => handle,
+                    Err(e) => return Err(self.failure(e, &tool)),
+                };
+                let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone());
+                let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
+                // Boxed: rmcp's response future is large, and every call's state would be as large as it.
+                let answered = Box::pin(handle.await_response()).await;
+                abandoned.0 = None;
+                return match answered {
+                    Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
+                    Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
+                    Ok(ServerResult::InputRequiredResult(asked)) => {
+                        let failed = |e: InputError| ToolOutput::error(crate::codes::MCP_INPUT_REQUIRED, format!("`{tool}`: {e}"));
+                        if round == MAX_INPUT_ROUNDS {
+                            return Err(ToolOutput::error(
+                                crate::codes::MCP_INPUT_ROUNDS_EXCEEDED,
+                                format!("`{tool}`: {}", InputError::Rounds),
+                            ));
+                        }
+                        let responses = self.answer_input(&asked, &client).await.map_err(failed)?;
+                        request = with_answers(request, responses, asked.request_state);
+                        continue;
+                    }
+                    Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
+                    Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
+                    Err(e) => Err(self.failure(e, &tool)),
+                };
+            }
+            unreachable!("the last round returns")
+        };
+        let answered = tokio::select! {
+            r = tokio::time::timeout(self.common.call_timeout.to_std(), call) => r,
+            _ = cancel.cancelled() => return ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, format!("the call to `{tool}` was cancelled")),
+        };
+        let output = match answered {
+            Err(_) => {
+                return ToolOutput::error(
+                    seam_engine::codes::TOOL_TIMEOUT,
+                    format!("MCP server `{}` did not answer `{tool}` within call_timeout {}", self.id, self.common.call_timeout),
+                );
+            }
+            Ok(Err(failed)) => return failed,
+            Ok(Ok(output)) => output,
+        };
+        if let (Some(schema), false) = (&imported.output, output.is_error) {
+            let problem = match &output.structured_content {
+                None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
+                Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
+            };
+            if let Some(problem) = problem {
+                return ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("`{tool}`: {problem}"));
+            }
+        }
+        output
+    }
+
+    /// The client's answers to one round of a 2026-07-28 server's questions (`inputRequests`),
+    /// asked as a legacy server's questions are: each only if the client declared it, counted
+    /// in `/status`; `roots/list` from the workspace root unless the mount says `roots: client`.
+    pub(super) async fn answer_input(
+        &self,
+        asked: &rmcp::model::InputRequiredResult,
+        client: &Client,
+    ) -> Result<rmcp::model::InputResponses, InputError> {
+        use seam_engine::runtime::AskKind;
+        let mut responses = rmcp::model::InputResponses::new();
+        // Asked (and counted) only once the whole round can be: a round with a question the
+        // client cannot answer asks none of them.
+        let mut asking = Vec::new();
+        for (key, question) in asked.input_requests.iter().flatten() {
+            let (kind, params) = match question {
+                rmcp::model::InputRequest::CreateMessage(request) => (AskKind::Sampling, serde_json::to_value(&request.params)),
+                rmcp::model::InputRequest::Elicitation(request) => (AskKind::Elicitation, serde_json::to_value(&request.params)),
+                rmcp::model::InputRequest::ListRoots(_) => (AskKind::Roots, Ok(Json::Null)),
+                _ => return Err(InputError::Unknown { key: key.clone() }),
+            };
+            let params = params.map_err(|_| InputError::Unknown { key: key.clone() })?;
+            let link = client.link();
+            let declared = link.is_some_and(|link| link.declares(kind, &params));
+            if kind == AskKind::Roots && (self.common.roots == crate::RootsFrom::Workspace || !declared) {
+                let root = WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() }.root();
+                responses.insert(key.clone(), serde_json::to_value(workspace_roots(root)).unwrap_or_default());
+                continue;
+            }
+            let link = link.ok_or(InputError::NoClient)?;
+            if !declared {
+                self.calls.count(kind, false);
+                return Err(InputError::Undeclared { agent: link.agent().to_owned(), what: kind.capability() });
+            }
+            let key = key.clone();
+            asking.push(async move {
+                let answer = self.calls.ask(link.as_ref(), kind, params, Some(key.clone())).await;
+                answer.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
+            });
+        }
+        // Asked together: a client of 2026-07-28 gets a round's questions in one `input_required`.
+        responses.extend(futures::future::try_join_all(asking).await?);
+        Ok(responses)
+    }
+
+    /// An rmcp call that got no result.
+    pub(super) fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
+        match e {
+            ServiceError::McpError(e) => match seam_wire::stdio::line_limit_of(&e) {
+                // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
+                Some(limit) => ToolOutput::error(
+                    crate::codes::MCP_FRAME_TOO_LARGE,
+                    format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
+                ),
+                // The client acts on these errors itself (opens the URLs, or declares the capability,
+                // and calls again): it gets the error as it is.
+                // Without a client (`seam call`), the URLs to open are said in the result.
+                None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => {
+                    let elicitations = e.data.as_ref().and_then(|d| d.get("elicitations")).and_then(Json::as_array);
+                    let urls: Vec<&str> =
+                        elicitations.into_iter().flatten().filter_map(|el| el.get("url").and_then(Json::as_str)).collect();
+                    let open = if urls.is_empty() { String::new() } else { format!("; open {} and call again", urls.join(", ")) };
+                    ToolOutput {
+                        relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
+                        ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}{open}", e.message))
+                    }
+                }
+                None if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => ToolOutput {
+                    relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
+                    ..ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message))
+                },
+                None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message)),
+            },
+            e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
+            e => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", InWords(&e))),
+        }
+    }
+
+    pub(super) fn unreachable(&self, why: impl std::fmt::Display, tool: &str) -> ToolOutput {
+        // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
+        self.broken.notify_waiters();
+        ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
+    }
+}
+
+/// The question's params as JSON, the client's answer as rmcp's result type.
+pub(super) async fn relayed<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+    handler: &Handler,
+    kind: seam_engine::runtime::AskKind,
+    params: P,
+    context: &rmcp::service::RequestContext<RoleClient>,
+) -> Result<R, rmcp::ErrorData> {
+    let params = serde_json::to_value(params).map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?;
+    let origin = context.extensions.get::<rmcp::service::InboundStreamOrigin>();
+    // The server may cancel its question: then the client is told too (dropping the ask cancels it there).
+    let answer = tokio::select! {
+        answer = crate::asks::relay(&handler.calls, &handler.mount, kind, params, origin) => answer?,
+        _ = context.ct.cancelled() => return Err(rmcp::ErrorData::internal_error("the server cancelled its request", None)),
+    };
+    serde_json::from_value(answer)
+        .map_err(|e| rmcp::ErrorData::internal_error(format!("the client's answer does not read as MCP: {e}"), None))
+}
+
+/// The options of a request sent for `client`. To a 2026-07-28 server (`modern`) each
+/// request declares what the calling client can answer, of `declared()`: a server asks
+/// nothing the client cannot answer, and refuses (-32021) what needs it. Roots stay:
+/// seam answers them itself when the client cannot. With `tasks`, the request declares
+/// the tasks extension (SEP-2663) in its own `_meta`, as for a call whose client
+/// declared it, and for the requests about its task. Otherwise (a legacy server's
+/// session declared `declared()` at `initialize`) no options.
+#[allow(deprecated)]
+pub(super) fn request_options(client: &Client, modern: bool, tasks: bool) -> rmcp::service::PeerRequestOptions {
+    use seam_engine::runtime::AskKind;
+    let mut options = rmcp::service::PeerRequestOptions::no_options();
+    if !modern && !tasks {
+        return options;
+    }
+    let mut capabilities = declared();
+    if modern {
+        let link = client.link();
+        let declares = |kind: AskKind, params: Json| link.is_some_and(|link| link.declares(kind, &params));
+        if !declares(AskKind::Sampling, Json::Null) {
+            capabilities.sampling = None;
+        }
+        let form = declares(AskKind::Elicitation, serde_json::json!({ "mode": "form" }));
+        let url = declares(AskKind::Elicitation, serde_json::json!({ "mode": "url" }));
+        capabilities.elicitation = (form || url).then(|| {
+            let elicitation = rmcp::model::ElicitationCapability::new();
+            let elicitation = if form { elicitation.with_form(Default::default()) } else { elicitation };
+            if url { elicitation.with_url(Default::default()) } else { elicitation }
+        });
+    }
+    if tasks {
+        capabilities.extensions.get_or_insert_with(Default::default).insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+    }
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.set_client_capabilities(capabilities);
+    options.meta = Some(meta);
+    options
+}
+
+/// `request` sent again with the client's answers to its server's questions and the
+/// server's state (only a `tools/call`, `prompts/get` or `resources/read` is ever asked).
+pub(super) fn with_answers(request: ClientRequest, responses: rmcp::model::InputResponses, state: Option<String>) -> ClientRequest {
+    match request {
+        ClientRequest::CallToolRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::CallToolRequest(r)
+        }
+        ClientRequest::GetPromptRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::GetPromptRequest(r)
+        }
+        ClientRequest::ReadResourceRequest(mut r) => {
+            r.params.input_responses = Some(responses);
+            r.params.request_state = state;
+            ClientRequest::ReadResourceRequest(r)
+        }
+        other => other,
+    }
+}
+
+/// What a call's typed answer means: `Ok` a result (its output schema still to
+/// check); `Err` what to give as it is: an error result, or a task when the call
+/// declared tasks.
+pub(super) fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<ToolOutput, ToolOutput> {
+    let result = match response {
+        CallToolResponse::Complete(result) => result,
+        // The client holds the task, by the id the deployment mints for it.
+        CallToolResponse::Task(task) if tasks => {
+            let task =
+                serde_json::to_value(task).map_err(|e| ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")))?;
+            return Err(ToolOutput { task: Some(Box::new(task)), ..ToolOutput::default() });
+        }
+        // A task for a call that did not ask for one: the client could not hold it.
+        CallToolResponse::Task(_) => {
+            return Err(ToolOutput::error(
+                crate::codes::MCP_TASK_REQUIRED,
+                format!(
+                    "`{tool}` answered with a task the call did not ask for: seam asks for one only when both the calling client and \
+                     the server declare the tasks extension"
+                ),
+            ));
+        }
+        // `InputRequired` is answered by the call's rounds (`call_inner`): a kind of answer newer than this build.
+        _ => return Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
+    };
+    Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
+}

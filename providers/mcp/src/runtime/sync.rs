@@ -1,0 +1,397 @@
+//! List sync: every page of tools, prompts, resources and skills fetched aside,
+//! imported under the mount's filters and names, and published whole; a list kept for its TTL.
+
+use super::*;
+
+impl McpMount {
+    /// Fetches every page of every list the server declares and swaps the
+    /// whole map in, or keeps the previous one. A list the server did not say
+    /// `changed`, and gave with a caching hint not yet lapsed (`ttlMs`,
+    /// 2026-07-28), is the one it last gave, not asked again.
+    pub(super) async fn sync(&self, peer: &Peer<RoleClient>, changed: Changed) -> Result<(), SyncError> {
+        let info = peer.peer_info();
+        let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
+        let now = Instant::now();
+        // A list said to change is stale from now on, whether or not this sync succeeds.
+        let fresh = {
+            let mut fresh = self.fresh_until.lock().expect("fresh lock");
+            let FreshUntil { tools, prompts, resources } = &mut *fresh;
+            for (changed, until) in [(changed.tools, tools), (changed.prompts, prompts), (changed.resources, resources)] {
+                if changed {
+                    *until = None;
+                }
+            }
+            *fresh
+        };
+        let reused = |until: Option<Instant>| until.is_some_and(|until| until > now);
+        let until = |ttl_ms: Option<u64>| fresh_until(now, ttl_ms);
+        let mut next_fresh = FreshUntil::default();
+        let last = self.listed_offers.lock().expect("listing lock").clone();
+        // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
+        let tools = if !declares(|c| c.tools.is_some()) {
+            Vec::new()
+        } else if reused(fresh.tools) {
+            next_fresh.tools = fresh.tools;
+            self.listed.lock().expect("listing lock").as_ref().clone()
+        } else {
+            let (tools, ttl_ms) = all_pages::<rmcp::model::ListToolsRequestMethod, _>(
+                peer,
+                |params| ClientRequest::ListToolsRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor, page.ttl_ms)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
+            .await?;
+            next_fresh.tools = until(ttl_ms);
+            tools
+        };
+        let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
+        let mut offerings = Offerings { instructions, ..Offerings::default() };
+        let mut serves_skills = false;
+        for (name, settings) in info.as_ref().and_then(|i| i.capabilities.extensions.as_ref()).into_iter().flatten() {
+            if CARRIED_EXTENSIONS.contains(&name.as_str()) {
+                offerings.extensions.insert(name.clone(), Json::Object(settings.clone()));
+            } else if name == rmcp::model::SKILLS_EXTENSION_ID {
+                serves_skills = true;
+            } else {
+                offerings.withheld_extensions.push(name.clone());
+            }
+        }
+        if serves_skills && !self.common.skills.import {
+            offerings.skills_left_out.push("the server serves skills: `skills: { import: true }` adds them to the `skill` tool".into());
+        }
+        // A server says its skills changed as it says its resources did.
+        if serves_skills && self.common.skills.import && !changed.resources {
+            (offerings.skills, offerings.skills_left_out) = (last.skills.clone(), last.skills_left_out.clone());
+        } else if serves_skills && self.common.skills.import {
+            match import_skills(peer).await {
+                Ok((skills, left_out)) => {
+                    offerings.skills = Arc::new(skills);
+                    offerings.skills_left_out = left_out;
+                }
+                Err(why) => {
+                    // Nothing of an unreadable list is published: the last good one stays.
+                    offerings.skills = last.skills.clone();
+                    offerings.skills_left_out = vec![format!("skills not imported again ({why}): the last list stays")];
+                }
+            }
+        }
+        if declares(|c| c.prompts.is_some()) && reused(fresh.prompts) {
+            next_fresh.prompts = fresh.prompts;
+            offerings.prompts = last.prompts.clone();
+        } else if declares(|c| c.prompts.is_some()) {
+            let (prompts, ttl_ms) = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
+                peer,
+                |params| ClientRequest::ListPromptsRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor, page.ttl_ms)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
+            .await?;
+            (offerings.prompts, next_fresh.prompts) = (prompts, until(ttl_ms));
+        }
+        if declares(|c| c.resources.is_some()) && reused(fresh.resources) {
+            next_fresh.resources = fresh.resources;
+            (offerings.resources, offerings.templates) = (last.resources.clone(), last.templates.clone());
+        } else if declares(|c| c.resources.is_some()) {
+            let (resources, resources_ttl_ms) = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
+                peer,
+                |params| ClientRequest::ListResourcesRequest(list_request(params)),
+                |page| match page {
+                    ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor, page.ttl_ms)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
+            .await?;
+            let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
+            let (templates, templates_ttl_ms) = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
+                peer,
+                templates,
+                |page| match page {
+                    ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor, page.ttl_ms)),
+                    _ => None,
+                },
+                usize::MAX,
+            )
+            .await?;
+            // The two lists are one: reused while both are fresh.
+            let ttl_ms = resources_ttl_ms.zip(templates_ttl_ms).map(|(a, b)| a.min(b));
+            (offerings.resources, offerings.templates, next_fresh.resources) = (resources, templates, until(ttl_ms));
+        }
+        let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
+        let next = self.import(&tools, &offerings)?;
+        *self.listed.lock().expect("listing lock") = tools;
+        *self.listed_offers.lock().expect("listing lock") = offerings;
+        *self.fresh_until.lock().expect("fresh lock") = next_fresh;
+        self.publish(next);
+        Ok(())
+    }
+
+    /// Swaps a new tool map in whole; tells the engine when clients would see a difference.
+    pub(super) fn publish(&self, next: Imports) {
+        let changed = {
+            let mut current = self.imports.lock().expect("imports lock");
+            if current.colliding != next.colliding {
+                for (name, raws) in &next.colliding {
+                    tracing::warn!(mount = %self.id, "tools {raws:?} all map to the name `{name}`: they are left out, the server's other tools are served");
+                }
+                self.cx.status.notify();
+            }
+            let changed = current.specs != next.specs || current.offers != next.offers;
+            *current = Arc::new(next);
+            changed
+        };
+        if changed {
+            self.cx.changes.notify();
+        }
+    }
+
+    /// The server's tools as clients see them. A name two of them map to (`a.b`
+    /// hashes to a clean name the server also lists) is left out, those tools
+    /// only: a call could not tell which was meant, and the others are still
+    /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
+    pub(super) fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, SyncError> {
+        let filters = self.filter.lock().expect("filter lock");
+        let filter = &filters.tools;
+        let mut raw_seen = HashSet::new();
+        let mut specs = Vec::new();
+        let mut by_name: HashMap<String, Imported> = HashMap::new();
+        let mut colliding: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+        for tool in tools {
+            let raw = tool.name.to_string();
+            if !raw_seen.insert(raw.clone()) {
+                return Err(SyncError::ToolListedTwice { name: raw });
+            }
+            if !filter.admits(&raw) {
+                continue;
+            }
+            let name = self.client_name(&raw);
+            if let Some(kept) = colliding.get_mut(&name) {
+                kept.push(raw);
+                continue;
+            }
+            if let Some(first) = by_name.remove(&name) {
+                colliding.insert(name, vec![first.raw, raw]);
+                continue;
+            }
+            let output =
+                tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
+            let mut definition = match serde_json::to_value(tool) {
+                Ok(Json::Object(o)) => o,
+                _ => return Err(SyncError::ToolWithoutJson { name: raw }),
+            };
+            definition.insert("name".into(), Json::String(name.clone()));
+            by_name.insert(name.clone(), Imported { raw, output });
+            specs.push(ToolSpec { name, definition: Arc::new(definition) });
+        }
+        specs.retain(|s| !colliding.contains_key(&s.name));
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        let colliding: Vec<(String, Vec<String>)> = colliding
+            .into_iter()
+            .map(|(name, mut raws)| {
+                raws.sort();
+                (name, raws)
+            })
+            .collect();
+        let (prompts, by_prompt_name, colliding_prompts) = self.import_prompts(&offerings.prompts, &filters.prompts)?;
+        let mut colliding = colliding;
+        colliding.extend(colliding_prompts);
+        let resources = definitions(offerings.resources.iter().filter(|r| filters.resources.admits(&r.uri)), |r| r.uri.clone())?;
+        let templates =
+            definitions(offerings.templates.iter().filter(|t| filters.resources.admits(&t.uri_template)), |t| t.uri_template.clone())?;
+        // An MCP Apps view a served tool names is readable through this mount, listed or not.
+        let mut views: Vec<String> = specs
+            .iter()
+            .filter_map(|spec| spec.definition.get("_meta")?.get("ui")?.get("resourceUri")?.as_str().map(str::to_owned))
+            .collect();
+        views.sort();
+        views.dedup();
+        let offers = Offers {
+            prompts,
+            resources,
+            templates,
+            instructions: offerings.instructions.clone(),
+            extensions: offerings.extensions.clone(),
+            views,
+            skills: offerings.skills.clone(),
+        };
+        Ok(Imports { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
+    }
+
+    /// The name clients see for the server's tool or prompt `raw` (`naming`).
+    pub(super) fn client_name(&self, raw: &str) -> String {
+        match self.common.naming {
+            crate::Naming::Prefixed => tool_name(&self.id, raw),
+            crate::Naming::Raw => raw.to_owned(),
+        }
+    }
+
+    /// The server's prompts that pass the filter, named as tools are; a final
+    /// name two prompts map to is left out, as for tools.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn import_prompts(
+        &self,
+        prompts: &[rmcp::model::Prompt],
+        filter: &Filter,
+    ) -> Result<(Vec<Offered>, HashMap<String, String>, Vec<(String, Vec<String>)>), SyncError> {
+        let mut raws: std::collections::BTreeMap<String, Vec<&rmcp::model::Prompt>> = std::collections::BTreeMap::new();
+        let mut raw_seen = HashSet::new();
+        for prompt in prompts {
+            if !raw_seen.insert(prompt.name.as_str()) {
+                return Err(SyncError::PromptListedTwice { name: prompt.name.clone() });
+            }
+            if filter.admits(&prompt.name) {
+                raws.entry(self.client_name(&prompt.name)).or_default().push(prompt);
+            }
+        }
+        let (mut offered, mut by_name, mut colliding) = (Vec::new(), HashMap::new(), Vec::new());
+        for (name, same) in raws {
+            if let [prompt] = same[..] {
+                let mut definition = match serde_json::to_value(prompt) {
+                    Ok(Json::Object(o)) => o,
+                    _ => return Err(SyncError::PromptWithoutJson { name: prompt.name.clone() }),
+                };
+                definition.insert("name".into(), Json::String(name.clone()));
+                by_name.insert(name.clone(), prompt.name.clone());
+                offered.push(Offered { key: name, definition: Arc::new(definition) });
+            } else {
+                let mut names: Vec<String> = same.iter().map(|p| p.name.clone()).collect();
+                names.sort();
+                colliding.push((name, names));
+            }
+        }
+        Ok((offered, by_name, colliding))
+    }
+}
+
+/// Until when a list given `now` with caching hint `ttl_ms` may be reused: `ttlMs`
+/// later, at most `MAX_LIST_TTL`; never for no hint or `0`.
+pub(super) fn fresh_until(now: Instant, ttl_ms: Option<u64>) -> Option<Instant> {
+    ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL))
+}
+
+/// A `tools/list`-shaped request for one page.
+pub(super) fn list_request<M: Default>(params: PaginatedRequestParams) -> rmcp::model::RequestOptionalParam<M, PaginatedRequestParams> {
+    rmcp::model::RequestOptionalParam { method: M::default(), params: Some(params), extensions: Default::default() }
+}
+
+/// Every page of one list, sent as plain requests (rmcp's own `list_*` may
+/// answer a failure from its cache), and how long the whole may be reused (the
+/// shortest `ttlMs` of its pages, 2026-07-28; none from older servers); a
+/// repeated cursor is an error. Of a list beside the tools, a server that
+/// answers "method not found" lists nothing: servers that declare `resources`
+/// without templates do.
+pub(super) async fn all_pages<M: rmcp::model::ConstString, T>(
+    peer: &Peer<RoleClient>,
+    request: impl Fn(PaginatedRequestParams) -> ClientRequest,
+    page: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>, Option<u64>)>,
+    most: usize,
+) -> Result<(Vec<T>, Option<u64>), SyncError> {
+    let method = M::VALUE;
+    let mut items = Vec::new();
+    let mut ttl_ms: Option<u64> = Some(u64::MAX);
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    loop {
+        let answer = match peer.send_request(request(PaginatedRequestParams::default().with_cursor(cursor.clone()))).await {
+            Err(ServiceError::McpError(e))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND
+                    && method != <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE =>
+            {
+                tracing::debug!("the server does not answer {method}: it lists nothing there");
+                return Ok((items, None));
+            }
+            answer => answer.map_err(|source| SyncError::ListFailed { method, source })?,
+        };
+        let (listed, next, page_ttl_ms) = page(answer).ok_or(SyncError::UnexpectedAnswer { method })?;
+        items.extend(listed);
+        // A page without a hint makes the whole list one to ask for each time.
+        ttl_ms = ttl_ms.zip(page_ttl_ms).map(|(a, b)| a.min(b));
+        if items.len() > most {
+            return Err(SyncError::PastBound { method, most });
+        }
+        match next {
+            None => return Ok((items, ttl_ms)),
+            Some(next) if !seen.insert(next.clone()) => return Err(SyncError::RepeatedCursor { method, cursor: next }),
+            Some(next) => cursor = Some(next),
+        }
+    }
+}
+
+/// The skills a server lists over MCP's skills extension, by name, and what of its
+/// list is left out, each with why: an entry the extension's rules refuse
+/// (`Skill::validate`), one whose files are `dynamic` (no digest to check a body
+/// against), a name listed twice (the first URI is kept). A list past
+/// `MAX_IMPORTED_SKILLS` is an error.
+pub(super) async fn import_skills(peer: &Peer<RoleClient>) -> Result<(Vec<ImportedSkill>, Vec<String>), SyncError> {
+    let listed = all_pages::<rmcp::model::ListSkillsRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListSkillsRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListSkillsResult(page) => Some((page.skills, page.next_cursor, page.ttl_ms)),
+            _ => None,
+        },
+        MAX_IMPORTED_SKILLS,
+    )
+    .await?
+    .0;
+    let mut left_out = Vec::new();
+    let mut skills = Vec::new();
+    for skill in listed {
+        if let Err(e) = skill.validate() {
+            left_out.push(format!("skill `{}`: {e}", skill.uri));
+            continue;
+        }
+        let rmcp::model::SkillResources::Files(files) = &skill.resources else {
+            left_out.push(format!("skill `{}`: its files are `dynamic`, with no digest to check its body against", skill.uri));
+            continue;
+        };
+        let Some(skill_md) = files.iter().find(|file| file.uri == skill.uri) else {
+            left_out.push(format!("skill `{}`: its manifest does not list its SKILL.md", skill.uri));
+            continue;
+        };
+        let Ok(Json::Object(frontmatter)) = serde_json::to_value(&skill.frontmatter) else {
+            left_out.push(format!("skill `{}`: its frontmatter has no JSON form", skill.uri));
+            continue;
+        };
+        skills.push(ImportedSkill {
+            name: skill.name().to_owned(),
+            uri: skill.uri.clone(),
+            digest: skill_md.digest.clone(),
+            size: skill_md.size,
+            frontmatter,
+            files: files.iter().map(|f| ImportedFile { uri: f.uri.clone(), digest: f.digest.clone(), size: f.size }).collect(),
+        });
+    }
+    skills.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.uri.cmp(&b.uri)));
+    skills.dedup_by(|later, first| {
+        let twice = later.name == first.name;
+        if twice {
+            left_out.push(format!("skill `{}`: the name `{}` is also `{}`'s, which is kept", later.uri, later.name, first.uri));
+        }
+        twice
+    });
+    Ok((skills, left_out))
+}
+
+/// Each item's MCP JSON, keyed and sorted; two items with one key are an error (the server contradicts itself).
+pub(super) fn definitions<'a, T: serde::Serialize + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    key: impl Fn(&T) -> String,
+) -> Result<Vec<Offered>, SyncError> {
+    let mut out = Vec::new();
+    for item in items {
+        let Ok(Json::Object(definition)) = serde_json::to_value(item) else { return Err(SyncError::WithoutJson { key: key(item) }) };
+        out.push(Offered { key: key(item), definition: Arc::new(definition) });
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    if let Some(twice) = out.windows(2).find(|w| w[0].key == w[1].key) {
+        return Err(SyncError::ListedTwice { key: twice[0].key.clone() });
+    }
+    Ok(out)
+}
