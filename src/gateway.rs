@@ -52,6 +52,8 @@ pub struct Gateway {
     /// What this process's clients hold, per agent: this session's or stream's
     /// subscriptions and listen streams are counted there.
     tally: Arc<crate::tally::Tally>,
+    /// The front end's calls waiting for their 2026-07-28 clients' answers (MRTR).
+    waiting: Arc<crate::waiting::WaitingCalls>,
     /// One permit per call of this session that may run at once
     /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
@@ -155,7 +157,12 @@ const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl Gateway {
     /// A gateway for one session (each session keeps its own roots), counting what it
     /// holds in `tally`.
-    pub fn new(deployment: Arc<Deployment>, agent: String, tally: Arc<crate::tally::Tally>) -> Gateway {
+    pub fn new(
+        deployment: Arc<Deployment>,
+        agent: String,
+        tally: Arc<crate::tally::Tally>,
+        waiting: Arc<crate::waiting::WaitingCalls>,
+    ) -> Gateway {
         let subscribed = Arc::new(Subscriptions::default());
         let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
         Gateway {
@@ -165,6 +172,7 @@ impl Gateway {
             roots_changed: Arc::default(),
             shown: Arc::default(),
             tally,
+            waiting,
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             stopping: Arc::default(),
             session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -430,7 +438,7 @@ impl Gateway {
         let resumed = match &state {
             None => None,
             Some(state) => {
-                let waiting = waiting::take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
+                let waiting = self.waiting.take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
                 // None running (the server wanted URLs opened first): called afresh.
                 T::unwrap(waiting.call).map(|mut call| {
                     call.rebind(context.meta.get_progress_token(), &context.peer);
@@ -466,7 +474,7 @@ impl Gateway {
         let questions = call.questions();
         let patience = self.deployment.serve_limits().input_timeout.to_std();
         let waiting = Waiting { agent: self.agent.clone(), asked, arguments, call: T::wrap(call) };
-        match waiting::hold(waiting, patience) {
+        match self.waiting.hold(waiting, patience) {
             Ok(state) => Ok(Round::Asked(rmcp::model::InputRequiredResult::new(Some(questions), Some(state)))),
             Err(waiting) => {
                 // Past the bound: the questions are refused to the server, and the request goes on without them.
@@ -812,7 +820,7 @@ impl ServerHandler for Gateway {
                     arguments: asked_with,
                     call: crate::waiting::Parked::Afresh,
                 };
-                if let Ok(state) = crate::waiting::hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
+                if let Ok(state) = self.waiting.hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
                     return Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state))));
                 }
             }
@@ -1070,7 +1078,7 @@ mod tests {
         let deployment = seam_engine::deploy::Deployment::new(engine, &file, env, seam_engine::deploy::Options::default());
         deployment.reload().await;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
-        let gateway = Gateway::new(deployment, "default".to_owned(), std::sync::Arc::default());
+        let gateway = Gateway::new(deployment, "default".to_owned(), std::sync::Arc::default(), std::sync::Arc::default());
         let server = tokio::spawn(async move { gateway.serve(server_io).await });
         // The client's handshake sends the first `initialized`.
         let client = ().serve(client_io).await.unwrap();

@@ -45,6 +45,8 @@ struct App {
     agents: Arc<Mutex<Agents>>,
     /// What clients hold, per agent: sessions are taken here, listen streams and subscriptions by the gateways.
     tally: Arc<crate::tally::Tally>,
+    /// The calls waiting for their clients' answers, every agent's (each bounded, and bound to its agent).
+    waiting: Arc<crate::waiting::WaitingCalls>,
     /// The sessions as seam sees them: their use, for closing idle ones.
     sessions: Arc<Sessions>,
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
@@ -133,12 +135,13 @@ impl App {
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let (deployment, agent, tally) = (self.deployment.clone(), agent.to_owned(), self.tally.clone());
+                let (deployment, agent, tally, waiting) =
+                    (self.deployment.clone(), agent.to_owned(), self.tally.clone(), self.waiting.clone());
                 let mut manager = LocalSessionManager::default();
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), tally.clone())),
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), tally.clone(), waiting.clone())),
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -541,6 +544,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         config,
         agents: Arc::default(),
         tally: Arc::default(),
+        waiting: Arc::default(),
         sessions,
         stop: stop.clone(),
         token_files: Arc::default(),

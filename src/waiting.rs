@@ -5,11 +5,12 @@
 //! `requestState` seam mints at random (unguessable; nothing in it to forge).
 //! A state is bound to its agent, request (tool, prompt or URI) and arguments, used once (the next round
 //! gets a new one), and forgotten at `serve.input_timeout`, when the call is
-//! cancelled. The calls live in this process: a retry that reaches another seam
-//! (a load balancer's other replica) finds none (`INPUT_STATE_UNKNOWN`).
+//! cancelled. The calls live in one served front end's [`WaitingCalls`] (HTTP's
+//! app, or the stdio session): a retry that reaches another seam (a load
+//! balancer's other replica) finds none (`INPUT_STATE_UNKNOWN`).
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use seam_engine::codes;
@@ -107,93 +108,108 @@ enum Slot {
     Expired,
 }
 
-static WAITING: LazyLock<Mutex<HashMap<String, Slot>>> = LazyLock::new(Mutex::default);
-
-fn table() -> std::sync::MutexGuard<'static, HashMap<String, Slot>> {
-    WAITING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// The calls waiting for their clients' answers, by `requestState`: one table per
+/// served front end, shared by its sessions (a retry comes on a request of its own).
+#[derive(Default)]
+pub struct WaitingCalls {
+    slots: Mutex<HashMap<String, Slot>>,
 }
 
-/// Holds `waiting` for its client's retry, at most `patience`: its `requestState`; or
-/// `Err` (given back) when its agent already has `MAX_WAITING_CALLS` calls waiting.
-pub fn hold(waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>> {
-    let mut slots = table();
-    let agent = &waiting.agent;
-    if slots.values().filter(|slot| matches!(slot, Slot::Waiting { waiting, .. } if waiting.agent == *agent)).count() >= MAX_WAITING_CALLS {
-        return Err(Box::new(waiting));
+impl WaitingCalls {
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-    let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    let key = state.clone();
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(patience).await;
-        let expired = {
-            let mut slots = table();
-            match slots.remove(&key) {
-                Some(Slot::Waiting { waiting, .. }) => {
-                    waiting.call.cancel();
-                    slots.insert(key.clone(), Slot::Expired);
-                    true
-                }
-                _ => false,
-            }
-        };
-        if expired {
-            // Said for another while, then forgotten.
-            tokio::time::sleep(patience).await;
-            table().remove(&key);
-        }
-    });
-    slots
-        .insert(state.clone(), Slot::Waiting { waiting: Box::new(waiting), until: Instant::now() + patience, timer: timer.abort_handle() });
-    Ok(state)
-}
 
-/// The call waiting under `state` for this retry (`agent`'s, the same request with
-/// `arguments`), taken out once `check` passes on it (the client's answers read); or
-/// why not, with its code. A retry that names another agent, request or arguments, or
-/// whose answers do not read, leaves the call waiting.
-pub fn take(
-    state: &str,
-    agent: &str,
-    asked: &Asked,
-    arguments: &Map<String, Json>,
-    check: impl FnOnce(&Parked) -> Result<(), String>,
-) -> Result<Waiting, (Code, String)> {
-    let mut slots = table();
-    let expired = || (codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned());
-    match slots.get(state) {
-        None => Err((
-            codes::INPUT_STATE_UNKNOWN,
-            "no call is waiting on this requestState: it was answered already, or never given here".to_owned(),
-        )),
-        Some(Slot::Expired) => {
-            slots.remove(state);
-            Err(expired())
+    /// Holds `waiting` for its client's retry, at most `patience`: its `requestState`; or
+    /// `Err` (given back) when its agent already has `MAX_WAITING_CALLS` calls waiting.
+    pub fn hold(self: &Arc<Self>, waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>> {
+        let mut slots = self.table();
+        let agent = &waiting.agent;
+        if slots.values().filter(|slot| matches!(slot, Slot::Waiting { waiting, .. } if waiting.agent == *agent)).count()
+            >= MAX_WAITING_CALLS
+        {
+            return Err(Box::new(waiting));
         }
-        Some(Slot::Waiting { until, .. }) if *until <= Instant::now() => {
-            if let Some(Slot::Waiting { waiting, timer, .. }) = slots.remove(state) {
-                timer.abort();
-                waiting.call.cancel();
-            }
-            Err(expired())
-        }
-        Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
-            Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
-        }
-        Some(Slot::Waiting { waiting, .. }) if waiting.asked != *asked || waiting.arguments != *arguments => Err((
-            codes::INPUT_STATE_WRONG_REQUEST,
-            format!(
-                "this requestState is a {} of `{}` with other arguments, not a {} of `{}` with these",
-                waiting.asked.method, waiting.asked.name, asked.method, asked.name
-            ),
-        )),
-        Some(Slot::Waiting { waiting, .. }) => {
-            check(&waiting.call).map_err(|why| (codes::INPUT_RESPONSE_INVALID, why))?;
-            match slots.remove(state) {
-                Some(Slot::Waiting { waiting, timer, .. }) => {
-                    timer.abort();
-                    Ok(*waiting)
+        let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let key = state.clone();
+        // The timer holds the table weakly: a front end that has gone takes its waiting calls with it.
+        let calls = Arc::downgrade(self);
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(patience).await;
+            let Some(calls) = calls.upgrade() else { return };
+            let expired = {
+                let mut slots = calls.table();
+                match slots.remove(&key) {
+                    Some(Slot::Waiting { waiting, .. }) => {
+                        waiting.call.cancel();
+                        slots.insert(key.clone(), Slot::Expired);
+                        true
+                    }
+                    _ => false,
                 }
-                _ => unreachable!("the slot was just read as waiting"),
+            };
+            if expired {
+                // Said for another while, then forgotten.
+                tokio::time::sleep(patience).await;
+                calls.table().remove(&key);
+            }
+        });
+        slots.insert(
+            state.clone(),
+            Slot::Waiting { waiting: Box::new(waiting), until: Instant::now() + patience, timer: timer.abort_handle() },
+        );
+        Ok(state)
+    }
+
+    /// The call waiting under `state` for this retry (`agent`'s, the same request with
+    /// `arguments`), taken out once `check` passes on it (the client's answers read); or
+    /// why not, with its code. A retry that names another agent, request or arguments, or
+    /// whose answers do not read, leaves the call waiting.
+    pub fn take(
+        &self,
+        state: &str,
+        agent: &str,
+        asked: &Asked,
+        arguments: &Map<String, Json>,
+        check: impl FnOnce(&Parked) -> Result<(), String>,
+    ) -> Result<Waiting, (Code, String)> {
+        let mut slots = self.table();
+        let expired = || (codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned());
+        match slots.get(state) {
+            None => Err((
+                codes::INPUT_STATE_UNKNOWN,
+                "no call is waiting on this requestState: it was answered already, or never given here".to_owned(),
+            )),
+            Some(Slot::Expired) => {
+                slots.remove(state);
+                Err(expired())
+            }
+            Some(Slot::Waiting { until, .. }) if *until <= Instant::now() => {
+                if let Some(Slot::Waiting { waiting, timer, .. }) = slots.remove(state) {
+                    timer.abort();
+                    waiting.call.cancel();
+                }
+                Err(expired())
+            }
+            Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
+                Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
+            }
+            Some(Slot::Waiting { waiting, .. }) if waiting.asked != *asked || waiting.arguments != *arguments => Err((
+                codes::INPUT_STATE_WRONG_REQUEST,
+                format!(
+                    "this requestState is a {} of `{}` with other arguments, not a {} of `{}` with these",
+                    waiting.asked.method, waiting.asked.name, asked.method, asked.name
+                ),
+            )),
+            Some(Slot::Waiting { waiting, .. }) => {
+                check(&waiting.call).map_err(|why| (codes::INPUT_RESPONSE_INVALID, why))?;
+                match slots.remove(state) {
+                    Some(Slot::Waiting { waiting, timer, .. }) => {
+                        timer.abort();
+                        Ok(*waiting)
+                    }
+                    _ => unreachable!("the slot was just read as waiting"),
+                }
             }
         }
     }
