@@ -47,6 +47,8 @@ struct App {
     tally: Arc<crate::tally::Tally>,
     /// The calls waiting for their clients' answers, every agent's (each bounded, and bound to its agent).
     waiting: Arc<crate::waiting::WaitingCalls>,
+    /// The status page's drawings of the graph.
+    drawings: Arc<crate::ui::Drawings>,
     /// The sessions as seam sees them: their use, for closing idle ones.
     sessions: Arc<Sessions>,
     /// Ends the status page's event streams, so that a graceful shutdown does not wait on them.
@@ -545,6 +547,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         agents: Arc::default(),
         tally: Arc::default(),
         waiting: Arc::default(),
+        drawings: Arc::default(),
         sessions,
         stop: stop.clone(),
         token_files: Arc::default(),
@@ -598,8 +601,9 @@ async fn status(State(app): State<App>) -> Response {
 
 async fn ui_page(State(app): State<App>) -> Response {
     // A new generation's graph is laid out on a thread of its own; the page waits for it a little.
-    crate::ui::wait_for_drawing(&app.deployment, Duration::from_secs(2)).await;
-    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment)).into_response()
+    app.drawings.wait(&app.deployment, Duration::from_secs(2)).await;
+    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment, &app.drawings))
+        .into_response()
 }
 
 /// The status page's live updates: at once the sections as they are, then
@@ -618,7 +622,7 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
     let start = Stream {
         catalogs: deployment.subscribe(),
         statuses: deployment.subscribe_status(),
-        drawings: crate::ui::subscribe_drawings(),
+        drawings: app.drawings.subscribe(),
         shown: crate::ui::Fragments::new(),
         app,
     };
@@ -634,7 +638,7 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
                 }
             }
             first = false;
-            let now = crate::ui::fragments(&s.app.deployment);
+            let now = crate::ui::fragments(&s.app.deployment, &s.app.drawings);
             let initial = s.shown.is_empty();
             let Some(mut update) = crate::ui::changed(&s.shown, &now) else { continue };
             s.shown = now;

@@ -36,7 +36,7 @@ const SECTIONS: [(&str, &str); 7] = [
 pub type Fragments = BTreeMap<&'static str, String>;
 
 /// Every section as it is now.
-pub fn fragments(deployment: &Deployment) -> Fragments {
+pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>) -> Fragments {
     let status = deployment.status();
     let live = deployment.live();
     let mut out = Fragments::new();
@@ -44,7 +44,7 @@ pub fn fragments(deployment: &Deployment) -> Fragments {
     put("generation", generation(deployment, &status));
     put("outcome", outcome(&status["last_reload"], &status));
     put("mounts", mounts(&status["mounts"]));
-    put("graph", live.as_deref().map(|g| graph(g, &status["mounts"])).unwrap_or_else(|| none("No generation is live.")));
+    put("graph", live.as_deref().map(|g| graph(g, &status["mounts"], drawings)).unwrap_or_else(|| none("No generation is live.")));
     put("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
     put("history", history(&deployment.outcomes()));
     put("services", services(&status["services"]));
@@ -80,8 +80,8 @@ fn name(deployment: &Deployment) -> String {
 }
 
 /// The whole page, every section rendered now.
-pub fn page(deployment: &Deployment) -> String {
-    let fragments = fragments(deployment);
+pub fn page(deployment: &Deployment, drawings: &Arc<Drawings>) -> String {
+    let fragments = fragments(deployment, drawings);
     let outcome_at = deployment.last_outcome().map(|o| seam_engine::runtime::timestamp(o.at)).unwrap_or_default();
     let path = std::path::absolute(deployment.path()).unwrap_or_else(|_| deployment.path().to_owned());
     // Rendered already, and from the same generation as every section.
@@ -263,65 +263,72 @@ const DRAW_UP_TO: usize = 500;
 
 /// The live generation's drawing, by plan digest: laid out once, on a thread
 /// of its own (never on a request), then only recoloured as mounts change
-/// state. `None` while it is being laid out.
-static DRAWING: std::sync::Mutex<Option<(String, Option<Arc<str>>)>> = std::sync::Mutex::new(None);
-
-/// Ticks when a drawing is ready: the page's events then send the graph.
-static DRAWN: std::sync::LazyLock<tokio::sync::watch::Sender<u64>> = std::sync::LazyLock::new(|| tokio::sync::watch::channel(0).0);
-
-pub fn subscribe_drawings() -> tokio::sync::watch::Receiver<u64> {
-    DRAWN.subscribe()
+/// state. One per served front end (the HTTP app's), shared by its pages.
+#[derive(Default)]
+pub struct Drawings {
+    /// The digest drawn, and its drawing; `None` while it is being laid out.
+    current: std::sync::Mutex<Option<(String, Option<Arc<str>>)>>,
+    /// Ticks when a drawing is ready: the page's events then send the graph.
+    drawn: tokio::sync::watch::Sender<u64>,
 }
 
-/// The generation's drawing if it is ready; else starts laying it out (once) and returns `None`.
-fn drawing(g: &Generation) -> Option<Arc<str>> {
-    let mut current = DRAWING.lock().expect("drawing lock");
-    if let Some((digest, svg)) = &*current
-        && *digest == g.digest
-    {
-        return svg.clone();
+impl Drawings {
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.drawn.subscribe()
     }
-    *current = Some((g.digest.clone(), None));
-    drop(current);
-    let (plan, digest) = (g.plan.clone(), g.digest.clone());
-    let spawned = std::thread::Builder::new().name("seam-graph-layout".into()).spawn(move || {
-        let svg: Arc<str> = plan.to_svg(false).into();
-        let mut current = DRAWING.lock().expect("drawing lock");
-        if current.as_ref().is_some_and(|(d, _)| *d == digest) {
-            *current = Some((digest, Some(svg)));
-            drop(current);
-            DRAWN.send_modify(|n| *n += 1);
+
+    /// The generation's drawing if it is ready; else starts laying it out (once) and returns `None`.
+    fn of(self: &Arc<Self>, g: &Generation) -> Option<Arc<str>> {
+        let mut current = self.current.lock().expect("drawing lock");
+        if let Some((digest, svg)) = &*current
+            && *digest == g.digest
+        {
+            return svg.clone();
         }
-    });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start laying out the graph: {e}");
-    }
-    None
-}
-
-/// Waits, at most `patience`, for the live generation's drawing, so that a
-/// page usually comes with its graph.
-pub async fn wait_for_drawing(deployment: &Deployment, patience: std::time::Duration) {
-    let Some(g) = deployment.live().filter(|g| g.plan.nodes().count() <= DRAW_UP_TO) else { return };
-    let mut drawn = DRAWN.subscribe();
-    let _ = tokio::time::timeout(patience, async {
-        while drawing(&g).is_none() {
-            if drawn.changed().await.is_err() {
-                return;
+        *current = Some((g.digest.clone(), None));
+        drop(current);
+        let (plan, digest) = (g.plan.clone(), g.digest.clone());
+        let drawings = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new().name("seam-graph-layout".into()).spawn(move || {
+            let svg: Arc<str> = plan.to_svg(false).into();
+            let Some(drawings) = drawings.upgrade() else { return };
+            let mut current = drawings.current.lock().expect("drawing lock");
+            if current.as_ref().is_some_and(|(d, _)| *d == digest) {
+                *current = Some((digest, Some(svg)));
+                drop(current);
+                drawings.drawn.send_modify(|n| *n += 1);
             }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start laying out the graph: {e}");
         }
-    })
-    .await;
+        None
+    }
+
+    /// Waits, at most `patience`, for the live generation's drawing, so that a
+    /// page usually comes with its graph.
+    pub async fn wait(self: &Arc<Self>, deployment: &Deployment, patience: std::time::Duration) {
+        let Some(g) = deployment.live().filter(|g| g.plan.nodes().count() <= DRAW_UP_TO) else { return };
+        let mut drawn = self.drawn.subscribe();
+        let _ = tokio::time::timeout(patience, async {
+            while self.of(&g).is_none() {
+                if drawn.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
 }
 
-fn graph(g: &Generation, mounts: &Json) -> Markup {
+fn graph(g: &Generation, mounts: &Json, drawings: &Arc<Drawings>) -> Markup {
     let nodes = g.plan.nodes().count();
     if nodes > DRAW_UP_TO {
         return none(&format!(
             "The graph has {nodes} nodes, more than this page draws ({DRAW_UP_TO}). `seam graph --format dot` gives it to Graphviz."
         ));
     }
-    let Some(drawn) = drawing(g) else { return none("Laying out the graph…") };
+    let Some(drawn) = drawings.of(g) else { return none("Laying out the graph…") };
     let state = |node: &str| mounts[node.strip_prefix("mount:")?]["state"].as_str().map(str::to_owned);
     html! {
         figure.graph {
