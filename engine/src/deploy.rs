@@ -435,7 +435,7 @@ impl Generation {
                 roots: roots.to_vec(),
             };
             match f.tool.get_prompt(&f.settings, call).await {
-                Err(e) if e.code == crate::codes::PROMPT_UNKNOWN.code => continue,
+                Err(e) if e.code == crate::codes::PROMPT_UNKNOWN => continue,
                 answer => return answer,
             }
         }

@@ -47,7 +47,7 @@ fn quotable(d: &Diagnostic, line: &str) -> (String, usize) {
     // Only what can be quoted is looked at: a window around the column, wider than the
     // excerpt so that a secret at the excerpt's edge is still seen whole.
     let (line, column) = around(line, d.span.column.saturating_sub(1) as usize, 8 * EXCERPT_CHARS);
-    if d.code == crate::codes::SECRET_INLINE.code {
+    if d.code == crate::codes::SECRET_INLINE {
         let at = line.char_indices().nth(column).map_or(line.len(), |(at, _)| at);
         let rest = &line[at..];
         // Pointed at a key (`bearer_token: …`): the key is kept; at a value (a URL), nothing from it is.

@@ -257,13 +257,13 @@ pub struct PromptCall {
 /// Why a prompt could not be given, with a code from the table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PromptError {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
 }
 
 impl PromptError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        PromptError { code: code.code, message: message.into() }
+        PromptError { code, message: message.into() }
     }
     pub fn unknown(name: &str) -> Self {
         PromptError::new(crate::codes::PROMPT_UNKNOWN, format!("no prompt `{name}` is listed for this agent"))
