@@ -879,65 +879,12 @@ impl ServerHandler for Gateway {
     /// named, while the stream is open. Its resources are subscribed at their mounts as a
     /// session's are, and given back when the stream ends (this request's handler goes).
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        use seam_engine::runtime::MountEvent;
         let _stream = self.hold(crate::tally::Holding::ListenStream)?;
-        let accepted = context.accepted().clone();
-        let sink = context.sink().clone();
-        let request = context.request_context().clone();
-        for uri in accepted.resource_subscriptions.iter().flatten() {
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
             self.subscribe_resource(uri.clone()).await?;
         }
-        let wants = |on: Option<bool>| on == Some(true);
-        let mut changes = self.deployment.subscribe();
-        let mut events = self.deployment.mount_events();
-        let mut before = self.view(&request.peer).await;
-        // A stream is shown all at its start, seam's own skills included (they are resources).
-        let skills = skills_hash(&self.served_skills(&request.peer, None).await);
-        let shown = std::sync::Mutex::new(Shown::all(&before, skills));
-        loop {
-            tokio::select! {
-                _ = context.cancelled() => return Ok(()),
-                changed = changes.changed() => if changed.is_err() { return Ok(()) },
-                event = events.recv() => {
-                    match event {
-                        Ok(MountEvent::ResourceUpdated { mount, uri }) => {
-                            let subscribed = self.subscribed.lock().get(&uri).is_some_and(|s| s.mount == mount);
-                            if subscribed
-                                && self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount))
-                                && sink.notify_resource_updated(uri).await.is_err()
-                            {
-                                return Ok(());
-                            }
-                        }
-                        // Log lines follow a session's level; a 2026-07-28 client has neither.
-                        Ok(MountEvent::Log { .. }) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
-                            tracing::warn!(agent = %self.agent, "{skipped} resource updates were not sent: the listen stream fell behind");
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
-                    }
-                    continue;
-                }
-            }
-            let now = self.view(&request.peer).await;
-            let changed = self.what_changed(&request.peer, &shown, &before, &now).await;
-            before = now;
-            let sent = async {
-                if changed.tools && wants(accepted.tools_list_changed) {
-                    sink.notify_tool_list_changed().await?;
-                }
-                if changed.prompts && wants(accepted.prompts_list_changed) {
-                    sink.notify_prompt_list_changed().await?;
-                }
-                if changed.resources && wants(accepted.resources_list_changed) {
-                    sink.notify_resource_list_changed().await?;
-                }
-                Ok::<(), rmcp::service::SubscriptionSendError>(())
-            };
-            if sent.await.is_err() {
-                return Ok(());
-            }
-        }
+        self.follow(Listener::Stream(&context)).await;
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -945,63 +892,128 @@ impl ServerHandler for Gateway {
             tracing::debug!(agent = %self.agent, "a repeated notifications/initialized is ignored");
             return;
         }
-        let mut changes = self.deployment.subscribe();
-        let mut events = self.deployment.mount_events();
         // The notifier's copy does not hold the session's subscriptions: it may outlive the session a little.
         let this = Gateway { _release: None, ..self.clone() };
-        let peer = context.peer;
-        tokio::spawn(async move {
-            // What a session that has not listed yet would have been sent.
-            let mut first = this.view(&peer).await;
-            // rmcp offers no event for a session's end; a slow check lets an idle closed session's task go.
-            let mut check = tokio::time::interval(SESSION_CHECK);
-            check.reset();
-            loop {
-                tokio::select! {
-                    changed = changes.changed() => if changed.is_err() { break },
-                    _ = this.roots_changed.notified() => {}
-                    event = events.recv() => {
-                        match event {
-                            Ok(event) => if this.pass_on(&peer, event).await.is_err() { break },
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
-                                tracing::warn!(agent = %this.agent, "{skipped} mount log lines or resource updates were not sent: the session fell behind");
-                            }
-                            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                        }
-                        continue;
-                    }
-                    _ = check.tick() => {
-                        if peer.is_transport_closed() { break }
-                        continue;
-                    }
+        tokio::spawn(async move { this.follow(Listener::Session(&context.peer)).await });
+    }
+}
+
+/// Where one listener's notifications go: the one notifier ([`Gateway::follow`]) serves both eras.
+enum Listener<'a> {
+    /// A session (2025-11-25): its list changes, mount log lines at its level, and
+    /// updates of the resources it subscribed to, until its transport closes.
+    Session(&'a Peer<RoleServer>),
+    /// A `subscriptions/listen` stream (2026-07-28): what it asked for, until it ends.
+    Stream(&'a rmcp::service::SubscriptionContext),
+}
+
+impl Listener<'_> {
+    fn peer(&self) -> &Peer<RoleServer> {
+        match self {
+            Listener::Session(peer) => peer,
+            Listener::Stream(context) => &context.request_context().peer,
+        }
+    }
+
+    /// Tells the listener which lists changed (a stream only those it asked for); `Err` once it is gone.
+    async fn lists_changed(&self, changed: Changed) -> Result<(), ()> {
+        match self {
+            Listener::Session(peer) => {
+                if changed.tools {
+                    peer.notify_tool_list_changed().await.map_err(drop)?;
                 }
-                let now = this.view(&peer).await;
-                let changed = this.what_changed(&peer, &this.shown, &first, &now).await;
-                first = now;
-                if changed.tools && peer.notify_tool_list_changed().await.is_err() {
-                    break;
+                if changed.prompts {
+                    peer.notify_prompt_list_changed().await.map_err(drop)?;
                 }
-                if changed.prompts && peer.notify_prompt_list_changed().await.is_err() {
-                    break;
-                }
-                if changed.resources && peer.notify_resource_list_changed().await.is_err() {
-                    break;
+                if changed.resources {
+                    peer.notify_resource_list_changed().await.map_err(drop)?;
                 }
             }
-        });
+            Listener::Stream(context) => {
+                let (asked, sink) = (context.accepted(), context.sink());
+                if changed.tools && asked.tools_list_changed == Some(true) {
+                    sink.notify_tool_list_changed().await.map_err(drop)?;
+                }
+                if changed.prompts && asked.prompts_list_changed == Some(true) {
+                    sink.notify_prompt_list_changed().await.map_err(drop)?;
+                }
+                if changed.resources && asked.resources_list_changed == Some(true) {
+                    sink.notify_resource_list_changed().await.map_err(drop)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
 impl Gateway {
-    /// A mount's log line or resource update, sent on if this session may see
-    /// it: a log line of a mount its agent sees, at or above the session's
-    /// level, with the mount's id as `logger` (`<mount>/<logger>` when the
-    /// server named one); an update of a URI the session subscribed to.
+    /// The one notifier, for a session or a listen stream: each change of what the
+    /// agent is shown (by [`Gateway::what_changed`]), and each mount event it may see
+    /// ([`Gateway::pass_on`]), until the listener is gone or seam stops.
+    async fn follow(&self, listener: Listener<'_>) {
+        let peer = listener.peer();
+        let mut changes = self.deployment.subscribe();
+        let mut events = self.deployment.mount_events();
+        // What a session that has not listed yet would have been sent; a stream is shown all at its start.
+        let mut before = self.view(peer).await;
+        let stream_shown;
+        let shown = match listener {
+            Listener::Session(_) => &*self.shown,
+            Listener::Stream(_) => {
+                let skills = skills_hash(&self.served_skills(peer, None).await);
+                stream_shown = std::sync::Mutex::new(Shown::all(&before, skills));
+                &stream_shown
+            }
+        };
+        let ended = async {
+            match listener {
+                Listener::Stream(context) => context.cancelled().await,
+                Listener::Session(_) => std::future::pending().await,
+            }
+        };
+        let mut ended = std::pin::pin!(ended);
+        // rmcp offers no event for a session's end; a slow check lets an idle closed session's task go.
+        let mut check = tokio::time::interval(SESSION_CHECK);
+        check.reset();
+        loop {
+            tokio::select! {
+                _ = &mut ended => return,
+                changed = changes.changed() => if changed.is_err() { return },
+                _ = self.roots_changed.notified() => {}
+                event = events.recv() => {
+                    match event {
+                        Ok(event) => if self.pass_on(&listener, event).await.is_err() { return },
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
+                            tracing::warn!(agent = %self.agent, "{skipped} mount log lines or resource updates were not sent: the listener fell behind");
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    }
+                    continue;
+                }
+                _ = check.tick() => {
+                    if peer.is_transport_closed() { return }
+                    continue;
+                }
+            }
+            let now = self.view(peer).await;
+            let changed = self.what_changed(peer, shown, &before, &now).await;
+            before = now;
+            if listener.lists_changed(changed).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A mount's log line or resource update, sent on if this listener may see it: a
+    /// session's log line of a mount its agent sees, at or above the session's level,
+    /// with the mount's id as `logger` (`<mount>/<logger>` when the server named one;
+    /// a stream has no level, and no log lines); an update of a URI it subscribed to.
+    /// `Err` once the listener is gone.
     #[allow(deprecated)]
-    async fn pass_on(&self, peer: &Peer<RoleServer>, event: seam_engine::runtime::MountEvent) -> Result<(), rmcp::service::ServiceError> {
+    async fn pass_on(&self, listener: &Listener<'_>, event: seam_engine::runtime::MountEvent) -> Result<(), ()> {
         use seam_engine::runtime::MountEvent;
-        match event {
-            MountEvent::Log { mount, level, logger, data } => {
+        match (event, listener) {
+            (MountEvent::Log { mount, level, logger, data }, Listener::Session(peer)) => {
                 let Some(level) = seam_wire::level_named(&level) else { return Ok(()) };
                 let wanted = *self.log_level.lock().expect("level lock");
                 let seen = self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount));
@@ -1012,16 +1024,23 @@ impl Gateway {
                     Some(logger) => format!("{mount}/{logger}"),
                     None => mount,
                 };
-                peer.notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger(logger)).await
+                let message = rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger(logger);
+                peer.notify_logging_message(message).await.map_err(drop)
             }
-            MountEvent::ResourceUpdated { mount, uri } => {
-                // Only the mount this session's subscription went to (another may serve the same URI
+            (MountEvent::Log { .. }, Listener::Stream(_)) => Ok(()),
+            (MountEvent::ResourceUpdated { mount, uri }, listener) => {
+                // Only the mount this listener's subscription went to (another may serve the same URI
                 // to other agents), and only while its agent sees it.
                 let subscribed = self.subscribed.lock().get(&uri).is_some_and(|s| s.mount == mount);
                 if !subscribed || !self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount)) {
                     return Ok(());
                 }
-                peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await
+                match listener {
+                    Listener::Session(peer) => {
+                        peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri)).await.map_err(drop)
+                    }
+                    Listener::Stream(context) => context.sink().notify_resource_updated(uri).await.map_err(drop),
+                }
             }
         }
     }
