@@ -1093,7 +1093,7 @@ mod tests {
         let file = dir.join("c.yaml");
         std::fs::write(&file, "seam: 1\n").unwrap();
         let engine = std::sync::Arc::new(crate::engine());
-        let env = std::sync::Arc::new(seam_engine::load::ProcessEnv);
+        let env = std::sync::Arc::new(seam_engine::env::ProcessEnv);
         let deployment = seam_engine::deploy::Deployment::new(engine, &file, env, seam_engine::deploy::Options::default());
         deployment.reload().await;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);

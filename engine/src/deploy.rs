@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::diagnostic::Diagnostic;
 use crate::diff::Diff;
-use crate::load::Env;
+use crate::env::Env;
 use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
 use crate::outcome::{Outcome, OutcomeKind, diagnostic_json, log_outcome};
 use crate::plan::Plan;
@@ -1439,7 +1439,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_before_any_generation_answers_tool_unavailable() {
         let engine = Arc::new(Engine::new(vec![&SURFACE]));
-        let deployment = Deployment::new(engine, Path::new("/nonexistent/c.yaml"), Arc::new(crate::load::ProcessEnv), Options::default());
+        let deployment = Deployment::new(engine, Path::new("/nonexistent/c.yaml"), Arc::new(crate::env::ProcessEnv), Options::default());
         let context = CallContext { roots: Default::default(), cancel: CancellationToken::new(), client: Default::default() };
         let output = deployment.call("default", "probe__x", Map::new(), context).await;
         assert!(output.is_error);
@@ -1458,7 +1458,7 @@ mod tests {
         for (limit, most) in [(2, 2), (5, 5)] {
             MOST.store(0, Ordering::SeqCst);
             let options = Options { max_concurrent_starts: limit, ..Options::default() };
-            let deployment = Deployment::new(engine.clone(), &file, Arc::new(crate::load::ProcessEnv), options);
+            let deployment = Deployment::new(engine.clone(), &file, Arc::new(crate::env::ProcessEnv), options);
             let outcome = deployment.reload().await;
             assert_eq!((outcome.outcome, outcome.built.len()), (OutcomeKind::Applied, 5), "{:?}", outcome.diagnostics);
             assert_eq!(MOST.load(Ordering::SeqCst), most, "limit {limit}");
@@ -1474,7 +1474,7 @@ mod tests {
         let file = dir.join("c.yaml");
         std::fs::write(&file, "seam: 1\n").unwrap();
         let engine = Arc::new(Engine::new(Vec::new()));
-        let deployment = Deployment::new(engine, &file, Arc::new(crate::load::ProcessEnv), Options::default());
+        let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), Options::default());
         assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
         for _ in 1..KEPT_OUTCOMES {
             assert_eq!(deployment.reload().await.outcome, OutcomeKind::Unchanged);
@@ -1496,7 +1496,7 @@ mod tests {
         release: Mutex<std::sync::mpsc::Receiver<()>>,
     }
 
-    impl crate::load::Env for GatedEnv {
+    impl crate::env::Env for GatedEnv {
         fn var(&self, name: &str) -> Option<String> {
             if name == "GATED" {
                 let _ = self.entered.send(());

@@ -7,32 +7,12 @@
 //! the order listed, the extending file last. Each node keeps the file that
 //! wrote it, so diagnostics point at the file that wrote the offending value.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, Sources, Span};
+use crate::env::Env;
 use crate::yaml::{self, Node, Value};
-
-/// Where `${VAR}` values come from; the process environment in the CLI, a map in tests.
-pub trait Env {
-    fn var(&self, name: &str) -> Option<String>;
-}
-
-/// The process environment.
-pub struct ProcessEnv;
-
-impl Env for ProcessEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-}
-
-impl Env for HashMap<String, String> {
-    fn var(&self, name: &str) -> Option<String> {
-        self.get(name).cloned()
-    }
-}
 
 /// Most files one composition may pull in through `extends`.
 pub const MAX_EXTENDS_FILES: usize = 64;
@@ -410,115 +390,12 @@ pub fn merge(base: Node, over: Node) -> Node {
     }
 }
 
-/// Expands `${VAR}`, `${VAR:-default}`, `${VAR:?message}` and `$$`.
-/// `Ok(None)` when the text has nothing to expand.
-pub fn interpolate(text: &str, env: &dyn Env) -> Result<Option<String>, (crate::codes::Code, String)> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut changed = false;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-            changed = true;
-        } else if let Some(body) = after.strip_prefix('{') {
-            let Some(end) = body.find('}') else {
-                return Err((crate::codes::ENV_SYNTAX, format!("unclosed `${{` in `{text}`")));
-            };
-            let inner = &body[..end];
-            let (name, op) = match inner.find(':') {
-                Some(c) => (&inner[..c], Some(&inner[c + 1..])),
-                None => (inner, None),
-            };
-            if !is_env_name(name) {
-                return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: `{name}` is not an environment variable name")));
-            }
-            if is_secret_name(name) {
-                return Err((
-                    crate::codes::SECRET_INTERPOLATED,
-                    format!(
-                        "`${{{name}}}` would copy a secret into the composition, where it is kept and shown; secrets are named, not interpolated"
-                    ),
-                ));
-            }
-            let value = env.var(name).filter(|v| !v.is_empty());
-            match (value, op) {
-                (Some(v), _) => out.push_str(&v),
-                (None, None) => {
-                    return Err((
-                        crate::codes::ENV_UNSET,
-                        format!("environment variable `{name}` is not set; set it or write `${{{name}:-default}}`"),
-                    ));
-                }
-                (None, Some(op)) => {
-                    if let Some(default) = op.strip_prefix('-') {
-                        if default.contains("${") {
-                            return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: a default cannot hold another `${{…}}`")));
-                        }
-                        out.push_str(default);
-                    } else if let Some(message) = op.strip_prefix('?') {
-                        let message = if message.is_empty() { "is required" } else { message };
-                        return Err((crate::codes::ENV_REQUIRED, format!("environment variable `{name}`: {message}")));
-                    } else {
-                        return Err((crate::codes::ENV_SYNTAX, format!("`${{{inner}}}`: after `:` comes `-default` or `?message`")));
-                    }
-                }
-            }
-            rest = &body[end + 1..];
-            changed = true;
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(changed.then_some(out))
-}
-
-/// A variable whose name says it holds a secret: one of its `_`-separated
-/// words is a secret's word (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `SIGNING_KEYS`;
-/// `AUTH` and `COOKIE` only last: `BASIC_AUTH`), or a word ends with one that cannot end an innocent word
-/// (`DEEPSEEKAPIKEY`, `GITHUBTOKEN`, `DBPASSWORD`). Not `TOKENIZER_PATH`, and
-/// not `MONKEY`: a bare `KEY` ending is too common to mean a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    // Not TOKENS: `MAX_TOKENS` is a model setting, not a secret.
-    const WORDS: [&str; 14] = [
-        "KEY",
-        "KEYS",
-        "APIKEY",
-        "APIKEYS",
-        "TOKEN",
-        "SECRET",
-        "SECRETS",
-        "PASSWORD",
-        "PASSWORDS",
-        "PASSWD",
-        "PASSPHRASE",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "PAT",
-    ];
-    const ENDINGS: [&str; 8] = ["APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
-    let ends_with = |word: &str, ending: &str| {
-        word.len() >= ending.len() && word.as_bytes()[word.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
-    };
-    // AUTH and COOKIE only as the last word: `BASIC_AUTH` holds one, `AUTH_URL` and `COOKIE_NAME` name one.
-    const LAST_WORDS: [&str; 2] = ["AUTH", "COOKIE"];
-    let words: Vec<&str> = name.split('_').collect();
-    words.iter().any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)) || ENDINGS.iter().any(|e| ends_with(w, e)))
-        || words.last().is_some_and(|w| LAST_WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)))
-}
-
-fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::interpolate;
+    use crate::redact::is_secret_name;
+    use std::collections::HashMap;
 
     fn env() -> HashMap<String, String> {
         [("HOME", "/home/u"), ("EMPTY", "")].into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()

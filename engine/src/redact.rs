@@ -12,7 +12,7 @@
 //! - in a line quoted from a composition ([`line`]): all that, and the values
 //!   of secret-named keys (`api_key: …`, `password = …`, `X-Api-Key: …`).
 //!
-//! A name says a secret by `crate::load::is_secret_name`, its words split at
+//! A name says a secret by `is_secret_name`, its words split at
 //! `_` and `-`; a key that names where a secret is (`*_env`, `*_file`) holds none.
 
 use std::borrow::Cow;
@@ -215,7 +215,7 @@ fn is_secret_key(key: &str) -> bool {
     if lower.ends_with("_env") || lower.ends_with("_file") {
         return false;
     }
-    matches!(lower.as_str(), "authorization" | "proxy-authorization") || crate::load::is_secret_name(&key.replace('-', "_"))
+    matches!(lower.as_str(), "authorization" | "proxy-authorization") || is_secret_name(&key.replace('-', "_"))
 }
 
 /// The longest key whose value is masked: a key is a word, and the search for one goes back
@@ -267,6 +267,40 @@ fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
         ranges.push(value_start..value_start + value.len());
         masked_until = value_end;
     }
+}
+
+/// A variable whose name says it holds a secret: one of its `_`-separated
+/// words is a secret's word (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `SIGNING_KEYS`;
+/// `AUTH` and `COOKIE` only last: `BASIC_AUTH`), or a word ends with one that cannot end an innocent word
+/// (`DEEPSEEKAPIKEY`, `GITHUBTOKEN`, `DBPASSWORD`). Not `TOKENIZER_PATH`, and
+/// not `MONKEY`: a bare `KEY` ending is too common to mean a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    // Not TOKENS: `MAX_TOKENS` is a model setting, not a secret.
+    const WORDS: [&str; 14] = [
+        "KEY",
+        "KEYS",
+        "APIKEY",
+        "APIKEYS",
+        "TOKEN",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWORDS",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "PAT",
+    ];
+    const ENDINGS: [&str; 8] = ["APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+    let ends_with = |word: &str, ending: &str| {
+        word.len() >= ending.len() && word.as_bytes()[word.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
+    };
+    // AUTH and COOKIE only as the last word: `BASIC_AUTH` holds one, `AUTH_URL` and `COOKIE_NAME` name one.
+    const LAST_WORDS: [&str; 2] = ["AUTH", "COOKIE"];
+    let words: Vec<&str> = name.split('_').collect();
+    words.iter().any(|w| WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)) || ENDINGS.iter().any(|e| ends_with(w, e)))
+        || words.last().is_some_and(|w| LAST_WORDS.iter().any(|s| w.eq_ignore_ascii_case(s)))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan, Tag};
 
 use crate::diagnostic::{Diagnostic, FileId, Span};
-use crate::load::Env;
+use crate::env::Env;
 
 /// Deepest nesting of mappings and sequences accepted.
 pub const MAX_DEPTH: usize = 64;
@@ -501,7 +501,7 @@ impl<'e> Builder<'e> {
 
     fn expand(&mut self, node: &mut Node, env: &dyn Env) {
         let Value::Str(text) = &node.value else { return };
-        match crate::load::interpolate(text, env) {
+        match crate::env::interpolate(text, env) {
             Ok(Some(out)) => {
                 node.interpolated = true;
                 // Quoted strings stay strings; plain ones are typed again (`${N:-4096}` is a number).

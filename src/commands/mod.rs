@@ -11,7 +11,7 @@ pub mod validate;
 use std::io::Write as _;
 use std::path::Path;
 
-use seam_engine::load::ProcessEnv;
+use seam_engine::env::ProcessEnv;
 use seam_engine::{Checked, Engine};
 
 use crate::error::Error;

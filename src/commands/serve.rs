@@ -64,7 +64,7 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, reach: 
         require_tokens: reach == Reach::Network,
         ..Default::default()
     };
-    let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::load::ProcessEnv), options);
+    let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::env::ProcessEnv), options);
     let outcome = deployment.reload().await;
     if let Some(bar) = progress {
         bar.finish_and_clear();

@@ -29,12 +29,12 @@ pub fn composition_holds(engine: &seam_engine::Engine, bytes: Vec<u8>) {
 /// nothing to expand; `$$` alone is one `$`.
 pub fn interpolation_holds(text: &str) {
     let env: HashMap<String, String> = [("SET".to_owned(), "value".to_owned()), ("EMPTY".to_owned(), String::new())].into();
-    let out = seam_engine::load::interpolate(text, &env);
+    let out = seam_engine::env::interpolate(text, &env);
     if !text.contains('$') {
         assert_eq!(out, Ok(None), "{text:?}");
     }
     let doubled = text.replace('$', "$$");
-    let back = seam_engine::load::interpolate(&doubled, &env).map(|o| o.unwrap_or(doubled.clone()));
+    let back = seam_engine::env::interpolate(&doubled, &env).map(|o| o.unwrap_or(doubled.clone()));
     assert_eq!(back, Ok(text.to_owned()), "`$$` is one `$`: {doubled:?}");
 }
 
