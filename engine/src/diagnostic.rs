@@ -81,12 +81,21 @@ impl Sources {
     }
 }
 
+/// `text` cut to `max` characters, `…` marking a cut: how seam quotes what may be long
+/// (a message, an echoed id).
+pub fn cut_marked(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]).into(),
+        None => text.into(),
+    }
+}
+
 /// `text` cut to [`MAX_MESSAGE_CHARS`], an ellipsis marking the cut, with no secret
 /// it quotes shown (`crate::redact::text`).
 fn capped(text: String) -> String {
     // Only what is kept is looked at for secrets, and a little past it, so that one cut at the edge is still seen whole.
-    let looked_at = crate::runtime::cut_marked(&text, MAX_MESSAGE_CHARS + 256);
-    crate::runtime::cut_marked(&crate::redact::text(&looked_at), MAX_MESSAGE_CHARS).into_owned()
+    let looked_at = cut_marked(&text, MAX_MESSAGE_CHARS + 256);
+    cut_marked(&crate::redact::text(&looked_at), MAX_MESSAGE_CHARS).into_owned()
 }
 
 /// One problem found in a composition.

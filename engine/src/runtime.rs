@@ -160,15 +160,7 @@ pub const MAX_ECHO_CHARS: usize = 80;
 /// `value`, sent by a client, as an error quotes it: at most [`MAX_ECHO_CHARS`], `…`
 /// marking a cut, so that a megabyte id is not sent back in its refusal.
 pub fn echoed(value: &str) -> std::borrow::Cow<'_, str> {
-    cut_marked(value, MAX_ECHO_CHARS)
-}
-
-/// `text` cut to `max` characters, `…` marking a cut.
-pub fn cut_marked(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]).into(),
-        None => text.into(),
-    }
+    crate::diagnostic::cut_marked(value, MAX_ECHO_CHARS)
 }
 
 /// Why `arguments` hold one that the tool's `inputSchema` (in its `definition`) does not
