@@ -416,17 +416,7 @@ impl HttpSeam {
     }
 
     pub fn get(&self, path: &str) -> (u16, String) {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            let client = reqwest::Client::builder().no_proxy().build().unwrap();
-            let mut request = client.get(format!("{}{path}", self.base));
-            if let Some(token) = &self.token {
-                request = request.bearer_auth(token);
-            }
-            let response = request.send().await.unwrap();
-            let status = response.status().as_u16();
-            (status, response.text().await.unwrap())
-        })
+        http_get_as(&format!("{}{path}", self.base), self.token.as_deref())
     }
 
     pub fn status(&self) -> Value {
@@ -526,10 +516,19 @@ pub fn signal(pid: u32, name: &str) {
 }
 
 pub fn http_get(url: &str) -> (u16, String) {
+    http_get_as(url, None)
+}
+
+/// A GET of `url`, sending `Authorization: Bearer <token>` when given; its status and body.
+pub fn http_get_as(url: &str, token: Option<&str>) -> (u16, String) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let response = client.get(url).send().await.unwrap();
+        let mut request = client.get(url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
         let status = response.status().as_u16();
         (status, response.text().await.unwrap())
     })
