@@ -61,20 +61,24 @@ type ProgressSlot = Arc<std::sync::Mutex<Option<(ProgressToken, mpsc::Sender<Rep
 pub struct CallAsks {
     asks: mpsc::Receiver<Ask>,
     progress: ProgressSlot,
+    /// How long the client may take to answer one question (`serve.input_timeout`).
+    patience: seam_engine::units::Duration,
 }
 
-/// A link for one call of a session, and the questions its mounts will ask through it.
+/// A link for one call of a session, and the questions its mounts will ask through it,
+/// each answered within `patience` (`serve.input_timeout`) or withdrawn.
 pub fn for_call(
     session: u64,
     agent: &str,
     capabilities: Option<ClientCapabilities>,
     progress_token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
+    patience: seam_engine::units::Duration,
 ) -> (Arc<CallLink>, CallAsks) {
     let (asks, waiting) = mpsc::channel(WAITING_ASKS);
     let progress = ProgressSlot::new(std::sync::Mutex::new(progress_token.map(|token| progress_to(&peer, token))));
     let link = CallLink { session, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks };
-    (Arc::new(link), CallAsks { asks: waiting, progress })
+    (Arc::new(link), CallAsks { asks: waiting, progress, patience })
 }
 
 /// A progress queue to `peer` under `token`, drained by its own task (`send_progress`)
@@ -200,7 +204,7 @@ impl CallAsks {
             tokio::select! {
                 output = &mut call => break output,
                 // At most WAITING_ASKS questions open at the client: a server asking more waits.
-                Some(ask) = self.asks.recv(), if sending.len() < WAITING_ASKS => sending.push(send(peer, ask)),
+                Some(ask) = self.asks.recv(), if sending.len() < WAITING_ASKS => sending.push(send(peer, ask, self.patience)),
                 Some(()) = sending.next(), if !sending.is_empty() => {}
             }
         };
@@ -369,9 +373,10 @@ impl Ended for Result<Json, RequestError> {
     }
 }
 
-/// Sends one question and hands its answer back; cancels it if the asker stops waiting.
+/// Sends one question and hands its answer back; cancels it if the asker stops waiting
+/// or the client has not answered within `patience` (then the asker is refused, `INPUT_TIMEOUT`).
 #[allow(deprecated)]
-async fn send(peer: &Peer<RoleServer>, ask: Ask) {
+async fn send(peer: &Peer<RoleServer>, ask: Ask, patience: seam_engine::units::Duration) {
     let Ask { kind, params, mut answer, .. } = ask;
     let request = match request_of(kind, params) {
         Ok(request) => request,
@@ -392,6 +397,11 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask) {
     let answered = tokio::select! {
         answered = handle.await_response() => answered,
         _ = answer.closed() => return,
+        _ = tokio::time::sleep(patience.to_std()) => {
+            let why = format!("{}: the client did not answer within serve.input_timeout {patience}", seam_engine::codes::INPUT_TIMEOUT);
+            let _ = answer.send(Err(RequestError::Refused(why)));
+            return;
+        }
     };
     open.0 = None;
     let result = match answered {
@@ -467,7 +477,7 @@ mod tests {
         let _client = slow.serve(client_io).await.unwrap();
         let server = server.await.unwrap().unwrap();
         let peer = server.peer().clone();
-        let (link, asks) = for_call(1, "agent", None, None, peer.clone());
+        let (link, asks) = for_call(1, "agent", None, None, peer.clone(), seam_engine::units::Duration::from_secs(60));
         let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null, None)));
         let let_go = async {
             opened.wait_for(|n| *n >= WAITING_ASKS).await.unwrap();
@@ -498,7 +508,7 @@ mod tests {
         let server = server.await.unwrap().unwrap();
         let peer = server.peer().clone();
         let token = ProgressToken(NumberOrString::Number(1));
-        let (link, asks) = for_call(1, "agent", None, Some(token.clone()), peer.clone());
+        let (link, asks) = for_call(1, "agent", None, Some(token.clone()), peer.clone(), seam_engine::units::Duration::from_secs(60));
         // One runtime thread and no await between them: the queue's task sends none before the last is reported.
         for n in 1..=QUEUED_PROGRESS + 1 {
             link.progress(n as f64, None, None);

@@ -191,8 +191,9 @@ impl Gateway {
     /// questions they will ask it, sent from the request's handler (`CallAsks::serve`).
     fn client_of(&self, context: &RequestContext<RoleServer>) -> (seam_engine::runtime::Client, crate::client_link::CallAsks) {
         let token = context.meta.get_progress_token();
+        let patience = self.deployment.serve_limits().input_timeout;
         let (link, asks) =
-            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone());
+            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone(), patience);
         (seam_engine::runtime::Client::new(link), asks)
     }
 

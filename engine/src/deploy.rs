@@ -1278,13 +1278,15 @@ impl Deployment {
         };
         // A call that may write is shown to the mounts that watch for writes once it is done.
         let mut written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
+        let clock = context.client.clock().clone();
         let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
         // The call counts on its generation for as long as it runs, however it ends.
         let counted = crate::runtime::CountedIn::new(&generation.in_flight);
         let mut output = match entry.timeout {
-            Some(limit) => match tokio::time::timeout(limit.to_std(), call).await {
-                Ok(output) => output,
-                Err(_) => {
+            // Timed on the call's clock: the time its questions wait for the client is not counted.
+            Some(limit) => tokio::select! {
+                output = call => output,
+                _ = clock.spent(limit.to_std()) => {
                     cancel.cancel();
                     ToolOutput::error(crate::codes::TOOL_TIMEOUT, format!("`{tool}` did not finish within its timeout of {limit}"))
                 }

@@ -393,24 +393,43 @@ impl AskKind {
 }
 
 /// The client a call came from, as a mount reaches it during that call: to
-/// ask it something, or to tell it how far the call has come. Empty for a
+/// ask it something, or to tell it how far the call has come. No link for a
 /// call with no MCP client behind it (`seam call`): every ask is refused.
+/// It carries the call's budget clock, which stands still while the client is asked.
 #[derive(Clone, Default)]
-pub struct Client(Option<Arc<dyn ClientLink>>);
+pub struct Client {
+    link: Option<Arc<dyn ClientLink>>,
+    clock: crate::clock::CallClock,
+}
 
 impl Client {
     pub fn new(link: Arc<dyn ClientLink>) -> Client {
-        Client(Some(link))
+        Client { link: Some(link), clock: Default::default() }
     }
 
     pub fn link(&self) -> Option<&Arc<dyn ClientLink>> {
-        self.0.as_ref()
+        self.link.as_ref()
+    }
+
+    /// The call's budget clock (`crate::clock`).
+    pub fn clock(&self) -> &crate::clock::CallClock {
+        &self.clock
+    }
+
+    /// Asks the client ([`ClientLink::ask`]), the call's clock stopped until it answers:
+    /// the time a person takes is not the call's (`serve.input_timeout` bounds it).
+    pub async fn ask(&self, kind: AskKind, params: Json, key: Option<String>) -> Result<Json, crate::offers::RequestError> {
+        let Some(link) = &self.link else {
+            return Err(crate::offers::RequestError::Refused("the call has no MCP client behind it (`seam call`)".to_owned()));
+        };
+        let _stopped = self.clock.stop();
+        link.ask(kind, params, key).await
     }
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Client(linked)" } else { "Client(none)" })
+        f.write_str(if self.link.is_some() { "Client(linked)" } else { "Client(none)" })
     }
 }
 

@@ -44,6 +44,9 @@ const roots = process.env.SEAM_ROOTS ? process.env.SEAM_ROOTS.split(':') : null;
 // sampling with `sampled: <the last message's text>`, a form with `{ name: 'seam' }`, a URL by accepting.
 // Each request a server makes of the client is kept for `asked`.
 const answers = process.env.SEAM_ANSWERS === '1';
+// env SEAM_ANSWER_AFTER_MS: each answer comes that long after its question, as a person's would.
+const answerAfter = Number(process.env.SEAM_ANSWER_AFTER_MS ?? 0);
+const thinking = () => new Promise((r) => setTimeout(r, answerAfter));
 const capabilities = {};
 if (roots) capabilities.roots = { listChanged: true };
 if (answers) Object.assign(capabilities, { sampling: {}, elicitation: { form: {}, url: {} } });
@@ -56,13 +59,15 @@ if (roots) {
   });
 }
 if (answers) {
-  client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     asked.push({ method: 'sampling/createMessage', params: request.params });
+    await thinking();
     const last = request.params.messages.at(-1)?.content;
     return { role: 'assistant', model: 'seam-test', content: { type: 'text', text: `sampled: ${last?.text ?? ''}` } };
   });
-  client.setRequestHandler(ElicitRequestSchema, (request) => {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push({ method: 'elicitation/create', params: request.params });
+    await thinking();
     return request.params.mode === 'url' ? { action: 'accept' } : { action: 'accept', content: { name: 'seam' } };
   });
 }

@@ -843,3 +843,60 @@ fn a_modern_mount_s_server_sees_what_the_calling_client_declared_and_asks_it_who
     assert_eq!(unknown["error"]["data"]["uri"], "nowhere://x", "SEP-2164: {unknown}");
     assert!(seam.terminate().success());
 }
+
+/// The time a person takes to answer a server's question is not the call's: a tool's
+/// `timeout` and its mount's `call_timeout` (2s each here) count only the call's own work,
+/// in either era. Each client takes 3s to answer, and the call still completes.
+#[test]
+fn the_time_a_question_waits_for_its_answer_does_not_count_against_a_call_s_budget() {
+    let dir = scratch("eras-budget-clock");
+    let file = dir.join("c.yaml");
+    let budget = format!("tools:\n  \"{SAMPLING}\": {{ timeout: 2s }}\n");
+    compose(&file, &[everything_mount("everything", "    call_timeout: 2s\n")], &budget);
+    let seam = HttpSeam::start(&file, &[]);
+    let arguments = json!({ "prompt": "hi", "maxTokens": 5 });
+    let thinking = std::time::Duration::from_secs(3);
+
+    // 2025-11-25: seam asks the client, which answers 3s later.
+    let answers = [("SEAM_ANSWERS", "1"), ("SEAM_ANSWER_AFTER_MS", "3000")];
+    let mut client = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &answers);
+    let started = std::time::Instant::now();
+    let answered = client.call(SAMPLING, arguments.clone());
+    assert!(started.elapsed() >= thinking, "the client took its time");
+    assert_ne!(answered["isError"], true, "{answered}");
+    assert!(answered["content"][0]["text"].as_str().is_some_and(|t| t.contains("\"sampled: ")), "{answered}");
+    client.close();
+
+    // 2026-07-28: the client's retry with its answer comes 3s after the question.
+    let first = modern_call(&seam.base, "/mcp", SAMPLING, arguments.clone(), None);
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    // A person reading the question: the time passing is what is tested, not a wait for an event.
+    std::thread::sleep(thinking);
+    let done = modern_call(&seam.base, "/mcp", SAMPLING, arguments, Some((&state, sampled("a patient sample"))));
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    assert!(done["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("a patient sample")), "{done}");
+    assert!(seam.terminate().success());
+}
+
+/// `serve.input_timeout` bounds how long a 2025-11-25 client may take to answer a question:
+/// one that answers after it (3s, past 1s) has the question withdrawn, and the server is
+/// refused with `INPUT_TIMEOUT` (the same client answering within the bound is answered above).
+#[test]
+fn a_legacy_client_that_answers_past_input_timeout_has_its_question_refused_to_the_server() {
+    let dir = scratch("eras-input-timeout");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "serve:\n  input_timeout: 1s\n");
+    let seam = HttpSeam::start(&file, &[]);
+    let answers = [("SEAM_ANSWERS", "1"), ("SEAM_ANSWER_AFTER_MS", "3000")];
+    let mut client = SdkClient::http_with_env(&format!("{}/mcp", seam.base), &answers);
+    let answered = client.call(SAMPLING, json!({ "prompt": "hi", "maxTokens": 5 }));
+    let told = answered["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answered}"));
+    assert!(told.contains("INPUT_TIMEOUT"), "the server was told why: {answered}");
+    let asked = client.send(json!({ "op": "asked" }));
+    assert_eq!(asked["asked"][0]["method"], "sampling/createMessage", "the client was asked: {asked}");
+    let asks = &seam.status()["mounts"]["everything"]["asks"];
+    assert_eq!(asks["sampling"], json!({ "passed_on": 0, "refused": 1 }), "{asks}");
+    client.close();
+    assert!(seam.terminate().success());
+}

@@ -79,20 +79,19 @@ impl InFlight {
         Entered { calls: self.clone(), id }
     }
 
-    /// The client a question is for: by the stream it came on, else the one session with calls in flight.
-    pub fn caller(&self, origin: Option<&InboundStreamOrigin>) -> Result<Arc<dyn ClientLink>, CallerError> {
+    /// The client a question is for (with a link): by the stream it came on, else the one
+    /// session with calls in flight.
+    pub fn caller(&self, origin: Option<&InboundStreamOrigin>) -> Result<Client, CallerError> {
         let calls = self.0.lock().expect("in-flight lock");
+        let linked = |client: &Client| client.link().is_some().then(|| client.clone()).ok_or(CallerError::NoClient);
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
             let caller = calls.get(id).ok_or(CallerError::CallEnded)?;
-            return caller.client.link().cloned().ok_or(CallerError::NoClient);
+            return linked(&caller.client);
         }
-        let mut links = calls.values().map(|c| c.client.link());
-        let first = match links.next() {
-            None => return Err(CallerError::NoCall),
-            Some(None) => return Err(CallerError::NoClient),
-            Some(Some(first)) => first.clone(),
-        };
-        if links.any(|other| other.is_none_or(|other| other.session() != first.session())) {
+        let mut callers = calls.values().map(|c| &c.client);
+        let first = linked(callers.next().ok_or(CallerError::NoCall)?)?;
+        let session = first.link().map(|link| link.session());
+        if callers.any(|other| other.link().map(|link| link.session()) != session) {
             return Err(CallerError::SeveralSessions);
         }
         Ok(first)
@@ -124,18 +123,18 @@ impl InFlight {
         *(if passed_on { passed } else { refused }) += 1;
     }
 
-    /// Puts a server's question to `link` (the client declared what it needs), counted as
-    /// passed on; as refused instead when seam refused it on the way (`RequestError::Refused`,
-    /// a bound it keeps). `key` is the one a 2026-07-28 server gave it.
+    /// Puts a server's question to `client` (it declared what the question needs), counted
+    /// as passed on; as refused instead when seam refused it on the way
+    /// (`RequestError::Refused`, a bound it keeps). `key` is the one a 2026-07-28 server gave it.
     pub(crate) async fn ask(
         &self,
-        link: &dyn ClientLink,
+        client: &Client,
         kind: AskKind,
         params: Json,
         key: Option<String>,
     ) -> Result<Json, seam_engine::offers::RequestError> {
         self.count(kind, true);
-        let answer = link.ask(kind, params, key).await;
+        let answer = client.ask(kind, params, key).await;
         if matches!(answer, Err(seam_engine::offers::RequestError::Refused(_))) {
             let mut counts = self.1.lock().expect("ask counts lock");
             let (passed, refused) = counts.entry(kind.capability()).or_default();
@@ -204,11 +203,12 @@ pub async fn relay(
     origin: Option<&InboundStreamOrigin>,
 ) -> Result<Json, McpError> {
     let what = kind.capability();
-    let client = calls.caller(origin).map_err(|why| {
+    let caller = calls.caller(origin).map_err(|why| {
         calls.count(kind, false);
         tracing::warn!(mount, "a {what} request from the server was refused: {why}");
         McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("seam cannot pass this {what} request to a client: {why}"), None)
     })?;
+    let client = caller.link().expect("a caller has a link");
     if !client.declares(kind, &params) {
         calls.count(kind, false);
         let agent = client.agent();
@@ -222,7 +222,7 @@ pub async fn relay(
     {
         calls.remember_elicitation(id, client.clone());
     }
-    calls.ask(client.as_ref(), kind, params, None).await.map_err(|e| seam_wire::answer(e, None))
+    calls.ask(&caller, kind, params, None).await.map_err(|e| seam_wire::answer(e, None))
 }
 
 #[cfg(test)]
@@ -262,14 +262,15 @@ mod tests {
         assert!(calls.caller(None).is_err(), "no call: nobody to ask");
         let first = calls.enter(one.clone(), token(1), session(7));
         let also_seven = calls.enter(two.clone(), token(2), session(7));
-        assert_eq!(calls.caller(None).unwrap().session(), 7, "every call is session 7's");
+        let session_of = |client: Client| client.link().unwrap().session();
+        assert_eq!(session_of(calls.caller(None).unwrap()), 7, "every call is session 7's");
         let other = calls.enter(RequestId::Number(3), token(3), session(8));
         assert!(calls.caller(None).is_err(), "two sessions calling, and no stream to tell them apart");
-        assert_eq!(calls.caller(Some(&InboundStreamOrigin::OutboundRequest(RequestId::Number(3)))).unwrap().session(), 8);
+        assert_eq!(session_of(calls.caller(Some(&InboundStreamOrigin::OutboundRequest(RequestId::Number(3)))).unwrap()), 8);
         assert_eq!(calls.by_token(&token(2)).unwrap().session(), 7);
         drop((first, also_seven));
         assert!(calls.caller(Some(&InboundStreamOrigin::OutboundRequest(one))).is_err(), "that call has ended");
-        assert_eq!(calls.caller(None).unwrap().session(), 8);
+        assert_eq!(session_of(calls.caller(None).unwrap()), 8);
         drop(other);
         let local = calls.enter(two, token(2), Client::default());
         assert!(calls.caller(None).is_err(), "`seam call` has no client to ask");

@@ -203,8 +203,8 @@ impl rmcp::ClientHandler for Handler {
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
         if self.roots == crate::RootsFrom::Client {
             let origin = context.extensions.get::<rmcp::service::InboundStreamOrigin>();
-            let caller = self.calls.caller(origin).ok().filter(|c| c.declares(seam_engine::runtime::AskKind::Roots, &Json::Null));
-            if caller.is_some() {
+            let caller = self.calls.caller(origin).ok();
+            if caller.is_some_and(|c| c.link().is_some_and(|link| link.declares(seam_engine::runtime::AskKind::Roots, &Json::Null))) {
                 return relayed(self, seam_engine::runtime::AskKind::Roots, Json::Null, &context).await;
             }
         }

@@ -167,16 +167,14 @@ impl McpMount {
             let _ = tokio::time::timeout(self.common.startup_timeout.to_std(), opened.wait_for(|o| *o >= asked)).await;
             return Ok(());
         }
-        let answer = if on {
-            link.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone())).await
+        let request = if on {
+            ClientRequest::SubscribeRequest(rmcp::model::SubscribeRequest::new(rmcp::model::SubscribeRequestParams::new(uri.clone())))
         } else {
-            link.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.clone())).await
+            ClientRequest::UnsubscribeRequest(rmcp::model::UnsubscribeRequest::new(rmcp::model::UnsubscribeRequestParams::new(uri.clone())))
         };
-        match answer {
-            Ok(()) => Ok(()),
-            Err(ServiceError::McpError(e)) => Err(seam_wire::relayed(e)),
-            Err(e) => Err(RequestError::Unavailable(self.unreachable_request(e, &format!("subscription to `{uri}`")))),
-        }
+        // No client's request: the deployment asks on behalf of every session that holds it.
+        let answered = self.relay(&link, request, &Client::default(), &CancellationToken::new(), false).await;
+        answered.map(drop).map_err(|e| self.request_error(e, &format!("the subscription to `{uri}`")))
     }
 }
 

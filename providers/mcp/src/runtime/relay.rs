@@ -1,10 +1,127 @@
-//! The upstream side of a request: a call or a request relayed to the server, its
-//! rounds of input the client answers (MRTR), and its failures as typed outputs.
+//! The upstream side of every request seam sends a mount's server: one round loop
+//! ([`McpMount::relay`]) for calls, prompts, resources, completions, subscriptions and
+//! tasks. It owns the rounds of input the server asks the client for (MRTR), one budget
+//! (`call_timeout`, on the call's clock: the time a question waits for the client does
+//! not count), the client's cancellation, abandonment at the server, and one error type
+//! ([`Unanswered`]) whose codes come from the table.
 
 use super::*;
 
+/// Why a request relayed to the server got no answer from it.
+pub(super) enum Unanswered {
+    /// Not connected now (starting, reconnecting, or out of attempts): why.
+    Disconnected(String),
+    /// The client gave the request up.
+    Cancelled,
+    /// The request worked past `call_timeout`.
+    TimedOut,
+    /// It could not be sent, or the connection failed while it waited.
+    Unreachable(ServiceError),
+    /// The server answered with a JSON-RPC error.
+    Refused(rmcp::ErrorData),
+    /// The server asked for input the request could not give (boxed: the rest are small).
+    Input(Box<InputError>),
+}
+
 impl McpMount {
-    /// A request for a prompt, a resource or a completion, relayed to the server.
+    /// The connection requests go on now.
+    pub(super) fn peer(&self) -> Result<Peer<RoleClient>, Unanswered> {
+        let link = self.link.lock().expect("link lock").clone();
+        link.ok_or_else(|| Unanswered::Disconnected(self.status.get().detail.unwrap_or_else(|| "not connected".to_owned())))
+    }
+
+    /// `request` relayed to the server for `client`, in as many rounds as the server's
+    /// questions take (a 2026-07-28 server asks by answering `input_required`; each round's
+    /// questions go to the client, and the request is sent again with the answers). While
+    /// it waits, it is entered under the id and progress token rmcp gave it, so that the
+    /// server's questions and progress reach `client`; given up (cancelled, timed out), it
+    /// is abandoned at the server too. `tasks`: it declares the tasks extension.
+    pub(super) async fn relay(
+        &self,
+        peer: &Peer<RoleClient>,
+        mut request: ClientRequest,
+        client: &Client,
+        cancel: &CancellationToken,
+        tasks: bool,
+    ) -> Result<ServerResult, Unanswered> {
+        // A request about a task is not entered: its server asks through the task's
+        // `inputRequests`, and a poll in flight must not make another session's call look
+        // like one of several.
+        let about_task =
+            matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
+        let rounds = async {
+            for round in 0..=MAX_INPUT_ROUNDS {
+                let options = request_options(client, speaks_modern(peer), tasks);
+                let handle = peer.send_cancellable_request(request.clone(), options).await.map_err(|e| self.unreachable(e))?;
+                let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
+                let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
+                // Boxed: rmcp's response future is large, and every request's state would be as large as it.
+                let answered = Box::pin(handle.await_response()).await;
+                abandoned.0 = None;
+                let asked = match answered {
+                    Ok(ServerResult::InputRequiredResult(asked)) => asked,
+                    Ok(result) => return Ok(result),
+                    Err(ServiceError::McpError(e)) => return Err(Unanswered::Refused(e)),
+                    Err(e) => return Err(self.unreachable(e)),
+                };
+                if round == MAX_INPUT_ROUNDS {
+                    return Err(Unanswered::Input(Box::new(InputError::Rounds)));
+                }
+                let responses = self.answer_input(&asked, client).await.map_err(|e| Unanswered::Input(Box::new(e)))?;
+                request = with_answers(request, responses, asked.request_state);
+            }
+            unreachable!("the last round returns")
+        };
+        tokio::select! {
+            answered = rounds => answered,
+            _ = client.clock().spent(self.common.call_timeout.to_std()) => Err(Unanswered::TimedOut),
+            _ = cancel.cancelled() => Err(Unanswered::Cancelled),
+        }
+    }
+
+    /// A request that could not reach the server: the connection is treated as closed when
+    /// the transport failed (this wakes the supervisor only if it is serving now, so no
+    /// stale signal can break a later connection).
+    fn unreachable(&self, e: ServiceError) -> Unanswered {
+        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+            self.broken.notify_waiters();
+        }
+        Unanswered::Unreachable(e)
+    }
+
+    /// What a request for `what` (`` `tool` ``, ``prompt `name` ``) that got no answer
+    /// says: its code and message. A server's own error is the caller's to pass on.
+    pub(super) fn unanswered(&self, e: &Unanswered, what: &str) -> (seam_engine::codes::Code, String) {
+        let id = &self.id;
+        match e {
+            Unanswered::Disconnected(why) => (crate::codes::MCP_UNAVAILABLE, format!("MCP server `{id}` is unavailable: {why}")),
+            Unanswered::Cancelled => (seam_engine::codes::TOOL_CANCELLED, format!("{what} was cancelled")),
+            Unanswered::TimedOut => (
+                seam_engine::codes::TOOL_TIMEOUT,
+                format!("MCP server `{id}` did not answer {what} within call_timeout {}", self.common.call_timeout),
+            ),
+            Unanswered::Unreachable(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                (crate::codes::MCP_UNAVAILABLE, format!("MCP server `{id}` is unreachable during {what}: {}", InWords(e)))
+            }
+            Unanswered::Unreachable(e) => (crate::codes::MCP_CALL_FAILED, format!("{what}: {}", InWords(e))),
+            Unanswered::Refused(e) => (crate::codes::MCP_CALL_FAILED, format!("{what}: {}", e.message)),
+            Unanswered::Input(e) if matches!(**e, InputError::Rounds) => (crate::codes::MCP_INPUT_ROUNDS_EXCEEDED, format!("{what}: {e}")),
+            Unanswered::Input(e) => (crate::codes::MCP_INPUT_REQUIRED, format!("{what}: {e}")),
+        }
+    }
+
+    /// A request that got no answer, as the front end is given it: a server's own error as it is.
+    pub(super) fn request_error(&self, e: Unanswered, what: &str) -> RequestError {
+        match e {
+            Unanswered::Refused(e) => seam_wire::relayed(e),
+            e => {
+                let (code, message) = self.unanswered(&e, what);
+                RequestError::Unavailable(format!("{code}: {message}"))
+            }
+        }
+    }
+
+    /// A request for a prompt, a resource, a completion or a task, relayed to the server.
     pub(super) async fn request_inner(
         self: Arc<Self>,
         request: MountRequest,
@@ -12,11 +129,6 @@ impl McpMount {
         cancel: CancellationToken,
     ) -> Result<Json, RequestError> {
         let imports = self.imports.lock().expect("imports lock").clone();
-        let link = self.link.lock().expect("link lock").clone();
-        let Some(link) = link else {
-            let why = self.status.get().detail.unwrap_or_else(|| "not connected".to_owned());
-            return Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable: {why}", self.id)));
-        };
         let unknown =
             |what: String| RequestError::Unknown(format!("MCP server `{}` has no {}", self.id, seam_engine::runtime::echoed(&what)));
         let (what, request) = match request {
@@ -69,58 +181,12 @@ impl McpMount {
         // A request about a task declares tasks, as the call that made the task did.
         let about_task =
             matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
-        let mut request = request;
-        // A 2026-07-28 server asks by answering `input_required`, as for a call (`call_inner`).
-        for round in 0..=MAX_INPUT_ROUNDS {
-            let options = request_options(&client, speaks_modern(&link), about_task);
-            let handle = link
-                .send_cancellable_request(request.clone(), options)
-                .await
-                .map_err(|e| RequestError::Unavailable(self.unreachable_request(e, &what)))?;
-            // Entered as a call is: the server's questions and progress while it answers reach `client`.
-            // Not a request about a task: a task's server asks through its `inputRequests`, and a poll
-            // in flight must not make another session's call look like one of several.
-            let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
-            // Given up on (the client's cancellation, `call_timeout`), the request is abandoned at the server too.
-            let mut abandoned = seam_wire::Abandoned(Some((link.clone(), handle.id.clone())));
-            let answered = tokio::select! {
-                r = tokio::time::timeout(self.common.call_timeout.to_std(), handle.await_response()) => r,
-                _ = cancel.cancelled() => return Err(RequestError::Unavailable(format!("the request for {what} was cancelled"))),
-            };
-            let result = match answered {
-                Err(_) => {
-                    return Err(RequestError::Unavailable(format!(
-                        "MCP server `{}` did not answer for {what} within call_timeout {}",
-                        self.id, self.common.call_timeout
-                    )));
-                }
-                Ok(answer) => {
-                    abandoned.0 = None;
-                    match answer {
-                        Err(ServiceError::McpError(e)) => return Err(seam_wire::relayed(e)),
-                        Err(e) => return Err(RequestError::Unavailable(self.unreachable_request(e, &what))),
-                        Ok(result) => result,
-                    }
-                }
-            };
-            let ServerResult::InputRequiredResult(asked) = result else {
-                return serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}")));
-            };
-            if round == MAX_INPUT_ROUNDS {
-                return Err(RequestError::Unavailable(format!("{what}: {}", InputError::Rounds)));
-            }
-            let responses = self.answer_input(&asked, &client).await.map_err(|e| RequestError::Unavailable(format!("{what}: {e}")))?;
-            request = with_answers(request, responses, asked.request_state);
-        }
-        unreachable!("the last round returns")
-    }
-
-    /// A request that could not reach the server: the connection is treated as closed when the transport failed.
-    pub(super) fn unreachable_request(&self, e: ServiceError, what: &str) -> String {
-        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-            self.broken.notify_waiters();
-        }
-        format!("MCP server `{}` is unreachable for {what}: {}", self.id, InWords(&e))
+        let answered = match self.peer() {
+            Ok(peer) => self.relay(&peer, request, &client, &cancel, about_task).await,
+            Err(e) => Err(e),
+        };
+        let result = answered.map_err(|e| self.request_error(e, &what))?;
+        serde_json::to_value(result).map_err(|e| RequestError::Unavailable(format!("{what}: {e}")))
     }
 
     pub(super) async fn call_inner(
@@ -134,68 +200,26 @@ impl McpMount {
         let Some(imported) = imports.by_name.get(&tool) else {
             return ToolOutput::error(seam_engine::codes::TOOL_UNKNOWN, format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
-        let peer = self.link.lock().expect("link lock").clone();
-        let Some(peer) = peer else {
-            let status = self.status.get();
-            let why = status.detail.unwrap_or_else(|| "not connected".to_owned());
-            return ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unavailable: {why}", self.id));
+        let what = format!("`{tool}`");
+        let peer = match self.peer() {
+            Ok(peer) => peer,
+            Err(e) => return self.call_failure(e, &what),
         };
-        // The call is entered under the id and progress token rmcp gives it, so that the server's
-        // questions and progress reach `client`; dropping it (timeout, cancellation) tells the server.
         // A task is asked for only for a client that can hold one, of a server that makes them.
         let tasks =
             client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
-        let call = async {
-            // A 2026-07-28 server asks by answering `input_required`: each round's questions go to the
-            // client (by request, or in its own `input_required`), and the call is sent again with the answers.
-            let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
-            let mut request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-            for round in 0..=MAX_INPUT_ROUNDS {
-                let options = request_options(&client, speaks_modern(&peer), tasks);
-                let handle = match peer.send_cancellable_request(request.clone(), options).await {
-                    Ok(handle) => handle,
-                    Err(e) => return Err(self.failure(e, &tool)),
-                };
-                let _entered = self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone());
-                let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
-                // Boxed: rmcp's response future is large, and every call's state would be as large as it.
-                let answered = Box::pin(handle.await_response()).await;
-                abandoned.0 = None;
-                return match answered {
-                    Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
-                    Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
-                    Ok(ServerResult::InputRequiredResult(asked)) => {
-                        let failed = |e: InputError| ToolOutput::error(crate::codes::MCP_INPUT_REQUIRED, format!("`{tool}`: {e}"));
-                        if round == MAX_INPUT_ROUNDS {
-                            return Err(ToolOutput::error(
-                                crate::codes::MCP_INPUT_ROUNDS_EXCEEDED,
-                                format!("`{tool}`: {}", InputError::Rounds),
-                            ));
-                        }
-                        let responses = self.answer_input(&asked, &client).await.map_err(failed)?;
-                        request = with_answers(request, responses, asked.request_state);
-                        continue;
-                    }
-                    Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
-                    Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
-                    Err(e) => Err(self.failure(e, &tool)),
-                };
-            }
-            unreachable!("the last round returns")
-        };
-        let answered = tokio::select! {
-            r = tokio::time::timeout(self.common.call_timeout.to_std(), call) => r,
-            _ = cancel.cancelled() => return ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, format!("the call to `{tool}` was cancelled")),
+        let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let answered = match self.relay(&peer, request, &client, &cancel, tasks).await {
+            Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
+            Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
+            Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
+            Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: unexpected answer to tools/call"))),
+            Err(e) => Err(self.call_failure(e, &what)),
         };
         let output = match answered {
-            Err(_) => {
-                return ToolOutput::error(
-                    seam_engine::codes::TOOL_TIMEOUT,
-                    format!("MCP server `{}` did not answer `{tool}` within call_timeout {}", self.id, self.common.call_timeout),
-                );
-            }
-            Ok(Err(failed)) => return failed,
-            Ok(Ok(output)) => output,
+            Ok(output) => output,
+            Err(failed) => return failed,
         };
         if let (Some(schema), false) = (&imported.output, output.is_error) {
             let problem = match &output.structured_content {
@@ -203,7 +227,7 @@ impl McpMount {
                 Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
             };
             if let Some(problem) = problem {
-                return ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("`{tool}`: {problem}"));
+                return ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("{what}: {problem}"));
             }
         }
         output
@@ -244,7 +268,7 @@ impl McpMount {
             }
             let key = key.clone();
             asking.push(async move {
-                let answer = self.calls.ask(link.as_ref(), kind, params, Some(key.clone())).await;
+                let answer = self.calls.ask(client, kind, params, Some(key.clone())).await;
                 answer.map(|answer| (key.clone(), answer)).map_err(|source| InputError::Unanswered { key, source })
             });
         }
@@ -253,43 +277,35 @@ impl McpMount {
         Ok(responses)
     }
 
-    /// An rmcp call that got no result.
-    pub(super) fn failure(&self, e: ServiceError, tool: &str) -> ToolOutput {
-        match e {
-            ServiceError::McpError(e) => match seam_wire::stdio::line_limit_of(&e) {
-                // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
-                Some(limit) => ToolOutput::error(
-                    crate::codes::MCP_FRAME_TOO_LARGE,
-                    format!("`{tool}`: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
-                ),
-                // The client acts on these errors itself (opens the URLs, or declares the capability,
-                // and calls again): it gets the error as it is.
-                // Without a client (`seam call`), the URLs to open are said in the result.
-                None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => {
-                    let elicitations = e.data.as_ref().and_then(|d| d.get("elicitations")).and_then(Json::as_array);
-                    let urls: Vec<&str> =
-                        elicitations.into_iter().flatten().filter_map(|el| el.get("url").and_then(Json::as_str)).collect();
-                    let open = if urls.is_empty() { String::new() } else { format!("; open {} and call again", urls.join(", ")) };
-                    ToolOutput {
-                        relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
-                        ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("`{tool}`: {}{open}", e.message))
-                    }
-                }
-                None if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => ToolOutput {
+    /// A call that got no answer, as its result. Some of a server's errors the client acts
+    /// on itself (it opens the URLs, or declares the capability, and calls again): it gets
+    /// those as they are, and without a client (`seam call`) the result says what to open.
+    pub(super) fn call_failure(&self, e: Unanswered, what: &str) -> ToolOutput {
+        let Unanswered::Refused(e) = e else {
+            let (code, message) = self.unanswered(&e, what);
+            return ToolOutput::error(code, message);
+        };
+        match seam_wire::stdio::line_limit_of(&e) {
+            // The answer was a line past the limit, which the transport discarded: it handed rmcp this error in its place.
+            Some(limit) => ToolOutput::error(
+                crate::codes::MCP_FRAME_TOO_LARGE,
+                format!("{what}: the server's answer is longer than the line limit of {limit} bytes and was discarded"),
+            ),
+            None if e.code.0 == crate::asks::URL_ELICITATION_REQUIRED => {
+                let elicitations = e.data.as_ref().and_then(|d| d.get("elicitations")).and_then(Json::as_array);
+                let urls: Vec<&str> = elicitations.into_iter().flatten().filter_map(|el| el.get("url").and_then(Json::as_str)).collect();
+                let open = if urls.is_empty() { String::new() } else { format!("; open {} and call again", urls.join(", ")) };
+                ToolOutput {
                     relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
-                    ..ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message))
-                },
-                None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", e.message)),
+                    ..ToolOutput::error(crate::codes::MCP_URL_ELICITATION_REQUIRED, format!("{what}: {}{open}", e.message))
+                }
+            }
+            None if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => ToolOutput {
+                relayed_error: Some(Box::new(seam_wire::relayed(e.clone()))),
+                ..ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: {}", e.message))
             },
-            e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => self.unreachable(e, tool),
-            e => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {}", InWords(&e))),
+            None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: {}", e.message)),
         }
-    }
-
-    pub(super) fn unreachable(&self, why: impl std::fmt::Display, tool: &str) -> ToolOutput {
-        // Wakes the supervisor only if it is serving now: no stale signal can break a later connection.
-        self.broken.notify_waiters();
-        ToolOutput::error(crate::codes::MCP_UNAVAILABLE, format!("MCP server `{}` is unreachable during `{tool}`: {why}", self.id))
     }
 }
 
