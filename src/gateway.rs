@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
+use seam_engine::chain::{Answered, Caller};
 use seam_engine::deploy::{CallContext, Deployment, View};
 use seam_engine::offers::{MountRequest, Offered, RequestError, TaskMethod};
 use seam_engine::runtime::ToolOutput;
@@ -152,30 +153,39 @@ impl Gateway {
         roots
     }
 
-    /// One tool call of this session's agent; the session's roots are asked only if the tool needs them.
-    async fn call(
+    /// Who sends this request: the session's agent, and the name of the token it presented
+    /// (the HTTP front end puts it on the request, `seam_engine::chain::TokenName`).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let token = parts.and_then(|parts| parts.extensions.get::<seam_engine::chain::TokenName>());
+        Caller { agent: self.agent.clone(), token: token.map(|token| token.0.clone()) }
+    }
+
+    /// One request of this session's agent, relayed to what serves it (`Deployment::relay`);
+    /// the session's roots are asked only if a tool needs them.
+    fn relay(
         &self,
-        tool: &str,
-        arguments: Map<String, Json>,
+        caller: Caller,
+        request: MountRequest,
         cancel: CancellationToken,
         peer: Peer<RoleServer>,
         client: seam_engine::runtime::Client,
-    ) -> ToolOutput {
+    ) -> seam_engine::runtime::BoxFuture<'static, Answered> {
         let gateway = self.clone();
         let roots = Roots::new(move || {
             let (gateway, peer) = (gateway.clone(), peer.clone());
             Box::pin(async move { gateway.roots(&peer).await })
         });
-        self.deployment.call(&self.agent, tool, arguments, CallContext { roots, cancel, client }).await
+        let deployment = self.deployment.clone();
+        Box::pin(async move { deployment.relay(&caller, request, CallContext { roots, cancel, client }).await })
     }
 
-    /// A request of this session's agent for what a visible mount offers.
-    async fn request(&self, request: MountRequest, context: RequestContext<RoleServer>) -> Result<Json, RequestError> {
-        let Some(live) = self.deployment.live() else {
-            return Err(RequestError::Unavailable("no generation is live".to_owned()));
-        };
+    /// A request of a 2025-11-25 session: the questions its mounts ask go to the client on
+    /// the request's own stream.
+    async fn request(&self, request: MountRequest, context: RequestContext<RoleServer>) -> Answered {
         let (client, asks) = self.client_of(&context);
-        asks.serve(&context.peer, live.request(&self.agent, request, client, context.ct)).await
+        let relayed = self.relay(self.caller(&context), request, context.ct.clone(), context.peer.clone(), client);
+        asks.serve(&context.peer, relayed).await
     }
 
     /// This request's share of the read budget: over HTTP the gate's, which it keeps until
@@ -209,9 +219,8 @@ impl Gateway {
             return Err(McpError::invalid_params(format!("{} has no JSON form", method.name()), None));
         };
         params.remove("_meta");
-        let (client, asks) = self.client_of(&context);
-        let asked = self.deployment.task(&self.agent, method, params, client, context.ct);
-        asks.serve(&context.peer, asked).await.map_err(|e| seam_wire::answer(e, None))
+        let answered = self.request(MountRequest::Task { method, params }, context).await;
+        seam_engine::chain::result_of(answered).map_err(|e| seam_wire::answer(e, None))
     }
 
     /// The skills this session is served over MCP's skills extension now (only the one at
@@ -420,12 +429,9 @@ impl Gateway {
         modern: ModernRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<Round<Result<Json, RequestError>>, McpError> {
-        let Some(live) = self.deployment.live() else {
-            return Err(McpError::internal_error("no generation is live", None));
-        };
-        let agent = self.agent.clone();
+        let (this, caller, peer) = (self.clone(), self.caller(context), context.peer.clone());
         self.modern_round(modern, context, move |client, cancel| {
-            Box::pin(async move { live.request(&agent, request, client, cancel).await })
+            Box::pin(async move { seam_engine::chain::result_of(this.relay(caller, request, cancel, peer, client).await) })
         })
         .await
     }
@@ -547,7 +553,7 @@ impl ServerHandler for Gateway {
                 Round::Done(answered) => answered,
             }
         } else {
-            self.request(asked, context).await
+            seam_engine::chain::result_of(self.request(asked, context).await)
         };
         let json = match answered {
             Ok(json) => json,
@@ -645,7 +651,7 @@ impl ServerHandler for Gateway {
         let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
         };
-        match self.request(MountRequest::Complete { params }, context).await {
+        match seam_engine::chain::result_of(self.request(MountRequest::Complete { params }, context).await) {
             Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
@@ -678,7 +684,7 @@ impl ServerHandler for Gateway {
                     Round::Done(answered) => answered,
                 }
             } else {
-                self.request(asked, context).await
+                seam_engine::chain::result_of(self.request(asked, context).await)
             };
             let json = answered.map_err(|e| seam_wire::answer(e, None))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
@@ -715,9 +721,10 @@ impl ServerHandler for Gateway {
                 state: request.request_state.clone(),
                 responses: request.input_responses.clone().unwrap_or_default(),
             };
-            let (this, name, peer, asked_with) = (self.clone(), request.name.to_string(), context.peer.clone(), arguments.clone());
+            let (this, caller, peer, asked_with) = (self.clone(), self.caller(&context), context.peer.clone(), arguments.clone());
+            let call = MountRequest::CallTool { name: request.name.to_string(), arguments };
             let start = move |client, cancel| -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
-                Box::pin(async move { this.call(&name, arguments, cancel, peer, client).await })
+                Box::pin(async move { seam_engine::chain::output_of(this.relay(caller, call, cancel, peer, client).await) })
             };
             let output = match self.modern_round(modern, &context, start).await? {
                 Round::Asked(questions) => return Ok(CallToolResponse::InputRequired(questions)),
@@ -738,8 +745,9 @@ impl ServerHandler for Gateway {
             output
         } else {
             let (client, asks) = self.client_of(&context);
-            let call = self.call(&request.name, arguments, context.ct.clone(), context.peer.clone(), client);
-            asks.serve(&context.peer, call).await
+            let call = MountRequest::CallTool { name: request.name.to_string(), arguments };
+            let relayed = self.relay(self.caller(&context), call, context.ct.clone(), context.peer.clone(), client);
+            seam_engine::chain::output_of(asks.serve(&context.peer, relayed).await)
         };
         if let Some(task) = output.task.take() {
             return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);

@@ -234,7 +234,7 @@ fn unreadable_message(body: &[u8]) -> Response {
 ///
 /// Its checks (`host_or_origin_answer`, `token_answer`, `ended_session_answer`) each give the
 /// answer to send in the route's place, if any.
-async fn gate(State(app): State<App>, request: Request, next: axum::middleware::Next) -> Response {
+async fn gate(State(app): State<App>, mut request: Request, next: axum::middleware::Next) -> Response {
     if let Some(problem) = host_problem(&request) {
         return plain(StatusCode::BAD_REQUEST, problem);
     }
@@ -252,6 +252,10 @@ async fn gate(State(app): State<App>, request: Request, next: axum::middleware::
     let agent = route.as_deref().unwrap_or(DEFAULT_AGENT).to_owned();
     if let Some(refused) = token_answer(&app, &request, &path, &agent) {
         return refused;
+    }
+    // Checked: the call stage's hooks know the caller by the token's name (never the token).
+    if let Some((source, _)) = app.deployment.live().and_then(|live| live.resolved.token_for(&agent)) {
+        request.extensions_mut().insert(seam_engine::chain::TokenName::of(&source));
     }
     if route.is_some()
         && let Some(refused) = ended_session_answer(&app, request.method(), request.headers(), &agent).await

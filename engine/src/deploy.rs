@@ -30,10 +30,12 @@ use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
 use crate::outcome::{Outcome, OutcomeKind, diagnostic_json, log_outcome};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
-use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, echoed, timestamp};
+use crate::runtime::{BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, echoed, timestamp};
 use crate::subprocess::SubprocessService;
 use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
+
+mod relay;
 
 /// How many reload outcomes `/status` keeps.
 pub const KEPT_OUTCOMES: usize = 50;
@@ -66,6 +68,8 @@ pub struct Options {
     /// Refuse a composition that leaves any agent's endpoint without a token
     /// (seam listens beyond loopback and was not told `--insecure-no-auth`).
     pub require_tokens: bool,
+    /// Hooks this build adds to the call stage, outermost (`crate::chain::Chain::new`).
+    pub hooks: Vec<Arc<dyn crate::chain::Hook>>,
 }
 
 pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
@@ -88,6 +92,7 @@ impl Default for Options {
             max_concurrent_starts: 4 * cores,
             check_serve_token: false,
             require_tokens: false,
+            hooks: Vec::new(),
         }
     }
 }
@@ -133,12 +138,12 @@ pub struct Generation {
     /// Per agent, the fixed tools it sees (`web_search`…), settled once per generation.
     fixed: BTreeMap<String, Vec<FixedEntry>>,
     /// Mounts told of calls that may have written files (`Running::saw_write`).
-    write_watchers: Vec<Arc<dyn Running>>,
+    pub(crate) write_watchers: Vec<Arc<dyn Running>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
     /// URIs that mounts' tool results carried: where a read of one goes when no mount lists it.
     /// Handed on from generation to generation: a link a client holds outlives a reload.
-    links: Arc<Links>,
+    pub(crate) links: Arc<Links>,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -236,11 +241,11 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
 
 /// Tasks a deployment no longer remembers are cancelled at their servers, as far as they
 /// can be: nobody can ask for them any more.
-fn cancel_pushed_out(pushed_out: Vec<crate::tasks::Held>) {
+pub(crate) fn cancel_pushed_out(pushed_out: Vec<crate::tasks::Held>) {
     for held in pushed_out {
         let Some(running) = held.running.upgrade() else { continue };
         let params = Map::from_iter([("taskId".to_owned(), Json::from(held.upstream))]);
-        let cancel = running.request(
+        let cancel = running.relay(
             MountRequest::Task { method: crate::offers::TaskMethod::Cancel, params },
             crate::runtime::Client::default(),
             CancellationToken::new(),
@@ -513,30 +518,6 @@ impl Generation {
         }
     }
 
-    /// What a call's result is given after the call (a task's, when it is first given):
-    /// the links it carries learnt for the calling agent, its text cut at `max_output_chars`, and the mounts
-    /// that watch for writes told of the call's `written` arguments.
-    fn finish(
-        &self,
-        agent: &str,
-        mount: Option<&str>,
-        output: &mut ToolOutput,
-        max_output_chars: Option<u64>,
-        written: Option<Map<String, Json>>,
-    ) {
-        if let Some(id) = mount {
-            self.links.learn(agent, id, &output.content);
-        }
-        if let Some(max) = max_output_chars {
-            output.truncate_text(max);
-        }
-        if let Some(arguments) = written {
-            for watcher in &self.write_watchers {
-                watcher.saw_write(&arguments);
-            }
-        }
-    }
-
     /// Whether agent `agent` sees mount `id`'s tools, prompts and resources.
     pub fn sees(&self, agent: &str, id: &str) -> bool {
         self.mounts.get(id).is_some_and(|slot| self.visible_prefix(agent, id, slot).is_some())
@@ -555,70 +536,6 @@ impl Generation {
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
     pub fn is_mount_prompt(&self, agent: &str, name: &str) -> bool {
         self.prompt_mount(agent, name).is_some()
-    }
-
-    /// A request for a prompt, a resource or a completion of agent `agent`, at the mount that serves it.
-    pub async fn request(
-        &self,
-        agent: &str,
-        request: MountRequest,
-        client: crate::runtime::Client,
-        cancel: CancellationToken,
-    ) -> Result<Json, RequestError> {
-        if !self.resolved.agents.contains_key(agent) {
-            return Err(RequestError::Unknown(format!("the composition has no agent `{}`", echoed(agent))));
-        }
-        // Routes (each mount's offers under the agent's rules) are made only for a URI to route.
-        let by_uri = |uri: &str, templates_first: bool| {
-            let routes = self.routes(agent)?;
-            let templated = if templates_first { routes.template(uri) } else { None };
-            templated.or_else(|| routes.resource(uri, agent, &self.links)).map(str::to_owned)
-        };
-        let mount = match &request {
-            MountRequest::GetPrompt { name, .. } => self.prompt_mount(agent, name).map(|slot| slot.id.clone()),
-            MountRequest::ReadResource { uri } => by_uri(uri, false),
-            MountRequest::Complete { params } => {
-                let reference = params.get("ref");
-                let field = |key: &str| reference.and_then(|r| r.get(key)).and_then(Json::as_str);
-                match field("type") {
-                    Some("ref/prompt") => field("name").and_then(|name| self.prompt_mount(agent, name)).map(|slot| slot.id.clone()),
-                    Some("ref/resource") => field("uri").and_then(|uri| by_uri(uri, true)),
-                    _ => None,
-                }
-            }
-            // A task is found by the id seam minted for it (`Deployment::task`), not by a route.
-            MountRequest::Task { .. } => None,
-        };
-        let Some(mount) = mount else {
-            let what = match &request {
-                MountRequest::GetPrompt { name, .. } => format!("no prompt `{}` is listed for agent `{agent}`", echoed(name)),
-                MountRequest::ReadResource { uri } => format!("no mount that agent `{agent}` sees serves resource `{}`", echoed(uri)),
-                MountRequest::Complete { .. } => format!("no mount that agent `{agent}` sees serves the reference to complete"),
-                MountRequest::Task { method, .. } => format!("`{}` goes by task id", method.name()),
-            };
-            return Err(RequestError::Unknown(what));
-        };
-        self.mounts[&mount].running.request(request, client, cancel).await
-    }
-
-    /// One tool of the agent's catalog, found without building the catalog: the
-    /// name's prefix picks the mount. Outer `None`: no such agent.
-    pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
-        let a = self.resolved.agents.get(agent)?;
-        let mut found: Vec<CatalogEntry> =
-            self.fixed[agent].iter().filter(|f| f.entry.spec.name == tool).map(|f| f.entry.clone()).collect();
-        for (id, slot) in &self.mounts {
-            let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
-            let raw = matches!(slot.exposure, Exposure::Dynamic { raw: true, .. });
-            if !raw && !tool.starts_with(prefix) {
-                continue;
-            }
-            let tools = slot.running.tools();
-            let spec = tools.binary_search_by(|spec| spec.name.as_str().cmp(tool)).ok().map(|at| &tools[at]);
-            found.extend(spec.and_then(|spec| self.entry(a, id, prefix, &slot.exposure, spec)));
-        }
-        // A name two things serve is served by neither (`catalog`).
-        Some(if found.len() == 1 { found.pop() } else { None })
     }
 
     /// The name prefix of a mount whose discovered tools the agent can see.
@@ -640,38 +557,6 @@ impl Generation {
             timeout: settings.timeout,
             max_output_chars: settings.max_output_chars,
         })
-    }
-
-    /// Starts a call of a tool in the agent's catalog at what serves it.
-    fn dispatch(
-        &self,
-        agent: &str,
-        entry: &CatalogEntry,
-        arguments: Map<String, Json>,
-        context: CallContext,
-    ) -> BoxFuture<'static, ToolOutput> {
-        let CallContext { roots, cancel, client } = context;
-        match &entry.source {
-            Source::Mount(id) => self.mounts[id].running.call(&entry.spec.name, arguments, cancel, client),
-            Source::Service(_) => {
-                let f = self.fixed[agent].iter().find(|f| f.entry.spec.name == entry.spec.name).expect("looked up in this generation");
-                if let Some(code) = f.tool.invalid_arguments()
-                    && let Some(why) = crate::runtime::unknown_argument(&entry.spec.name, &entry.spec.definition, &arguments)
-                {
-                    return Box::pin(std::future::ready(ToolOutput::error(code, why)));
-                }
-                let call = ToolCall {
-                    settings: f.settings.clone(),
-                    section: f.section.clone(),
-                    providers: f.providers.clone(),
-                    arguments,
-                    roots,
-                    cancel,
-                    client,
-                };
-                f.tool.call(call)
-            }
-        }
     }
 
     pub fn calls_in_flight(&self) -> usize {
@@ -714,13 +599,17 @@ pub struct Deployment {
     /// What clients want of each mount id (`BuildCx::interest`), for the builds of it to come.
     interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
     /// The tasks mounts' servers made for calls, under the ids seam minted for them.
-    tasks: crate::tasks::Tasks,
+    tasks: Arc<crate::tasks::Tasks>,
+    /// The call stage: the hooks every request passes (`crate::chain`).
+    chain: crate::chain::Chain,
     /// The bytes of resource reads in flight, every client's together.
     reads: crate::reads::ReadBudget,
 }
 
 impl Deployment {
     pub fn new(engine: Arc<Engine>, path: &Path, env: Arc<dyn Env + Send + Sync>, options: Options) -> Arc<Deployment> {
+        let tasks = Arc::new(crate::tasks::Tasks::default());
+        let chain = crate::chain::Chain::new(tasks.clone(), &options.hooks);
         Arc::new(Deployment {
             engine,
             path: path.to_owned(),
@@ -740,7 +629,8 @@ impl Deployment {
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
             interests: Mutex::default(),
-            tasks: Default::default(),
+            tasks,
+            chain,
             reads: Default::default(),
         })
     }
@@ -1224,93 +1114,6 @@ impl Deployment {
         }
     }
 
-    /// A request about a task a mount's server made for a call of agent `agent`
-    /// (SEP-2663), by the id seam minted: to that mount, under the server's own
-    /// id, and answered under seam's. Another agent's task, one forgotten, or
-    /// one whose mount the agent no longer sees is unknown.
-    pub async fn task(
-        &self,
-        agent: &str,
-        method: crate::offers::TaskMethod,
-        mut params: Map<String, Json>,
-        client: crate::runtime::Client,
-        cancel: CancellationToken,
-    ) -> Result<Json, RequestError> {
-        let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
-        let unknown = || RequestError::Unknown(format!("agent `{agent}` has no task `{}`", echoed(&id)));
-        let held = self.tasks.find(agent, &id).ok_or_else(unknown)?;
-        let live = self.live().filter(|live| live.sees(agent, &held.mount)).ok_or_else(unknown)?;
-        let running = live.mounts.get(&held.mount).map(|slot| slot.running.clone()).ok_or_else(unknown)?;
-        let made_here = held.running.upgrade().is_some_and(|made| Arc::ptr_eq(&made, &running)) && running.connection() == held.connection;
-        if !made_here {
-            let mount = &held.mount;
-            let id = echoed(&id);
-            return Err(RequestError::Unknown(format!("task `{id}` ended with its server's connection: mount `{mount}` restarted since")));
-        }
-        params.insert("taskId".into(), Json::from(held.upstream.clone()));
-        let mut answer = running.request(MountRequest::Task { method, params }, client, cancel).await?;
-        if let Some(fields) = answer.as_object_mut() {
-            if fields.contains_key("taskId") {
-                fields.insert("taskId".into(), Json::from(id.clone()));
-            }
-            // The call's result, finished as a call's is.
-            if let Some(result) = fields.get_mut("result") {
-                let mut output = ToolOutput::from_json(std::mem::take(result));
-                live.finish(agent, Some(&held.mount), &mut output, held.finish.max_output_chars, held.finish.written.clone());
-                *result = output.into_json();
-            }
-            self.tasks.answered(&id, fields);
-        }
-        Ok(answer)
-    }
-
-    /// One tool call, on the generation live when it starts, under the tool's budgets.
-    pub async fn call(&self, agent: &str, tool: &str, arguments: Map<String, Json>, context: CallContext) -> ToolOutput {
-        let cancel = context.cancel.clone();
-        let Some(generation) = self.live() else {
-            return ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, "no generation is live");
-        };
-        let Some(found) = generation.lookup(agent, tool) else {
-            return ToolOutput::error(crate::codes::AGENT_UNKNOWN, format!("the composition has no agent `{agent}`"));
-        };
-        let Some(entry) = found else {
-            return ToolOutput::error(crate::codes::TOOL_UNKNOWN, format!("agent `{agent}` has no tool `{tool}`"));
-        };
-        // A call that may write is shown to the mounts that watch for writes once it is done.
-        let mut written = (!generation.write_watchers.is_empty() && !entry.spec.is_read_only()).then(|| arguments.clone());
-        let clock = context.client.clock().clone();
-        let call = generation.dispatch(agent, &entry, arguments, CallContext { cancel: cancel.child_token(), ..context });
-        // The call counts on its generation for as long as it runs, however it ends.
-        let counted = crate::runtime::CountedIn::new(&generation.in_flight);
-        let mut output = match entry.timeout {
-            // Timed on the call's clock: the time its questions wait for the client is not counted.
-            Some(limit) => tokio::select! {
-                output = call => output,
-                _ = clock.spent(limit.to_std()) => {
-                    cancel.cancel();
-                    ToolOutput::error(crate::codes::TOOL_TIMEOUT, format!("`{tool}` did not finish within its timeout of {limit}"))
-                }
-            },
-            None => call.await,
-        };
-        let mount = match &entry.source {
-            Source::Mount(id) => Some(id.as_str()),
-            _ => None,
-        };
-        match (mount, output.task.as_deref_mut()) {
-            // A task's result is finished when a `tasks/get` gives it.
-            (Some(id), Some(task)) => {
-                let finish = crate::tasks::Finish { max_output_chars: entry.max_output_chars, written: written.take() };
-                let pushed_out = self.tasks.hold(agent, id, &generation.mounts[id].running, finish, task);
-                cancel_pushed_out(pushed_out);
-            }
-            _ => generation.finish(agent, mount, &mut output, entry.max_output_chars, written),
-        }
-        drop(counted);
-        drop(generation);
-        output
-    }
-
     /// Stops serving: disposes every mount of the live generation in reverse order and waits for retirements.
     pub async fn shutdown(&self) {
         let _serial = self.reloading.lock().await;
@@ -1443,7 +1246,8 @@ mod tests {
         let engine = Arc::new(Engine::new(vec![&SURFACE]));
         let deployment = Deployment::new(engine, Path::new("/nonexistent/c.yaml"), Arc::new(crate::env::ProcessEnv), Options::default());
         let context = CallContext { roots: Default::default(), cancel: CancellationToken::new(), client: Default::default() };
-        let output = deployment.call("default", "probe__x", Map::new(), context).await;
+        let caller = crate::chain::Caller { agent: "default".to_owned(), token: None };
+        let output = deployment.call(&caller, "probe__x", Map::new(), context).await;
         assert!(output.is_error);
         assert_eq!(output.content[0]["text"], "TOOL_UNAVAILABLE: no generation is live");
     }

@@ -76,9 +76,11 @@ pub struct ImportedFile {
     pub size: u64,
 }
 
-/// A request for something a mount offers.
+/// A request to a mount (or, a call, to a service's tool): what the front end relays.
 #[derive(Clone, Debug)]
 pub enum MountRequest {
+    /// `tools/call`, by the tool's final name.
+    CallTool { name: String, arguments: Map<String, Json> },
     /// `prompts/get`, by the prompt's final name.
     GetPrompt { name: String, arguments: Map<String, Json> },
     /// `resources/read`.
@@ -90,6 +92,52 @@ pub enum MountRequest {
     /// client wrote them but for `taskId`, which is the server's own
     /// (`Deployment::task` looks it up).
     Task { method: TaskMethod, params: Map<String, Json> },
+}
+
+impl MountRequest {
+    /// The MCP method it is.
+    pub fn method(&self) -> &'static str {
+        match self {
+            MountRequest::CallTool { .. } => "tools/call",
+            MountRequest::GetPrompt { .. } => "prompts/get",
+            MountRequest::ReadResource { .. } => "resources/read",
+            MountRequest::Complete { .. } => "completion/complete",
+            MountRequest::Task { method, .. } => method.name(),
+        }
+    }
+
+    /// What it names: the tool, the prompt, the URI, the reference completed (its name or
+    /// URI), the task (its id as the client gave it, until it is routed).
+    pub fn target(&self) -> &str {
+        match self {
+            MountRequest::CallTool { name, .. } | MountRequest::GetPrompt { name, .. } => name,
+            MountRequest::ReadResource { uri } => uri,
+            MountRequest::Complete { params } => {
+                let reference = params.get("ref").and_then(Json::as_object);
+                reference.and_then(|r| r.get("name").or_else(|| r.get("uri"))).and_then(Json::as_str).unwrap_or_default()
+            }
+            MountRequest::Task { params, .. } => params.get("taskId").and_then(Json::as_str).unwrap_or_default(),
+        }
+    }
+
+    /// Its arguments: a tool's or a prompt's; a completion's or a task request's params; none for a read.
+    pub fn arguments(&self) -> &Map<String, Json> {
+        static NONE: std::sync::LazyLock<Map<String, Json>> = std::sync::LazyLock::new(Map::new);
+        match self {
+            MountRequest::CallTool { arguments, .. } | MountRequest::GetPrompt { arguments, .. } => arguments,
+            MountRequest::Complete { params } | MountRequest::Task { params, .. } => params,
+            MountRequest::ReadResource { .. } => &NONE,
+        }
+    }
+
+    /// Its arguments, to rewrite (`arguments`); `None` for a read, which has none.
+    pub fn arguments_mut(&mut self) -> Option<&mut Map<String, Json>> {
+        match self {
+            MountRequest::CallTool { arguments, .. } | MountRequest::GetPrompt { arguments, .. } => Some(arguments),
+            MountRequest::Complete { params } | MountRequest::Task { params, .. } => Some(params),
+            MountRequest::ReadResource { .. } => None,
+        }
+    }
 }
 
 /// The requests about a task (SEP-2663) that seam passes on.

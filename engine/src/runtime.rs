@@ -295,37 +295,28 @@ pub trait Running: AsAny + Send + Sync {
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }
-    /// A call of one of `tools`, for `client`; a mount served through a fixed tool has none to call.
-    fn call(
-        &self,
-        tool: &str,
-        _arguments: Map<String, Json>,
-        _cancel: CancellationToken,
-        _client: Client,
-    ) -> BoxFuture<'static, ToolOutput> {
-        let out = ToolOutput::error(crate::codes::TOOL_UNKNOWN, format!("this mount serves through a fixed tool and has no tool `{tool}`"));
-        Box::pin(async move { out })
-    }
     /// What the mount offers beyond tools (prompts with final names, resources,
     /// templates, instructions); nothing for most kinds.
     fn offers(&self) -> Arc<crate::offers::Offers> {
         Arc::default()
     }
-    /// A request for something in `offers`: its MCP result JSON. The server's
-    /// questions and progress on the way go to `client`, as a call's do.
-    fn request(
+    /// A request for one of `tools` (a call: its result) or for something in `offers`
+    /// (its MCP result JSON), for `client`: the server's questions and progress on the
+    /// way go to `client`. The one way a request reaches a mount (`Deployment::relay`).
+    fn relay(
         &self,
         request: crate::offers::MountRequest,
         _client: Client,
         _cancel: CancellationToken,
-    ) -> BoxFuture<'static, Result<Json, crate::offers::RequestError>> {
-        let what = match request {
-            crate::offers::MountRequest::GetPrompt { name, .. } => format!("prompt `{name}`"),
-            crate::offers::MountRequest::ReadResource { uri } => format!("resource `{uri}`"),
-            crate::offers::MountRequest::Complete { .. } => "completions".to_owned(),
-            crate::offers::MountRequest::Task { .. } => "tasks".to_owned(),
+    ) -> BoxFuture<'static, crate::chain::Answered> {
+        let answer = match request {
+            crate::offers::MountRequest::CallTool { name, .. } => {
+                let why = format!("this mount serves through a fixed tool and has no tool `{name}`");
+                Ok(crate::chain::Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNKNOWN, why)))
+            }
+            request => Err(crate::offers::RequestError::Unknown(format!("this mount offers no {}", request.method()))),
         };
-        Box::pin(async move { Err(crate::offers::RequestError::Unknown(format!("this mount offers no {what}"))) })
+        Box::pin(std::future::ready(answer))
     }
     /// A client asked for log lines at `level` (an MCP logging level) or above:
     /// the mount asks its server for at least as much, and never less again.
@@ -595,12 +586,15 @@ impl Running for Inert {
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }
-    fn call(&self, tool: &str, _: Map<String, Json>, _: CancellationToken, _: Client) -> BoxFuture<'static, ToolOutput> {
-        let out = ToolOutput::error(
-            crate::codes::TOOL_UNAVAILABLE,
-            format!("`{tool}`: {}", self.status.detail.as_deref().unwrap_or("unavailable")),
-        );
-        Box::pin(async move { out })
+    fn relay(&self, request: crate::offers::MountRequest, _: Client, _: CancellationToken) -> BoxFuture<'static, crate::chain::Answered> {
+        let why = format!("`{}`: {}", request.target(), self.status.detail.as_deref().unwrap_or("unavailable"));
+        let answer = match request {
+            crate::offers::MountRequest::CallTool { .. } => {
+                Ok(crate::chain::Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, why)))
+            }
+            _ => Err(crate::offers::RequestError::Unavailable(why)),
+        };
+        Box::pin(std::future::ready(answer))
     }
     fn dispose(&self, _: Duration) -> BoxFuture<'static, ()> {
         Box::pin(async {})

@@ -34,14 +34,17 @@ pub struct Held {
     until: Option<Instant>,
 }
 
-/// What `Deployment::call` does to a result after the call, kept for a task's result.
+/// The call a task was made for, as the call stage's hooks see it once more when a
+/// `tasks/get` gives the task's result (`crate::chain`).
 #[derive(Clone, Debug, Default)]
 pub struct Finish {
+    /// The tool called, by its final name, and its arguments.
+    pub tool: String,
+    pub arguments: Map<String, Json>,
     /// The tool's `max_output_chars`.
     pub max_output_chars: Option<u64>,
-    /// The call's arguments, for the mounts that watch for writes, when the tool may write.
-    /// Taken when the result is first given.
-    pub written: Option<Map<String, Json>>,
+    /// The call may have written files, and its result has not been given yet.
+    pub may_write: bool,
 }
 
 /// The tasks held.
@@ -111,7 +114,7 @@ impl Tasks {
                 task.until = until(answer);
             }
             if answer.contains_key("result") {
-                task.finish.written = None;
+                task.finish.may_write = false;
             }
         }
     }

@@ -26,7 +26,9 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
             deployment.shutdown().await;
             return Err(crate::error::Error::UnknownAgent { agent, file });
         }
-        let output = deployment.call(&agent, &tool, arguments, CallContext::default()).await;
+        let output = deployment
+            .call(&seam_engine::chain::Caller { agent: agent.clone(), token: None }, &tool, arguments, CallContext::default())
+            .await;
         deployment.shutdown().await;
         let exit = if output.is_error { Exit::Invalid } else { Exit::Valid };
         super::print(&format!("{}\n", serde_json::to_string_pretty(&output).expect("serializable")));

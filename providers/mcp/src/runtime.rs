@@ -41,6 +41,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 
 use crate::failure::{ConnectError, InWords, StderrTail, SyncError};
+use seam_engine::chain::{Answer, Answered};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{
     BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
@@ -344,16 +345,18 @@ impl Running for Handle {
         self.0.imports.lock().expect("imports lock").specs.clone()
     }
 
-    fn call(&self, tool: &str, arguments: Map<String, Json>, cancel: CancellationToken, client: Client) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(self.0.clone().call_inner(tool.to_owned(), arguments, cancel, client))
+    fn relay(&self, request: MountRequest, client: Client, cancel: CancellationToken) -> BoxFuture<'static, Answered> {
+        let mount = self.0.clone();
+        match request {
+            MountRequest::CallTool { name, arguments } => {
+                Box::pin(async move { Ok(Answer::Tool(mount.call_inner(name, arguments, cancel, client).await)) })
+            }
+            request => Box::pin(async move { mount.request_inner(request, client, cancel).await.map(Answer::Result) }),
+        }
     }
 
     fn offers(&self) -> Arc<Offers> {
         self.0.imports.lock().expect("imports lock").offers.clone()
-    }
-
-    fn request(&self, request: MountRequest, client: Client, cancel: CancellationToken) -> BoxFuture<'static, Result<Json, RequestError>> {
-        Box::pin(self.0.clone().request_inner(request, client, cancel))
     }
 
     #[allow(deprecated)]

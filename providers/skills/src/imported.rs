@@ -87,8 +87,11 @@ async fn fetch(
         .find(|p| p.id == mount)
         .map(|p| p.running.clone())
         .ok_or_else(|| failed(format!("{what}: the mount is no longer this agent's")))?;
-    let read = running.request(MountRequest::ReadResource { uri: file.uri.clone() }, client, CancellationToken::new());
-    let result = read.await.map_err(|e| failed(format!("{what}: {e}")))?;
+    let read = running.relay(MountRequest::ReadResource { uri: file.uri.clone() }, client, CancellationToken::new());
+    let result = match read.await.map_err(|e| failed(format!("{what}: {e}")))? {
+        seam_engine::chain::Answer::Result(result) => result,
+        seam_engine::chain::Answer::Tool(_) => return Err(failed(format!("{what}: a read was answered as a call"))),
+    };
     let bytes = contents(&result, &file.uri).map_err(|why| failed(format!("{what}: {why}")))?;
     let digest = crate::served::digest_of(&bytes);
     if bytes.len() as u64 != file.size || digest != file.digest {

@@ -132,6 +132,8 @@ impl McpMount {
         let unknown =
             |what: String| RequestError::Unknown(format!("MCP server `{}` has no {}", self.id, seam_engine::runtime::echoed(&what)));
         let (what, request) = match request {
+            // A call is answered with a tool's result (`call_inner`), not an MCP result JSON.
+            MountRequest::CallTool { name, .. } => return Err(unknown(format!("request for tool `{name}`"))),
             MountRequest::GetPrompt { name, arguments } => {
                 let raw = imports.prompts.get(&name).ok_or_else(|| unknown(format!("prompt `{name}`")))?;
                 let params = rmcp::model::GetPromptRequestParams::new(raw.clone()).with_arguments(arguments);

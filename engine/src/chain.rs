@@ -1,0 +1,366 @@
+//! The call stage: the ordered chain of hooks that every request to a mount, or to a
+//! service's tool, passes on its way there and back (`Deployment::relay`). Each hook
+//! sees the caller, the generation, what serves the request, the request itself (the
+//! method, the target, the arguments) and the calling client; it may refuse the
+//! request, rewrite it, ask the client a question (`Client::ask`, in either era), and
+//! see or rewrite the answer and the time it took. `before` runs outermost first,
+//! `after` innermost first, and only for the hooks whose `before` let the request on.
+//! The order is [`Chain::new`]'s, and ARCHITECTURE.md says it in words. Why a list
+//! of typed hooks and not tower layers: `docs/choices.md`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::codes::Code;
+use crate::deploy::{Generation, Source};
+use crate::offers::{MountRequest, RequestError};
+use crate::runtime::{BoxFuture, Client, ToolOutput};
+
+/// Who a request comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caller {
+    pub agent: String,
+    /// The name of the token the request presented ([`TokenName`]), never the token;
+    /// `None` when it presented none (stdio, an endpoint no token guards).
+    pub token: Option<String>,
+}
+
+/// Where the token a request presented comes from (`env:SEAM_TOKEN`, `file:/run/seam/token`):
+/// the HTTP front end puts it on the request once the token is checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenName(pub String);
+
+impl TokenName {
+    pub fn of(source: &crate::model::TokenSource) -> TokenName {
+        TokenName(match source {
+            crate::model::TokenSource::Env(name) => format!("env:{name}"),
+            crate::model::TokenSource::File(path) => format!("file:{}", path.display()),
+        })
+    }
+}
+
+/// What a request was answered with: a tool's result, or another request's MCP result JSON.
+#[derive(Debug)]
+pub enum Answer {
+    Tool(ToolOutput),
+    Result(serde_json::Value),
+}
+
+/// What a request ended with, as the front end is given it: a call always has a
+/// result (seam's errors are results too), another request may fail.
+pub type Answered = Result<Answer, RequestError>;
+
+/// A request's answer as a request's result JSON (a call's result as its JSON).
+pub fn result_of(answered: Answered) -> Result<serde_json::Value, RequestError> {
+    answered.map(|answer| match answer {
+        Answer::Result(result) => result,
+        Answer::Tool(output) => output.into_json(),
+    })
+}
+
+/// A request's answer as a tool's result: a call's as it is; a failure as an error result.
+pub fn output_of(answered: Answered) -> ToolOutput {
+    match answered {
+        Ok(Answer::Tool(output)) => output,
+        Ok(Answer::Result(result)) => ToolOutput::from_json(result),
+        Err(e) => ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, e),
+    }
+}
+
+/// A request on its way, as `before` sees it.
+pub struct Passing<'a> {
+    pub caller: &'a Caller,
+    pub generation: &'a Generation,
+    /// What serves it.
+    pub source: &'a Source,
+    /// The request: a hook may rewrite it (`MountRequest::arguments_mut`).
+    pub request: &'a mut MountRequest,
+    /// The calling client, to ask it a question.
+    pub client: &'a Client,
+}
+
+/// A request answered, as `after` sees it.
+pub struct Passed<'a> {
+    pub caller: &'a Caller,
+    pub generation: &'a Generation,
+    pub source: &'a Source,
+    /// The request as it went (after every `before`).
+    pub request: &'a MountRequest,
+    /// The tool's `max_output_chars`, for a call.
+    pub max_output_chars: Option<u64>,
+    /// The call may have written files (its tool is not marked read-only), and this is
+    /// the first time its result is given (a task's result is given at a `tasks/get`).
+    pub may_write: bool,
+    /// From the request's arrival here to its answer.
+    pub took: Duration,
+}
+
+/// A hook's refusal: the request is answered with it and goes no further.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Refusal {
+    /// The refusal as the answer to `request`: a call's error result, another request's error.
+    pub fn answer(self, request: &MountRequest) -> Answered {
+        match request {
+            MountRequest::CallTool { .. } => Ok(Answer::Tool(ToolOutput::error(self.code, self.message))),
+            _ => Err(RequestError::Refused(format!("{}: {}", self.code, self.message))),
+        }
+    }
+}
+
+/// One hook of the call stage.
+pub trait Hook: Send + Sync {
+    /// Before the request goes on: `Err` answers it with the refusal.
+    fn before<'a>(&'a self, _passing: &'a mut Passing<'_>) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+    /// Once it is answered: the answer may be rewritten.
+    fn after(&self, _passed: &Passed<'_>, _answer: &mut Answered) {}
+}
+
+/// The call stage's hooks, in order.
+#[derive(Clone)]
+pub struct Chain(Arc<[Arc<dyn Hook>]>);
+
+impl Chain {
+    /// seam's own hooks, outermost first, after `added` (the hooks a build of seam adds,
+    /// `deploy::Options::hooks`, outermost of all: they see every request and answer).
+    pub fn new(tasks: Arc<crate::tasks::Tasks>, added: &[Arc<dyn Hook>]) -> Chain {
+        let own: [Arc<dyn Hook>; 4] = [Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding(tasks))];
+        Chain(added.iter().cloned().chain(own).collect())
+    }
+
+    /// Runs each hook's `before` in order: how many let the request on, and the refusal that stopped it.
+    pub(crate) async fn before(&self, passing: &mut Passing<'_>) -> (usize, Option<Refusal>) {
+        for (passed, hook) in self.0.iter().enumerate() {
+            if let Err(refusal) = hook.before(passing).await {
+                return (passed, Some(refusal));
+            }
+        }
+        (self.0.len(), None)
+    }
+
+    /// Runs the `after` of the first `passed` hooks, innermost first.
+    pub(crate) fn after(&self, passed: usize, done: &Passed<'_>, answer: &mut Answered) {
+        for hook in self.0[..passed].iter().rev() {
+            hook.after(done, answer);
+        }
+    }
+
+    /// How many hooks it has (every one runs `after` for a result given later, a task's).
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The tool output of an answer that is a call's result (not a task, which is finished
+/// when a `tasks/get` gives its result).
+fn call_result(answer: &mut Answered) -> Option<&mut ToolOutput> {
+    match answer {
+        Ok(Answer::Tool(output)) if output.task.is_none() => Some(output),
+        _ => None,
+    }
+}
+
+/// A call answered with a task: the deployment holds it under an id it mints, so the
+/// client never sees the server's (`crate::tasks`).
+struct TaskBinding(Arc<crate::tasks::Tasks>);
+
+impl Hook for TaskBinding {
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        let (Source::Mount(id), Ok(Answer::Tool(output))) = (passed.source, answer) else { return };
+        let Some(task) = output.task.as_deref_mut() else { return };
+        let finish = crate::tasks::Finish {
+            tool: passed.request.target().to_owned(),
+            arguments: passed.request.arguments().clone(),
+            max_output_chars: passed.max_output_chars,
+            may_write: passed.may_write,
+        };
+        let pushed_out = self.0.hold(&passed.caller.agent, id, &passed.generation.mounts[id].running, finish, task);
+        crate::deploy::cancel_pushed_out(pushed_out);
+    }
+}
+
+/// The resource links a mount's result carries, learnt for the calling agent: a read
+/// of one goes to that mount though it does not list it (`crate::offers::Links`).
+struct LinksLearnt;
+
+impl Hook for LinksLearnt {
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        if let (Source::Mount(id), Some(output)) = (passed.source, call_result(answer)) {
+            passed.generation.links.learn(&passed.caller.agent, id, &output.content);
+        }
+    }
+}
+
+/// A result's text cut at the tool's `max_output_chars`, the cut marked.
+struct OutputCap;
+
+impl Hook for OutputCap {
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        if let (Some(max), Some(output)) = (passed.max_output_chars, call_result(answer)) {
+            output.truncate_text(max);
+        }
+    }
+}
+
+/// The mounts that watch for writes told of a call that may have written, before its
+/// result goes back, so that what the client lists next already follows the write.
+struct WriteWatch;
+
+impl Hook for WriteWatch {
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        if !passed.may_write || call_result(answer).is_none() {
+            return;
+        }
+        for watcher in &passed.generation.write_watchers {
+            watcher.saw_write(passed.request.arguments());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::{Map, Value as Json, json};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::deploy::{CallContext, Deployment, Options};
+    use crate::runtime::{BuildCx, ProviderError, Running, State, Status, ToolSpec};
+    use crate::surface::{Exposure, Kind, MountCx, MountKind, ResolvedMount, Surface};
+
+    /// A mount of one tool, `m__echo`, whose result is its `text` argument; it counts the calls it gets.
+    struct Echo;
+    static ECHOED: AtomicUsize = AtomicUsize::new(0);
+
+    impl Running for Echo {
+        fn status(&self) -> Status {
+            Status::new(State::Ready, None)
+        }
+        fn tools(&self) -> Arc<Vec<ToolSpec>> {
+            let definition = json!({ "name": "m__echo", "inputSchema": { "type": "object" } });
+            Arc::new(vec![ToolSpec { name: "m__echo".into(), definition: Arc::new(definition.as_object().unwrap().clone()) }])
+        }
+        fn relay(&self, request: MountRequest, _: Client, _: CancellationToken) -> BoxFuture<'static, Answered> {
+            ECHOED.fetch_add(1, Ordering::SeqCst);
+            let text = request.arguments().get("text").cloned().unwrap_or_default();
+            let output = ToolOutput { content: vec![json!({ "type": "text", "text": text })], ..ToolOutput::default() };
+            Box::pin(std::future::ready(Ok(Answer::Tool(output))))
+        }
+        fn dispose(&self, _: Duration) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct EchoConfig {
+        #[serde(default)]
+        #[schemars(skip)]
+        kind: String,
+    }
+    fn resolve_echo(_: &mut MountCx<'_>, config: EchoConfig) -> Option<ResolvedMount> {
+        Some(ResolvedMount::new(config, Exposure::Dynamic { prefix: "m__".into(), raw: false }))
+    }
+    fn build_echo(_: EchoConfig, _: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
+        Box::pin(async { Ok(Arc::new(Echo) as Arc<dyn Running>) })
+    }
+    static ECHO: Kind<EchoConfig> = Kind { name: "echo", registry: "echo", resolve: resolve_echo, build: Some(build_echo) };
+    struct EchoSurface;
+    impl Surface for EchoSurface {
+        fn service(&self) -> &'static str {
+            "echo"
+        }
+        fn kinds(&self) -> &'static [&'static dyn MountKind] {
+            static KINDS: [&dyn MountKind; 1] = [&ECHO];
+            &KINDS
+        }
+    }
+    static SURFACE: EchoSurface = EchoSurface;
+
+    /// The test hook: a hook is one type. It writes what it sees to `seen`; it refuses a
+    /// call that asks for `refuse`, shouts the `text` it lets on, and marks the result.
+    struct Test {
+        name: &'static str,
+        seen: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Hook for Test {
+        fn before<'a>(&'a self, passing: &'a mut Passing<'_>) -> BoxFuture<'a, Result<(), Refusal>> {
+            let request = &passing.request;
+            self.seen.lock().unwrap().push(format!(
+                "{} before: {:?} {:?} gen {} {:?} {} {}",
+                self.name,
+                passing.caller.agent,
+                passing.caller.token,
+                passing.generation.number,
+                passing.source,
+                request.method(),
+                request.target()
+            ));
+            if request.arguments().contains_key("refuse") {
+                let refusal = Refusal { code: crate::codes::TOOL_UNAVAILABLE, message: format!("{} refused it", self.name) };
+                return Box::pin(std::future::ready(Err(refusal)));
+            }
+            if let Some(Json::String(text)) = passing.request.arguments_mut().and_then(|a| a.get_mut("text")) {
+                *text = text.to_uppercase();
+            }
+            Box::pin(std::future::ready(Ok(())))
+        }
+
+        fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+            self.seen.lock().unwrap().push(format!("{} after: {}", self.name, passed.request.arguments()["text"]));
+            if let Ok(Answer::Tool(output)) = answer {
+                output.content.push(json!({ "type": "text", "text": format!("seen by {}", self.name) }));
+            }
+        }
+    }
+
+    fn texts(output: &ToolOutput) -> Vec<&str> {
+        output.content.iter().filter_map(|block| block["text"].as_str()).collect()
+    }
+
+    /// Hooks run in their order on the way there (each sees the caller, the generation,
+    /// the mount, the method, the target and the arguments as the hooks before it left
+    /// them) and in the reverse order on the way back, where each may rewrite the answer;
+    /// a refusal answers the request at once, and only the hooks it passed see it back.
+    #[tokio::test]
+    async fn a_request_passes_the_hooks_in_order_and_back_and_a_refusal_stops_it() {
+        let dir = std::env::temp_dir().join(format!("seam-chain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.yaml");
+        std::fs::write(&file, "seam: 1\nmounts:\n  m: { kind: echo }\n").unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let hook = |name| Arc::new(Test { name, seen: seen.clone() }) as Arc<dyn Hook>;
+        let options = Options { hooks: vec![hook("outer"), hook("inner")], ..Options::default() };
+        let engine = Arc::new(crate::Engine::new(vec![&SURFACE]));
+        let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), options);
+        assert_eq!(deployment.reload().await.outcome, crate::outcome::OutcomeKind::Applied);
+        let caller = Caller { agent: "default".into(), token: Some("env:SEAM_TOKEN".into()) };
+        let call = |arguments: Json| {
+            let arguments: Map<String, Json> = arguments.as_object().unwrap().clone();
+            deployment.call(&caller, "m__echo", arguments, CallContext::default())
+        };
+
+        let output = call(json!({ "text": "hi" })).await;
+        assert_eq!(texts(&output), ["HI", "seen by inner", "seen by outer"], "rewritten on the way there and back");
+        let seen_now = std::mem::take(&mut *seen.lock().unwrap());
+        let there = r#"before: "default" Some("env:SEAM_TOKEN") gen 1 Mount("m") tools/call m__echo"#;
+        let back = ["inner after: \"HI\"".to_owned(), "outer after: \"HI\"".to_owned()];
+        assert_eq!(seen_now, [format!("outer {there}"), format!("inner {there}"), back[0].clone(), back[1].clone()]);
+        assert_eq!(ECHOED.load(Ordering::SeqCst), 1);
+
+        let refused = call(json!({ "text": "no", "refuse": true })).await;
+        assert!(refused.is_error);
+        assert_eq!(texts(&refused), ["TOOL_UNAVAILABLE: outer refused it"], "the inner hook never saw it, nor did its after run");
+        assert_eq!(ECHOED.load(Ordering::SeqCst), 1, "the mount never got it");
+        assert_eq!(seen.lock().unwrap().len(), 1, "{:?}", seen.lock().unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
