@@ -593,13 +593,25 @@ async fn readyz(State(app): State<App>) -> Response {
     }
 }
 
-/// The deployment's status, what clients hold of this process (`clients`), and the
-/// resource reads in flight (`reads`: their bytes, and how many wait for their turn).
+/// `/status`: the deployment's, what clients hold of this process, and the resource reads in flight.
+#[derive(serde::Serialize)]
+struct Status {
+    #[serde(flatten)]
+    deployment: seam_engine::status::DeploymentStatus,
+    clients: crate::tally::ClientsStatus,
+    reads: Reads,
+}
+
+/// The resource reads in flight: their bytes, and how many wait for their turn.
+#[derive(serde::Serialize)]
+struct Reads {
+    bytes_in_flight: u64,
+    waiting: usize,
+}
+
 async fn status(State(app): State<App>) -> Response {
-    let mut status = app.deployment.status();
-    status["clients"] = app.tally.status();
-    let (bytes, waiting) = app.deployment.reads_in_flight();
-    status["reads"] = serde_json::json!({ "bytes_in_flight": bytes, "waiting": waiting });
+    let (bytes_in_flight, waiting) = app.deployment.reads_in_flight();
+    let status = Status { deployment: app.deployment.status(), clients: app.tally.status(), reads: Reads { bytes_in_flight, waiting } };
     axum::Json(status).into_response()
 }
 

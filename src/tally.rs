@@ -128,16 +128,33 @@ impl Tally {
     }
 
     /// What each agent holds now, for `/status`: agents that hold nothing are left out.
-    pub fn status(&self) -> serde_json::Value {
+    pub fn status(&self) -> ClientsStatus {
         let by_agent = self.counts.lock().expect("tally lock");
-        let agents: BTreeMap<&str, serde_json::Value> = by_agent
+        let agents = by_agent
             .iter()
-            .map(|(agent, [sessions, streams, subscriptions])| {
-                (&**agent, serde_json::json!({ "sessions": sessions, "listen_streams": streams, "subscriptions": subscriptions }))
+            .map(|(agent, [sessions, listen_streams, subscriptions])| {
+                let holds = AgentHolds { sessions: *sessions, listen_streams: *listen_streams, subscriptions: *subscriptions };
+                (agent.to_string(), holds)
             })
             .collect();
-        serde_json::json!({ "sessions": sessions(&by_agent), "agents": agents })
+        ClientsStatus { sessions: sessions(&by_agent), agents }
     }
+}
+
+/// What this process's clients hold (`/status` `clients`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ClientsStatus {
+    /// Sessions of every agent together.
+    pub sessions: usize,
+    pub agents: BTreeMap<String, AgentHolds>,
+}
+
+/// What one agent's clients hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AgentHolds {
+    pub sessions: usize,
+    pub listen_streams: usize,
+    pub subscriptions: usize,
 }
 
 #[cfg(test)]
@@ -165,8 +182,8 @@ mod tests {
         drop(a1);
         let _a3 = tally.hold("a", Holding::Session, &limits).unwrap();
         drop(b1);
-        assert!(tally.status()["agents"].get("b").is_none(), "{}", tally.status());
-        assert_eq!(tally.status()["sessions"], 2);
+        assert!(!tally.status().agents.contains_key("b"), "{:?}", tally.status());
+        assert_eq!(tally.status().sessions, 2);
     }
 
     /// Without `max_sessions_per_agent`, one agent may take every session.
@@ -189,7 +206,7 @@ mod tests {
         let _t = tally.hold("b", Holding::ListenStream, &limits).unwrap();
         let _u = (tally.hold("a", Holding::Subscription, &limits).unwrap(), tally.hold("a", Holding::Subscription, &limits).unwrap());
         assert_eq!(tally.hold("a", Holding::Subscription, &limits).unwrap_err(), Full::Agent(2));
-        assert_eq!(tally.status()["agents"]["a"], serde_json::json!({ "sessions": 0, "listen_streams": 1, "subscriptions": 2 }));
-        assert_eq!(tally.status()["sessions"], 0);
+        assert_eq!(tally.status().agents["a"], super::AgentHolds { sessions: 0, listen_streams: 1, subscriptions: 2 });
+        assert_eq!(tally.status().sessions, 0);
     }
 }

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use seam_engine::deploy::{Deployment, Generation, Source};
+use seam_engine::status::{DeploymentStatus, Mounts};
 use serde_json::{Value as Json, json};
 
 pub const CSS: &str = include_str!("ui/page.css");
@@ -42,12 +43,12 @@ pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>) -> Fragments
     let mut out = Fragments::new();
     let mut put = |id: &'static str, markup: Markup| out.insert(id, markup.into_string());
     put("generation", generation(deployment, &status));
-    put("outcome", outcome(&status["last_reload"], &status));
-    put("mounts", mounts(&status["mounts"]));
-    put("graph", live.as_deref().map(|g| graph(g, &status["mounts"], drawings)).unwrap_or_else(|| none("No generation is live.")));
+    put("outcome", outcome(&status));
+    put("mounts", mounts(&status.mounts));
+    put("graph", live.as_deref().map(|g| graph(g, &status.mounts, drawings)).unwrap_or_else(|| none("No generation is live.")));
     put("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
     put("history", history(&deployment.outcomes()));
-    put("services", services(&status["services"]));
+    put("services", services(&status.services));
     // Not a card: the composition's name in the header, swapped in like a section.
     put("name", html! { (name(deployment)) });
     out
@@ -144,8 +145,8 @@ fn code(text: &str) -> Markup {
 }
 
 /// An RFC 3339 timestamp as `2026-12-03 07:26:39 UTC`, the exact one in `datetime` and the tooltip.
-fn time(value: &Json) -> Markup {
-    let Some(t) = value.as_str() else { return html! { "–" } };
+fn time(value: Option<&str>) -> Markup {
+    let Some(t) = value else { return html! { "–" } };
     let shown = match t.split_once('T') {
         Some((date, rest)) => format!("{date} {} UTC", rest.split(['.', 'Z']).next().unwrap_or(rest)),
         None => t.to_owned(),
@@ -157,14 +158,14 @@ fn badge(class: &str, text: &str) -> Markup {
     html! { span class={ "badge " (class) } { (text) } }
 }
 
-fn generation(deployment: &Deployment, status: &Json) -> Markup {
-    let Some(number) = status["generation"].as_u64() else { return none("No generation is live.") };
+fn generation(deployment: &Deployment, status: &DeploymentStatus) -> Markup {
+    let Some(number) = status.generation else { return none("No generation is live.") };
     let files = deployment.files();
     html! {
         dl.facts {
             div { dt { "Generation" } dd.big data-generation=(number) { (number) } }
-            div { dt { "Digest" } dd { (code(status["digest"].as_str().unwrap_or_default())) } }
-            div { dt { "Loaded" } dd { (time(&status["loaded_at"])) } }
+            div { dt { "Digest" } dd { (code(status.digest.as_deref().unwrap_or_default())) } }
+            div { dt { "Loaded" } dd { (time(status.loaded_at.as_deref())) } }
             @if files.len() > 1 {
                 div { dt { "Extends" } dd { (joined(files.iter().skip(1), ", ", |f| code(&f.display().to_string()))) } }
             }
@@ -172,27 +173,27 @@ fn generation(deployment: &Deployment, status: &Json) -> Markup {
     }
 }
 
-fn outcome(last: &Json, status: &Json) -> Markup {
-    let ids = |key: &str| -> Vec<&str> { last[key].as_array().into_iter().flatten().filter_map(Json::as_str).collect() };
-    let changes: Vec<(&str, Vec<&str>)> = [("Built", ids("built")), ("Retired", ids("retired")), ("Changed in place", ids("reconfigured"))]
-        .into_iter()
-        .filter(|(_, ids)| !ids.is_empty())
-        .collect();
+fn outcome(status: &DeploymentStatus) -> Markup {
     html! {
         // A reload under way is the news: the outcome below it is the one before.
-        @if !status["reloading_since"].is_null() {
-            p.reloading { "A reload is under way since " (time(&status["reloading_since"])) "." }
+        @if let Some(since) = &status.reloading_since {
+            p.reloading { "A reload is under way since " (time(Some(since))) "." }
         }
-        @if let Some(kind) = last["outcome"].as_str() {
+        @if let Some(last) = &status.last_reload {
+            @let kind = last.outcome.as_str();
+            @let changes = [("Built", &last.built), ("Retired", &last.retired), ("Changed in place", &last.reconfigured)];
+            @let at = seam_engine::runtime::timestamp(last.at);
             p {
-                (badge(&format!("outcome-{kind}"), kind)) " at " (time(&last["at"]))
-                @if kind == "rejected" { "; " (keeps_serving(status["generation"].as_u64())) "." }
-                @else { ": generation " (last["generation"].as_u64().unwrap_or_default()) "." }
+                (badge(&format!("outcome-{kind}"), kind)) " at " (time(Some(&at)))
+                @if kind == "rejected" { "; " (keeps_serving(status.generation)) "." }
+                @else { ": generation " (last.generation.unwrap_or_default()) "." }
             }
-            @if !changes.is_empty() {
-                ul.changes { @for (what, ids) in &changes { li { (what) ": " (joined(ids.iter(), ", ", |id| code(id))) } } }
+            @if changes.iter().any(|(_, ids)| !ids.is_empty()) {
+                ul.changes { @for (what, ids) in changes.iter().filter(|(_, ids)| !ids.is_empty()) {
+                    li { (what) ": " (joined(ids.iter(), ", ", |id| code(id))) }
+                } }
             }
-            (diagnostics(last["diagnostics"].as_array().map(Vec::as_slice).unwrap_or_default()))
+            (diagnostics(&last.diagnostics))
         } @else {
             (none("No reload yet."))
         }
@@ -226,9 +227,10 @@ fn fact_text(value: &Json) -> String {
     }
 }
 
-fn mounts(mounts: &Json) -> Markup {
-    let Some(map) = mounts.as_object().filter(|m| !m.is_empty()) else { return none("The composition mounts nothing.") };
-    const SHOWN: [&str; 6] = ["kind", "state", "since", "detail", "tools", "required"];
+fn mounts(mounts: &Mounts) -> Markup {
+    if mounts.is_empty() {
+        return none("The composition mounts nothing.");
+    }
     html! {
         div.scroll { table.mounts {
             thead { tr {
@@ -236,20 +238,23 @@ fn mounts(mounts: &Json) -> Markup {
                 th scope="col" { "Tools" } th scope="col" { "Detail" } th scope="col" { "Facts" }
             } }
             tbody {
-                @for (id, m) in map {
-                    @let state = m["state"].as_str().unwrap_or("unknown");
-                    @let facts = m.as_object().into_iter().flatten().filter(|(k, v)| !SHOWN.contains(&k.as_str()) && !v.is_null());
+                @for (id, m) in mounts {
+                    @let state = m.state.as_str();
+                    @let offers = m.offers.iter().flat_map(|o| [("prompts", o.prompts), ("resources", o.resources), ("templates", o.templates)]);
+                    @let offers = offers.map(|(k, n)| (k.to_owned(), Json::from(n)));
+                    @let facts = offers.chain(m.facts.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())));
+                    @let warnings = (!m.warnings.is_empty()).then(|| ("warnings".to_owned(), Json::from(m.warnings.clone())));
                     tr data-mount=(id) data-state=(state) {
                         th scope="row" { (code(id)) }
-                        td { (m["kind"].as_str().unwrap_or_default()) }
+                        td { (m.kind) }
                         td.state {
                             (badge(&format!("state-{state}"), state))
-                            @if m["required"].as_bool() == Some(true) { " " span.tag { "required" } }
+                            @if m.required { " " span.tag { "required" } }
                         }
-                        td { (time(&m["since"])) }
-                        td.num { (m["tools"].as_u64().unwrap_or_default()) }
-                        td.detail { (m["detail"].as_str().unwrap_or_default()) }
-                        td.facts-cell { (joined(facts, " ", |(k, v)| html! { span.fact { span.k { (k) } " " (fact_text(v)) } })) }
+                        td { (time(Some(&m.since))) }
+                        td.num { (m.tools) }
+                        td.detail { (m.detail.as_deref().unwrap_or_default()) }
+                        td.facts-cell { (joined(facts.chain(warnings), " ", |(k, v)| html! { span.fact { span.k { (k) } " " (fact_text(&v)) } })) }
                     }
                 }
             }
@@ -321,7 +326,7 @@ impl Drawings {
     }
 }
 
-fn graph(g: &Generation, mounts: &Json, drawings: &Arc<Drawings>) -> Markup {
+fn graph(g: &Generation, mounts: &Mounts, drawings: &Arc<Drawings>) -> Markup {
     let nodes = g.plan.nodes().count();
     if nodes > DRAW_UP_TO {
         return none(&format!(
@@ -329,7 +334,7 @@ fn graph(g: &Generation, mounts: &Json, drawings: &Arc<Drawings>) -> Markup {
         ));
     }
     let Some(drawn) = drawings.of(g) else { return none("Laying out the graph…") };
-    let state = |node: &str| mounts[node.strip_prefix("mount:")?]["state"].as_str().map(str::to_owned);
+    let state = |node: &str| mounts.get(node.strip_prefix("mount:")?).map(|m| m.state.as_str().to_owned());
     html! {
         figure.graph {
             div.graph-scroll role="img"
@@ -409,7 +414,7 @@ fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
             } }
             tbody {
                 @for o in outcomes.iter().rev() {
-                    @let at = Json::from(seam_engine::runtime::timestamp(o.at));
+                    @let at = seam_engine::runtime::timestamp(o.at);
                     @let kind = o.outcome.as_str();
                     @let changes = [("built", &o.built), ("retired", &o.retired), ("changed", &o.reconfigured)]
                         .iter()
@@ -419,13 +424,13 @@ fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
                         .join(", ");
                     @let count = o.diagnostics.len() + o.diagnostics_omitted;
                     tr data-outcome=(kind) {
-                        td { (time(&at)) }
+                        td { (time(Some(&at))) }
                         td { (badge(&format!("outcome-{kind}"), kind)) }
                         td.num { (or_dash(o.generation)) }
                         td { @if changes.is_empty() { "–" } @else { (changes) } }
                         td {
                             @if count == 0 { "–" } @else {
-                                details data-key={ "history-" (at.as_str().unwrap_or_default()) } {
+                                details data-key={ "history-" (at) } {
                                     summary { (count) }
                                     (diagnostics(&o.diagnostics))
                                 }
@@ -438,10 +443,12 @@ fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
     }
 }
 
-fn services(services: &Json) -> Markup {
-    let Some(map) = services.as_object().filter(|m| !m.is_empty()) else { return none("No service reports a view.") };
+fn services(services: &serde_json::Map<String, Json>) -> Markup {
+    if services.is_empty() {
+        return none("No service reports a view.");
+    }
     html! {
-        @for (name, view) in map {
+        @for (name, view) in services {
             details.service data-key={ "service-" (name) } {
                 summary { (code(name)) }
                 pre { (serde_json::to_string_pretty(view).unwrap_or_default()) }
@@ -461,25 +468,48 @@ pub fn changed(before: &Fragments, now: &Fragments) -> Option<Json> {
 mod tests {
     use serde_json::json;
 
+    fn status(reloading_since: Option<&str>, last_reload: Option<seam_engine::outcome::Outcome>) -> super::DeploymentStatus {
+        super::DeploymentStatus {
+            generation: Some(2),
+            digest: None,
+            loaded_at: None,
+            calls_in_flight: None,
+            last_reload,
+            reloading_since: reloading_since.map(str::to_owned),
+            mounts: Default::default(),
+            services: Default::default(),
+        }
+    }
+
     /// A reload under way is said first, above the outcome before it, and only while it runs.
     #[test]
     fn the_outcome_card_says_a_reload_is_under_way() {
-        let last = json!({ "outcome": "applied", "at": "2026-12-05T13:00:00Z", "generation": 2 });
-        let running = json!({ "reloading_since": "2026-12-05T13:01:02.5Z", "generation": 2 });
-        let card = super::outcome(&last, &running).into_string();
+        let last = seam_engine::outcome::Outcome::new(seam_engine::outcome::OutcomeKind::Applied, Some(2), Vec::new());
+        let card = super::outcome(&status(Some("2026-12-05T13:01:02.5Z"), Some(last.clone()))).into_string();
         assert!(card.starts_with("<p class=\"reloading\">A reload is under way since <time"), "{card}");
         assert!(card.contains("2026-12-05 13:01:02 UTC"), "{card}");
-        let idle = json!({ "reloading_since": null, "generation": 2 });
-        assert!(!super::outcome(&last, &idle).into_string().contains("under way"));
-        assert!(super::outcome(&json!({}), &running).into_string().contains("under way"), "before the first outcome too");
+        assert!(!super::outcome(&status(None, Some(last))).into_string().contains("under way"));
+        assert!(
+            super::outcome(&status(Some("2026-12-05T13:01:02.5Z"), None)).into_string().contains("under way"),
+            "before the first outcome too"
+        );
     }
 
     /// A mount's facts read as words, not JSON: counts by name, a list's items one after another.
     #[test]
     fn a_mount_s_facts_read_as_words() {
-        let mounts =
-            json!({ "m": { "kind": "mcp.stdio", "state": "ready", "asks": { "sampling": 2, "roots": 1 }, "warnings": ["a <b>", "c"] } });
-        let table = super::mounts(&mounts).into_string();
+        let mount = seam_engine::status::MountStatus {
+            kind: "mcp.stdio",
+            state: seam_engine::runtime::State::Ready,
+            since: "2026-12-05T13:00:00Z".into(),
+            detail: None,
+            tools: 1,
+            required: false,
+            offers: None,
+            facts: json!({ "asks": { "sampling": 2, "roots": 1 } }).as_object().unwrap().clone(),
+            warnings: vec!["a <b>".into(), "c".into()],
+        };
+        let table = super::mounts(&[("m".to_owned(), mount)].into_iter().collect()).into_string();
         assert!(table.contains("<span class=\"k\">asks</span> sampling 2, roots 1</span>"), "{table}");
         assert!(table.contains("<span class=\"k\">warnings</span> a &lt;b&gt;; c</span>"), "{table}");
     }

@@ -1129,45 +1129,43 @@ impl Deployment {
     }
 
     /// `/status`.
-    pub fn status(&self) -> Json {
+    pub fn status(&self) -> crate::status::DeploymentStatus {
         let live = self.live();
-        let mut mounts = Map::new();
+        let mut mounts = IndexMap::new();
         if let Some(g) = &live {
             for (id, slot) in &g.mounts {
                 let status = slot.running.status();
-                let mut m = json!({
-                    "kind": slot.kind,
-                    "state": status.state,
-                    "since": timestamp(status.since),
-                    "detail": status.detail,
-                    "tools": slot.running.tools().len(),
-                    "required": slot.required,
-                });
                 let offers = slot.running.offers();
-                if !offers.prompts.is_empty() || !offers.resources.is_empty() || !offers.templates.is_empty() {
-                    m["prompts"] = json!(offers.prompts.len());
-                    m["resources"] = json!(offers.resources.len());
-                    m["templates"] = json!(offers.templates.len());
-                }
-                m.as_object_mut().expect("object").extend(slot.running.facts());
-                mounts.insert(id.clone(), m);
+                let offers = (!offers.prompts.is_empty() || !offers.resources.is_empty() || !offers.templates.is_empty()).then(|| {
+                    crate::status::OfferCounts {
+                        prompts: offers.prompts.len(),
+                        resources: offers.resources.len(),
+                        templates: offers.templates.len(),
+                    }
+                });
+                let mut facts = slot.running.facts();
+                let own = facts.remove("warnings").and_then(|w| serde_json::from_value::<Vec<String>>(w).ok());
+                let mount = crate::status::MountStatus {
+                    kind: slot.kind,
+                    state: status.state,
+                    since: timestamp(status.since),
+                    detail: status.detail,
+                    tools: slot.running.tools().len(),
+                    required: slot.required,
+                    offers,
+                    facts,
+                    warnings: own.unwrap_or_default(),
+                };
+                mounts.insert(id.clone(), mount);
             }
-            // Adds to a mount's warnings (its own first, as it reported them).
-            let mut warn = |id: &str, warnings: Vec<String>| {
-                let warnings = warnings.into_iter().map(Json::from);
-                match mounts[id]["warnings"].as_array_mut() {
-                    Some(kept) => kept.extend(warnings),
-                    None => mounts[id]["warnings"] = Json::Array(warnings.collect()),
-                }
-            };
             // A tool name two things serve to an agent is served by neither: each mount is told so.
             for (id, warnings) in g.collisions() {
-                warn(&id, warnings);
+                mounts[&id].warnings.extend(warnings);
             }
             // A URI or template two mounts list is read from the first, in mount order: the others are told so.
             let all = Routes { mounts: g.mounts.iter().map(|(id, slot)| (id.as_str(), slot.running.offers())).collect() };
             for (id, key, first) in all.shadowed() {
-                warn(&id, vec![format!("`{key}` is also listed by mount `{first}`, which comes first: reads of it go there")]);
+                mounts[&id].warnings.push(format!("`{key}` is also listed by mount `{first}`, which comes first: reads of it go there"));
             }
         }
         let mut services = Map::new();
@@ -1185,16 +1183,16 @@ impl Deployment {
                 }
             }
         }
-        json!({
-            "generation": live.as_ref().map(|g| g.number),
-            "digest": live.as_ref().map(|g| g.digest.clone()),
-            "loaded_at": live.as_ref().map(|g| timestamp(g.loaded_at)),
-            "calls_in_flight": live.as_ref().map(|g| g.calls_in_flight()),
-            "last_reload": self.last_outcome().map(|o| o.to_json()),
-            "reloading_since": self.reloading_since.lock().expect("reloading lock").map(timestamp),
-            "mounts": mounts,
-            "services": services,
-        })
+        crate::status::DeploymentStatus {
+            generation: live.as_ref().map(|g| g.number),
+            digest: live.as_ref().map(|g| g.digest.clone()),
+            loaded_at: live.as_ref().map(|g| timestamp(g.loaded_at)),
+            calls_in_flight: live.as_ref().map(|g| g.calls_in_flight()),
+            last_reload: self.last_outcome(),
+            reloading_since: self.reloading_since.lock().expect("reloading lock").map(timestamp),
+            mounts,
+            services,
+        }
     }
 }
 
@@ -1336,7 +1334,7 @@ mod tests {
                 async move { deployment.reload().await }
             });
             entering.recv().await.unwrap();
-            assert!(deployment.status()["reloading_since"].is_string(), "/status says a reload is under way");
+            assert!(deployment.status().reloading_since.is_some(), "/status says a reload is under way");
             tokio::time::advance(took).await;
             if expected == OutcomeKind::Rejected {
                 // The check is still held: only the deadline can end the reload now.
@@ -1358,7 +1356,7 @@ mod tests {
                 release.send(()).unwrap();
                 assert_eq!(reload.await.unwrap().outcome, expected, "{took:?}");
             }
-            assert!(deployment.status()["reloading_since"].is_null(), "and that it is over");
+            assert!(deployment.status().reloading_since.is_none(), "and that it is over");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

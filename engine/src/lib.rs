@@ -25,6 +25,7 @@ pub mod render;
 pub mod resolve;
 pub mod runtime;
 pub mod schema;
+pub mod status;
 pub mod subprocess;
 pub mod surface;
 pub mod tasks;

@@ -14,13 +14,19 @@ use crate::runtime::timestamp;
 /// `render::EXCERPT_CHARS`); `seam validate` lists them all.
 pub const KEPT_DIAGNOSTICS: usize = 100;
 
-/// What one reload did.
-#[derive(Clone, Debug)]
+/// A time as `/status` gives it (`timestamp`).
+fn rfc3339<S: serde::Serializer>(at: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&timestamp(*at))
+}
+
+/// What one reload did, as `/status` gives it.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Outcome {
     /// Which reload of the deployment this was (the start is 1), so that a watcher
     /// of `/status` tells a new outcome from the last one, a rejection from the one before.
     pub number: u64,
     pub outcome: OutcomeKind,
+    #[serde(serialize_with = "rfc3339")]
     pub at: SystemTime,
     /// The generation live after this reload.
     pub generation: Option<u64>,
@@ -37,7 +43,8 @@ pub struct Outcome {
     pub reconfigured: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum OutcomeKind {
     Applied,
     Rejected,
@@ -56,7 +63,7 @@ impl OutcomeKind {
 
 impl Outcome {
     /// An outcome that built, retired and reconfigured nothing.
-    pub(crate) fn new(outcome: OutcomeKind, generation: Option<u64>, mut diagnostics: Vec<Json>) -> Outcome {
+    pub fn new(outcome: OutcomeKind, generation: Option<u64>, mut diagnostics: Vec<Json>) -> Outcome {
         let diagnostics_omitted = diagnostics.len().saturating_sub(KEPT_DIAGNOSTICS);
         if diagnostics_omitted > 0 {
             // What rejected the reload is kept before what only warned (a stable sort: file order otherwise).
@@ -74,20 +81,6 @@ impl Outcome {
             retired: Vec::new(),
             reconfigured: Vec::new(),
         }
-    }
-
-    pub fn to_json(&self) -> Json {
-        json!({
-            "number": self.number,
-            "outcome": self.outcome.as_str(),
-            "at": timestamp(self.at),
-            "generation": self.generation,
-            "diagnostics": self.diagnostics,
-            "diagnostics_omitted": self.diagnostics_omitted,
-            "built": self.built,
-            "retired": self.retired,
-            "reconfigured": self.reconfigured,
-        })
     }
 
     /// The codes of the errors it found, in the order found, each once.

@@ -215,6 +215,19 @@ pub enum State {
     Retired,
 }
 
+impl State {
+    /// As `/status` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Ready => "ready",
+            State::Degraded => "degraded",
+            State::Failed => "failed",
+            State::Retired => "retired",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Status {
     pub state: State,

@@ -31,7 +31,7 @@ fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
     runtime.block_on(async {
         match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await {
             Ok(deployment) => {
-                let mut status = deployment.status();
+                let mut status = serde_json::to_value(deployment.status()).expect("a status serializes");
                 if let Some(live) = deployment.live() {
                     // Each agent's tools as served (no client roots: what a client that offers none sees), and its mounts.
                     for (name, agent) in &live.resolved.agents {

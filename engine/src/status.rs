@@ -1,0 +1,61 @@
+//! `/status` as types: the JSON endpoint, `seam inventory --probe` and the status
+//! page read the same struct (`Deployment::status`).
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use crate::outcome::Outcome;
+use crate::runtime::State;
+
+/// What the deployment is serving now, and how its last reload went.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeploymentStatus {
+    /// The live generation's number, digest and load time; `None` before the first is live.
+    pub generation: Option<u64>,
+    pub digest: Option<String>,
+    pub loaded_at: Option<String>,
+    /// Calls running on the live generation now.
+    pub calls_in_flight: Option<usize>,
+    pub last_reload: Option<Outcome>,
+    /// When the reload running now started; until its outcome, `last_reload` is the one before.
+    pub reloading_since: Option<String>,
+    /// The live generation's mounts, in mount order.
+    pub mounts: Mounts,
+    /// Each surface's own view (`Surface::status`), by service.
+    pub services: Map<String, Json>,
+}
+
+/// Mounts by id, in mount order.
+pub type Mounts = IndexMap<String, MountStatus>;
+
+/// One mount of the live generation.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct MountStatus {
+    pub kind: &'static str,
+    pub state: State,
+    /// When it entered `state`.
+    pub since: String,
+    pub detail: Option<String>,
+    /// How many tools it discovered.
+    pub tools: usize,
+    pub required: bool,
+    /// What it offers beyond tools, when it offers anything.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub offers: Option<OfferCounts>,
+    /// What the mount reports of itself (`Running::facts`: a child's `pid`, a URL, its
+    /// questions' counts), shown as they are.
+    #[serde(flatten)]
+    pub facts: Map<String, Json>,
+    /// Its own warnings first, then the deployment's about it (names two things serve,
+    /// URIs another mount lists first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// How many prompts, resources and templates a mount offers.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct OfferCounts {
+    pub prompts: usize,
+    pub resources: usize,
+    pub templates: usize,
+}
