@@ -394,15 +394,17 @@ impl Generation {
     /// Whether the agent is served skills over MCP's skills extension (one of its fixed
     /// tools serves them).
     pub fn serves_skills(&self, agent: &str) -> bool {
-        self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.serves_skills()))
+        self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.skill_server().is_some()))
     }
 
     /// `skills/list` for a session of the agent with these roots: every entry its tools
     /// serve (only the one at URI `only`, when given: `skills/get`).
     pub async fn skills(&self, agent: &str, roots: &[PathBuf], only: Option<&str>) -> Vec<Json> {
         let mut all = Vec::new();
-        for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
-            all.extend(f.tool.skills(&f.settings, f.listing(roots), only.map(str::to_owned)).await);
+        for f in self.fixed.get(agent).into_iter().flatten() {
+            if let Some(server) = f.tool.skill_server() {
+                all.extend(server.skills(&f.settings, f.listing(roots), only.map(str::to_owned)).await);
+            }
         }
         all
     }
@@ -418,8 +420,9 @@ impl Generation {
         directory: bool,
         hold: &crate::reads::ReadHold,
     ) -> crate::surface::SkillRead {
-        for f in self.fixed.get(agent).into_iter().flatten().filter(|f| f.tool.serves_skills()) {
-            if let Some(read) = f.tool.read_skill(&f.settings, f.listing(roots), uri.to_owned(), directory, hold.clone()).await {
+        for f in self.fixed.get(agent).into_iter().flatten() {
+            let Some(server) = f.tool.skill_server() else { continue };
+            if let Some(read) = server.read_skill(&f.settings, f.listing(roots), uri.to_owned(), directory, hold.clone()).await {
                 return Some(read);
             }
         }

@@ -189,33 +189,33 @@ pub trait FixedTool: Send + Sync {
     fn get_prompt(&self, _settings: &Json, call: PromptCall) -> BoxFuture<'static, Result<Json, PromptError>> {
         Box::pin(async move { Err(PromptError::unknown(&call.name)) })
     }
-    /// Whether the tool serves skills over MCP's skills extension (SEP-2640).
-    fn serves_skills(&self) -> bool {
-        false
+    /// How it serves skills over MCP's skills extension (SEP-2640), if it does (the `skill` tool).
+    fn skill_server(&self) -> Option<&dyn SkillServer> {
+        None
     }
+}
+
+/// A fixed tool that serves skills over MCP's skills extension (SEP-2640).
+pub trait SkillServer: Send + Sync {
     /// The skills it serves to a session listing as `listing` says (only the one at URI
     /// `only`, when given): `skills/list` entries (`{uri, frontmatter, resources}`), in
     /// name order.
-    fn skills(&self, _settings: &Json, _listing: Listing, _only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
-        Box::pin(async { Vec::new() })
-    }
+    fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>>;
     /// `resources/read` of a file of a skill it serves (with `directory`,
     /// `resources/directory/read` of one of its folders): the result JSON, or why it
     /// cannot be read; `None` when the URI is none of its skills'. A file's bytes are
     /// taken from the read budget through `hold` before they are read (`crate::reads`).
     fn read_skill(
         &self,
-        _settings: &Json,
-        _listing: Listing,
-        _uri: String,
-        _directory: bool,
-        _hold: crate::reads::ReadHold,
-    ) -> BoxFuture<'static, SkillRead> {
-        Box::pin(async { None })
-    }
+        settings: &Json,
+        listing: Listing,
+        uri: String,
+        directory: bool,
+        hold: crate::reads::ReadHold,
+    ) -> BoxFuture<'static, SkillRead>;
 }
 
-/// A served skill's file read (`FixedTool::read_skill`): its `resources/read` result, or
+/// A served skill's file read (`SkillServer::read_skill`): its `resources/read` result, or
 /// why it cannot be read; `None` when the URI is none of the tool's skills'.
 pub type SkillRead = Option<Result<Json, crate::runtime::ProviderError>>;
 

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use super::{
-    Build, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, ResolvedMount, SkillRead, ToolCall,
-    unserved,
+    Build, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, ResolvedMount, SkillRead, SkillServer,
+    ToolCall, unserved,
 };
 use crate::codes::Code;
 use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
@@ -99,7 +99,7 @@ pub struct Serving<T> {
 pub struct Live<T> {
     pub list: fn(&T, Listing) -> BoxFuture<'static, Listed>,
     pub get_prompt: fn(T, PromptCall) -> BoxFuture<'static, Result<Json, PromptError>>,
-    /// `FixedTool::skills` and `read_skill`, for a tool that serves skills over MCP's
+    /// `SkillServer::skills` and `read_skill`, for a tool that serves skills over MCP's
     /// skills extension (the `skill` tool): its catalog, served that way too.
     pub served: Option<ServedSkills<T>>,
 }
@@ -190,9 +190,13 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
             None => Box::pin(async move { Err(PromptError::unknown(&call.name)) }),
         }
     }
-    fn serves_skills(&self) -> bool {
-        self.skills_served().is_some()
+    fn skill_server(&self) -> Option<&dyn SkillServer> {
+        self.skills_served().is_some().then_some(self as &dyn SkillServer)
     }
+}
+
+/// Only a tool whose `skills_served` is some is given out as one (`skill_server`).
+impl<T: JsonSchema + DeserializeOwned + serde::Serialize> SkillServer for Tool<T> {
     fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
         match self.skills_served() {
             Some(served) => (served.skills)(&self.typed(settings), listing, only),
