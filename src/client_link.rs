@@ -15,6 +15,7 @@ use futures::stream::FuturesUnordered;
 use rmcp::Peer;
 use rmcp::model::{ClientCapabilities, ProgressNotificationParam, ProgressToken, ServerRequest};
 use rmcp::service::{PeerRequestOptions, RoleServer, ServiceError};
+use seam_engine::chain::Answered;
 use seam_engine::offers::RequestError;
 use seam_engine::runtime::{AskKind, BoxFuture, ClientLink};
 use serde_json::Value as Json;
@@ -217,8 +218,8 @@ impl CallAsks {
 /// of its own, and a question its mounts ask is handed to the client inside the call's
 /// `input_required` result, under the key its server gave it (a 2026-07-28 server's) or
 /// `q1`, `q2`, …, to be answered by the client's retry.
-pub struct ParkedCall<T> {
-    call: tokio::task::JoinHandle<T>,
+pub struct ParkedCall {
+    call: tokio::task::JoinHandle<Answered>,
     asks: mpsc::Receiver<Ask>,
     /// Where the call's progress goes, emptied before its output is given.
     progress: ProgressSlot,
@@ -233,26 +234,26 @@ pub struct ParkedCall<T> {
 impl CallAsks {
     /// `call` (already running, cancelled by `cancel`) as a 2026-07-28 client's: its
     /// questions wait for the client's retry rather than being sent.
-    pub fn park<T>(self, call: tokio::task::JoinHandle<T>, cancel: tokio_util::sync::CancellationToken) -> ParkedCall<T> {
+    pub fn park(self, call: tokio::task::JoinHandle<Answered>, cancel: tokio_util::sync::CancellationToken) -> ParkedCall {
         ParkedCall { call, asks: self.asks, progress: self.progress, open: Vec::new(), keys: 0, cancel }
     }
 }
 
 /// A parked call nobody holds any more is ended: no one is left to answer it.
-impl<T> Drop for ParkedCall<T> {
+impl Drop for ParkedCall {
     fn drop(&mut self) {
         self.cancel.cancel();
         self.call.abort();
     }
 }
 
-impl<T: Ended> ParkedCall<T> {
+impl ParkedCall {
     /// Runs the call until it ends (its output, the progress reported before it sent
     /// first) or asks (`None`: the questions are open; those already on their way are
     /// taken too, so one round carries them all). A question its server no longer
     /// waits for is dropped, and one that cannot be put to a client is refused to its
     /// server at once.
-    pub async fn run(&mut self) -> Option<T> {
+    pub async fn run(&mut self) -> Option<Answered> {
         loop {
             self.open.retain(|(_, _, ask)| !ask.answer.is_closed());
             if !self.open.is_empty() && !self.call.is_finished() {
@@ -260,7 +261,7 @@ impl<T: Ended> ParkedCall<T> {
             }
             tokio::select! {
                 output = &mut self.call => {
-                    let output = output.unwrap_or_else(|e| T::ended(format!("the call ended: {e}")));
+                    let output = output.unwrap_or_else(|e| Err(RequestError::Unavailable(format!("the call ended: {e}"))));
                     flush(&self.progress).await;
                     return Some(output);
                 }
@@ -353,23 +354,6 @@ impl<T: Ended> ParkedCall<T> {
     pub fn cancel(&self) {
         self.cancel.cancel();
         self.call.abort();
-    }
-}
-
-/// What a waiting call gives when its task ended without an output (it was cancelled).
-pub trait Ended {
-    fn ended(why: String) -> Self;
-}
-
-impl Ended for seam_engine::runtime::ToolOutput {
-    fn ended(why: String) -> Self {
-        seam_engine::runtime::ToolOutput::error(seam_engine::codes::TOOL_CANCELLED, why)
-    }
-}
-
-impl Ended for Result<Json, RequestError> {
-    fn ended(why: String) -> Self {
-        Err(RequestError::Unavailable(why))
     }
 }
 

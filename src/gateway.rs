@@ -30,12 +30,23 @@ mod notifier;
 use notifier::{Listener, Shown, shown_prompts, shown_resources, skills_hash};
 mod subscriptions;
 use subscriptions::{Release, Subscription, Subscriptions};
+mod eras;
+use eras::{Retry, Round};
 
 /// How many resources one session may be subscribed to at once.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
-/// The number the next session gets.
-static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+/// What the sessions of one front end (the HTTP app, or the stdio session) share. None of
+/// it is a process global: two front ends in one process share nothing.
+#[derive(Default)]
+pub struct Clients {
+    /// What clients hold, per agent: sessions, listen streams, subscriptions.
+    pub tally: Arc<crate::tally::Tally>,
+    /// The calls waiting for their 2026-07-28 clients' answers (MRTR).
+    pub waiting: Arc<crate::waiting::WaitingCalls>,
+    /// The number the next session gets.
+    next_session: std::sync::atomic::AtomicU64,
+}
 
 /// How often a session's notifier checks whether its session has ended.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -52,11 +63,9 @@ pub struct Gateway {
     /// had changed: the notifier compares against it, so that a change between
     /// the client's listing and the notifier's first look is still announced.
     shown: Arc<std::sync::Mutex<Shown>>,
-    /// What this process's clients hold, per agent: this session's or stream's
-    /// subscriptions and listen streams are counted there.
-    tally: Arc<crate::tally::Tally>,
-    /// The front end's calls waiting for their 2026-07-28 clients' answers (MRTR).
-    waiting: Arc<crate::waiting::WaitingCalls>,
+    /// What the front end's sessions share: this session's or stream's subscriptions and
+    /// listen streams are counted there, its 2026-07-28 calls wait there.
+    clients: Arc<Clients>,
     /// One permit per call of this session that may run at once
     /// ([`MAX_CALLS_IN_FLIGHT`]); a call holds one until it is answered.
     room: Arc<tokio::sync::Semaphore>,
@@ -85,14 +94,9 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 const ROOTS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Gateway {
-    /// A gateway for one session (each session keeps its own roots), counting what it
-    /// holds in `tally`.
-    pub fn new(
-        deployment: Arc<Deployment>,
-        agent: String,
-        tally: Arc<crate::tally::Tally>,
-        waiting: Arc<crate::waiting::WaitingCalls>,
-    ) -> Gateway {
+    /// A gateway for one session (each session keeps its own roots) of a front end whose
+    /// sessions share `clients`.
+    pub fn new(deployment: Arc<Deployment>, agent: String, clients: Arc<Clients>) -> Gateway {
         let subscribed = Arc::new(Subscriptions::default());
         let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
         Gateway {
@@ -101,11 +105,10 @@ impl Gateway {
             roots: Arc::default(),
             roots_changed: Arc::default(),
             shown: Arc::default(),
-            tally,
-            waiting,
+            session: clients.next_session.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            clients,
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             stopping: Arc::default(),
-            session: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             initialized: Arc::default(),
             log_level: Arc::default(),
             subscribed,
@@ -308,135 +311,6 @@ fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, Mcp
     result_of(output.into_json(), || format!("`{tool}`"))
 }
 
-/// The URL elicitations of a server's "URL elicitation required" (-32042) a call's
-/// output carries, as a 2026-07-28 client's questions (`q1`, `q2`, …); none for any other output.
-fn url_elicitations(output: &ToolOutput) -> Option<rmcp::model::InputRequests> {
-    let Some(RequestError::Upstream { code: -32042, data: Some(data), .. }) = output.relayed_error.as_deref() else { return None };
-    let mut questions = rmcp::model::InputRequests::new();
-    for (n, elicitation) in data.get("elicitations")?.as_array()?.iter().enumerate() {
-        let params = serde_json::from_value(elicitation.clone()).ok()?;
-        let request = rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params));
-        questions.insert(format!("q{}", n + 1), request);
-    }
-    (!questions.is_empty()).then_some(questions)
-}
-
-/// What one round of a 2026-07-28 client's request ended with.
-enum Round<T> {
-    /// The request is answered.
-    Done(T),
-    /// A mount's server asked: the questions for the client, and the state of the waiting call.
-    Asked(rmcp::model::InputRequiredResult),
-}
-
-/// A 2026-07-28 client's request as its round sees it: which request, with what, and
-/// (on a retry) the waiting call's state and the client's answers.
-struct ModernRequest {
-    asked: crate::waiting::Asked,
-    arguments: Map<String, Json>,
-    state: Option<String>,
-    responses: rmcp::model::InputResponses,
-}
-
-impl Gateway {
-    /// One round of a 2026-07-28 client's request, which cannot be sent requests: the
-    /// request runs (`start`, on a task of its own, with its own cancellation: this
-    /// round's ends with its answer) until it is answered or a mount's server asks; then
-    /// the questions go back as `input_required`, and the request waits, running, for the
-    /// client's retry with its answers (`crate::waiting`).
-    async fn modern_round<T: crate::waiting::Parkable>(
-        &self,
-        request: ModernRequest,
-        context: &RequestContext<RoleServer>,
-        start: impl FnOnce(seam_engine::runtime::Client, tokio_util::sync::CancellationToken) -> seam_engine::runtime::BoxFuture<'static, T>,
-    ) -> Result<Round<T>, McpError> {
-        use crate::waiting::{self, Waiting};
-        let refused = |(code, message): (seam_engine::codes::Code, String)| {
-            McpError::invalid_params(format!("{code}: {message}"), Some(serde_json::json!({ "code": code.code })))
-        };
-        let ModernRequest { asked, arguments, state, responses } = request;
-        let resumed = match &state {
-            None => None,
-            Some(state) => {
-                let waiting = self.waiting.take(state, &self.agent, &asked, &arguments, |call| call.check(&responses)).map_err(refused)?;
-                // None running (the server wanted URLs opened first): called afresh.
-                T::unwrap(waiting.call).map(|mut call| {
-                    call.rebind(context.meta.get_progress_token(), &context.peer);
-                    call.answer(&responses);
-                    call
-                })
-            }
-        };
-        let mut call = match resumed {
-            Some(call) => call,
-            None => {
-                let (client, asks) = self.client_of(context);
-                let cancel = tokio_util::sync::CancellationToken::new();
-                asks.park(tokio::spawn(start(client, cancel.clone())), cancel)
-            }
-        };
-        let ran = tokio::select! {
-            ran = call.run() => ran,
-            // The client gave this round up: nobody is left to answer the request.
-            _ = context.ct.cancelled() => {
-                call.cancel();
-                return Err(McpError::invalid_request("the request was cancelled", None));
-            }
-        };
-        if let Some(output) = ran {
-            return Ok(Round::Done(output));
-        }
-        if context.ct.is_cancelled() {
-            // Gone between the question and its round's answer: nobody will answer it.
-            call.cancel();
-            return Err(McpError::invalid_request("the request was cancelled", None));
-        }
-        let questions = call.questions();
-        let patience = self.deployment.serve_limits().input_timeout.to_std();
-        let waiting = Waiting { agent: self.agent.clone(), asked, arguments, call: T::wrap(call) };
-        match self.waiting.hold(waiting, patience) {
-            Ok(state) => Ok(Round::Asked(rmcp::model::InputRequiredResult::new(Some(questions), Some(state)))),
-            Err(waiting) => {
-                // Past the bound: the questions are refused to the server, and the request goes on without them.
-                let mut call = T::unwrap(waiting.call).expect("just wrapped");
-                let why = format!(
-                    "{}: agent `{}` already has {} calls waiting for their clients' answers",
-                    seam_engine::codes::INPUT_CALLS_EXCEEDED,
-                    self.agent,
-                    waiting::MAX_WAITING_CALLS
-                );
-                loop {
-                    call.refuse(why.clone());
-                    tokio::select! {
-                        ran = call.run() => if let Some(output) = ran {
-                            return Ok(Round::Done(output));
-                        },
-                        _ = context.ct.cancelled() => {
-                            call.cancel();
-                            return Err(McpError::invalid_request("the request was cancelled", None));
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The request of a 2026-07-28 client (`prompts/get`, `resources/read`) to the mount that
-    /// serves it, a round at a time (`modern_round`).
-    async fn modern_mount_request(
-        &self,
-        request: MountRequest,
-        modern: ModernRequest,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Round<Result<Json, RequestError>>, McpError> {
-        let (this, caller, peer) = (self.clone(), self.caller(context), context.peer.clone());
-        self.modern_round(modern, context, move |client, cancel| {
-            Box::pin(async move { seam_engine::chain::result_of(this.relay(caller, request, cancel, peer, client).await) })
-        })
-        .await
-    }
-}
-
 impl ServerHandler for Gateway {
     /// Every capability seam can serve is declared, whatever the agent sees
     /// now: a reload may add mounts to a session that is already open.
@@ -525,7 +399,7 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let (state, responses) = (request.request_state.clone(), request.input_responses.clone().unwrap_or_default());
+        let retry = Retry::of(&request.request_state, &request.input_responses);
         let uri = request.uri;
         if let Some(refused) = crate::refusal::uri_too_long(&uri) {
             return Err(refused);
@@ -540,22 +414,11 @@ impl ServerHandler for Gateway {
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
         }
-        let asked = MountRequest::ReadResource { uri: uri.clone() };
-        let answered = if is_modern(&context) {
-            let modern = ModernRequest {
-                asked: crate::waiting::Asked { method: "resources/read", name: uri.clone() },
-                arguments: Map::new(),
-                state,
-                responses,
-            };
-            match self.modern_mount_request(asked, modern, &context).await? {
-                Round::Asked(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
-                Round::Done(answered) => answered,
-            }
-        } else {
-            seam_engine::chain::result_of(self.request(asked, context).await)
+        let answered = match self.relay_in_era(MountRequest::ReadResource { uri: uri.clone() }, retry, &context).await? {
+            Round::Asked(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
+            Round::Done(answered) => answered,
         };
-        let json = match answered {
+        let json = match seam_engine::chain::result_of(answered) {
             Ok(json) => json,
             // A skill's file no one serves: the skills extension answers that with invalid params.
             Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
@@ -667,26 +530,15 @@ impl ServerHandler for Gateway {
         let Some(live) = self.deployment.live() else {
             return Err(McpError::internal_error("no generation is live", None));
         };
-        let (state, responses) = (request.request_state.clone(), request.input_responses.clone().unwrap_or_default());
+        let retry = Retry::of(&request.request_state, &request.input_responses);
         let arguments = request.arguments.unwrap_or_default();
         if live.is_mount_prompt(&self.agent, &request.name) {
             let name = request.name;
-            let asked = MountRequest::GetPrompt { name: name.clone(), arguments: arguments.clone() };
-            let answered = if is_modern(&context) {
-                let modern = ModernRequest {
-                    asked: crate::waiting::Asked { method: "prompts/get", name: name.clone() },
-                    arguments,
-                    state,
-                    responses,
-                };
-                match self.modern_mount_request(asked, modern, &context).await? {
-                    Round::Asked(questions) => return Ok(GetPromptResponse::InputRequired(questions)),
-                    Round::Done(answered) => answered,
-                }
-            } else {
-                seam_engine::chain::result_of(self.request(asked, context).await)
+            let answered = match self.relay_in_era(MountRequest::GetPrompt { name: name.clone(), arguments }, retry, &context).await? {
+                Round::Asked(questions) => return Ok(GetPromptResponse::InputRequired(questions)),
+                Round::Done(answered) => answered,
             };
-            let json = answered.map_err(|e| seam_wire::answer(e, None))?;
+            let json = seam_engine::chain::result_of(answered).map_err(|e| seam_wire::answer(e, None))?;
             return Ok(GetPromptResponse::Complete(result_of::<GetPromptResult>(json, || format!("prompt `{name}`"))?));
         }
         let roots = self.roots_for(&live, &context.peer).await;
@@ -713,41 +565,11 @@ impl ServerHandler for Gateway {
             };
             return tool_result(refused, &request.name).map(CallToolResponse::Complete);
         };
-        let arguments = request.arguments.clone().unwrap_or_default();
-        let mut output = if is_modern(&context) {
-            let modern = ModernRequest {
-                asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
-                arguments: arguments.clone(),
-                state: request.request_state.clone(),
-                responses: request.input_responses.clone().unwrap_or_default(),
-            };
-            let (this, caller, peer, asked_with) = (self.clone(), self.caller(&context), context.peer.clone(), arguments.clone());
-            let call = MountRequest::CallTool { name: request.name.to_string(), arguments };
-            let start = move |client, cancel| -> seam_engine::runtime::BoxFuture<'static, ToolOutput> {
-                Box::pin(async move { seam_engine::chain::output_of(this.relay(caller, call, cancel, peer, client).await) })
-            };
-            let output = match self.modern_round(modern, &context, start).await? {
-                Round::Asked(questions) => return Ok(CallToolResponse::InputRequired(questions)),
-                Round::Done(output) => output,
-            };
-            // A 2026-07-28 client has no -32042: the URLs are its questions, and its retry calls afresh.
-            if let Some(questions) = url_elicitations(&output) {
-                let waiting = crate::waiting::Waiting {
-                    agent: self.agent.clone(),
-                    asked: crate::waiting::Asked { method: "tools/call", name: request.name.to_string() },
-                    arguments: asked_with,
-                    call: crate::waiting::Parked::Afresh,
-                };
-                if let Ok(state) = self.waiting.hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
-                    return Ok(CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(questions), Some(state))));
-                }
-            }
-            output
-        } else {
-            let (client, asks) = self.client_of(&context);
-            let call = MountRequest::CallTool { name: request.name.to_string(), arguments };
-            let relayed = self.relay(self.caller(&context), call, context.ct.clone(), context.peer.clone(), client);
-            seam_engine::chain::output_of(asks.serve(&context.peer, relayed).await)
+        let retry = Retry::of(&request.request_state, &request.input_responses);
+        let call = MountRequest::CallTool { name: request.name.to_string(), arguments: request.arguments.unwrap_or_default() };
+        let mut output = match self.relay_in_era(call, retry, &context).await? {
+            Round::Asked(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Round::Done(answered) => seam_engine::chain::output_of(answered),
         };
         if let Some(task) = output.task.take() {
             return result_of(*task, || format!("`{}`", request.name)).map(CallToolResponse::Task);
@@ -868,7 +690,7 @@ mod tests {
         let deployment = seam_engine::deploy::Deployment::new(engine, &file, env, seam_engine::deploy::Options::default());
         deployment.reload().await;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
-        let gateway = Gateway::new(deployment, "default".to_owned(), std::sync::Arc::default(), std::sync::Arc::default());
+        let gateway = Gateway::new(deployment, "default".to_owned(), std::sync::Arc::default());
         let server = tokio::spawn(async move { gateway.serve(server_io).await });
         // The client's handshake sends the first `initialized`.
         let client = ().serve(client_io).await.unwrap();

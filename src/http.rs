@@ -43,10 +43,8 @@ struct App {
     deployment: Arc<Deployment>,
     config: StreamableHttpServerConfig,
     agents: Arc<Mutex<Agents>>,
-    /// What clients hold, per agent: sessions are taken here, listen streams and subscriptions by the gateways.
-    tally: Arc<crate::tally::Tally>,
-    /// The calls waiting for their clients' answers, every agent's (each bounded, and bound to its agent).
-    waiting: Arc<crate::waiting::WaitingCalls>,
+    /// What the sessions share: sessions are counted here, listen streams and subscriptions by the gateways.
+    clients: Arc<crate::gateway::Clients>,
     /// The status page's drawings of the graph.
     drawings: Arc<crate::ui::Drawings>,
     /// The sessions as seam sees them: their use, for closing idle ones.
@@ -137,13 +135,12 @@ impl App {
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let (deployment, agent, tally, waiting) =
-                    (self.deployment.clone(), agent.to_owned(), self.tally.clone(), self.waiting.clone());
+                let (deployment, agent, clients) = (self.deployment.clone(), agent.to_owned(), self.clients.clone());
                 let mut manager = LocalSessionManager::default();
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), tally.clone(), waiting.clone())),
+                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), clients.clone())),
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -271,7 +268,7 @@ async fn gate(State(app): State<App>, mut request: Request, next: axum::middlewa
     };
     let exchange = Exchange::of(&app, &parts, &bytes, route.is_some(), agent);
     // The session's place is taken before rmcp is asked to open it, so that no two requests can both take the last one.
-    let place = match exchange.opens.then(|| app.tally.hold(&exchange.agent, crate::tally::Holding::Session, &limits)) {
+    let place = match exchange.opens.then(|| app.clients.tally.hold(&exchange.agent, crate::tally::Holding::Session, &limits)) {
         Some(Err(full)) => {
             return (StatusCode::SERVICE_UNAVAILABLE, format!("{}\n", full.why(&exchange.agent, crate::tally::Holding::Session)))
                 .into_response();
@@ -549,8 +546,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         deployment: deployment.clone(),
         config,
         agents: Arc::default(),
-        tally: Arc::default(),
-        waiting: Arc::default(),
+        clients: Arc::default(),
         drawings: Arc::default(),
         sessions,
         stop: stop.clone(),
@@ -611,7 +607,8 @@ struct Reads {
 
 async fn status(State(app): State<App>) -> Response {
     let (bytes_in_flight, waiting) = app.deployment.reads_in_flight();
-    let status = Status { deployment: app.deployment.status(), clients: app.tally.status(), reads: Reads { bytes_in_flight, waiting } };
+    let status =
+        Status { deployment: app.deployment.status(), clients: app.clients.tally.status(), reads: Reads { bytes_in_flight, waiting } };
     axum::Json(status).into_response()
 }
 

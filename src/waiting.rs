@@ -39,60 +39,26 @@ pub struct Asked {
     pub name: String,
 }
 
-/// A waiting `tools/call`, or a `prompts/get` or `resources/read`; or none running:
-/// the server refused the call until the user opened URLs (-32042), and the retry
-/// calls it afresh.
+/// A waiting `tools/call`, `prompts/get` or `resources/read`; or none running: the
+/// server refused the call until the user opened URLs (-32042), and the retry calls it
+/// afresh.
 pub enum Parked {
-    Tool(ParkedCall<seam_engine::runtime::ToolOutput>),
-    Request(ParkedCall<Result<Json, seam_engine::offers::RequestError>>),
+    Running(ParkedCall),
     Afresh,
-}
-
-/// An output a waiting call gives: which `Parked` holds a call of it.
-pub trait Parkable: crate::client_link::Ended + Sized + Send + 'static {
-    fn wrap(call: ParkedCall<Self>) -> Parked;
-    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>>;
-}
-
-impl Parkable for seam_engine::runtime::ToolOutput {
-    fn wrap(call: ParkedCall<Self>) -> Parked {
-        Parked::Tool(call)
-    }
-    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
-        match parked {
-            Parked::Tool(call) => Some(call),
-            Parked::Request(_) | Parked::Afresh => None,
-        }
-    }
-}
-
-impl Parkable for Result<Json, seam_engine::offers::RequestError> {
-    fn wrap(call: ParkedCall<Self>) -> Parked {
-        Parked::Request(call)
-    }
-    fn unwrap(parked: Parked) -> Option<ParkedCall<Self>> {
-        match parked {
-            Parked::Request(call) => Some(call),
-            Parked::Tool(_) | Parked::Afresh => None,
-        }
-    }
 }
 
 impl Parked {
     /// Whether the client's answers read as the results their questions ask for.
     pub fn check(&self, responses: &rmcp::model::InputResponses) -> Result<(), String> {
         match self {
-            Parked::Tool(call) => call.check(responses),
-            Parked::Request(call) => call.check(responses),
+            Parked::Running(call) => call.check(responses),
             Parked::Afresh => Ok(()),
         }
     }
 
     pub fn cancel(&self) {
-        match self {
-            Parked::Tool(call) => call.cancel(),
-            Parked::Request(call) => call.cancel(),
-            Parked::Afresh => {}
+        if let Parked::Running(call) = self {
+            call.cancel();
         }
     }
 }

@@ -192,7 +192,7 @@ impl Signals {
 async fn serve_stdio(deployment: Arc<Deployment>, agent: String, stop: CancellationToken) -> Result<(), crate::error::Error> {
     use seam_wire::stdio::{LineTransport, LineWriter};
     say!("seam: serving agent `{agent}` over stdio");
-    let gateway = Gateway::new(deployment, agent, Arc::default(), Arc::default());
+    let gateway = Gateway::new(deployment, agent, Arc::default());
     let (read, writer): (Box<dyn tokio::io::AsyncRead + Send + Unpin>, LineWriter) = match socket_stdio() {
         Some((stdin, stdout)) => (Box::new(stdin), LineWriter::new(stdout)),
         None => {

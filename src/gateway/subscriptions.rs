@@ -110,6 +110,9 @@ impl Gateway {
     /// place is dropped; `SUBSCRIPTIONS_EXCEEDED` past the live bound.
     pub(super) fn hold(&self, what: crate::tally::Holding) -> Result<crate::tally::Held, McpError> {
         let limits = self.deployment.serve_limits();
-        self.tally.hold(&self.agent, what, &limits).map_err(|full| crate::refusal::subscriptions_exceeded(full.why(&self.agent, what)))
+        self.clients
+            .tally
+            .hold(&self.agent, what, &limits)
+            .map_err(|full| crate::refusal::subscriptions_exceeded(full.why(&self.agent, what)))
     }
 }
