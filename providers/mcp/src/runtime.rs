@@ -200,17 +200,36 @@ struct Imported {
     output: Option<Arc<jsonschema::Validator>>,
 }
 
+/// What the server last listed, and what of it the mount serves: written by a sync (on
+/// the supervisor's task) and by `reconfigure` (a new filter, at a reload's swap).
+struct Listing {
+    /// `tools`, `prompts` and `resources` filters, replaceable while running.
+    filters: Filters,
+    /// The server's last complete listing, so a new filter applies without asking again.
+    tools: Arc<Vec<rmcp::model::Tool>>,
+    offerings: Arc<Offerings>,
+    /// Until when each list may be reused without asking again.
+    fresh_until: FreshUntil,
+}
+
+/// The connection as calls and `/status` see it.
+#[derive(Default)]
+struct Connection {
+    /// How calls reach the server: set once it is connected and synced, cleared when it closes.
+    peer: Option<Peer<RoleClient>>,
+    /// The stdio child's process id, while it runs.
+    pid: Option<u32>,
+}
+
+/// A mount's state is four cells, each with one writer: `listing` (the sync's),
+/// `imports` (published whole by a sync, read by calls), `connection` (the
+/// supervisor's), `supervisor` (start and dispose).
 struct McpMount {
     id: String,
     transport: Transport,
     common: Common,
     cx: BuildCx,
-    /// `tools`, `prompts` and `resources` filters, replaceable while running.
-    filter: Mutex<Filters>,
-    /// The server's last complete listing, so a new filter applies without asking again.
-    listed: Mutex<Arc<Vec<rmcp::model::Tool>>>,
-    listed_offers: Mutex<Arc<Offerings>>,
-    fresh_until: Mutex<FreshUntil>,
+    listing: Mutex<Listing>,
     /// Which URIs clients want updates of changed: a 2026-07-28 server is listened to
     /// again with them (`subscriptions/listen`; it has no `resources/subscribe`). Each
     /// ask is numbered; the supervisor says up to which one its stream holds.
@@ -219,11 +238,9 @@ struct McpMount {
     listens_opened: tokio::sync::watch::Sender<u64>,
     status: StatusCell,
     imports: Mutex<Arc<Imports>>,
-    /// How calls reach the server while it is connected and synced.
-    link: Mutex<Option<Peer<RoleClient>>>,
+    connection: Mutex<Connection>,
     /// How many connections were made ready so far (`Running::connection`).
     connections: std::sync::atomic::AtomicU64,
-    pid: Mutex<Option<u32>>,
     /// Calls sent and not answered, with their clients (`asks`).
     calls: Arc<crate::asks::InFlight>,
     stop: CancellationToken,
@@ -293,10 +310,12 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
     Box::pin(async move {
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
-            filter: Mutex::new(Filters::new(&common)),
-            listed: Mutex::new(Arc::default()),
-            listed_offers: Mutex::new(Arc::default()),
-            fresh_until: Mutex::default(),
+            listing: Mutex::new(Listing {
+                filters: Filters::new(&common),
+                tools: Arc::default(),
+                offerings: Arc::default(),
+                fresh_until: FreshUntil::default(),
+            }),
             relisten: tokio::sync::Notify::new(),
             listens_asked: Default::default(),
             listens_opened: tokio::sync::watch::Sender::new(0),
@@ -305,9 +324,8 @@ fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static
             status: StatusCell::notifying(State::Starting, cx.status.clone()),
             cx,
             imports: Mutex::new(Arc::default()),
-            link: Mutex::new(None),
+            connection: Mutex::default(),
             connections: Default::default(),
-            pid: Mutex::new(None),
             calls: Arc::default(),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
@@ -369,7 +387,7 @@ impl Running for Handle {
             }
             *current = Some(seam_wire::level_name(level));
         }
-        let link = self.0.link.lock().expect("link lock").clone();
+        let link = self.0.peer();
         if let Some(link) = link {
             let mount = self.0.clone();
             tokio::spawn(async move { mount.send_log_level(&link, level).await });
@@ -385,7 +403,7 @@ impl Running for Handle {
     }
 
     fn renew_interest(&self) {
-        let link = self.0.link.lock().expect("link lock").clone();
+        let link = self.0.peer();
         match link {
             Some(link) if speaks_modern(&link) => {
                 self.0.ask_to_listen();
@@ -426,10 +444,12 @@ impl Running for Handle {
         };
         let mount = self.0.clone();
         Some(Box::new(move || {
-            *mount.filter.lock().expect("filter lock") = Filters::new(&new_tools);
-            let listed = mount.listed.lock().expect("listing lock").clone();
-            let offerings = mount.listed_offers.lock().expect("listing lock").clone();
-            match mount.import(&listed, &offerings) {
+            let imported = {
+                let mut listing = mount.listing.lock().expect("listing lock");
+                listing.filters = Filters::new(&new_tools);
+                mount.import(&listing.filters, &listing.tools, &listing.offerings)
+            };
+            match imported {
                 Ok(next) => mount.publish(next),
                 Err(e) => tracing::warn!(mount = %mount.id, "new tool filter not applied: {e}"),
             }
@@ -440,14 +460,14 @@ impl Running for Handle {
         let mut facts = Map::new();
         match &self.0.transport {
             Transport::Stdio(_) => {
-                facts.insert("pid".into(), self.0.pid.lock().expect("pid lock").map_or(Json::Null, Json::from));
+                facts.insert("pid".into(), self.0.connection.lock().expect("connection lock").pid.map_or(Json::Null, Json::from));
             }
             Transport::Http(config) => {
                 facts.insert("url".into(), Json::from(seam_engine::redact::url(&config.url).into_owned()));
             }
         }
         // The revision the connection speaks (what `protocol: auto` found).
-        let link = self.0.link.lock().expect("link lock").clone();
+        let link = self.0.peer();
         if let Some(info) = link.and_then(|link| link.peer_info().map(|info| info.protocol_version.clone())) {
             facts.insert("protocol_version".into(), Json::from(info.as_str().to_owned()));
         }
@@ -471,7 +491,7 @@ impl Running for Handle {
                 ))
             })
             .collect();
-        let offerings = self.0.listed_offers.lock().expect("listing lock").clone();
+        let offerings = self.0.listing.lock().expect("listing lock").offerings.clone();
         warnings.extend(
             offerings
                 .withheld_extensions

@@ -15,82 +15,74 @@ impl McpMount {
             workspace: WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
             roots: self.common.roots,
         };
-        let startup = self.common.startup_timeout;
         // `auto` is given the time rmcp waits for an answer to `server/discover` on top.
         let auto = if self.common.protocol == crate::Protocol::Auto { AUTO_DISCOVER_PATIENCE } else { Duration::ZERO };
-        let patience = startup.to_std() + auto;
-        let stderr = Arc::new(Mutex::new(String::new()));
+        let patience = self.common.startup_timeout.to_std() + auto;
         match &self.transport {
-            Transport::Stdio(config) => {
-                let cwd = config.cwd.as_deref().map(std::path::Path::new);
-                let mut child = self
-                    .cx
-                    .subprocess
-                    .spawn(&config.spawn, &config.env_passthrough, cwd)
-                    .map_err(|source| Failed::proven(ConnectError::Spawn { command: config.spawn.command.clone(), source }))?;
-                *self.pid.lock().expect("pid lock") = Some(child.pid);
-                if let Some(mut pipe) = child.stderr.take() {
-                    let tail = stderr.clone();
-                    let id = self.id.clone();
-                    tokio::spawn(async move {
-                        let mut buf = [0u8; 4096];
-                        while let Ok(n @ 1..) = pipe.read(&mut buf).await {
-                            let text = String::from_utf8_lossy(&buf[..n]);
-                            tracing::debug!(mount = %id, "stderr: {}", text.trim_end());
-                            let mut t = tail.lock().expect("stderr lock");
-                            t.push_str(&text);
-                            if t.len() > STDERR_TAIL {
-                                let cut = t.len() - STDERR_TAIL;
-                                let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
-                                t.drain(..cut);
-                            }
-                        }
-                    });
-                }
-                let writer = seam_wire::stdio::LineWriter::new(child.stdin.take().expect("piped stdin"));
-                let stdout = child.stdout.take().expect("piped stdout");
-                let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
-                // The handshake's error, or `None` when it timed out.
-                let failed = match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
-                    Ok(Ok(service)) => return Ok(McpConnection { service, child: Some(child), stderr }),
-                    Ok(Err(e)) => Some(Box::new(e)),
-                    Err(_) => None,
-                };
-                let proven = self.reap(Some(child), &stderr).await;
-                let stderr = StderrTail(stderr.lock().expect("stderr lock").trim().to_owned());
-                let error = match failed {
-                    Some(source) => ConnectError::Handshake { source, stderr },
-                    None => ConnectError::StartupTimeout { startup, stderr },
-                };
-                Err(Failed { error, proven })
-            }
-            Transport::Http(config) => {
-                use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
-                let mut headers = HashMap::new();
-                let env =
-                    |var: &str| std::env::var(var).map_err(|source| Failed::proven(ConnectError::EnvVar { var: var.to_owned(), source }));
-                let named = config.headers.iter().map(|(k, v)| Ok((k.clone(), v.clone())));
-                let from_env = config.headers_env.iter().map(|(k, var)| env(&var.0).map(|v| (k.clone(), v)));
-                for pair in named.chain(from_env) {
-                    let (k, v): (String, String) = pair?;
-                    let name = reqwest::header::HeaderName::try_from(k.as_str())
-                        .map_err(|source| Failed::proven(ConnectError::HeaderName { name: k.clone(), source }))?;
-                    let value = reqwest::header::HeaderValue::try_from(v.as_str())
-                        .map_err(|source| Failed::proven(ConnectError::HeaderValue { name: k.clone(), source }))?;
-                    headers.insert(name, value);
-                }
-                let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
-                if let Some(var) = &config.bearer_token_env {
-                    transport_config = transport_config.auth_header(env(&var.0)?);
-                }
-                let client =
-                    reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
-                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
-                    Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr }),
-                    Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
-                    Err(_) => Err(Failed::proven(ConnectError::StartupTimeout { startup, stderr: StderrTail::default() })),
-                }
+            Transport::Stdio(config) => self.connect_stdio(config, handler, patience).await,
+            Transport::Http(config) => self.connect_http(config, handler, patience).await,
+        }
+    }
+
+    /// Spawns the server and completes the handshake over its stdio within `patience`;
+    /// the child's stderr is kept (its tail) for the errors that quote it.
+    async fn connect_stdio(&self, config: &StdioServer, handler: Handler, patience: Duration) -> Result<McpConnection, Failed> {
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let cwd = config.cwd.as_deref().map(std::path::Path::new);
+        let mut child = self
+            .cx
+            .subprocess
+            .spawn(&config.spawn, &config.env_passthrough, cwd)
+            .map_err(|source| Failed::proven(ConnectError::Spawn { command: config.spawn.command.clone(), source }))?;
+        self.connection.lock().expect("connection lock").pid = Some(child.pid);
+        if let Some(pipe) = child.stderr.take() {
+            tokio::spawn(keep_tail(pipe, stderr.clone(), self.id.clone()));
+        }
+        let writer = seam_wire::stdio::LineWriter::new(child.stdin.take().expect("piped stdin"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let transport = seam_wire::stdio::LineTransport::<RoleClient>::new(stdout, writer);
+        // The handshake's error, or `None` when it timed out.
+        let failed = match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
+            Ok(Ok(service)) => return Ok(McpConnection { service, child: Some(child), stderr }),
+            Ok(Err(e)) => Some(Box::new(e)),
+            Err(_) => None,
+        };
+        let proven = self.reap(Some(child), &stderr).await;
+        let stderr = StderrTail(stderr.lock().expect("stderr lock").trim().to_owned());
+        let error = match failed {
+            Some(source) => ConnectError::Handshake { source, stderr },
+            None => ConnectError::StartupTimeout { startup: self.common.startup_timeout, stderr },
+        };
+        Err(Failed { error, proven })
+    }
+
+    /// Opens a Streamable HTTP connection with the mount's headers and token, and
+    /// completes the handshake within `patience`.
+    async fn connect_http(&self, config: &HttpServer, handler: Handler, patience: Duration) -> Result<McpConnection, Failed> {
+        use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+        let mut headers = HashMap::new();
+        let env = |var: &str| std::env::var(var).map_err(|source| Failed::proven(ConnectError::EnvVar { var: var.to_owned(), source }));
+        let named = config.headers.iter().map(|(k, v)| Ok((k.clone(), v.clone())));
+        let from_env = config.headers_env.iter().map(|(k, var)| env(&var.0).map(|v| (k.clone(), v)));
+        for pair in named.chain(from_env) {
+            let (k, v): (String, String) = pair?;
+            let name = reqwest::header::HeaderName::try_from(k.as_str())
+                .map_err(|source| Failed::proven(ConnectError::HeaderName { name: k.clone(), source }))?;
+            let value = reqwest::header::HeaderValue::try_from(v.as_str())
+                .map_err(|source| Failed::proven(ConnectError::HeaderValue { name: k.clone(), source }))?;
+            headers.insert(name, value);
+        }
+        let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
+        if let Some(var) = &config.bearer_token_env {
+            transport_config = transport_config.auth_header(env(&var.0)?);
+        }
+        let client = reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
+        let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+        match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
+            Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
+            Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
+            Err(_) => {
+                Err(Failed::proven(ConnectError::StartupTimeout { startup: self.common.startup_timeout, stderr: StderrTail::default() }))
             }
         }
     }
@@ -123,7 +115,7 @@ impl McpMount {
     pub(super) async fn reap(&self, child: Option<Child>, stderr: &Mutex<String>) -> bool {
         let Some(mut child) = child else { return true };
         let status = child.terminate(EXIT_GRACE).await;
-        *self.pid.lock().expect("pid lock") = None;
+        self.connection.lock().expect("connection lock").pid = None;
         let tail = stderr.lock().expect("stderr lock").trim().to_owned();
         if !tail.is_empty() && !self.stop.is_cancelled() {
             tracing::warn!(mount = %self.id, "server exited ({status:?}); its stderr ended with: {tail}");
@@ -260,4 +252,21 @@ pub(super) fn workspace_roots(root: Option<std::path::PathBuf>) -> rmcp::model::
         })
         .collect();
     rmcp::model::ListRootsResult::new(roots)
+}
+
+/// Reads a child's stderr to its end, logging it and keeping its last `STDERR_TAIL`
+/// bytes in `tail` (cut at a character boundary) for the errors that quote it.
+async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<String>>, mount: String) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n @ 1..) = pipe.read(&mut buf).await {
+        let text = String::from_utf8_lossy(&buf[..n]);
+        tracing::debug!(mount = %mount, "stderr: {}", text.trim_end());
+        let mut t = tail.lock().expect("stderr lock");
+        t.push_str(&text);
+        if t.len() > STDERR_TAIL {
+            let cut = t.len() - STDERR_TAIL;
+            let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
+            t.drain(..cut);
+        }
+    }
 }

@@ -148,7 +148,7 @@ impl McpMount {
     /// of an end: the count is down, so no reconnect asks again.
     #[allow(deprecated)]
     pub(super) async fn subscribe_inner(self: Arc<Self>, uri: String, on: bool) -> Result<(), RequestError> {
-        let link = self.link.lock().expect("link lock").clone();
+        let link = self.peer();
         let Some(link) = link else {
             return if on { Err(RequestError::Unavailable(format!("MCP server `{}` is unavailable", self.id))) } else { Ok(()) };
         };

@@ -24,10 +24,14 @@ pub(super) enum Unanswered {
 }
 
 impl McpMount {
-    /// The connection requests go on now.
-    pub(super) fn peer(&self) -> Result<Peer<RoleClient>, Unanswered> {
-        let link = self.link.lock().expect("link lock").clone();
-        link.ok_or_else(|| Unanswered::Disconnected(self.status.get().detail.unwrap_or_else(|| "not connected".to_owned())))
+    /// The connection requests go on now, if it is up.
+    pub(super) fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.connection.lock().expect("connection lock").peer.clone()
+    }
+
+    /// The connection requests go on now; why there is none.
+    pub(super) fn connected(&self) -> Result<Peer<RoleClient>, Unanswered> {
+        self.peer().ok_or_else(|| Unanswered::Disconnected(self.status.get().detail.unwrap_or_else(|| "not connected".to_owned())))
     }
 
     /// `request` relayed to the server for `client`, in as many rounds as the server's
@@ -183,7 +187,7 @@ impl McpMount {
         // A request about a task declares tasks, as the call that made the task did.
         let about_task =
             matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
-        let answered = match self.peer() {
+        let answered = match self.connected() {
             Ok(peer) => self.relay(&peer, request, &client, &cancel, about_task).await,
             Err(e) => Err(e),
         };
@@ -203,7 +207,7 @@ impl McpMount {
             return ToolOutput::error(seam_engine::codes::TOOL_UNKNOWN, format!("MCP server `{}` has no tool `{tool}`", self.id));
         };
         let what = format!("`{tool}`");
-        let peer = match self.peer() {
+        let peer = match self.connected() {
             Ok(peer) => peer,
             Err(e) => return self.call_failure(e, &what),
         };

@@ -13,40 +13,61 @@ impl McpMount {
         let declares = |what: fn(&rmcp::model::ServerCapabilities) -> bool| info.as_ref().is_some_and(|i| what(&i.capabilities));
         let now = Instant::now();
         // A list said to change is stale from now on, whether or not this sync succeeds.
-        let fresh = {
-            let mut fresh = self.fresh_until.lock().expect("fresh lock");
-            let FreshUntil { tools, prompts, resources } = &mut *fresh;
+        let (fresh, last, last_tools) = {
+            let mut listing = self.listing.lock().expect("listing lock");
+            let FreshUntil { tools, prompts, resources } = &mut listing.fresh_until;
             for (changed, until) in [(changed.tools, tools), (changed.prompts, prompts), (changed.resources, resources)] {
                 if changed {
                     *until = None;
                 }
             }
-            *fresh
+            (listing.fresh_until, listing.offerings.clone(), listing.tools.clone())
         };
         let reused = |until: Option<Instant>| until.is_some_and(|until| until > now);
-        let until = |ttl_ms: Option<u64>| fresh_until(now, ttl_ms);
         let mut next_fresh = FreshUntil::default();
-        let last = self.listed_offers.lock().expect("listing lock").clone();
         // A server that declares no tools (one that serves only prompts, resources or skills) is not asked for them.
         let tools = if !declares(|c| c.tools.is_some()) {
             Vec::new()
         } else if reused(fresh.tools) {
             next_fresh.tools = fresh.tools;
-            self.listed.lock().expect("listing lock").as_ref().clone()
+            last_tools.as_ref().clone()
         } else {
-            let (tools, ttl_ms) = all_pages::<rmcp::model::ListToolsRequestMethod, _>(
-                peer,
-                |params| ClientRequest::ListToolsRequest(list_request(params)),
-                |page| match page {
-                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor, page.ttl_ms)),
-                    _ => None,
-                },
-                usize::MAX,
-            )
-            .await?;
-            next_fresh.tools = until(ttl_ms);
+            let (tools, ttl_ms) = list_tools(peer).await?;
+            next_fresh.tools = fresh_until(now, ttl_ms);
             tools
         };
+        let mut offerings = self.extensions_and_skills(peer, &last, changed).await;
+        if declares(|c| c.prompts.is_some()) && reused(fresh.prompts) {
+            next_fresh.prompts = fresh.prompts;
+            offerings.prompts = last.prompts.clone();
+        } else if declares(|c| c.prompts.is_some()) {
+            let (prompts, ttl_ms) = list_prompts(peer).await?;
+            (offerings.prompts, next_fresh.prompts) = (prompts, fresh_until(now, ttl_ms));
+        }
+        if declares(|c| c.resources.is_some()) && reused(fresh.resources) {
+            next_fresh.resources = fresh.resources;
+            (offerings.resources, offerings.templates) = (last.resources.clone(), last.templates.clone());
+        } else if declares(|c| c.resources.is_some()) {
+            let (resources, templates, ttl_ms) = list_resources(peer).await?;
+            (offerings.resources, offerings.templates, next_fresh.resources) = (resources, templates, fresh_until(now, ttl_ms));
+        }
+        let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
+        let next = {
+            let mut listing = self.listing.lock().expect("listing lock");
+            let next = self.import(&listing.filters, &tools, &offerings)?;
+            (listing.tools, listing.offerings, listing.fresh_until) = (tools, offerings, next_fresh);
+            next
+        };
+        self.publish(next);
+        Ok(())
+    }
+
+    /// What the server's handshake said beyond its lists: its instructions, the
+    /// extensions seam carries (the others withheld), and its skills when the mount
+    /// imports them (listed again only when its resources changed: a server says its
+    /// skills changed as it says its resources did; an unreadable list keeps the last).
+    async fn extensions_and_skills(&self, peer: &Peer<RoleClient>, last: &Offerings, changed: Changed) -> Offerings {
+        let info = peer.peer_info();
         let instructions = info.as_ref().and_then(|i| i.instructions.as_deref()).map(Arc::from);
         let mut offerings = Offerings { instructions, ..Offerings::default() };
         let mut serves_skills = false;
@@ -59,18 +80,16 @@ impl McpMount {
                 offerings.withheld_extensions.push(name.clone());
             }
         }
-        if serves_skills && !self.common.skills.import {
-            offerings.skills_left_out.push("the server serves skills: `skills: { import: true }` adds them to the `skill` tool".into());
+        if !serves_skills {
+            return offerings;
         }
-        // A server says its skills changed as it says its resources did.
-        if serves_skills && self.common.skills.import && !changed.resources {
+        if !self.common.skills.import {
+            offerings.skills_left_out.push("the server serves skills: `skills: { import: true }` adds them to the `skill` tool".into());
+        } else if !changed.resources {
             (offerings.skills, offerings.skills_left_out) = (last.skills.clone(), last.skills_left_out.clone());
-        } else if serves_skills && self.common.skills.import {
+        } else {
             match import_skills(peer).await {
-                Ok((skills, left_out)) => {
-                    offerings.skills = Arc::new(skills);
-                    offerings.skills_left_out = left_out;
-                }
+                Ok((skills, left_out)) => (offerings.skills, offerings.skills_left_out) = (Arc::new(skills), left_out),
                 Err(why) => {
                     // Nothing of an unreadable list is published: the last good one stays.
                     offerings.skills = last.skills.clone();
@@ -78,58 +97,7 @@ impl McpMount {
                 }
             }
         }
-        if declares(|c| c.prompts.is_some()) && reused(fresh.prompts) {
-            next_fresh.prompts = fresh.prompts;
-            offerings.prompts = last.prompts.clone();
-        } else if declares(|c| c.prompts.is_some()) {
-            let (prompts, ttl_ms) = all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
-                peer,
-                |params| ClientRequest::ListPromptsRequest(list_request(params)),
-                |page| match page {
-                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor, page.ttl_ms)),
-                    _ => None,
-                },
-                usize::MAX,
-            )
-            .await?;
-            (offerings.prompts, next_fresh.prompts) = (prompts, until(ttl_ms));
-        }
-        if declares(|c| c.resources.is_some()) && reused(fresh.resources) {
-            next_fresh.resources = fresh.resources;
-            (offerings.resources, offerings.templates) = (last.resources.clone(), last.templates.clone());
-        } else if declares(|c| c.resources.is_some()) {
-            let (resources, resources_ttl_ms) = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
-                peer,
-                |params| ClientRequest::ListResourcesRequest(list_request(params)),
-                |page| match page {
-                    ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor, page.ttl_ms)),
-                    _ => None,
-                },
-                usize::MAX,
-            )
-            .await?;
-            let templates = |params| ClientRequest::ListResourceTemplatesRequest(list_request(params));
-            let (templates, templates_ttl_ms) = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
-                peer,
-                templates,
-                |page| match page {
-                    ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor, page.ttl_ms)),
-                    _ => None,
-                },
-                usize::MAX,
-            )
-            .await?;
-            // The two lists are one: reused while both are fresh.
-            let ttl_ms = resources_ttl_ms.zip(templates_ttl_ms).map(|(a, b)| a.min(b));
-            (offerings.resources, offerings.templates, next_fresh.resources) = (resources, templates, until(ttl_ms));
-        }
-        let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
-        let next = self.import(&tools, &offerings)?;
-        *self.listed.lock().expect("listing lock") = tools;
-        *self.listed_offers.lock().expect("listing lock") = offerings;
-        *self.fresh_until.lock().expect("fresh lock") = next_fresh;
-        self.publish(next);
-        Ok(())
+        offerings
     }
 
     /// Swaps a new tool map in whole; tells the engine when clients would see a difference.
@@ -155,8 +123,7 @@ impl McpMount {
     /// hashes to a clean name the server also lists) is left out, those tools
     /// only: a call could not tell which was meant, and the others are still
     /// good. (A raw name listed twice fails the sync: the server contradicts itself.)
-    pub(super) fn import(&self, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, SyncError> {
-        let filters = self.filter.lock().expect("filter lock");
+    pub(super) fn import(&self, filters: &Filters, tools: &[rmcp::model::Tool], offerings: &Offerings) -> Result<Imports, SyncError> {
         let filter = &filters.tools;
         let mut raw_seen = HashSet::new();
         let mut specs = Vec::new();
@@ -273,6 +240,62 @@ impl McpMount {
 /// later, at most `MAX_LIST_TTL`; never for no hint or `0`.
 pub(super) fn fresh_until(now: Instant, ttl_ms: Option<u64>) -> Option<Instant> {
     ttl_ms.filter(|ms| *ms > 0).map(|ms| now + Duration::from_millis(ms).min(MAX_LIST_TTL))
+}
+
+/// Every page of the server's tools, and its caching hint.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<(Vec<rmcp::model::Tool>, Option<u64>), SyncError> {
+    all_pages::<rmcp::model::ListToolsRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListToolsRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor, page.ttl_ms)),
+            _ => None,
+        },
+        usize::MAX,
+    )
+    .await
+}
+
+/// Every page of the server's prompts, and its caching hint.
+async fn list_prompts(peer: &Peer<RoleClient>) -> Result<(Vec<rmcp::model::Prompt>, Option<u64>), SyncError> {
+    all_pages::<rmcp::model::ListPromptsRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListPromptsRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor, page.ttl_ms)),
+            _ => None,
+        },
+        usize::MAX,
+    )
+    .await
+}
+
+/// Every page of the server's resources and of its templates: the two lists are one,
+/// reused while both are fresh (the shorter caching hint).
+async fn list_resources(
+    peer: &Peer<RoleClient>,
+) -> Result<(Vec<rmcp::model::Resource>, Vec<rmcp::model::ResourceTemplate>, Option<u64>), SyncError> {
+    let (resources, resources_ttl_ms) = all_pages::<rmcp::model::ListResourcesRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListResourcesRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor, page.ttl_ms)),
+            _ => None,
+        },
+        usize::MAX,
+    )
+    .await?;
+    let (templates, templates_ttl_ms) = all_pages::<rmcp::model::ListResourceTemplatesRequestMethod, _>(
+        peer,
+        |params| ClientRequest::ListResourceTemplatesRequest(list_request(params)),
+        |page| match page {
+            ServerResult::ListResourceTemplatesResult(page) => Some((page.resource_templates, page.next_cursor, page.ttl_ms)),
+            _ => None,
+        },
+        usize::MAX,
+    )
+    .await?;
+    Ok((resources, templates, resources_ttl_ms.zip(templates_ttl_ms).map(|(a, b)| a.min(b))))
 }
 
 /// A `tools/list`-shaped request for one page.
