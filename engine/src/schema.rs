@@ -8,11 +8,12 @@
 
 use std::collections::HashMap;
 
+use jsonschema::error::ValidationErrorKind as K;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value as Json, json};
 
 use crate::as_json::Tree;
-use crate::diagnostic::{Diagnostic, pointer_segments};
+use crate::diagnostic::{Diagnostic, Span, pointer_segments};
 use crate::model::{AgentDoc, Budgets, Serve, Subprocess, Workspace};
 use crate::surface::{MountKind, Surface, locate};
 use crate::units::{Duration, MAX_TIMER, Size};
@@ -41,8 +42,24 @@ fn def_name(kind: &str) -> String {
         + "Mount"
 }
 
-impl Schemas {
-    pub fn build(surfaces: &[&'static dyn Surface]) -> Schemas {
+/// What the generator makes of the engine's and the surfaces' types, before
+/// they are put together as a composition's schema.
+struct Generated {
+    /// Every definition, each kind's (under its [`def_name`]), `Tools` and `Services` among them.
+    defs: Map<String, Json>,
+    /// A `$ref` to each kind's definition: the published schema's mount is one of them.
+    mount_refs: Vec<Json>,
+    /// Each kind with the name and the schema of its definition.
+    kinds: Vec<(String, Json, &'static dyn MountKind)>,
+    /// The schemas of an agent and of `serve`, written in place at the top.
+    agent: Json,
+    serve: Json,
+}
+
+impl Generated {
+    /// Runs the generator over the engine's types and every surface's services,
+    /// fixed tools and mount kinds.
+    fn new(surfaces: &[&'static dyn Surface]) -> Generated {
         let mut generator = SchemaSettings::draft2020_12().into_generator();
         let budgets = generator.subschema_for::<Budgets>();
         let workspace = generator.subschema_for::<Workspace>();
@@ -57,7 +74,7 @@ impl Schemas {
         services.insert("subprocess".into(), subprocess.to_value());
         let mut tool_properties = Map::new();
         let mut mount_refs = Vec::new();
-        let mut kind_defs = Vec::new();
+        let mut kinds = Vec::new();
         for surface in surfaces {
             if let Some(s) = surface.service_schema(&mut generator) {
                 services.insert(surface.service().into(), s.to_value());
@@ -70,12 +87,12 @@ impl Schemas {
                 let name = def_name(kind.name());
                 let schema = kind.schema(&mut generator).to_value();
                 mount_refs.push(json!({ "$ref": format!("#/$defs/{name}") }));
-                kind_defs.push((name, schema, *kind));
+                kinds.push((name, schema, *kind));
             }
         }
         let mut defs = generator.take_definitions(true);
 
-        for (name, schema, _) in &kind_defs {
+        for (name, schema, _) in &kinds {
             defs.insert(name.clone(), schema.clone());
         }
         defs.insert(
@@ -88,63 +105,87 @@ impl Schemas {
             }),
         );
         defs.insert("Services".into(), json!({ "type": "object", "properties": services, "additionalProperties": false }));
-        let root = |mount: Json, defs: &Map<String, Json>| {
-            let mut defs = defs.clone();
-            defs.insert("Mount".into(), mount);
-            json!({
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "title": "seam composition",
-                "description": "A seam composition (format v1): mounts, tool visibility, provider pins and budgets.",
-                "type": "object",
-                "required": ["seam"],
-                "additionalProperties": false,
-                "properties": {
-                    "seam": { "description": "The format version.", "const": 1 },
-                    "name": { "type": "string" },
-                    "description": { "type": "string" },
-                    "extends": { "description": "Compositions this one is merged onto, in order; paths relative to this file.", "type": "array", "items": { "type": "string" } },
-                    "budgets": { "$ref": "#/$defs/Budgets" },
-                    "services": { "$ref": "#/$defs/Services" },
-                    "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
-                    "tools": { "$ref": "#/$defs/Tools" },
-                    "prompts": { "description": "The default agent's rules over MCP mounts' prompts (`mcp__<server>__<prompt>`, globs allowed): `false` hides, the last match wins.", "type": "object", "additionalProperties": { "type": "boolean" } },
-                    "resources": { "description": "The default agent's rules over MCP mounts' resources, by mount id (globs allowed): `false` hides a mount's resources and templates.", "type": "object", "additionalProperties": { "type": "boolean" } },
-                    "agents": { "type": "object", "additionalProperties": agent.clone().to_value() },
-                    "serve": serve.clone().to_value(),
-                },
-                "$defs": defs,
-            })
-        };
-        let mut published = root(json!({ "oneOf": mount_refs }), &defs);
-        strip_integer_formats(&mut published);
-        // seam's own validator also checks durations and sizes through a `format`
-        // (syntax and range in one place); the published schema keeps to `pattern`.
-        let mut checked_defs = defs.clone();
+        Generated { defs, mount_refs, kinds, agent: agent.to_value(), serve: serve.to_value() }
+    }
+
+    /// The schema of a whole composition over `defs`, a mount being `mount`: the
+    /// published schema and the checked one differ only there and in `defs`.
+    fn composition(&self, mount: Json, defs: &Map<String, Json>) -> Json {
+        let mut defs = defs.clone();
+        defs.insert("Mount".into(), mount);
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "seam composition",
+            "description": "A seam composition (format v1): mounts, tool visibility, provider pins and budgets.",
+            "type": "object",
+            "required": ["seam"],
+            "additionalProperties": false,
+            "properties": {
+                "seam": { "description": "The format version.", "const": 1 },
+                "name": { "type": "string" },
+                "description": { "type": "string" },
+                "extends": { "description": "Compositions this one is merged onto, in order; paths relative to this file.", "type": "array", "items": { "type": "string" } },
+                "budgets": { "$ref": "#/$defs/Budgets" },
+                "services": { "$ref": "#/$defs/Services" },
+                "mounts": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Mount" } },
+                "tools": { "$ref": "#/$defs/Tools" },
+                "prompts": { "description": "The default agent's rules over MCP mounts' prompts (`mcp__<server>__<prompt>`, globs allowed): `false` hides, the last match wins.", "type": "object", "additionalProperties": { "type": "boolean" } },
+                "resources": { "description": "The default agent's rules over MCP mounts' resources, by mount id (globs allowed): `false` hides a mount's resources and templates.", "type": "object", "additionalProperties": { "type": "boolean" } },
+                "agents": { "type": "object", "additionalProperties": self.agent.clone() },
+                "serve": self.serve.clone(),
+            },
+            "$defs": defs,
+        })
+    }
+
+    /// The definitions seam validates with: it also checks durations and sizes
+    /// through a `format` (syntax and range in one place); the published schema
+    /// keeps to `pattern`.
+    fn checked_defs(&self) -> Map<String, Json> {
+        let mut defs = self.defs.clone();
         for (def, format) in [("Duration", "duration"), ("Size", "size")] {
-            if let Some(Json::Object(o)) = checked_defs.get_mut(def) {
+            if let Some(Json::Object(o)) = defs.get_mut(def) {
                 o.insert("format".into(), format.into());
             }
         }
-        let loose = root(json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string" } } }), &checked_defs);
+        defs
+    }
+}
 
-        let compile = |schema: &Json| {
-            jsonschema::options_for::<Tree>()
-                .should_validate_formats(true)
-                .with_format("duration", |s: &str| Duration::parse(s).is_some_and(|d| (1..=MAX_TIMER.as_millis()).contains(&d.as_millis())))
-                .with_format("size", |s: &str| Size::parse(s).is_some_and(|z| (1..=MAX_SIZE.bytes()).contains(&z.bytes())))
-                .build(schema)
-                .expect("the generated schema compiles")
-        };
+/// A validator over the spanned tree that knows seam's own formats, `duration` and `size`.
+fn compile(schema: &Json) -> jsonschema::Validator<Tree> {
+    jsonschema::options_for::<Tree>()
+        .should_validate_formats(true)
+        .with_format("duration", |s: &str| Duration::parse(s).is_some_and(|d| (1..=MAX_TIMER.as_millis()).contains(&d.as_millis())))
+        .with_format("size", |s: &str| Size::parse(s).is_some_and(|z| (1..=MAX_SIZE.bytes()).contains(&z.bytes())))
+        .build(schema)
+        .expect("the generated schema compiles")
+}
+
+/// The checked schema cut down to one kind's mount: its definitions, with the
+/// root a `$ref` to the kind's, so an error's schema path still points into `checked`.
+fn kind_schema(checked: &Json, def: &str) -> Json {
+    let mut single = checked.clone();
+    single["$ref"] = json!(format!("#/$defs/{def}"));
+    for key in ["type", "required", "additionalProperties", "properties", "title", "description"] {
+        single.as_object_mut().unwrap().remove(key);
+    }
+    single
+}
+
+impl Schemas {
+    pub fn build(surfaces: &[&'static dyn Surface]) -> Schemas {
+        let generated = Generated::new(surfaces);
+        let mut published = generated.composition(json!({ "oneOf": &generated.mount_refs }), &generated.defs);
+        strip_integer_formats(&mut published);
+        // A mount is checked by the schema its `kind` names, not by the `oneOf`.
+        let loose_mount = json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string" } } });
+        let loose = generated.composition(loose_mount, &generated.checked_defs());
         let root_validator = compile(&loose);
         let mut kinds = HashMap::new();
         let mut kind_properties = Vec::new();
-        for (name, schema, kind) in &kind_defs {
-            let mut single = loose.clone();
-            single["$ref"] = json!(format!("#/$defs/{name}"));
-            for key in ["type", "required", "additionalProperties", "properties", "title", "description"] {
-                single.as_object_mut().unwrap().remove(key);
-            }
-            kinds.insert(kind.name(), compile(&single));
+        for (name, schema, kind) in &generated.kinds {
+            kinds.insert(kind.name(), compile(&kind_schema(&loose, name)));
             let props = schema.get("properties").and_then(Json::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
             kind_properties.push((kind.name(), props));
         }
@@ -259,6 +300,105 @@ fn short(v: &Json) -> String {
     if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
 }
 
+/// Where a schema error is, worked out once for whichever message it gets: its
+/// JSON pointer, the span that pointer locates, and how a message names the value.
+struct Place {
+    pointer: String,
+    span: Span,
+    field: String,
+}
+
+/// A value written as a number and a unit (a duration, a size): whatever the
+/// schema found wrong with it, the message says how to write one.
+struct UnitField {
+    code: crate::codes::Code,
+    /// What the value is, as a message names it.
+    what: &'static str,
+    units: &'static str,
+    example: &'static str,
+    /// The unit a bare number most likely meant.
+    likely_unit: &'static str,
+}
+
+const DURATION_FIELD: UnitField =
+    UnitField { code: crate::codes::DURATION_INVALID, what: "duration", units: "ms, s, m, h", example: "30s", likely_unit: "s" };
+const SIZE_FIELD: UnitField =
+    UnitField { code: crate::codes::SIZE_INVALID, what: "size", units: "B, KB, KiB, MB, MiB, GB, GiB", example: "5MB", likely_unit: "MB" };
+
+impl UnitField {
+    /// The unit field an error's schema path is in, if any.
+    fn of(schema_path: &str) -> Option<&'static UnitField> {
+        if schema_path.starts_with("/$defs/Duration") {
+            Some(&DURATION_FIELD)
+        } else if schema_path.starts_with("/$defs/Size") {
+            Some(&SIZE_FIELD)
+        } else {
+            None
+        }
+    }
+
+    fn is_duration(&self) -> bool {
+        self.what == "duration"
+    }
+
+    /// A bare number lacks its unit; a well-formed value is out of range; anything else is no such value.
+    fn diagnostic(&self, instance: &Json, place: Place) -> Diagnostic {
+        let Place { pointer, span, field } = place;
+        let what = self.what;
+        match instance {
+            Json::Number(n) => {
+                Diagnostic::new(self.code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
+                    .with_help(format!("write it with one of {}, e.g. `{n}{}`", self.units, self.likely_unit))
+            }
+            Json::String(s) if crate::units::well_formed(s, self.is_duration()) => {
+                let range = if self.is_duration() { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
+                Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, &pointer, format!("{field} is `{s}`, outside the range {range}"))
+            }
+            other => Diagnostic::new(self.code, span, &pointer, format!("`{}` is not a {what}", short(other)))
+                .with_help(format!("write a whole number and a unit ({}), e.g. `{}`", self.units, self.example)),
+        }
+    }
+}
+
+/// `token` where the kind takes `token_env`: a secret written into the composition.
+fn secret_inline(key: &str, props: &[String], span: Span, pointer: &str) -> Option<Diagnostic> {
+    let has = |suffix: &str| props.iter().any(|p| *p == format!("{key}_{suffix}"));
+    if !has("env") {
+        return None;
+    }
+    let or_file = if has("file") { format!(" or `{key}_file: PATH`") } else { String::new() };
+    Some(
+        Diagnostic::new(crate::codes::SECRET_INLINE, span, pointer, format!("`{key}` would put a secret in the composition"))
+            .with_help(format!("name where it comes from instead: `{key}_env: VAR`{or_file}")),
+    )
+}
+
+/// A key no schema knows: likely a typo of one it does, else one of what is allowed.
+fn unknown_key(key: &str, props: &[String], span: Span, pointer: String) -> Diagnostic {
+    let d = Diagnostic::new(crate::codes::SCHEMA_UNKNOWN_KEY, span, pointer, format!("unknown key `{key}`"));
+    if let Some(s) = did_you_mean(key, props.iter().map(String::as_str)) {
+        d.with_help(format!("did you mean `{s}`?"))
+    } else if !props.is_empty() {
+        d.with_help(format!("expected one of: {}", props.join(", ")))
+    } else {
+        d
+    }
+}
+
+/// A JSON Schema type as a message names what is expected.
+fn type_word(t: &Json) -> &'static str {
+    match t.as_str() {
+        Some("object") => "a map",
+        Some("array") => "a list",
+        Some("string") => "a string",
+        Some("integer") => "an integer",
+        Some("number") => "a number",
+        Some("boolean") => "a boolean (true or false)",
+        Some("null") => "null",
+        _ => "another type",
+    }
+}
+
 impl Mapper<'_> {
     /// Every error of `validator` on `node` (at the pointer `base` gives), as
     /// diagnostics. `is_valid` stops at the first failure and builds no errors:
@@ -280,156 +420,43 @@ impl Mapper<'_> {
         }
     }
 
+    /// One schema error as diagnostics: a duration or size by its own rules, any
+    /// other error by its kind, in words that name the field and what it needs.
     fn map(&self, error: &jsonschema::ValidationError<'_>, base: &str, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
-        use jsonschema::error::ValidationErrorKind as K;
         let pointer = format!("{base}{}", error.instance_path().as_str());
         let schema_path = error.schema_path().as_str();
-        let instance = error.instance();
-        let span = locate(self.tree, &pointer);
-        let field = field_name(&pointer);
-        let unit = if schema_path.starts_with("/$defs/Duration") {
-            Some((crate::codes::DURATION_INVALID, "duration", "ms, s, m, h", "30s", "s"))
-        } else if schema_path.starts_with("/$defs/Size") {
-            Some((crate::codes::SIZE_INVALID, "size", "B, KB, KiB, MB, MiB, GB, GiB", "5MB", "MB"))
-        } else {
-            None
-        };
-        if let Some((code, what, units, example, likely_unit)) = unit {
-            let d = match instance.as_ref() {
-                Json::Number(n) => {
-                    Diagnostic::new(code, span, &pointer, format!("{field} is a {what} and needs a unit: `{n}` alone is ambiguous"))
-                        .with_help(format!("write it with one of {units}, e.g. `{n}{likely_unit}`"))
-                }
-                Json::String(s) if crate::units::well_formed(s, what == "duration") => {
-                    let range =
-                        if what == "duration" { format!("1ms to {}ms", MAX_TIMER.as_millis()) } else { format!("1B to {MAX_SIZE}") };
-                    Diagnostic::new(
-                        crate::codes::VALUE_OUT_OF_RANGE,
-                        span,
-                        &pointer,
-                        format!("{field} is `{s}`, outside the range {range}"),
-                    )
-                }
-                other => Diagnostic::new(code, span, &pointer, format!("`{}` is not a {what}", short(other)))
-                    .with_help(format!("write a whole number and a unit ({units}), e.g. `{example}`")),
-            };
-            out.push(d);
+        let instance: &Json = error.instance();
+        let place = Place { span: locate(self.tree, &pointer), field: field_name(&pointer), pointer };
+        if let Some(unit) = UnitField::of(schema_path) {
+            out.push(unit.diagnostic(instance, place));
             return;
         }
+        let Place { pointer, span, field } = &place;
         match error.kind() {
-            K::AdditionalProperties { unexpected } => {
-                let props = self.properties_at(schema_path);
-                for key in unexpected {
-                    let key_pointer = format!("{pointer}/{}", crate::diagnostic::escape_pointer_segment(key));
-                    let key_span = self.key_span(&key_pointer).unwrap_or(span);
-                    if props.iter().any(|p| *p == format!("{key}_env")) {
-                        out.push(
-                            Diagnostic::new(
-                                crate::codes::SECRET_INLINE,
-                                key_span,
-                                key_pointer,
-                                format!("`{key}` would put a secret in the composition"),
-                            )
-                            .with_help(format!(
-                                "name where it comes from instead: `{key}_env: VAR`{}",
-                                if props.iter().any(|p| *p == format!("{key}_file")) {
-                                    format!(" or `{key}_file: PATH`")
-                                } else {
-                                    String::new()
-                                }
-                            )),
-                        );
-                        continue;
-                    }
-                    if let Some(kind) = kind {
-                        let family = kind.rsplit_once('.').map_or(kind, |(f, _)| f);
-                        let owners: Vec<&str> = self
-                            .schemas
-                            .kind_properties
-                            .iter()
-                            .filter(|(k, p)| *k != kind && k.starts_with(family) && p.iter().any(|p| p == key))
-                            .map(|(k, _)| *k)
-                            .collect();
-                        if !owners.is_empty() {
-                            out.push(Diagnostic::new(
-                                crate::codes::MOUNT_FOREIGN_FIELD,
-                                key_span,
-                                key_pointer,
-                                format!("`{key}` is a field of `{}`, not of `{kind}`", owners.join("`, `")),
-                            ));
-                            continue;
-                        }
-                    }
-                    let mut d = Diagnostic::new(crate::codes::SCHEMA_UNKNOWN_KEY, key_span, key_pointer, format!("unknown key `{key}`"));
-                    if let Some(s) = did_you_mean(key, props.iter().map(String::as_str)) {
-                        d = d.with_help(format!("did you mean `{s}`?"));
-                    } else if !props.is_empty() {
-                        d = d.with_help(format!("expected one of: {}", props.join(", ")));
-                    }
-                    out.push(d);
-                }
-            }
-            K::Required { property } => {
-                let name = property.as_str().unwrap_or_default();
-                let (code, message) = if pointer.is_empty() && name == "seam" {
-                    (crate::codes::VERSION_MISSING, "a composition starts with `seam: 1`".to_owned())
-                } else {
-                    (crate::codes::SCHEMA_REQUIRED, format!("missing required field `{name}`"))
-                };
-                let at = if pointer.is_empty() { span } else { self.key_span(&pointer).unwrap_or(span) };
-                out.push(Diagnostic::new(code, at, format!("{pointer}/{name}"), message));
-            }
-            K::Constant { expected_value } if pointer == "/seam" => {
-                out.push(
-                    Diagnostic::new(
-                        crate::codes::VERSION_UNSUPPORTED,
-                        span,
-                        pointer,
-                        format!("this seam reads format {expected_value}; found `seam: {instance}`"),
-                    )
-                    .with_help(format!("write `seam: {expected_value}`")),
-                );
-            }
-            K::Constant { expected_value } => {
-                out.push(Diagnostic::new(
-                    crate::codes::SCHEMA_INVALID,
-                    span,
+            K::AdditionalProperties { unexpected } => self.unknown_keys(unexpected, schema_path, &place, kind, out),
+            K::Required { property } => out.push(self.missing_field(property, place)),
+            K::Constant { expected_value } if pointer == "/seam" => out.push(
+                Diagnostic::new(
+                    crate::codes::VERSION_UNSUPPORTED,
+                    *span,
                     pointer,
-                    format!("{field} must be {expected_value}, found `{}`", short(instance)),
-                ));
-            }
-            K::Enum { options } => {
-                out.push(Diagnostic::new(
-                    crate::codes::SCHEMA_INVALID,
-                    span,
-                    pointer,
-                    format!("`{}` is not one of {options}", short(instance)),
-                ));
-            }
-            K::Type { kind: _ } => {
-                let word = |t: &Json| match t.as_str() {
-                    Some("object") => "a map",
-                    Some("array") => "a list",
-                    Some("string") => "a string",
-                    Some("integer") => "an integer",
-                    Some("number") => "a number",
-                    Some("boolean") => "a boolean (true or false)",
-                    Some("null") => "null",
-                    _ => "another type",
-                };
-                let expected = match self.schema.pointer(schema_path) {
-                    Some(Json::Array(types)) => types.iter().map(word).collect::<Vec<_>>().join(" or "),
-                    Some(t) => word(t).to_owned(),
-                    None => "another type".to_owned(),
-                };
-                let d = Diagnostic::new(
-                    crate::codes::SCHEMA_TYPE,
-                    span,
-                    pointer,
-                    format!("{field} must be {expected}, found {}", type_name(instance)),
-                );
-                out.push(if expected.contains("boolean") { yaml11_boolean_hint(d, instance) } else { d });
-            }
+                    format!("this seam reads format {expected_value}; found `seam: {instance}`"),
+                )
+                .with_help(format!("write `seam: {expected_value}`")),
+            ),
+            K::Constant { expected_value } => out.push(Diagnostic::new(
+                crate::codes::SCHEMA_INVALID,
+                *span,
+                pointer,
+                format!("{field} must be {expected_value}, found `{}`", short(instance)),
+            )),
+            K::Enum { options } => out.push(Diagnostic::new(
+                crate::codes::SCHEMA_INVALID,
+                *span,
+                pointer,
+                format!("`{}` is not one of {options}", short(instance)),
+            )),
+            K::Type { kind: _ } => out.push(self.wrong_type(schema_path, instance, place)),
             K::Minimum { limit } | K::ExclusiveMinimum { limit } | K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
                 let op = match error.kind() {
                     K::Minimum { .. } => "≥",
@@ -437,96 +464,161 @@ impl Mapper<'_> {
                     K::Maximum { .. } => "≤",
                     _ => "<",
                 };
-                out.push(Diagnostic::new(
-                    crate::codes::VALUE_OUT_OF_RANGE,
-                    span,
-                    pointer,
-                    format!("{field} must be {op} {limit}, found {}", short(instance)),
-                ));
+                let message = format!("{field} must be {op} {limit}, found {}", short(instance));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, *span, pointer, message));
             }
-            K::Pattern { pattern } => {
-                out.push(Diagnostic::new(
-                    crate::codes::SCHEMA_PATTERN,
-                    span,
-                    pointer,
-                    format!("`{}` does not match `{pattern}`", short(instance)),
-                ));
-            }
-            K::PropertyNames { error: inner } => {
-                let key = inner.instance().as_str().unwrap_or_default().to_owned();
-                let key_pointer = format!("{pointer}/{}", crate::diagnostic::escape_pointer_segment(&key));
-                let at = self.key_span(&key_pointer).unwrap_or(span);
-                let why = match inner.kind() {
-                    K::Pattern { pattern } => format!("must match `{pattern}`"),
-                    other => format!("is invalid ({other:?})"),
-                };
-                out.push(Diagnostic::new(crate::codes::SCHEMA_KEY_INVALID, at, key_pointer, format!("key `{key}` {why}")));
-            }
-            K::AnyOf { context } | K::OneOfNotValid { context } => {
-                // Keep the branches whose type fits the value; if one is left, its errors are the real ones.
-                let here = error.instance_path().as_str();
-                // An optional field is `anyOf [T, null]`: the null branch never explains a mistake.
-                let null_branch = |branch: &Vec<jsonschema::ValidationError<'static>>| {
-                    branch.iter().all(|e| {
-                        matches!(e.kind(), K::Type { .. }) && self.schema.pointer(e.schema_path().as_str()) == Some(&json!("null"))
-                    })
-                };
-                let wrong_type = |branch: &Vec<jsonschema::ValidationError<'static>>| {
-                    branch.iter().any(|e| {
-                        e.instance_path().as_str() == here
-                            && matches!(e.kind(), K::Type { .. })
-                            && !e.schema_path().as_str().starts_with("/$defs/Duration")
-                            && !e.schema_path().as_str().starts_with("/$defs/Size")
-                    })
-                };
-                let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> =
-                    context.iter().filter(|branch| !null_branch(branch) && !wrong_type(branch)).collect();
-                if let [branch] = fitting.as_slice() {
-                    for e in branch.iter() {
-                        self.map(e, base, kind, out);
-                    }
-                } else {
-                    // The common case: a tool entry, `true`, `false` or a map of settings.
-                    let expects = |t: &str| {
-                        context.iter().flatten().any(|e| {
-                            matches!(e.kind(), K::Type { .. })
-                                && e.instance_path().as_str() == here
-                                && self.schema.pointer(e.schema_path().as_str()) == Some(&json!(t))
-                        })
-                    };
-                    let d = if expects("boolean") && expects("object") {
-                        Diagnostic::new(
-                            crate::codes::SCHEMA_TYPE,
-                            span,
-                            pointer,
-                            format!("{field} must be true, false or a map, found {}", type_name(instance)),
-                        )
-                    } else {
-                        Diagnostic::new(
-                            crate::codes::SCHEMA_TYPE,
-                            span,
-                            pointer,
-                            format!("{field} has the wrong form: found {}", type_name(instance)),
-                        )
-                    };
-                    out.push(yaml11_boolean_hint(d, instance));
-                }
-            }
+            K::Pattern { pattern } => out.push(Diagnostic::new(
+                crate::codes::SCHEMA_PATTERN,
+                *span,
+                pointer,
+                format!("`{}` does not match `{pattern}`", short(instance)),
+            )),
+            K::PropertyNames { error: inner } => out.push(self.invalid_key(inner, place)),
+            K::AnyOf { context } | K::OneOfNotValid { context } => self.no_branch_fits(error, context, base, kind, place, out),
             K::MinLength { limit: 1 } => {
-                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} must not be empty")));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, *span, pointer, format!("{field} must not be empty")));
             }
             K::MinProperties { limit } => {
                 let entries = if *limit == 1 { "one entry".to_owned() } else { format!("{limit} entries") };
-                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field} needs at least {entries}")));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, *span, pointer, format!("{field} needs at least {entries}")));
             }
             K::MinItems { .. } | K::MaxItems { .. } | K::MinLength { .. } | K::MaxLength { .. } | K::MaxProperties { .. } => {
-                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, span, pointer, format!("{field}: {}", error.masked())));
+                out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, *span, pointer, format!("{field}: {}", error.masked())));
             }
-            _ => out.push(Diagnostic::new(crate::codes::SCHEMA_INVALID, span, pointer, format!("{field}: {}", error.masked()))),
+            _ => out.push(Diagnostic::new(crate::codes::SCHEMA_INVALID, *span, pointer, format!("{field}: {}", error.masked()))),
         }
     }
 
-    fn key_span(&self, pointer: &str) -> Option<crate::diagnostic::Span> {
+    /// Each key `additionalProperties` refused, told apart by what it most likely
+    /// is: a secret written in place, a field of a sibling kind, or a typo.
+    fn unknown_keys(&self, unexpected: &[String], schema_path: &str, place: &Place, kind: Option<&str>, out: &mut Vec<Diagnostic>) {
+        let props = self.properties_at(schema_path);
+        for key in unexpected {
+            let key_pointer = format!("{}/{}", place.pointer, crate::diagnostic::escape_pointer_segment(key));
+            let key_span = self.key_span(&key_pointer).unwrap_or(place.span);
+            let d = secret_inline(key, &props, key_span, &key_pointer)
+                .or_else(|| kind.and_then(|kind| self.foreign_field(key, kind, key_span, &key_pointer)))
+                .unwrap_or_else(|| unknown_key(key, &props, key_span, key_pointer));
+            out.push(d);
+        }
+    }
+
+    /// A key that another kind of the same family has (`lsp.rust`'s field under
+    /// `lsp.python`): the mount was likely meant to be of that kind.
+    fn foreign_field(&self, key: &str, kind: &str, span: Span, pointer: &str) -> Option<Diagnostic> {
+        let family = kind.rsplit_once('.').map_or(kind, |(f, _)| f);
+        let owners: Vec<&str> = self
+            .schemas
+            .kind_properties
+            .iter()
+            .filter(|(k, p)| *k != kind && k.starts_with(family) && p.iter().any(|p| p == key))
+            .map(|(k, _)| *k)
+            .collect();
+        (!owners.is_empty()).then(|| {
+            Diagnostic::new(
+                crate::codes::MOUNT_FOREIGN_FIELD,
+                span,
+                pointer,
+                format!("`{key}` is a field of `{}`, not of `{kind}`", owners.join("`, `")),
+            )
+        })
+    }
+
+    /// A missing field, located at the key of the map that lacks it; a missing
+    /// `seam` at the top says what a composition starts with.
+    fn missing_field(&self, property: &Json, place: Place) -> Diagnostic {
+        let Place { pointer, span, .. } = place;
+        let name = property.as_str().unwrap_or_default();
+        let (code, message) = if pointer.is_empty() && name == "seam" {
+            (crate::codes::VERSION_MISSING, "a composition starts with `seam: 1`".to_owned())
+        } else {
+            (crate::codes::SCHEMA_REQUIRED, format!("missing required field `{name}`"))
+        };
+        let at = if pointer.is_empty() { span } else { self.key_span(&pointer).unwrap_or(span) };
+        Diagnostic::new(code, at, format!("{pointer}/{name}"), message)
+    }
+
+    /// A value of the wrong type, with the types the schema asked for in words.
+    fn wrong_type(&self, schema_path: &str, instance: &Json, place: Place) -> Diagnostic {
+        let expected = match self.schema.pointer(schema_path) {
+            Some(Json::Array(types)) => types.iter().map(type_word).collect::<Vec<_>>().join(" or "),
+            Some(t) => type_word(t).to_owned(),
+            None => "another type".to_owned(),
+        };
+        let d = Diagnostic::new(
+            crate::codes::SCHEMA_TYPE,
+            place.span,
+            place.pointer,
+            format!("{} must be {expected}, found {}", place.field, type_name(instance)),
+        );
+        if expected.contains("boolean") { yaml11_boolean_hint(d, instance) } else { d }
+    }
+
+    /// A key that `propertyNames` refused, located at the key itself.
+    fn invalid_key(&self, inner: &jsonschema::ValidationError<'_>, place: Place) -> Diagnostic {
+        let key = inner.instance().as_str().unwrap_or_default().to_owned();
+        let key_pointer = format!("{}/{}", place.pointer, crate::diagnostic::escape_pointer_segment(&key));
+        let at = self.key_span(&key_pointer).unwrap_or(place.span);
+        let why = match inner.kind() {
+            K::Pattern { pattern } => format!("must match `{pattern}`"),
+            other => format!("is invalid ({other:?})"),
+        };
+        Diagnostic::new(crate::codes::SCHEMA_KEY_INVALID, at, key_pointer, format!("key `{key}` {why}"))
+    }
+
+    /// An `anyOf` or `oneOf` no branch matched. The branches whose type fits the
+    /// value are kept: if one is left, its errors are the real ones; otherwise the
+    /// value has the wrong form, said once.
+    fn no_branch_fits(
+        &self,
+        error: &jsonschema::ValidationError<'_>,
+        context: &[Vec<jsonschema::ValidationError<'static>>],
+        base: &str,
+        kind: Option<&str>,
+        place: Place,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let here = error.instance_path().as_str();
+        // An optional field is `anyOf [T, null]`: the null branch never explains a mistake.
+        let null_branch = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+            branch
+                .iter()
+                .all(|e| matches!(e.kind(), K::Type { .. }) && self.schema.pointer(e.schema_path().as_str()) == Some(&json!("null")))
+        };
+        let wrong_type = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+            branch.iter().any(|e| {
+                e.instance_path().as_str() == here
+                    && matches!(e.kind(), K::Type { .. })
+                    && !e.schema_path().as_str().starts_with("/$defs/Duration")
+                    && !e.schema_path().as_str().starts_with("/$defs/Size")
+            })
+        };
+        let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> =
+            context.iter().filter(|branch| !null_branch(branch) && !wrong_type(branch)).collect();
+        if let [branch] = fitting.as_slice() {
+            for e in branch.iter() {
+                self.map(e, base, kind, out);
+            }
+            return;
+        }
+        // The common case: a tool entry, `true`, `false` or a map of settings.
+        let expects = |t: &str| {
+            context.iter().flatten().any(|e| {
+                matches!(e.kind(), K::Type { .. })
+                    && e.instance_path().as_str() == here
+                    && self.schema.pointer(e.schema_path().as_str()) == Some(&json!(t))
+            })
+        };
+        let instance: &Json = error.instance();
+        let message = if expects("boolean") && expects("object") {
+            format!("{} must be true, false or a map, found {}", place.field, type_name(instance))
+        } else {
+            format!("{} has the wrong form: found {}", place.field, type_name(instance))
+        };
+        out.push(yaml11_boolean_hint(Diagnostic::new(crate::codes::SCHEMA_TYPE, place.span, place.pointer, message), instance));
+    }
+
+    fn key_span(&self, pointer: &str) -> Option<Span> {
         let segments = pointer_segments(pointer);
         let (_, key_span, depth) = self.tree.lookup(&segments);
         (depth == segments.len()).then_some(key_span).flatten()
