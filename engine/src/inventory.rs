@@ -160,8 +160,36 @@ fn rules_line(tools: &[&str]) -> String {
     line
 }
 
+/// The inventory as text: the workspace, a table of mounts, what a probe saw
+/// of each (warnings, tools, skills, environment), the agents' tools, the
+/// services' registries and the kinds compiled in, in that order.
 pub fn to_human(inventory: &Json) -> String {
     let mut out = String::new();
+    let mounts: Vec<&Json> = inventory["mounts"].as_array().into_iter().flatten().collect();
+    write_workspace(&mut out, inventory);
+    write_mount_table(&mut out, &mounts);
+    write_warnings(&mut out, &mounts);
+    write_discovered_tools(&mut out, &mounts);
+    write_imported_skills(&mut out, &mounts);
+    write_environments(&mut out, &mounts);
+    let _ = writeln!(out);
+    write_agents(&mut out, inventory);
+    let _ = writeln!(out);
+    write_registries(&mut out, inventory);
+    let _ = writeln!(out, "kinds compiled in:");
+    for k in inventory["kinds"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "  {:<22} ({})", k["kind"].as_str().unwrap_or_default(), k["service"].as_str().unwrap_or_default());
+    }
+    out
+}
+
+/// `yes` for `true`, `no` for anything else.
+fn yes(v: &Json) -> &'static str {
+    if v.as_bool() == Some(true) { "yes" } else { "no" }
+}
+
+/// The workspace root, or that there is none.
+fn write_workspace(out: &mut String, inventory: &Json) {
     match inventory["workspace"].as_str() {
         Some(root) => {
             let _ = writeln!(out, "workspace: {root}\n");
@@ -170,10 +198,13 @@ pub fn to_human(inventory: &Json) -> String {
             let _ = writeln!(out, "workspace: none (`services.workspace.root` is not set, and there is no implicit one)\n");
         }
     }
+}
+
+/// A line per mount: its kind, the four facts, and the agents that see it.
+fn write_mount_table(out: &mut String, mounts: &[&Json]) {
     let _ = writeln!(out, "{:<24} {:<22} {:<9} {:<11} {:<24} ready", "MOUNT", "KIND", "COMPILED", "CONFIGURED", "VISIBLE TO");
-    for m in inventory["mounts"].as_array().into_iter().flatten() {
+    for m in mounts {
         let visible: Vec<&str> = m["visible"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
-        let yes = |v: &Json| if v.as_bool() == Some(true) { "yes" } else { "no" };
         let _ = writeln!(
             out,
             "{:<24} {:<22} {:<9} {:<11} {:<24} {}",
@@ -185,13 +216,20 @@ pub fn to_human(inventory: &Json) -> String {
             m["ready"].as_str().unwrap_or_default()
         );
     }
-    for m in inventory["mounts"].as_array().into_iter().flatten() {
+}
+
+/// What running mounts warn of.
+fn write_warnings(out: &mut String, mounts: &[&Json]) {
+    for m in mounts {
         for warning in m["warnings"].as_array().into_iter().flatten().filter_map(Json::as_str) {
             let _ = writeln!(out, "\nwarning: {}: {warning}", m["id"].as_str().unwrap_or_default());
         }
     }
-    // The tools a probe saw each mount discover, with the hints their servers give.
-    for m in inventory["mounts"].as_array().into_iter().flatten() {
+}
+
+/// The tools a probe saw each mount discover, with the hints their servers give.
+fn write_discovered_tools(out: &mut String, mounts: &[&Json]) {
+    for m in mounts {
         let Some(tools) = m["discovered"].as_array() else { continue };
         let _ = writeln!(out, "\n{} tools:", m["id"].as_str().unwrap_or_default());
         for t in tools {
@@ -218,8 +256,11 @@ pub fn to_human(inventory: &Json) -> String {
             let _ = writeln!(out, "  and {prompts} prompts, {resources} resources, {templates} resource templates");
         }
     }
-    // The skills a probe saw each importing MCP mount take from its server.
-    for m in inventory["mounts"].as_array().into_iter().flatten() {
+}
+
+/// The skills a probe saw each importing MCP mount take from its server.
+fn write_imported_skills(out: &mut String, mounts: &[&Json]) {
+    for m in mounts {
         let Some(skills) = m["skills"].as_array() else { continue };
         let _ = writeln!(out, "\n{} skills (imported from its server):", m["id"].as_str().unwrap_or_default());
         for skill in skills {
@@ -232,8 +273,11 @@ pub fn to_human(inventory: &Json) -> String {
             );
         }
     }
-    // What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).
-    for m in inventory["mounts"].as_array().into_iter().flatten() {
+}
+
+/// What kinds found on this machine for their mounts (a skills mount's roots, its invalid skill files).
+fn write_environments(out: &mut String, mounts: &[&Json]) {
+    for m in mounts {
         let Some(env) = m.get("environment") else { continue };
         let _ = writeln!(out, "\n{}:", m["id"].as_str().unwrap_or_default());
         for line in env["lines"].as_array().into_iter().flatten().filter_map(Json::as_str) {
@@ -249,7 +293,10 @@ pub fn to_human(inventory: &Json) -> String {
             );
         }
     }
-    let _ = writeln!(out);
+}
+
+/// Each agent's tool rules as a line; after a probe, the tools it was served and those its rules removed.
+fn write_agents(out: &mut String, inventory: &Json) {
     for a in inventory["agents"].as_array().into_iter().flatten() {
         let tools: Vec<&str> = a["tools"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
         let _ = writeln!(
@@ -258,7 +305,6 @@ pub fn to_human(inventory: &Json) -> String {
             a["name"].as_str().unwrap_or_default(),
             if tools.is_empty() { "(no tools)".to_owned() } else { rules_line(&tools) }
         );
-        // After a probe: the tools it was served, and those its rules removed.
         if let Some(resolved) = a["resolved"].as_array() {
             let names: Vec<&str> = resolved.iter().filter_map(Json::as_str).collect();
             let _ = writeln!(out, "  served {} tools: {}", names.len(), if names.is_empty() { "-".to_owned() } else { names.join(", ") });
@@ -268,8 +314,11 @@ pub fn to_human(inventory: &Json) -> String {
             }
         }
     }
-    let _ = writeln!(out);
-    // A service view's registries that list providers: `<service>.<registry>`, its pin and choice, then a line per provider.
+}
+
+/// A service view's registries that list providers: `<service>.<registry>`, its pin and
+/// choice, then a line per provider; a blank line after them when there are services.
+fn write_registries(out: &mut String, inventory: &Json) {
     for (service, view) in inventory["services"].as_object().into_iter().flatten() {
         for (registry, r) in view.as_object().into_iter().flatten() {
             let Some(providers) = r["providers"].as_array() else { continue };
@@ -281,7 +330,6 @@ pub fn to_human(inventory: &Json) -> String {
             let pin = r["pin"].as_str().map_or("no pin".to_owned(), |p| format!("pin `{p}`"));
             let _ = writeln!(out, "{service}.{registry}: {pin}; {choice}");
             for p in providers {
-                let yes = |v: &Json| if v.as_bool() == Some(true) { "yes" } else { "no" };
                 let _ = writeln!(
                     out,
                     "  {:<22} registered {:<3}  available {:<3}  {}",
@@ -296,9 +344,4 @@ pub fn to_human(inventory: &Json) -> String {
     if inventory.get("services").is_some() {
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "kinds compiled in:");
-    for k in inventory["kinds"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "  {:<22} ({})", k["kind"].as_str().unwrap_or_default(), k["service"].as_str().unwrap_or_default());
-    }
-    out
 }
