@@ -220,12 +220,43 @@ impl Loader<'_> {
         Some(merged)
     }
 
+    /// Merges the bases `root`'s `extends` names under it, in order; `extends`
+    /// itself is dropped when it is malformed, so the schema does not report it again.
     fn apply_extends(&mut self, path: &Path, mut root: Node) -> Node {
         let Value::Map(map) = &mut root.value else { return root };
         let Some(extends) = map.get("extends") else { return root };
-        // A malformed `extends` is reported here and then dropped, so the schema does not report it again.
         let before = self.diagnostics.len();
-        let entries: Vec<(usize, String, Span)> = match &extends.node.value {
+        let Some(entries) = self.extends_entries(&extends.node) else {
+            map.shift_remove("extends");
+            return root;
+        };
+        if self.diagnostics.len() > before {
+            map.shift_remove("extends");
+        }
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let mut merged: Option<Node> = None;
+        for (i, entry, span) in entries {
+            let base = match self.base(folder, &entry, span, format!("/extends/{i}")) {
+                Base::Map(base) => base,
+                Base::Skipped => continue,
+                Base::Stop => break,
+            };
+            merged = Some(match merged {
+                None => base,
+                Some(acc) => merge(acc, base),
+            });
+        }
+        match merged {
+            Some(base) => merge(base, root),
+            None => root,
+        }
+    }
+
+    /// The paths `extends` lists, each with its index and place; an entry that is
+    /// not a string is reported and left out. `None` (reported) when `extends` is
+    /// not a list at all.
+    fn extends_entries(&mut self, extends: &Node) -> Option<Vec<(usize, String, Span)>> {
+        match &extends.value {
             Value::Seq(items) => {
                 let mut out = Vec::new();
                 for (i, item) in items.iter().enumerate() {
@@ -239,101 +270,103 @@ impl Loader<'_> {
                         )),
                     }
                 }
-                out
+                Some(out)
             }
-            Value::Null => Vec::new(),
+            Value::Null => Some(Vec::new()),
             _ => {
                 self.diagnostics.push(
-                    Diagnostic::new(crate::codes::EXTENDS_INVALID, extends.node.span, "/extends", "`extends` is a list of paths")
+                    Diagnostic::new(crate::codes::EXTENDS_INVALID, extends.span, "/extends", "`extends` is a list of paths")
                         .with_help("write `extends: [base.yaml]`"),
                 );
-                map.shift_remove("extends");
-                return root;
+                None
             }
-        };
-        let folder = path.parent().unwrap_or(Path::new("."));
-        let mut merged: Option<Node> = None;
-        if self.diagnostics.len() > before {
-            map.shift_remove("extends");
-        }
-        for (i, entry, span) in entries {
-            let pointer = format!("/extends/{i}");
-            let target = folder.join(&entry);
-            let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
-            if let Some(start) = self.chain.iter().position(|p| *p == canonical) {
-                let mut names: Vec<String> = self.chain[start..].iter().map(|p| display_name(p)).collect();
-                names.push(display_name(&canonical));
-                self.diagnostics.push(Diagnostic::new(
-                    crate::codes::EXTENDS_CYCLE,
-                    span,
-                    pointer,
-                    format!("`extends` forms a cycle: {}", names.join(" → ")),
-                ));
-                continue;
-            }
-            // The top file is not counted: it may pull in MAX_EXTENDS_FILES others.
-            if self.sources.files().count() > MAX_EXTENDS_FILES {
-                self.diagnostics.push(Diagnostic::new(
-                    crate::codes::EXTENDS_LIMIT,
-                    span,
-                    pointer,
-                    format!("a composition may pull in at most {MAX_EXTENDS_FILES} files through `extends`"),
-                ));
-                break;
-            }
-            let bytes = match read_bounded(&target, self.left) {
-                Ok(bytes) => bytes,
-                Err(Unread::Io(e)) => {
-                    self.diagnostics.push(Diagnostic::new(
-                        crate::codes::EXTENDS_NOT_FOUND,
-                        span,
-                        pointer,
-                        format!("cannot read `{entry}` ({}): {e}", target.display()),
-                    ));
-                    continue;
-                }
-                Err(Unread::NotRegular(what)) => {
-                    self.diagnostics.push(Diagnostic::new(
-                        crate::codes::EXTENDS_NOT_A_FILE,
-                        span,
-                        pointer,
-                        format!("`{entry}` ({}) is {what}, not a regular file; nothing was read", target.display()),
-                    ));
-                    continue;
-                }
-                Err(Unread::TooLarge) => {
-                    self.diagnostics.push(too_large(span, &pointer, Some(&entry), self.limit));
-                    break;
-                }
-            };
-            self.left -= bytes.len() as u64;
-            let Some(mut base) = self.load(&target, canonical, bytes) else { continue };
-            match &mut base.value {
-                Value::Map(m) => {
-                    m.shift_remove("extends");
-                }
-                // An empty base adds nothing (merged, its null would replace what came before it).
-                Value::Null => continue,
-                other => {
-                    self.diagnostics.push(Diagnostic::new(
-                        crate::codes::EXTENDS_NOT_MAPPING,
-                        span,
-                        pointer,
-                        format!("`{entry}` is not a composition: its document is {}, not a map", other.kind_name()),
-                    ));
-                    continue;
-                }
-            }
-            merged = Some(match merged {
-                None => base,
-                Some(acc) => merge(acc, base),
-            });
-        }
-        match merged {
-            Some(base) => merge(base, root),
-            None => root,
         }
     }
+
+    /// The base one `extends` entry names (written `entry`, at `pointer`), loaded
+    /// with its own bases merged; or why there is nothing to merge from it.
+    fn base(&mut self, folder: &Path, entry: &str, span: Span, pointer: String) -> Base {
+        let target = folder.join(entry);
+        let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
+        if let Some(start) = self.chain.iter().position(|p| *p == canonical) {
+            let mut names: Vec<String> = self.chain[start..].iter().map(|p| display_name(p)).collect();
+            names.push(display_name(&canonical));
+            let message = format!("`extends` forms a cycle: {}", names.join(" → "));
+            self.diagnostics.push(Diagnostic::new(crate::codes::EXTENDS_CYCLE, span, pointer, message));
+            return Base::Skipped;
+        }
+        // The top file is not counted: it may pull in MAX_EXTENDS_FILES others.
+        if self.sources.files().count() > MAX_EXTENDS_FILES {
+            self.diagnostics.push(Diagnostic::new(
+                crate::codes::EXTENDS_LIMIT,
+                span,
+                pointer,
+                format!("a composition may pull in at most {MAX_EXTENDS_FILES} files through `extends`"),
+            ));
+            return Base::Stop;
+        }
+        let bytes = match read_bounded(&target, self.left) {
+            Ok(bytes) => bytes,
+            Err(unread) => return self.unread_base(unread, &target, entry, span, pointer),
+        };
+        self.left -= bytes.len() as u64;
+        let Some(mut base) = self.load(&target, canonical, bytes) else { return Base::Skipped };
+        match &mut base.value {
+            Value::Map(m) => {
+                m.shift_remove("extends");
+            }
+            // An empty base adds nothing (merged, its null would replace what came before it).
+            Value::Null => return Base::Skipped,
+            other => {
+                self.diagnostics.push(Diagnostic::new(
+                    crate::codes::EXTENDS_NOT_MAPPING,
+                    span,
+                    pointer,
+                    format!("`{entry}` is not a composition: its document is {}, not a map", other.kind_name()),
+                ));
+                return Base::Skipped;
+            }
+        }
+        Base::Map(base)
+    }
+
+    /// Reports a base that was not read. A file too large for what is left of
+    /// the budget stops the reading: every later base would be refused too.
+    fn unread_base(&mut self, unread: Unread, target: &Path, entry: &str, span: Span, pointer: String) -> Base {
+        let (d, next) = match unread {
+            Unread::Io(e) => (
+                Diagnostic::new(
+                    crate::codes::EXTENDS_NOT_FOUND,
+                    span,
+                    pointer,
+                    format!("cannot read `{entry}` ({}): {e}", target.display()),
+                ),
+                Base::Skipped,
+            ),
+            Unread::NotRegular(what) => (
+                Diagnostic::new(
+                    crate::codes::EXTENDS_NOT_A_FILE,
+                    span,
+                    pointer,
+                    format!("`{entry}` ({}) is {what}, not a regular file; nothing was read", target.display()),
+                ),
+                Base::Skipped,
+            ),
+            Unread::TooLarge => (too_large(span, &pointer, Some(entry), self.limit), Base::Stop),
+        };
+        self.diagnostics.push(d);
+        next
+    }
+}
+
+/// What became of one `extends` entry.
+enum Base {
+    /// A composition, to merge under the entries after it.
+    Map(Node),
+    /// Nothing to merge (reported, or an empty file): on to the next entry.
+    Skipped,
+    /// A limit was reached (reported): no later entry is read.
+    Stop,
 }
 
 fn display_name(path: &Path) -> String {
