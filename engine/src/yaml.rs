@@ -6,11 +6,14 @@
 //! unknown tags, alias expansion beyond a budget and nesting beyond a depth are
 //! located errors; the builder never recurses, so no input can overflow the stack.
 
-use indexmap::IndexMap;
-use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan, Tag};
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span as YamlSpan, Tag};
 
 use crate::diagnostic::{Diagnostic, FileId, Span};
 use crate::env::Env;
+
+mod mapping;
+
+pub use mapping::{Iter, Mapping, ValuesMut};
 
 /// Deepest nesting of mappings and sequences accepted.
 pub const MAX_DEPTH: usize = 64;
@@ -51,201 +54,6 @@ impl Value {
             Value::Str(_) => "a string",
             Value::Seq(_) => "a list",
             Value::Map(_) => "a map",
-        }
-    }
-}
-
-/// The index of a large mapping. Keyed with foldhash, which is much cheaper
-/// than SipHash on short keys; randomly seeded, so that keys crafted to collide
-/// cannot make a large map quadratic.
-type Index = IndexMap<String, Entry, foldhash::fast::RandomState>;
-
-/// A mapping's entries in file order. Most maps of a composition are small
-/// (`{ timeout: 10s }`): those are a list searched in place, one allocation and
-/// no hashing. From [`SMALL_MAP`] entries on, an index finds the keys.
-#[derive(Clone, Debug)]
-pub enum Mapping {
-    Small(Vec<(String, Entry)>),
-    Large(Box<Index>),
-}
-
-impl Default for Mapping {
-    fn default() -> Self {
-        Mapping::Small(Vec::new())
-    }
-}
-
-impl PartialEq for Mapping {
-    fn eq(&self, other: &Mapping) -> bool {
-        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
-    }
-}
-
-/// The entries of a [`Mapping`], in file order.
-pub enum Iter<'a> {
-    Small(std::slice::Iter<'a, (String, Entry)>),
-    Large(indexmap::map::Iter<'a, String, Entry>),
-}
-
-impl<'a> Iterator for Iter<'a> {
-    type Item = (&'a String, &'a Entry);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            Iter::Small(entries) => entries.next().map(|(k, e)| (k, e)),
-            Iter::Large(entries) => entries.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match self {
-            Iter::Small(entries) => entries.size_hint(),
-            Iter::Large(entries) => entries.size_hint(),
-        }
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
-
-impl<'a> IntoIterator for &'a Mapping {
-    type Item = (&'a String, &'a Entry);
-    type IntoIter = Iter<'a>;
-
-    fn into_iter(self) -> Iter<'a> {
-        self.iter()
-    }
-}
-
-impl IntoIterator for Mapping {
-    type Item = (String, Entry);
-    type IntoIter = Box<dyn Iterator<Item = (String, Entry)>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        match self {
-            Mapping::Small(entries) => Box::new(entries.into_iter()),
-            Mapping::Large(index) => Box::new(index.into_iter()),
-        }
-    }
-}
-
-/// The entries of a [`Mapping`], in file order, to change in place.
-pub enum ValuesMut<'a> {
-    Small(std::slice::IterMut<'a, (String, Entry)>),
-    Large(indexmap::map::ValuesMut<'a, String, Entry>),
-}
-
-impl<'a> Iterator for ValuesMut<'a> {
-    type Item = &'a mut Entry;
-
-    fn next(&mut self) -> Option<&'a mut Entry> {
-        match self {
-            ValuesMut::Small(entries) => entries.next().map(|(_, e)| e),
-            ValuesMut::Large(entries) => entries.next(),
-        }
-    }
-}
-
-impl Mapping {
-    pub fn len(&self) -> usize {
-        match self {
-            Mapping::Small(entries) => entries.len(),
-            Mapping::Large(index) => index.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn get(&self, key: &str) -> Option<&Entry> {
-        match self {
-            Mapping::Small(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, e)| e),
-            Mapping::Large(index) => index.get(key),
-        }
-    }
-
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
-        match self {
-            Mapping::Small(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, e)| e),
-            Mapping::Large(index) => index.get_mut(key),
-        }
-    }
-
-    pub fn first(&self) -> Option<(&String, &Entry)> {
-        self.iter().next()
-    }
-
-    pub fn iter(&self) -> Iter<'_> {
-        match self {
-            Mapping::Small(entries) => Iter::Small(entries.iter()),
-            Mapping::Large(index) => Iter::Large(index.iter()),
-        }
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl Iterator<Item = &Entry> {
-        self.iter().map(|(_, e)| e)
-    }
-
-    pub fn values_mut(&mut self) -> ValuesMut<'_> {
-        match self {
-            Mapping::Small(entries) => ValuesMut::Small(entries.iter_mut()),
-            Mapping::Large(index) => ValuesMut::Large(index.values_mut()),
-        }
-    }
-
-    /// Appends `key` unless it is there: then hands back the key and where
-    /// the first one was written. The one place a list becomes an index (at
-    /// [`SMALL_MAP`] entries); each key is compared or hashed once.
-    pub fn add(&mut self, key: String, entry: Entry) -> Result<(), (String, Span)> {
-        match self {
-            Mapping::Small(entries) => {
-                if let Some((_, first)) = entries.iter().find(|(k, _)| *k == key) {
-                    return Err((key, first.key_span));
-                }
-                if entries.len() + 1 < SMALL_MAP {
-                    entries.push((key, entry));
-                } else {
-                    let mut index = Index::with_capacity_and_hasher(2 * SMALL_MAP, Default::default());
-                    index.extend(entries.drain(..));
-                    index.insert(key, entry);
-                    *self = Mapping::Large(Box::new(index));
-                }
-                Ok(())
-            }
-            Mapping::Large(index) => match index.entry(key) {
-                indexmap::map::Entry::Occupied(first) => Err((first.key().clone(), first.get().key_span)),
-                indexmap::map::Entry::Vacant(slot) => {
-                    slot.insert(entry);
-                    Ok(())
-                }
-            },
-        }
-    }
-
-    /// Sets `key`: in its place when it is there, else at the end.
-    pub fn insert(&mut self, key: String, entry: Entry) {
-        match self.get_mut(&key) {
-            Some(e) => *e = entry,
-            None => self.add(key, entry).expect("the key is not there"),
-        }
-    }
-
-    /// Removes `key`, keeping the order of the others.
-    pub fn shift_remove(&mut self, key: &str) -> Option<Entry> {
-        match self {
-            Mapping::Small(entries) => entries.iter().position(|(k, _)| k == key).map(|i| entries.remove(i).1),
-            Mapping::Large(index) => index.shift_remove(key),
-        }
-    }
-
-    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Entry) -> bool) {
-        match self {
-            Mapping::Small(entries) => entries.retain_mut(|(k, e)| keep(k, e)),
-            Mapping::Large(index) => index.retain(|k, e| keep(k, e)),
         }
     }
 }
@@ -352,9 +160,6 @@ enum Open {
     },
 }
 
-/// Most maps hold fewer entries than this: they stay a list searched in place.
-const SMALL_MAP: usize = 16;
-
 struct Builder<'e> {
     file: FileId,
     env: Option<&'e dyn Env>,
@@ -407,96 +212,117 @@ impl<'e> Builder<'e> {
     fn run(mut self, text: &str) -> Result<(Node, Vec<Diagnostic>), Diagnostic> {
         let eof = Span { file: self.file, line: 1, column: 1 };
         for item in Parser::new_from_str(text) {
-            let (event, yspan) = item.map_err(|e| {
-                let m = e.marker();
-                let span = Span { file: self.file, line: m.line() as u32, column: m.col() as u32 + 1 };
-                self.err(crate::codes::YAML_SYNTAX, span, format!("invalid YAML: {}", e.info()))
-            })?;
+            let (event, yspan) = item.map_err(|e| self.syntax_error(&e))?;
             let span = self.span(&yspan);
-            match event {
-                Event::DocumentStart(_) => {
-                    self.documents += 1;
-                    if self.documents > 1 {
-                        return Err(self.err(
-                            crate::codes::YAML_MULTIPLE_DOCUMENTS,
-                            span,
-                            "a composition is one YAML document; found a second one",
-                        ));
-                    }
-                }
-                Event::Scalar(value, style, anchor, tag) => {
-                    if self.expecting_key() {
-                        self.push_key(value.into_owned(), span)?;
-                        continue;
-                    }
-                    let mut node = self.scalar(value, style, tag.as_deref(), span)?;
-                    if let (Some(env), Value::Str(s)) = (self.env, &node.value)
-                        && s.contains('$')
-                    {
-                        self.expand(&mut node, env);
-                    }
-                    self.complete(node, anchor)?;
-                }
-                Event::SequenceStart(anchor, tag) => {
-                    self.reject_key_collection(span)?;
-                    let reset = self.collection_tag(tag.as_deref(), span)?;
-                    self.open(Open::Seq { items: Vec::new(), span, anchor, reset }, span)?;
-                }
-                Event::MappingStart(anchor, tag) => {
-                    self.reject_key_collection(span)?;
-                    let reset = self.collection_tag(tag.as_deref(), span)?;
-                    let entries = Mapping::Small(self.spare.pop().unwrap_or_default());
-                    self.open(Open::Map { entries, pending_key: None, span, anchor, reset }, span)?;
-                }
-                Event::SequenceEnd => {
-                    let Some(Open::Seq { items, span, anchor, reset }) = self.stack.pop() else {
-                        unreachable!("parser balances sequences")
-                    };
-                    let mut node = Node::new(Value::Seq(items), span);
-                    node.reset = reset;
-                    self.complete(node, anchor)?;
-                }
-                Event::MappingEnd => {
-                    let Some(Open::Map { entries, span, anchor, reset, .. }) = self.stack.pop() else {
-                        unreachable!("parser balances mappings")
-                    };
-                    let entries = match entries {
-                        Mapping::Small(mut list) => {
-                            // At its exact size, in one allocation; the buffer serves the next map.
-                            let mut exact = Vec::with_capacity(list.len());
-                            exact.append(&mut list);
-                            self.spare.push(list);
-                            Mapping::Small(exact)
-                        }
-                        large => large,
-                    };
-                    let mut node = Node::new(Value::Map(entries), span);
-                    node.reset = reset;
-                    self.complete(node, anchor)?;
-                }
-                Event::Alias(id) => {
-                    let Some(target) = self.anchors.get(&id) else {
-                        return Err(self.err(crate::codes::YAML_SYNTAX, span, "alias to an unknown anchor"));
-                    };
-                    if self.expecting_key() {
-                        return Err(self.err(crate::codes::YAML_COMPLEX_KEY, span, "mapping keys must be plain strings, not aliases"));
-                    }
-                    self.alias_nodes += target.size();
-                    if self.alias_nodes > MAX_ALIAS_NODES {
-                        return Err(self.err(
-                            crate::codes::YAML_ALIAS_LIMIT,
-                            span,
-                            format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
-                        ));
-                    }
-                    let node = target.clone();
-                    self.complete(node, 0)?;
-                }
-                Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
-            }
+            self.event(event, span)?;
         }
         let root = self.root.take().unwrap_or_else(|| Node::new(Value::Null, eof));
         Ok((root, self.env_diagnostics))
+    }
+
+    /// What the parser could not read, located where it stopped.
+    fn syntax_error(&self, e: &ScanError) -> Diagnostic {
+        let m = e.marker();
+        let span = Span { file: self.file, line: m.line() as u32, column: m.col() as u32 + 1 };
+        self.err(crate::codes::YAML_SYNTAX, span, format!("invalid YAML: {}", e.info()))
+    }
+
+    /// One event of the parser: a scalar or an alias is a node (or a key), a
+    /// collection's start opens one and its end completes it.
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Diagnostic> {
+        match event {
+            Event::DocumentStart(_) => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    return Err(self.err(
+                        crate::codes::YAML_MULTIPLE_DOCUMENTS,
+                        span,
+                        "a composition is one YAML document; found a second one",
+                    ));
+                }
+                Ok(())
+            }
+            Event::Scalar(value, style, anchor, tag) => self.scalar_event(value, style, anchor, tag.as_deref(), span),
+            Event::SequenceStart(anchor, tag) => {
+                self.reject_key_collection(span)?;
+                let reset = self.collection_tag(tag.as_deref(), span)?;
+                self.open(Open::Seq { items: Vec::new(), span, anchor, reset }, span)
+            }
+            Event::MappingStart(anchor, tag) => {
+                self.reject_key_collection(span)?;
+                let reset = self.collection_tag(tag.as_deref(), span)?;
+                let entries = Mapping::Small(self.spare.pop().unwrap_or_default());
+                self.open(Open::Map { entries, pending_key: None, span, anchor, reset }, span)
+            }
+            Event::SequenceEnd => self.close_seq(),
+            Event::MappingEnd => self.close_map(),
+            Event::Alias(id) => self.alias(id, span),
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => Ok(()),
+        }
+    }
+
+    /// A scalar: the key a map waits for, or a value, its `${…}` expanded when the loader asks.
+    fn scalar_event(
+        &mut self,
+        value: std::borrow::Cow<'_, str>,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        if self.expecting_key() {
+            return self.push_key(value.into_owned(), span);
+        }
+        let mut node = self.scalar(value, style, tag, span)?;
+        if let (Some(env), Value::Str(s)) = (self.env, &node.value)
+            && s.contains('$')
+        {
+            self.expand(&mut node, env);
+        }
+        self.complete(node, anchor)
+    }
+
+    /// A sequence's end: its node completes the collection it is in.
+    fn close_seq(&mut self) -> Result<(), Diagnostic> {
+        let Some(Open::Seq { items, span, anchor, reset }) = self.stack.pop() else { unreachable!("parser balances sequences") };
+        let mut node = Node::new(Value::Seq(items), span);
+        node.reset = reset;
+        self.complete(node, anchor)
+    }
+
+    /// A mapping's end: its node completes the collection it is in, and a small
+    /// map's buffer goes back for the next one.
+    fn close_map(&mut self) -> Result<(), Diagnostic> {
+        let Some(Open::Map { entries, span, anchor, reset, .. }) = self.stack.pop() else { unreachable!("parser balances mappings") };
+        let entries = match entries {
+            Mapping::Small(mut list) => {
+                // At its exact size, in one allocation; the buffer serves the next map.
+                let mut exact = Vec::with_capacity(list.len());
+                exact.append(&mut list);
+                self.spare.push(list);
+                Mapping::Small(exact)
+            }
+            large => large,
+        };
+        let mut node = Node::new(Value::Map(entries), span);
+        node.reset = reset;
+        self.complete(node, anchor)
+    }
+
+    /// An alias is a copy of its anchor's node, within the budget of [`MAX_ALIAS_NODES`].
+    fn alias(&mut self, id: usize, span: Span) -> Result<(), Diagnostic> {
+        let Some(target) = self.anchors.get(&id) else {
+            return Err(self.err(crate::codes::YAML_SYNTAX, span, "alias to an unknown anchor"));
+        };
+        if self.expecting_key() {
+            return Err(self.err(crate::codes::YAML_COMPLEX_KEY, span, "mapping keys must be plain strings, not aliases"));
+        }
+        self.alias_nodes += target.size();
+        if self.alias_nodes > MAX_ALIAS_NODES {
+            return Err(self.err(crate::codes::YAML_ALIAS_LIMIT, span, format!("aliases expand to more than {MAX_ALIAS_NODES} nodes")));
+        }
+        let node = target.clone();
+        self.complete(node, 0)
     }
 
     fn expand(&mut self, node: &mut Node, env: &dyn Env) {
@@ -686,6 +512,7 @@ fn is_float(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::mapping::SMALL_MAP;
     use super::*;
 
     fn value(text: &str) -> serde_json::Value {
