@@ -222,6 +222,10 @@ fn is_secret_key(key: &str) -> bool {
 /// no further, so that a line of separators is scanned in linear time.
 const MAX_KEY_BYTES: usize = 128;
 
+/// What a key starts after, besides whitespace and the line's start: a flow map's
+/// or a flow list's opening, or the comma between flow entries.
+const BEFORE_A_KEY: [char; 3] = ['{', ',', '['];
+
 /// The values of secret-named keys: `key: value` as YAML writes it (block or flow), `key=value`.
 /// Linear in the text: no separator inside a value already masked is looked at, a key is
 /// looked for at most [`MAX_KEY_BYTES`] back, and whether a value is in a flow map is read
@@ -240,10 +244,10 @@ fn key_values(text: &str, ranges: &mut Vec<Range<usize>>) {
             continue;
         }
         let key_end = at - bytes[..at].iter().rev().take(MAX_KEY_BYTES).take_while(|b| b.is_ascii_whitespace()).count();
-        // The key: the word of key characters just before, itself after a space, `{`, `,` or `[` (or the line's start).
+        // The key: the word of key characters just before, itself after whitespace, `BEFORE_A_KEY` or the line's start.
         let key_char = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'"' | b'\'');
         let key_start = key_end - bytes[..key_end].iter().rev().take(MAX_KEY_BYTES).take_while(|b| key_char(b)).count();
-        let after_a_delimiter = text[..key_start].chars().next_back().is_none_or(|c| c.is_whitespace() || matches!(c, '{' | ',' | '['));
+        let after_a_delimiter = text[..key_start].chars().next_back().is_none_or(|c| c.is_whitespace() || BEFORE_A_KEY.contains(&c));
         let key = &text[key_start..key_end];
         if key.is_empty() || !after_a_delimiter || !is_secret_key(key) {
             continue;
