@@ -125,6 +125,9 @@ pub struct SkillsMount {
     rootless_workspace: PathBuf,
     /// Unique in the process: cache keys name the mount by it.
     pub serial: u64,
+    /// The digests of files served from the catalogs of the chains this mount is
+    /// the first of (`served::Digests`).
+    pub(crate) digests: Arc<crate::served::Digests>,
     revision: AtomicU64,
     republishes: AtomicU64,
     /// Skill files read by discovery since the mount started (each edit costs one).
@@ -175,6 +178,7 @@ impl SkillsMount {
             rootless_workspace: crate::registry::workspace_of(configured_root.as_deref(), &[]),
             configured_root,
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
+            digests: Arc::default(),
             revision: AtomicU64::new(0),
             republishes: AtomicU64::new(0),
             files_read: AtomicU64::new(0),

@@ -20,7 +20,7 @@ use std::io::Read as _;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::{Value as Json, json};
@@ -101,10 +101,40 @@ const KEPT_DIGESTS: usize = 1 << 16;
 /// one timestamp tick of the hash would otherwise keep a stale digest (git's "racily clean").
 const RACY: i128 = 2_000_000_000;
 
-/// Digests kept by `DigestKey`: a listing hashes only what changed.
-fn digests() -> &'static Mutex<HashMap<DigestKey, String>> {
-    static DIGESTS: OnceLock<Mutex<HashMap<DigestKey, String>>> = OnceLock::new();
-    DIGESTS.get_or_init(Mutex::default)
+/// Files' digests kept by `DigestKey`, so that a listing hashes only what changed: at
+/// most `KEPT_DIGESTS`, past it all forgotten; a file changed within `RACY` of its hash
+/// is not kept. Each skills mount keeps one for the chains it is the first of
+/// (`SkillsMount::digests`), not the mount whose folder is read: the served paths reach
+/// a file through the chain's catalog, whose candidates do not record which mount read
+/// them. A digest follows from the file's stamp alone, so whichever mount keeps it, it
+/// is right; kept on a mount, it goes when the mount goes, and two deployments, which
+/// build their own mounts, share none of it.
+#[derive(Default)]
+pub struct Digests(Mutex<HashMap<DigestKey, String>>);
+
+impl Digests {
+    fn get(&self, stamp: &DigestKey) -> Option<String> {
+        self.0.lock().expect("digests lock").get(stamp).cloned()
+    }
+
+    /// Keeps the digest of the file of `stamp` hashed at `now` (ns since the epoch),
+    /// unless its mtime or ctime is within `RACY` of `now`; past `KEPT_DIGESTS`, the
+    /// others are all forgotten first.
+    fn keep(&self, stamp: DigestKey, digest: &str, now: i128) {
+        if now - stamp.3 > RACY && now - stamp.4 > RACY {
+            let mut kept = self.0.lock().expect("digests lock");
+            if kept.len() >= KEPT_DIGESTS {
+                kept.clear();
+            }
+            kept.insert(stamp, digest.to_owned());
+        }
+    }
+
+    /// How many digests are kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0.lock().expect("digests lock").len()
+    }
 }
 
 /// A skill's URI for the file at `path` (`/`-separated) under its folder.
@@ -145,9 +175,10 @@ pub fn parse_directory_uri(uri: &str) -> Option<(&str, String)> {
     }
 }
 
-/// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is not served.
-pub fn entry(name: &str, folder: &Folder) -> Result<Json, ServeError> {
-    let (files, skill_md) = manifest(name, folder)?;
+/// The skill's entry for `skills/list` (`{uri, frontmatter, resources}`), or why it is
+/// not served; its files' digests kept in `digests`.
+pub fn entry(name: &str, folder: &Folder, digests: &Digests) -> Result<Json, ServeError> {
+    let (files, skill_md) = manifest(name, folder, digests)?;
     // A host finds the frontmatter at the file's first byte (`---`); after a byte-order mark
     // it finds none, and the skill fails its check. The `skill` tool reads past the mark.
     if skill_md.starts_with("\u{feff}".as_bytes()) {
@@ -169,8 +200,8 @@ pub(crate) fn entry_of(name: &str, frontmatter: Json, files: &[File]) -> Json {
 }
 
 /// The `resources/read` contents of the file at `path` of a served skill: text when it is UTF-8, else a blob.
-pub fn read(name: &str, folder: &Folder, path: &str) -> Result<Json, ServeError> {
-    let (files, skill_md) = manifest(name, folder)?;
+pub fn read(name: &str, folder: &Folder, path: &str, digests: &Digests) -> Result<Json, ServeError> {
+    let (files, skill_md) = manifest(name, folder, digests)?;
     if !files.iter().any(|f| f.path == path) {
         return Err(ServeError::NoFile { name: name.to_owned(), path: path.to_owned() });
     }
@@ -202,8 +233,8 @@ pub fn file_size(folder: &Folder, path: &str) -> u64 {
 
 /// `resources/directory/read` of a folder of a served skill (`path` empty: the skill's
 /// own): its direct children as resources, folders with MIME type `inode/directory`.
-pub fn directory(name: &str, folder: &Folder, path: &str) -> Result<Json, ServeError> {
-    let (files, _) = manifest(name, folder)?;
+pub fn directory(name: &str, folder: &Folder, path: &str, digests: &Digests) -> Result<Json, ServeError> {
+    let (files, _) = manifest(name, folder, digests)?;
     // A folder that serves nothing (an empty one, one of hidden files) is listed empty; one that is not there is not served.
     directory_of(name, &files, path, || is_folder_beneath(&folder.dir, path))
 }
@@ -235,8 +266,9 @@ pub(crate) fn directory_of(name: &str, files: &[File], path: &str, exists: impl 
 }
 
 /// Every file the skill serves, SKILL.md first and the rest by path, and SKILL.md's
-/// bytes; bounded by `MAX_FILES`, `MAX_BYTES`, `MAX_WALKED` and `MAX_DEPTH`.
-fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), ServeError> {
+/// bytes; bounded by `MAX_FILES`, `MAX_BYTES`, `MAX_WALKED` and `MAX_DEPTH`. A file
+/// whose stamp is in `digests` is not read again.
+fn manifest(name: &str, folder: &Folder, digests: &Digests) -> Result<(Vec<File>, Vec<u8>), ServeError> {
     let skill_md = read_capped(std::fs::File::open(&folder.file), &folder.file)?;
     let mut total = skill_md.len() as u64;
     let mut files = vec![File { path: "SKILL.md".into(), size: total, digest: digest_of(&skill_md) }];
@@ -254,21 +286,14 @@ fn manifest(name: &str, folder: &Folder) -> Result<(Vec<File>, Vec<u8>), ServeEr
         }
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         let stamp = (meta.dev(), meta.ino(), meta.len(), ns(meta.mtime(), meta.mtime_nsec()), ns(meta.ctime(), meta.ctime_nsec()));
-        let kept = digests().lock().expect("digests lock").get(&stamp).cloned();
-        let digest = match kept {
+        let digest = match digests.get(&stamp) {
             Some(digest) => digest,
             None => {
                 let mut bytes = Vec::with_capacity(meta.len() as usize);
                 (&mut file).take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(unread)?;
                 let digest = digest_of(&bytes);
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
-                if now - stamp.3 > RACY && now - stamp.4 > RACY {
-                    let mut kept = digests().lock().expect("digests lock");
-                    if kept.len() >= KEPT_DIGESTS {
-                        kept.clear();
-                    }
-                    kept.insert(stamp, digest.clone());
-                }
+                digests.keep(stamp, &digest, now);
                 digest
             }
         };
@@ -418,10 +443,48 @@ mod tests {
         let folder = Folder { dir: dir.clone(), file: dir.join("SKILL.md"), guard: None };
         let text = "---\nname: a\ndescription: d\n---\nbody\n";
         std::fs::write(&folder.file, text).unwrap();
-        assert_eq!(entry("a", &folder).unwrap()["frontmatter"]["name"], "a");
+        assert_eq!(entry("a", &folder, &Digests::default()).unwrap()["frontmatter"]["name"], "a");
         std::fs::write(&folder.file, format!("\u{feff}{text}")).unwrap();
-        assert!(entry("a", &folder).unwrap_err().to_string().contains("byte-order mark"));
+        assert!(entry("a", &folder, &Digests::default()).unwrap_err().to_string().contains("byte-order mark"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A stamp of file `ino` whose mtime and ctime are both `at`.
+    fn stamp(ino: u64, at: i128) -> DigestKey {
+        (1, ino, 10, at, at)
+    }
+
+    /// Up to `KEPT_DIGESTS` digests are all kept; one more forgets them all, then is kept.
+    #[test]
+    fn digests_are_kept_up_to_the_limit_and_all_forgotten_past_it() {
+        let digests = Digests::default();
+        let now = 100 * RACY;
+        let old = now - RACY - 1;
+        let limit = KEPT_DIGESTS as u64;
+        for ino in 0..limit {
+            digests.keep(stamp(ino, old), "sha256:a", now);
+        }
+        assert_eq!(digests.len(), KEPT_DIGESTS, "at the limit every digest is kept");
+        assert_eq!(digests.get(&stamp(0, old)).as_deref(), Some("sha256:a"), "the first one too");
+        assert_eq!(digests.get(&stamp(limit - 1, old)).as_deref(), Some("sha256:a"));
+        digests.keep(stamp(limit, old), "sha256:b", now);
+        assert_eq!(digests.len(), 1, "past the limit the others are forgotten");
+        assert_eq!(digests.get(&stamp(0, old)), None);
+        assert_eq!(digests.get(&stamp(limit, old)).as_deref(), Some("sha256:b"));
+    }
+
+    /// A file whose mtime or ctime is within `RACY` of its hash is not kept: it may have
+    /// been written again within the same timestamp tick (git's "racily clean").
+    #[test]
+    fn a_digest_of_a_file_changed_within_racy_of_its_hash_is_not_kept() {
+        let digests = Digests::default();
+        let now = 100 * RACY;
+        digests.keep((1, 1, 10, now - RACY, now - 2 * RACY), "sha256:a", now);
+        digests.keep((1, 2, 10, now - 2 * RACY, now - RACY), "sha256:a", now);
+        digests.keep((1, 3, 10, now, now), "sha256:a", now);
+        assert_eq!(digests.len(), 0, "a change RACY ago or later, by mtime or by ctime");
+        digests.keep((1, 4, 10, now - RACY - 1, now - RACY - 1), "sha256:a", now);
+        assert_eq!(digests.get(&(1, 4, 10, now - RACY - 1, now - RACY - 1)).as_deref(), Some("sha256:a"));
     }
 
     /// A file is opened beneath its folder without following a link anywhere on the way,

@@ -104,10 +104,19 @@ fn base_of(candidate: &Candidate) -> String {
 
 /// The catalog the agent's session sees, from its providers and roots.
 async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Arc<Catalog> {
+    served_for(providers, roots).await.0
+}
+
+/// The catalog the agent's session sees, with the digests of the files served from
+/// it, kept on the first mount of the agent's chain (`served::Digests`); with no
+/// skills mount, none are kept.
+async fn served_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> (Arc<Catalog>, Arc<served::Digests>) {
     let chain = registry::layered(providers);
-    let configured = chain.first().and_then(|l| l.mount.configured_root.clone());
+    let owner = chain.first().map(|l| l.mount.clone());
+    let configured = owner.as_ref().and_then(|m| m.configured_root.clone());
     let workspace = registry::workspace_of(configured.as_deref(), roots);
-    registry::with_imported(registry::catalog(workspace, chain).await, providers)
+    let catalog = registry::with_imported(registry::catalog(workspace, chain).await, providers);
+    (catalog, owner.map(|m| m.digests.clone()).unwrap_or_default())
 }
 
 /// Why a skill's file or folder was not read (its root refused, or the read failed).
@@ -207,7 +216,7 @@ pub fn list(settings: &SkillSettings, listing: Listing) -> BoxFuture<'static, Li
 /// served (past the extension's limits, unreadable) is left out of this list only.
 pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
     Box::pin(async move {
-        let catalog = catalog_for(&listing.providers, &listing.roots).await;
+        let (catalog, digests) = served_for(&listing.providers, &listing.roots).await;
         let candidates: Vec<Arc<Candidate>> = match &only {
             Some(uri) => served::parse_uri(uri)
                 .filter(|(_, path)| path == "SKILL.md")
@@ -233,7 +242,7 @@ pub fn skills(_settings: &SkillSettings, listing: Listing, only: Option<String>)
                                     unserved(&why);
                                     None
                                 }
-                                None => served::entry(name, folder).inspect_err(|why| unserved(why)).ok(),
+                                None => served::entry(name, folder, &digests).inspect_err(|why| unserved(why)).ok(),
                             }
                         }
                         Place::Mount { skill, .. } => imported::entry(name, skill).inspect_err(|why| unserved(why)).ok(),
@@ -256,15 +265,16 @@ pub fn read_skill(
 ) -> BoxFuture<'static, SkillRead> {
     Box::pin(async move {
         let (name, path) = if directory { served::parse_directory_uri(&uri)? } else { served::parse_uri(&uri)? };
-        let catalog = catalog_for(&listing.providers, &listing.roots).await;
+        let (catalog, digests) = served_for(&listing.providers, &listing.roots).await;
         let candidate = catalog.skills.get(name).filter(|c| c.summary.model_invocable || c.summary.user_invocable)?.clone();
-        let read = read_candidate(name.to_owned(), candidate.place.clone(), path, directory, &listing.providers, hold).await;
+        let read = read_candidate(name.to_owned(), candidate.place.clone(), path, directory, &listing.providers, hold, digests).await;
         Some(read.map_err(ProviderError::from))
     })
 }
 
 /// A file (or, with `directory`, a folder) at `path` of skill `name`, which is at `place`;
-/// a file's size is taken from the read budget (`hold`) before its bytes are read.
+/// a file's size is taken from the read budget (`hold`) before its bytes are read, and
+/// a folder's files' digests are kept in `digests`.
 async fn read_candidate(
     name: String,
     place: Place,
@@ -272,18 +282,19 @@ async fn read_candidate(
     directory: bool,
     providers: &[Provider],
     hold: ReadHold,
+    digests: Arc<served::Digests>,
 ) -> Result<Json, SkillReadError> {
     Ok(match place {
         Place::Folder(folder) if directory => {
             judged(&folder).await?;
-            tokio::task::spawn_blocking(move || served::directory(&name, &folder, &path)).await??
+            tokio::task::spawn_blocking(move || served::directory(&name, &folder, &path, &digests)).await??
         }
         Place::Folder(folder) => {
             judged(&folder).await?;
             let sized = folder.clone();
             let at = path.clone();
             hold.take(tokio::task::spawn_blocking(move || served::file_size(&sized, &at)).await?).await;
-            tokio::task::spawn_blocking(move || served::read(&name, &folder, &path)).await??
+            tokio::task::spawn_blocking(move || served::read(&name, &folder, &path, &digests)).await??
         }
         Place::Mount { skill, .. } if directory => imported::directory(&name, &skill, &path)?,
         Place::Mount { mount, skill } => imported::read(&name, &mount, &skill, &path, providers, hold).await?,
