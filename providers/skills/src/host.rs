@@ -125,8 +125,10 @@ pub struct SkillsMount {
     rootless_workspace: PathBuf,
     /// Unique in the process: cache keys name the mount by it.
     pub serial: u64,
-    /// The digests of files served from the catalogs of the chains this mount is
-    /// the first of (`served::Digests`).
+    /// The catalogs of the chains this mount is the first of (`registry::Chains`):
+    /// kept with the mounts they were read from, not in the process.
+    pub(crate) chains: crate::registry::Chains,
+    /// The digests of files served from those chains' catalogs (`served::Digests`).
     pub(crate) digests: Arc<crate::served::Digests>,
     revision: AtomicU64,
     republishes: AtomicU64,
@@ -178,6 +180,7 @@ impl SkillsMount {
             rootless_workspace: crate::registry::workspace_of(configured_root.as_deref(), &[]),
             configured_root,
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
+            chains: crate::registry::Chains::default(),
             digests: Arc::default(),
             revision: AtomicU64::new(0),
             republishes: AtomicU64::new(0),

@@ -7,12 +7,13 @@
 //!
 //! A catalog is cached by (workspace, scope chain) with the revisions of the
 //! mounts it was read at; an incomplete observation is never cached and never
-//! replaces the last good catalog, which stays what is published.
+//! replaces the last good catalog, which stays what is published. The cache
+//! lives on the chain's first mount (`Chains`), not in the process.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use imbl::OrdMap;
 use seam_engine::runtime::AsAny;
@@ -167,7 +168,39 @@ fn changed_names(before: &[(u32, Observation)], after: &[(u32, Observation)]) ->
     Some(names.into_iter().collect())
 }
 
+/// What a skills mount keeps for the chains it is the first of (`SkillsMount::chains`):
+/// their catalogs, by workspace and chain, and those catalogs with imported skills
+/// added, bounded per mount by `CACHE_ENTRIES` and `OVERLAYS`. Not in the process:
+/// kept on a mount the chain was read from, a chain's state goes when that mount goes
+/// (a reload that rebuilds it starts afresh), and two deployments, which build their
+/// own mounts, share none of it. The first mount, because every session of the chain
+/// finds it at once (`registry::layered`), and the chain's other mounts are in the key.
+#[derive(Default)]
+pub struct Chains {
+    catalogs: Mutex<Cache>,
+    overlays: Mutex<VecDeque<Overlay>>,
+}
+
+impl Chains {
+    /// How many catalogs are cached.
+    #[cfg(test)]
+    fn cached(&self) -> usize {
+        self.catalogs.lock().expect("catalog cache lock").entries.len()
+    }
+
+    /// Whether the catalog of `chain` in `workspace` is cached.
+    #[cfg(test)]
+    fn caches(&self, workspace: &Path, chain: &[Layered]) -> bool {
+        self.catalogs.lock().expect("catalog cache lock").entries.contains_key(&key_of(workspace, chain))
+    }
+}
+
+/// A workspace and the chain's mounts (`SkillsMount::serial`), each with its layer.
 type Key = (PathBuf, Vec<(u64, u32)>);
+
+fn key_of(workspace: &Path, chain: &[Layered]) -> Key {
+    (workspace.to_owned(), chain.iter().map(|l| (l.mount.serial, l.layer)).collect())
+}
 
 struct Cached {
     /// The mounts' revisions the catalog is current at; `None` once an
@@ -176,7 +209,7 @@ struct Cached {
     catalog: Arc<Catalog>,
     /// What the catalog was merged from, to merge only what changed next time.
     observed: Arc<Vec<(u32, Observation)>>,
-    /// The chain's mounts: an entry whose mounts are all gone is dropped first.
+    /// The chain's mounts: an entry naming one that is gone is dropped first.
     mounts: Vec<Weak<SkillsMount>>,
     /// When it was last used (a tick of `Cache::clock`).
     used: u64,
@@ -189,9 +222,10 @@ struct Cache {
 }
 
 impl Cache {
-    /// Makes room for one more entry: entries of mounts that are gone first, then the least recently used.
+    /// Makes room for one more entry: entries naming a mount that is gone first (no
+    /// chain can name it again), then the least recently used.
     fn make_room(&mut self) {
-        self.entries.retain(|_, c| c.mounts.iter().any(|m| m.strong_count() > 0));
+        self.entries.retain(|_, c| c.mounts.iter().all(|m| m.strong_count() > 0));
         while self.entries.len() >= CACHE_ENTRIES {
             let Some(oldest) = self.entries.iter().min_by_key(|(_, c)| c.used).map(|(k, _)| k.clone()) else { return };
             self.entries.remove(&oldest);
@@ -199,10 +233,8 @@ impl Cache {
     }
 }
 
-/// Most (workspace, chain) catalogs kept.
+/// Most (workspace, chain) catalogs one mount keeps for the chains it is the first of.
 const CACHE_ENTRIES: usize = 256;
-
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
 /// The skills MCP mounts import, with each mount's layer and id, in composition order.
 type ImportedBy = Vec<(u32, String, Arc<Vec<ImportedSkill>>)>;
@@ -214,18 +246,19 @@ struct Overlay {
     catalog: Arc<Catalog>,
 }
 
-/// Most overlays kept: one per (workspace, chain) a deployment serves, commonly.
+/// Most overlays one mount keeps, the oldest made dropped first: one per (workspace,
+/// chain) it is the first of, commonly.
 const OVERLAYS: usize = 64;
-
-static OVERLAID: LazyLock<Mutex<std::collections::VecDeque<Overlay>>> = LazyLock::new(Mutex::default);
 
 /// `base` with the skills the agent's MCP mounts import from their servers added
 /// (`Offers::skills`), ranked `RANK_IMPORTED`, as a layer below every folder: a name
 /// a folder has, in any layer, stays the folder's, since a server's SKILL.md must not
 /// replace one the operator put on disk. Between imported skills of one name, the
 /// mount of the nearer layer wins, then the one first in the composition. A skill
-/// whose listed frontmatter breaks the rules a file must keep is left out.
-pub fn with_imported(base: Arc<Catalog>, providers: &[Provider]) -> Arc<Catalog> {
+/// whose listed frontmatter breaks the rules a file must keep is left out. Kept on
+/// `owner`, the first mount of the chain `base` is the catalog of; without one (an
+/// agent whose every skill is imported) made again at each call.
+pub fn with_imported(base: Arc<Catalog>, owner: Option<&SkillsMount>, providers: &[Provider]) -> Arc<Catalog> {
     let imported: ImportedBy = providers
         .iter()
         .filter_map(|p| {
@@ -241,8 +274,9 @@ pub fn with_imported(base: Arc<Catalog>, providers: &[Provider]) -> Arc<Catalog>
             && o.imported.len() == imported.len()
             && o.imported.iter().zip(&imported).all(|(a, b)| a.0 == b.0 && a.1 == b.1 && Arc::ptr_eq(&a.2, &b.2))
     };
-    if let Some(o) = OVERLAID.lock().expect("overlay lock").iter().find(|o| same(o)) {
-        return o.catalog.clone();
+    if let Some(o) = owner.and_then(|m| m.chains.overlays.lock().expect("overlay lock").iter().find(|o| same(o)).map(|o| o.catalog.clone()))
+    {
+        return o;
     }
     let mut skills = base.skills.clone();
     let mut sum = base.sum;
@@ -272,11 +306,13 @@ pub fn with_imported(base: Arc<Catalog>, providers: &[Provider]) -> Arc<Catalog>
         unavailable: base.unavailable.clone(),
         rendered: OnceLock::new(),
     });
-    let mut overlaid = OVERLAID.lock().expect("overlay lock");
-    if overlaid.len() >= OVERLAYS {
-        overlaid.pop_front();
+    if let Some(owner) = owner {
+        let mut overlays = owner.chains.overlays.lock().expect("overlay lock");
+        if overlays.len() >= OVERLAYS {
+            overlays.pop_front();
+        }
+        overlays.push_back(Overlay { base, imported, catalog: catalog.clone() });
     }
-    overlaid.push_back(Overlay { base, imported, catalog: catalog.clone() });
     catalog
 }
 
@@ -289,16 +325,18 @@ pub fn workspace_of(configured: Option<&Path>, roots: &[PathBuf]) -> PathBuf {
     inside.or(configured).unwrap_or_else(|| std::env::current_dir().unwrap_or_default())
 }
 
-/// The agent's catalog in `workspace`: cached while no mount's revision moved
-/// (and every root is watched), else observed again (blocking reads on the
-/// blocking pool).
+/// The agent's catalog in `workspace`: cached on the chain's first mount while
+/// no mount's revision moved (and every root is watched), else observed again
+/// (blocking reads on the blocking pool). An empty chain reads nothing: its
+/// catalog is empty.
 pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
-    let key: Key = (workspace.clone(), chain.iter().map(|l| (l.mount.serial, l.layer)).collect());
+    let Some(owner) = chain.first().map(|l| l.mount.clone()) else { return Arc::new(merge(&[])) };
+    let key = key_of(&workspace, &chain);
     let revisions: Vec<u64> = chain.iter().map(|l| l.mount.revision()).collect();
     let polling = chain.iter().any(|l| l.mount.polling());
     let mounts: Vec<Weak<SkillsMount>> = chain.iter().map(|l| Arc::downgrade(&l.mount)).collect();
     let last = {
-        let mut cache = CACHE.lock().expect("catalog cache lock");
+        let mut cache = owner.chains.catalogs.lock().expect("catalog cache lock");
         cache.clock += 1;
         let now = cache.clock;
         match cache.entries.get_mut(&key) {
@@ -322,7 +360,7 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
     };
     if let Some(reason) = observations.iter().find_map(|(_, o)| o.incomplete.clone()) {
         tracing::warn!(workspace = %key.0.display(), "skill discovery incomplete, the last good catalog stays: {reason}");
-        let mut cache = CACHE.lock().expect("catalog cache lock");
+        let mut cache = owner.chains.catalogs.lock().expect("catalog cache lock");
         if let Some(c) = cache.entries.get_mut(&key) {
             // Kept as the last good catalog, no longer as a current one.
             c.revisions = None;
@@ -340,11 +378,166 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
         None => Arc::new(merge(&refs)),
     };
     let revisions = Some(observations.iter().map(|(_, o)| o.revision).collect());
-    let mut cache = CACHE.lock().expect("catalog cache lock");
+    let mut cache = owner.chains.catalogs.lock().expect("catalog cache lock");
     if !cache.entries.contains_key(&key) {
         cache.make_room();
     }
     let used = cache.clock;
     cache.entries.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations), mounts, used });
     catalog
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use seam_engine::offers::Offers;
+    use seam_engine::runtime::{BoxFuture, Changes, Running, State, Status};
+    use serde_json::{Value as Json, json};
+
+    use super::*;
+    use crate::FsSkills;
+
+    /// A scratch folder that is a project of its own (`.git`): the workspaces made in
+    /// it are all that one project, so observing them drops no project.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("seam-registry-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        dir
+    }
+
+    /// An unwatched mount reading only `<dir>/<root>`, where skill `skill` is written.
+    fn mount(dir: &Path, root: &str, skill: &str) -> Arc<SkillsMount> {
+        let root = dir.join(root);
+        std::fs::create_dir_all(root.join(skill)).unwrap();
+        std::fs::write(root.join(skill).join("SKILL.md"), format!("---\nname: {skill}\ndescription: d\n---\n")).unwrap();
+        let config = FsSkills {
+            kind: "skills.fs".into(),
+            include_default_roots: false,
+            custom_dirs: vec![root.display().to_string()],
+            bundled_dir: None,
+            watch: false,
+            max_watched_projects: 1,
+            read_only_roots: false,
+        };
+        Arc::new(SkillsMount::new(skill.into(), config, Some(dir.to_owned()), Changes::default()))
+    }
+
+    fn chain(mounts: &[&Arc<SkillsMount>]) -> Vec<Layered> {
+        mounts.iter().map(|m| Layered { mount: (*m).clone(), layer: 0 }).collect()
+    }
+
+    /// An MCP mount whose server lists one skill, `i<n>`.
+    struct Importer(Arc<Offers>);
+
+    impl Running for Importer {
+        fn status(&self) -> Status {
+            Status::new(State::Ready, None)
+        }
+        fn offers(&self) -> Arc<Offers> {
+            self.0.clone()
+        }
+        fn dispose(&self, _within: Duration) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    fn importer(n: usize) -> Vec<Provider> {
+        let name = format!("i{n}");
+        let frontmatter = json!({ "name": name, "description": "d" }).as_object().unwrap().clone();
+        let skill =
+            ImportedSkill { uri: format!("skill://{name}/SKILL.md"), name, digest: String::new(), size: 0, frontmatter, files: Vec::new() };
+        let offers = Offers { skills: Arc::new(vec![skill]), ..Offers::default() };
+        vec![Provider {
+            id: format!("mcp{n}"),
+            registry: "mcp",
+            config: Arc::new(Json::Null),
+            running: Arc::new(Importer(Arc::new(offers))),
+            layer: 0,
+        }]
+    }
+
+    /// Two mounts keep apart what they keep for their chains: a chain's catalog, its
+    /// overlays and its files' digests are its first mount's, never answered from
+    /// another's, and they go when that mount goes.
+    #[tokio::test]
+    async fn two_mounts_share_nothing_they_keep() {
+        let dir = scratch("apart");
+        let (a, b) = (mount(&dir, "root", "x"), mount(&dir, "root", "x"));
+        let of_a = catalog(dir.clone(), chain(&[&a])).await;
+        assert!(of_a.skills.contains_key("x"));
+        assert_eq!((a.chains.cached(), b.chains.cached()), (1, 0), "kept on the chain's first mount only");
+        let of_b = catalog(dir.clone(), chain(&[&b])).await;
+        assert!(!Arc::ptr_eq(&of_a, &of_b) && b.files_read() > 0, "b's chain is read by b");
+        assert_eq!((a.chains.cached(), b.chains.cached()), (1, 1));
+        assert!(Arc::ptr_eq(&of_a, &catalog(dir.clone(), chain(&[&a])).await), "a's stays cached");
+
+        let imports = importer(0);
+        let on_a = with_imported(of_a.clone(), Some(&a), &imports);
+        assert!(on_a.skills.contains_key("i0"));
+        assert!(Arc::ptr_eq(&on_a, &with_imported(of_a.clone(), Some(&a), &imports)), "kept on a");
+        assert!(!Arc::ptr_eq(&on_a, &with_imported(of_a.clone(), None, &imports)), "without a mount, nothing is kept");
+        let on_b = with_imported(of_b.clone(), Some(&b), &imports);
+        assert!(!Arc::ptr_eq(&on_b, &with_imported(of_b.clone(), Some(&a), &imports)), "a makes its own of the same");
+        assert!(Arc::ptr_eq(&on_b, &with_imported(of_b.clone(), Some(&b), &imports)), "kept on b");
+        assert!(!Arc::ptr_eq(&a.digests, &b.digests));
+
+        let (cached, overlaid) = (Arc::downgrade(&of_a), Arc::downgrade(&on_a));
+        drop((of_a, on_a, a));
+        assert!(cached.upgrade().is_none() && overlaid.upgrade().is_none(), "a's catalogs went with it");
+        assert_eq!(b.chains.cached(), 1, "b's stay");
+    }
+
+    /// A mount keeps `CACHE_ENTRIES` catalogs; one more drops the least recently used.
+    #[tokio::test]
+    async fn a_mount_keeps_its_bound_of_catalogs_and_drops_the_least_recently_used_past_it() {
+        let dir = scratch("bound");
+        let a = mount(&dir, "root", "x");
+        let ws = |i: usize| dir.join(format!("ws{i}"));
+        let first = catalog(ws(0), chain(&[&a])).await;
+        for i in 1..CACHE_ENTRIES {
+            catalog(ws(i), chain(&[&a])).await;
+        }
+        assert_eq!(a.chains.cached(), CACHE_ENTRIES, "at the limit every catalog is kept");
+        assert!(Arc::ptr_eq(&first, &catalog(ws(0), chain(&[&a])).await), "the first one too (used again now)");
+        catalog(ws(CACHE_ENTRIES), chain(&[&a])).await;
+        assert_eq!(a.chains.cached(), CACHE_ENTRIES, "past it, one is dropped");
+        assert!(!a.chains.caches(&ws(1), &chain(&[&a])), "the least recently used");
+        assert!(a.chains.caches(&ws(0), &chain(&[&a])) && a.chains.caches(&ws(2), &chain(&[&a])));
+    }
+
+    /// Making room, an entry naming a mount that is gone goes before the least recently
+    /// used one: no chain can name that mount again.
+    #[tokio::test]
+    async fn an_entry_naming_a_gone_mount_is_dropped_first() {
+        let dir = scratch("gone");
+        let (a, b) = (mount(&dir, "a", "x"), mount(&dir, "b", "y"));
+        let ws = |i: usize| dir.join(format!("ws{i}"));
+        for i in 0..CACHE_ENTRIES - 1 {
+            catalog(ws(i), chain(&[&a])).await;
+        }
+        catalog(ws(0), chain(&[&a, &b])).await;
+        assert_eq!(a.chains.cached(), CACHE_ENTRIES);
+        drop(b);
+        catalog(ws(CACHE_ENTRIES), chain(&[&a])).await;
+        assert_eq!(a.chains.cached(), CACHE_ENTRIES);
+        assert!(a.chains.caches(&ws(0), &chain(&[&a])), "the least recently used stays: b's entry went instead");
+    }
+
+    /// A mount keeps `OVERLAYS` catalogs with imported skills; one more drops the oldest made.
+    #[tokio::test]
+    async fn a_mount_keeps_its_bound_of_overlays_and_drops_the_oldest_past_it() {
+        let dir = scratch("overlays");
+        let a = mount(&dir, "root", "x");
+        let base = catalog(dir.clone(), chain(&[&a])).await;
+        let imports: Vec<Vec<Provider>> = (0..=OVERLAYS).map(importer).collect();
+        let made: Vec<Arc<Catalog>> = imports[..OVERLAYS].iter().map(|p| with_imported(base.clone(), Some(&a), p)).collect();
+        for (n, p) in imports[..OVERLAYS].iter().enumerate() {
+            assert!(Arc::ptr_eq(&made[n], &with_imported(base.clone(), Some(&a), p)), "at the limit, overlay {n} is kept");
+        }
+        with_imported(base.clone(), Some(&a), &imports[OVERLAYS]);
+        assert!(Arc::ptr_eq(&made[1], &with_imported(base.clone(), Some(&a), &imports[1])), "the second made stays");
+        assert!(!Arc::ptr_eq(&made[0], &with_imported(base.clone(), Some(&a), &imports[0])), "the first made is made again");
+    }
 }

@@ -108,14 +108,14 @@ async fn catalog_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> Ar
 }
 
 /// The catalog the agent's session sees, with the digests of the files served from
-/// it, kept on the first mount of the agent's chain (`served::Digests`); with no
-/// skills mount, none are kept.
+/// it: both kept on the first mount of the agent's chain (`registry::Chains`,
+/// `served::Digests`); with no skills mount, none are kept.
 async fn served_for(providers: &[Provider], roots: &[std::path::PathBuf]) -> (Arc<Catalog>, Arc<served::Digests>) {
     let chain = registry::layered(providers);
     let owner = chain.first().map(|l| l.mount.clone());
     let configured = owner.as_ref().and_then(|m| m.configured_root.clone());
     let workspace = registry::workspace_of(configured.as_deref(), roots);
-    let catalog = registry::with_imported(registry::catalog(workspace, chain).await, providers);
+    let catalog = registry::with_imported(registry::catalog(workspace, chain).await, owner.as_deref(), providers);
     (catalog, owner.map(|m| m.digests.clone()).unwrap_or_default())
 }
 
