@@ -30,8 +30,6 @@ pub const SETTLE: Duration = Duration::from_millis(100);
 /// The longest a republish waits while events keep coming.
 pub const MAX_SETTLE: Duration = Duration::from_secs(1);
 
-static SERIALS: AtomicU64 = AtomicU64::new(1);
-
 /// Why a mount's watcher could not start, or a root could not be watched or read.
 #[derive(Debug, thiserror::Error)]
 pub enum MountError {
@@ -123,8 +121,6 @@ pub struct SkillsMount {
     /// the folder seam was started in. Fixed for the mount's life, so found once
     /// (`saw_write` runs after every call that may write).
     rootless_workspace: PathBuf,
-    /// Unique in the process: cache keys name the mount by it.
-    pub serial: u64,
     /// The catalogs of the chains this mount is the first of (`registry::Chains`):
     /// kept with the mounts they were read from, not in the process.
     pub(crate) chains: crate::registry::Chains,
@@ -179,7 +175,6 @@ impl SkillsMount {
             config,
             rootless_workspace: crate::registry::workspace_of(configured_root.as_deref(), &[]),
             configured_root,
-            serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             chains: crate::registry::Chains::default(),
             digests: Arc::default(),
             revision: AtomicU64::new(0),

@@ -12,6 +12,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -195,11 +196,32 @@ impl Chains {
     }
 }
 
-/// A workspace and the chain's mounts (`SkillsMount::serial`), each with its layer.
-type Key = (PathBuf, Vec<(u64, u32)>);
+/// A mount in a cache key, named by its allocation. The key holds a `Weak` to it,
+/// which keeps the allocation (not the mount) while the key is kept: no other mount
+/// can be made at that address meanwhile, so a key never names a mount made after it
+/// (a mount a reload rebuilds is another key), and needs no serial number.
+#[derive(Clone)]
+struct MountId(Weak<SkillsMount>);
+
+impl PartialEq for MountId {
+    fn eq(&self, other: &Self) -> bool {
+        Weak::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MountId {}
+
+impl Hash for MountId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.as_ptr().hash(state);
+    }
+}
+
+/// A workspace and the chain's mounts, each with its layer.
+type Key = (PathBuf, Vec<(MountId, u32)>);
 
 fn key_of(workspace: &Path, chain: &[Layered]) -> Key {
-    (workspace.to_owned(), chain.iter().map(|l| (l.mount.serial, l.layer)).collect())
+    (workspace.to_owned(), chain.iter().map(|l| (MountId(Arc::downgrade(&l.mount)), l.layer)).collect())
 }
 
 struct Cached {
@@ -209,8 +231,6 @@ struct Cached {
     catalog: Arc<Catalog>,
     /// What the catalog was merged from, to merge only what changed next time.
     observed: Arc<Vec<(u32, Observation)>>,
-    /// The chain's mounts: an entry naming one that is gone is dropped first.
-    mounts: Vec<Weak<SkillsMount>>,
     /// When it was last used (a tick of `Cache::clock`).
     used: u64,
 }
@@ -225,7 +245,7 @@ impl Cache {
     /// Makes room for one more entry: entries naming a mount that is gone first (no
     /// chain can name it again), then the least recently used.
     fn make_room(&mut self) {
-        self.entries.retain(|_, c| c.mounts.iter().all(|m| m.strong_count() > 0));
+        self.entries.retain(|(_, chain), _| chain.iter().all(|(m, _)| m.0.strong_count() > 0));
         while self.entries.len() >= CACHE_ENTRIES {
             let Some(oldest) = self.entries.iter().min_by_key(|(_, c)| c.used).map(|(k, _)| k.clone()) else { return };
             self.entries.remove(&oldest);
@@ -334,7 +354,6 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
     let key = key_of(&workspace, &chain);
     let revisions: Vec<u64> = chain.iter().map(|l| l.mount.revision()).collect();
     let polling = chain.iter().any(|l| l.mount.polling());
-    let mounts: Vec<Weak<SkillsMount>> = chain.iter().map(|l| Arc::downgrade(&l.mount)).collect();
     let last = {
         let mut cache = owner.chains.catalogs.lock().expect("catalog cache lock");
         cache.clock += 1;
@@ -383,7 +402,7 @@ pub async fn catalog(workspace: PathBuf, chain: Vec<Layered>) -> Arc<Catalog> {
         cache.make_room();
     }
     let used = cache.clock;
-    cache.entries.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations), mounts, used });
+    cache.entries.insert(key, Cached { revisions, catalog: catalog.clone(), observed: Arc::new(observations), used });
     catalog
 }
 
@@ -487,6 +506,22 @@ mod tests {
         drop((of_a, on_a, a));
         assert!(cached.upgrade().is_none() && overlaid.upgrade().is_none(), "a's catalogs went with it");
         assert_eq!(b.chains.cached(), 1, "b's stay");
+    }
+
+    /// A key never names a mount made after it: a mount made in place of a dropped
+    /// one (as a reload rebuilds one) is read, not answered from its predecessor's catalog.
+    #[tokio::test]
+    async fn a_rebuilt_mount_is_not_answered_from_its_predecessor_s_catalog() {
+        let dir = scratch("rebuilt");
+        let a = mount(&dir, "a", "x");
+        let old = mount(&dir, "old", "y");
+        assert!(catalog(dir.clone(), chain(&[&a, &old])).await.skills.contains_key("y"));
+        let at = Arc::as_ptr(&old);
+        drop(old);
+        let new = mount(&dir, "new", "z");
+        assert_ne!(Arc::as_ptr(&new), at, "the cached key keeps the old mount's allocation");
+        let after = catalog(dir.clone(), chain(&[&a, &new])).await;
+        assert!(after.skills.contains_key("z") && !after.skills.contains_key("y"), "{:?}", after.skills.keys().collect::<Vec<_>>());
     }
 
     /// A mount keeps `CACHE_ENTRIES` catalogs; one more drops the least recently used.
