@@ -152,37 +152,7 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
             });
         }
         if !refused {
-            match discover::scan(&root, None, &discover::Dirty::All, None) {
-                Ok(scan) => {
-                    found["skills"] = json!(scan.skills().count());
-                    for skill in scan.skills().filter(|s| !s.summary.model_invocable && !s.summary.user_invocable) {
-                        // A root's scan finds folders only (a mount's skills are imported elsewhere).
-                        let discover::Place::Folder(folder) = &skill.place else { continue };
-                        env.findings.push(Finding {
-                            code: crate::codes::SKILL_NOT_INVOCABLE,
-                            pointer: pointer.clone(),
-                            message: format!(
-                                "{}: skill `{}` can be invoked by no one (`disable-model-invocation: true` and `user-invocable: false`)",
-                                folder.file.display(),
-                                skill.summary.name
-                            ),
-                        });
-                    }
-                    for invalid in scan.invalid() {
-                        env.findings.push(Finding {
-                            code: crate::codes::SKILL_INVALID,
-                            pointer: pointer.clone(),
-                            message: format!("{invalid} (skipped)"),
-                        });
-                    }
-                    let _ = write_counts(&mut line, scan.skills().count(), scan.invalid().count());
-                }
-                Err(e) => env.findings.push(Finding {
-                    code: crate::codes::SKILL_ROOT_UNREADABLE,
-                    pointer: pointer.clone(),
-                    message: e.to_string(),
-                }),
-            }
+            scan_findings(&root, &pointer, &mut env, &mut line, &mut found);
         }
         let mode = trust.mode.map(|m| format!("{:04o}", m & 0o7777)).unwrap_or_default();
         line.push_str(&format!("  owner uid {} mode {mode}", trust.owner_uid.unwrap_or_default()));
@@ -194,6 +164,31 @@ fn environment(config: &FsSkills, configured_root: Option<&std::path::Path>) -> 
     }
     env.facts = Some(json!({ "roots": facts }));
     env
+}
+
+/// A readable root's scan, as `environment` reports it: its count of skills in `found`
+/// and `line`, and a finding for each skill no one can invoke and each invalid one.
+fn scan_findings(root: &discover::Root, pointer: &str, env: &mut Environment, line: &mut String, found: &mut serde_json::Value) {
+    let finding = |code, message| Finding { code, pointer: pointer.to_owned(), message };
+    let scan = match discover::scan(root, None, &discover::Dirty::All, None) {
+        Ok(scan) => scan,
+        Err(e) => return env.findings.push(finding(crate::codes::SKILL_ROOT_UNREADABLE, e.to_string())),
+    };
+    found["skills"] = json!(scan.skills().count());
+    for skill in scan.skills().filter(|s| !s.summary.model_invocable && !s.summary.user_invocable) {
+        // A root's scan finds folders only (a mount's skills are imported elsewhere).
+        let discover::Place::Folder(folder) = &skill.place else { continue };
+        let message = format!(
+            "{}: skill `{}` can be invoked by no one (`disable-model-invocation: true` and `user-invocable: false`)",
+            folder.file.display(),
+            skill.summary.name
+        );
+        env.findings.push(finding(crate::codes::SKILL_NOT_INVOCABLE, message));
+    }
+    for invalid in scan.invalid() {
+        env.findings.push(finding(crate::codes::SKILL_INVALID, format!("{invalid} (skipped)")));
+    }
+    let _ = write_counts(line, scan.skills().count(), scan.invalid().count());
 }
 
 fn write_counts(line: &mut String, skills: usize, invalid: usize) -> std::fmt::Result {
