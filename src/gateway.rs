@@ -490,7 +490,9 @@ impl ServerHandler for Gateway {
         *self.log_level.lock().expect("level lock") = Some(request.level);
         let level = seam_wire::level_name(request.level);
         for mount in self.deployment.live().map(|live| live.seen_mounts(&self.agent)).unwrap_or_default() {
-            mount.raise_log_level(&level);
+            if let Some(upstream) = mount.upstream() {
+                upstream.raise_log_level(&level);
+            }
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use seam_engine::runtime::{Changes, Running};
+use seam_engine::runtime::{Changes, Running, WriteWatcher};
 use seam_engine::surface::{PromptCall, Provider, Roots, ToolCall};
 use seam_skills::FsSkills;
 use seam_skills::host::{Observation, SkillsMount};
@@ -600,7 +600,7 @@ async fn a_write_through_seam_republishes_at_once() {
     skill(&root, "a", "d", "", "");
     let c = custom_only(&[&root], None);
     let m = mount("m", c, &dir);
-    assert!(m.watches_writes());
+    assert!(m.write_watcher().is_some());
     assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.len(), 1);
     skill(&root, "b", "d", "", "");
     assert_eq!(registry::catalog(dir.clone(), chain(&[&m])).await.skills.len(), 1, "unwatched: the cached catalog stands");

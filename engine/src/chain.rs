@@ -217,7 +217,7 @@ impl Hook for WriteWatch {
         if !passed.may_write || call_result(answer).is_none() {
             return;
         }
-        for watcher in &passed.generation.write_watchers {
+        for watcher in passed.generation.write_watchers.iter().filter_map(|mount| mount.write_watcher()) {
             watcher.saw_write(passed.request.arguments());
         }
     }

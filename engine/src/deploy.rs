@@ -30,7 +30,7 @@ use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
 use crate::outcome::{Outcome, OutcomeKind, diagnostic_json, log_outcome};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
-use crate::runtime::{BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, echoed, timestamp};
+use crate::runtime::{BoxFuture, BuildCx, Changes, Inert, Running, State, ToolOutput, ToolSpec, echoed, timestamp};
 use crate::subprocess::SubprocessService;
 use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
@@ -137,7 +137,7 @@ pub struct Generation {
     serve: crate::model::ServeLimits,
     /// Per agent, the fixed tools it sees (`web_search`…), settled once per generation.
     fixed: BTreeMap<String, Vec<FixedEntry>>,
-    /// Mounts told of calls that may have written files (`Running::saw_write`).
+    /// Mounts told of calls that may have written files (`Running::write_watcher`).
     pub(crate) write_watchers: Vec<Arc<dyn Running>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
@@ -255,6 +255,97 @@ pub(crate) fn cancel_pushed_out(pushed_out: Vec<crate::tasks::Held>) {
                 tracing::debug!(mount = %held.mount, "a forgotten task could not be cancelled: {e:?}");
             }
         });
+    }
+}
+
+/// A live mount the next generation keeps: as it is when the diff leaves it, or
+/// reconfigured when it changed and can take its change while it runs (its kind and the
+/// services it needs unchanged); `None` when it must be built again.
+fn carried_over(
+    id: &str,
+    mount: &crate::resolve::Mount,
+    r: &crate::surface::ResolvedMount,
+    slot: &Arc<Slot>,
+    diff: &Diff,
+    next: &mut NextMounts,
+) -> Option<Arc<Slot>> {
+    let node = format!("mount:{id}");
+    if !diff.add.contains(&node) && !diff.restart.contains(&node) {
+        return Some(slot.clone());
+    }
+    let services_changed = r.needs.iter().any(|s| {
+        let node = format!("service:{s}");
+        diff.change.contains(&node) || diff.add.contains(&node)
+    });
+    if !diff.change.contains(&node) || slot.kind != mount.kind.name() || services_changed {
+        return None;
+    }
+    let apply = slot.running.reconfigure(&*r.config)?;
+    next.live_changes.push(apply);
+    next.reconfigured.push(id.to_owned());
+    let reconfigured = Slot {
+        id: id.to_owned(),
+        kind: slot.kind,
+        registry: slot.registry,
+        required: r.required,
+        exposure: r.exposure.clone(),
+        running: slot.running.clone(),
+    };
+    Some(Arc::new(reconfigured))
+}
+
+/// Builds mount `id` of `kind`: its slot, and why the build failed (the slot is then inert).
+fn build_slot(
+    id: String,
+    kind: &'static dyn crate::surface::MountKind,
+    r: &crate::surface::ResolvedMount,
+    cx: BuildCx,
+) -> impl Future<Output = (Slot, Option<String>)> + use<> {
+    let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
+    async move {
+        let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
+            Some(build) => match build.await {
+                Ok(running) => (running, None),
+                Err(e) => {
+                    let why = e.to_string();
+                    (Arc::new(Inert::failed(why.clone())), Some(why))
+                }
+            },
+            None => (Arc::new(Inert::no_runtime(kind.name())), None),
+        };
+        (Slot { id, kind: kind.name(), registry: kind.registry(), required, exposure, running }, error)
+    }
+}
+
+/// Takes the built mounts into `next`: each required one that failed or is not ready is
+/// a failure of the reload; one not required activates as failed, logged.
+fn settle(next: &mut NextMounts, built: Vec<(Slot, Option<String>)>) -> Vec<StartFailure> {
+    let mut failures = Vec::new();
+    for (slot, error) in built {
+        let problem = error.or_else(|| {
+            (slot.required && !slot.running.is_ready())
+                .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
+        });
+        match problem {
+            Some(problem) if slot.required => failures.push(StartFailure { id: slot.id.clone(), problem }),
+            Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
+            None => {}
+        }
+        next.built.push(slot.id.clone());
+        next.mounts.insert(slot.id.clone(), Arc::new(slot));
+    }
+    failures
+}
+
+/// Asks mount `running`'s server to subscribe to `uri` (`on`) or to stop; a mount with no
+/// server offers no subscriptions.
+fn subscribe(running: &dyn Running, uri: &str, on: bool) -> BoxFuture<'static, Result<(), RequestError>> {
+    match running.upstream() {
+        Some(upstream) => upstream.subscribe(uri, on),
+        None => {
+            let message = format!("this mount offers no subscription to `{uri}`");
+            Box::pin(std::future::ready(Err(RequestError::Unknown(message))))
+        }
     }
 }
 
@@ -876,49 +967,19 @@ impl Deployment {
     /// A required mount that does not start rejects the reload (`Err`: each such mount),
     /// and what was built is disposed.
     async fn build_mounts(&self, resolved: &Resolved, diff: &Diff, live: Option<&Generation>) -> Result<NextMounts, Vec<StartFailure>> {
-        let rebuild = |id: &str| {
-            let node = format!("mount:{id}");
-            diff.add.contains(&node) || diff.restart.contains(&node)
-        };
         let subprocess = Arc::new(SubprocessService::new(
             resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
         ));
         let workspace = resolved.workspace_root().map(PathBuf::from);
         let mut next = NextMounts::default();
-        // A changed mount whose services did not change may take its new config while it runs.
-        let services_changed = |needs: &[&str]| {
-            needs.iter().any(|s| {
-                let node = format!("service:{s}");
-                diff.change.contains(&node) || diff.add.contains(&node)
-            })
-        };
         let mut builds = Vec::new();
         for (id, mount) in &resolved.mounts {
             let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
-            if let Some(slot) = live.and_then(|g| g.mounts.get(id)) {
-                if !rebuild(id) {
-                    next.mounts.insert(id.clone(), slot.clone());
-                    continue;
-                }
-                let changed = diff.change.contains(&format!("mount:{id}"));
-                if changed
-                    && slot.kind == mount.kind.name()
-                    && !services_changed(&r.needs)
-                    && let Some(apply) = slot.running.reconfigure(&*r.config)
-                {
-                    next.live_changes.push(apply);
-                    next.reconfigured.push(id.clone());
-                    let reconfigured = Slot {
-                        id: id.clone(),
-                        kind: slot.kind,
-                        registry: slot.registry,
-                        required: r.required,
-                        exposure: r.exposure.clone(),
-                        running: slot.running.clone(),
-                    };
-                    next.mounts.insert(id.clone(), Arc::new(reconfigured));
-                    continue;
-                }
+            if let Some(slot) = live.and_then(|g| g.mounts.get(id))
+                && let Some(kept) = carried_over(id, mount, r, slot, diff, &mut next)
+            {
+                next.mounts.insert(id.clone(), kept);
+                continue;
             }
             let cx = BuildCx {
                 id: id.clone(),
@@ -930,52 +991,9 @@ impl Deployment {
                 live_workspace: self.workspace.subscribe(),
                 interest: self.interests.lock().expect("interests lock").entry(id.clone()).or_default().clone(),
             };
-            let kind = mount.kind;
-            let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
-            let id = id.clone();
-            builds.push(async move {
-                let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
-                    Some(build) => match build.await {
-                        Ok(running) => (running, None),
-                        Err(e) => {
-                            let why = e.to_string();
-                            (Arc::new(Inert::failed(why.clone())), Some(why))
-                        }
-                    },
-                    None => (Arc::new(Inert::no_runtime(kind.name())), None),
-                };
-                (Slot { id, kind: kind.name(), registry: kind.registry(), required, exposure, running }, error)
-            });
+            builds.push(build_slot(id.clone(), mount.kind, r, cx));
         }
-        let total = builds.len();
-        let done = AtomicUsize::new(0);
-        let on_activated = self.options.on_activated.clone();
-        let starts = tokio::sync::Semaphore::new(self.options.max_concurrent_starts.max(1));
-        let built_results = futures::future::join_all(builds.into_iter().map(|build| async {
-            let permit = starts.acquire().await.expect("the semaphore is never closed");
-            let (slot, error) = build.await;
-            drop(permit);
-            if let Some(report) = &on_activated {
-                let done = done.fetch_add(1, Ordering::Relaxed) + 1;
-                report(Activated { id: &slot.id, state: slot.running.status().state, done, total });
-            }
-            (slot, error)
-        }))
-        .await;
-        let mut failures = Vec::new();
-        for (slot, error) in built_results {
-            let problem = error.or_else(|| {
-                (slot.required && !slot.running.is_ready())
-                    .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
-            });
-            match problem {
-                Some(problem) if slot.required => failures.push(StartFailure { id: slot.id.clone(), problem }),
-                Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
-                None => {}
-            }
-            next.built.push(slot.id.clone());
-            next.mounts.insert(slot.id.clone(), Arc::new(slot));
-        }
+        let failures = settle(&mut next, self.start_all(builds).await);
         // Keep the composition's own order.
         next.mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
         if failures.is_empty() {
@@ -985,6 +1003,25 @@ impl Deployment {
             next.mounts[id].running.dispose(self.options.dispose_timeout).await;
         }
         Err(failures)
+    }
+
+    /// Runs the builds, at most `max_concurrent_starts` at once, telling `on_activated` of each.
+    async fn start_all(&self, builds: Vec<impl Future<Output = (Slot, Option<String>)>>) -> Vec<(Slot, Option<String>)> {
+        let total = builds.len();
+        let done = AtomicUsize::new(0);
+        let on_activated = self.options.on_activated.clone();
+        let starts = tokio::sync::Semaphore::new(self.options.max_concurrent_starts.max(1));
+        futures::future::join_all(builds.into_iter().map(|build| async {
+            let permit = starts.acquire().await.expect("the semaphore is never closed");
+            let (slot, error) = build.await;
+            drop(permit);
+            if let Some(report) = &on_activated {
+                let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                report(Activated { id: &slot.id, state: slot.running.status().state, done, total });
+            }
+            (slot, error)
+        }))
+        .await
     }
 
     /// Swaps the next generation in: the changes mounts take while they run are applied
@@ -1008,7 +1045,7 @@ impl Deployment {
         }
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
         let fixed = fixed_tools(&resolved, &mounts);
-        let write_watchers = mounts.values().filter(|s| s.running.watches_writes()).map(|s| s.running.clone()).collect();
+        let write_watchers = mounts.values().filter(|s| s.running.write_watcher().is_some()).map(|s| s.running.clone()).collect();
         let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
         let next = Arc::new(Generation {
             number,
@@ -1038,7 +1075,9 @@ impl Deployment {
         // A new build asks again for what sessions asked of the build it replaced while it was being built.
         if let Some(live) = &kept {
             for id in &built {
-                live.mounts[id].running.renew_interest();
+                if let Some(upstream) = live.mounts[id].running.upstream() {
+                    upstream.renew_interest();
+                }
             }
         }
         self.workspace.send_if_modified(|now| {
@@ -1092,7 +1131,7 @@ impl Deployment {
             return Err(RequestError::Unknown(format!("the composition has no mount `{id}`")));
         };
         if interest.count(uri, true)
-            && let Err(e) = running.subscribe(uri, true).await
+            && let Err(e) = subscribe(running.as_ref(), uri, true).await
         {
             // The server did not take it: the count goes back, or the next session would never ask.
             interest.count(uri, false);
@@ -1111,7 +1150,7 @@ impl Deployment {
             return;
         }
         if let Some(running) = self.running(id)
-            && let Err(e) = running.subscribe(uri, false).await
+            && let Err(e) = subscribe(running.as_ref(), uri, false).await
         {
             tracing::debug!(mount = %id, "resources/unsubscribe `{uri}` was not taken: {e:?}");
         }

@@ -331,26 +331,11 @@ pub trait Running: AsAny + Send + Sync {
         };
         Box::pin(std::future::ready(answer))
     }
-    /// A client asked for log lines at `level` (an MCP logging level) or above:
-    /// the mount asks its server for at least as much, and never less again.
-    fn raise_log_level(&self, _level: &str) {}
-    /// Asks the server for `resources/subscribe` (`on`) or `unsubscribe` of a URI this
-    /// mount serves. The deployment counts sessions (`Interest`) and asks only on the
-    /// first and after the last; an unsubscribe a server cannot be told (it is gone)
-    /// is no error.
-    fn subscribe(&self, uri: &str, _on: bool) -> BoxFuture<'static, Result<(), crate::offers::RequestError>> {
-        let message = format!("this mount offers no subscription to `{uri}`");
-        Box::pin(async move { Err(crate::offers::RequestError::Unknown(message)) })
+    /// The mount's side towards a server it keeps a connection to (an MCP mount's):
+    /// `None` for a mount that has none.
+    fn upstream(&self) -> Option<&dyn Upstream> {
+        None
     }
-    /// Which connection to its server the mount has now, counted from 0: a task a server
-    /// made lives on the connection it was made on (`crate::tasks`).
-    fn connection(&self) -> u64 {
-        0
-    }
-    /// Asks the server again for everything in the mount's `Interest`: the deployment
-    /// calls it on a new build once it is live, since a session may have subscribed
-    /// through the build it replaced after this one had connected.
-    fn renew_interest(&self) {}
     /// Stops the mount within about `within`; afterwards nothing of it runs.
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()>;
     /// A config change this mount can take while it runs (a tool filter, say):
@@ -363,15 +348,46 @@ pub trait Running: AsAny + Send + Sync {
     fn facts(&self) -> Map<String, Json> {
         Map::new()
     }
-    /// Whether this mount wants to hear of calls that may have written files (`saw_write`).
-    fn watches_writes(&self) -> bool {
-        false
+    /// How this mount hears of calls that may have written files, if it wants to.
+    fn write_watcher(&self) -> Option<&dyn WriteWatcher> {
+        None
     }
+}
+
+/// A mount that hears of calls that may have written files (the skills mount, whose
+/// roots a call through seam may write into).
+pub trait WriteWatcher: Send + Sync {
     /// A call of a tool not marked read-only (`annotations.readOnlyHint`) has
     /// finished, on any agent: it may have written the files its arguments
     /// name. Told before the result goes back to the client, so that what the
     /// client lists next already follows the write.
-    fn saw_write(&self, _arguments: &Map<String, Json>) {}
+    fn saw_write(&self, arguments: &Map<String, Json>);
+}
+
+/// What a mount that keeps a connection to a server does beyond [`Running`]: it carries
+/// clients' interest (subscriptions, a log level) to the server, and says which
+/// connection a task it made lives on.
+pub trait Upstream: Send + Sync {
+    /// A client asked for log lines at `level` (an MCP logging level) or above:
+    /// the mount asks its server for at least as much, and never less again.
+    fn raise_log_level(&self, level: &str);
+    /// Asks the server for `resources/subscribe` (`on`) or `unsubscribe` of a URI this
+    /// mount serves. The deployment counts sessions (`Interest`) and asks only on the
+    /// first and after the last; an unsubscribe a server cannot be told (it is gone)
+    /// is no error.
+    fn subscribe(&self, uri: &str, on: bool) -> BoxFuture<'static, Result<(), crate::offers::RequestError>>;
+    /// Which connection to its server the mount has now, counted from 0: a task a server
+    /// made lives on the connection it was made on (`crate::tasks`).
+    fn connection(&self) -> u64;
+    /// Asks the server again for everything in the mount's `Interest`: the deployment
+    /// calls it on a new build once it is live, since a session may have subscribed
+    /// through the build it replaced after this one had connected.
+    fn renew_interest(&self);
+}
+
+/// The connection a mount has now (`Upstream::connection`); 0 for one with no upstream.
+pub fn connection_of(running: &dyn Running) -> u64 {
+    running.upstream().map_or(0, Upstream::connection)
 }
 
 /// What a server may ask the client during a call (a server→client request).

@@ -72,7 +72,7 @@ impl Tasks {
             mount: mount.to_owned(),
             upstream,
             running: Arc::downgrade(running),
-            connection: running.connection(),
+            connection: crate::runtime::connection_of(running.as_ref()),
             finish,
             until: until(fields),
         };

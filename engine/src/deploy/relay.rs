@@ -123,8 +123,8 @@ impl Deployment {
                     return Err(no_task());
                 }
                 let running = &generation.mounts[&held.mount].running;
-                let made_here =
-                    held.running.upgrade().is_some_and(|made| Arc::ptr_eq(&made, running)) && running.connection() == held.connection;
+                let made_here = held.running.upgrade().is_some_and(|made| Arc::ptr_eq(&made, running))
+                    && crate::runtime::connection_of(running.as_ref()) == held.connection;
                 if !made_here {
                     let (mount, id) = (&held.mount, echoed(&id));
                     let gone = format!("task `{id}` ended with its server's connection: mount `{mount}` restarted since");

@@ -44,7 +44,7 @@ use crate::failure::{ConnectError, InWords, StderrTail, SyncError};
 use seam_engine::chain::{Answer, Answered};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{
-    BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
+    BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec, Upstream,
 };
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -377,43 +377,8 @@ impl Running for Handle {
         self.0.imports.lock().expect("imports lock").offers.clone()
     }
 
-    #[allow(deprecated)]
-    fn raise_log_level(&self, level: &str) {
-        let Some(level) = seam_wire::level_named(level) else { return };
-        {
-            let mut current = self.0.cx.interest.log_level.lock().expect("level lock");
-            if current.as_deref().and_then(seam_wire::level_named).is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
-                return;
-            }
-            *current = Some(seam_wire::level_name(level));
-        }
-        let link = self.0.peer();
-        if let Some(link) = link {
-            let mount = self.0.clone();
-            tokio::spawn(async move { mount.send_log_level(&link, level).await });
-        }
-    }
-
-    fn subscribe(&self, uri: &str, on: bool) -> BoxFuture<'static, Result<(), RequestError>> {
-        Box::pin(self.0.clone().subscribe_inner(uri.to_owned(), on))
-    }
-
-    fn connection(&self) -> u64 {
-        self.0.connections.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn renew_interest(&self) {
-        let link = self.0.peer();
-        match link {
-            Some(link) if speaks_modern(&link) => {
-                self.0.ask_to_listen();
-            }
-            Some(link) => {
-                let mount = self.0.clone();
-                tokio::spawn(async move { mount.restore(&link).await });
-            }
-            None => {}
-        }
+    fn upstream(&self) -> Option<&dyn Upstream> {
+        Some(self)
     }
 
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
@@ -508,6 +473,47 @@ impl Running for Handle {
             facts.insert("warnings".into(), Json::Array(warnings));
         }
         facts
+    }
+}
+
+impl Upstream for Handle {
+    #[allow(deprecated)]
+    fn raise_log_level(&self, level: &str) {
+        let Some(level) = seam_wire::level_named(level) else { return };
+        {
+            let mut current = self.0.cx.interest.log_level.lock().expect("level lock");
+            if current.as_deref().and_then(seam_wire::level_named).is_some_and(|c| seam_wire::verbosity(c) >= seam_wire::verbosity(level)) {
+                return;
+            }
+            *current = Some(seam_wire::level_name(level));
+        }
+        let link = self.0.peer();
+        if let Some(link) = link {
+            let mount = self.0.clone();
+            tokio::spawn(async move { mount.send_log_level(&link, level).await });
+        }
+    }
+
+    fn subscribe(&self, uri: &str, on: bool) -> BoxFuture<'static, Result<(), RequestError>> {
+        Box::pin(self.0.clone().subscribe_inner(uri.to_owned(), on))
+    }
+
+    fn connection(&self) -> u64 {
+        self.0.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn renew_interest(&self) {
+        let link = self.0.peer();
+        match link {
+            Some(link) if speaks_modern(&link) => {
+                self.0.ask_to_listen();
+            }
+            Some(link) => {
+                let mount = self.0.clone();
+                tokio::spawn(async move { mount.restore(&link).await });
+            }
+            None => {}
+        }
     }
 }
 

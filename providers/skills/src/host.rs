@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use notify_debouncer_full::notify::{self, EventKind, RecursiveMode, Watcher as _};
-use seam_engine::runtime::{BoxFuture, BuildCx, Changes, ProviderError, Running, State, Status};
+use seam_engine::runtime::{BoxFuture, BuildCx, Changes, ProviderError, Running, State, Status, WriteWatcher};
 use serde_json::{Map, Value as Json, json};
 
 use crate::FsSkills;
@@ -664,9 +664,12 @@ impl Running for SkillsMount {
         facts.insert("revision".into(), json!(self.revision()));
         facts
     }
-    fn watches_writes(&self) -> bool {
-        true
+    fn write_watcher(&self) -> Option<&dyn WriteWatcher> {
+        Some(self)
     }
+}
+
+impl WriteWatcher for SkillsMount {
     /// A write through seam (an MCP filesystem server's `write_file`, say)
     /// invalidates the roots its arguments name and republishes at once:
     /// the client's next listing already shows the skill it wrote.
