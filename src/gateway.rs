@@ -137,7 +137,9 @@ impl Gateway {
         if let Some(roots) = &*cached {
             return roots.clone();
         }
-        let roots = match tokio::time::timeout(ROOTS_PATIENCE, peer.list_roots()).await {
+        // Boxed, as every large future a handler awaits: rmcp spawns each request's handler
+        // as a task, and moves it whole, so its size is paid in copies on every request.
+        let roots = match tokio::time::timeout(ROOTS_PATIENCE, Box::pin(peer.list_roots())).await {
             Ok(Ok(result)) => result
                 .roots
                 .iter()
@@ -222,7 +224,7 @@ impl Gateway {
             return Err(McpError::invalid_params(format!("{} has no JSON form", method.name()), None));
         };
         params.remove("_meta");
-        let answered = self.request(MountRequest::Task { method, params }, context).await;
+        let answered = Box::pin(self.request(MountRequest::Task { method, params }, context)).await;
         seam_engine::chain::result_of(answered).map_err(|e| seam_wire::answer(e, None))
     }
 
@@ -414,7 +416,7 @@ impl ServerHandler for Gateway {
                 return Ok(ReadResourceResponse::Complete(result_of::<ReadResourceResult>(json, || format!("resource `{uri}`"))?));
             }
         }
-        let answered = match self.relay_in_era(MountRequest::ReadResource { uri: uri.clone() }, retry, &context).await? {
+        let answered = match Box::pin(self.relay_in_era(MountRequest::ReadResource { uri: uri.clone() }, retry, &context)).await? {
             Round::Asked(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
             Round::Done(answered) => answered,
         };
@@ -516,7 +518,7 @@ impl ServerHandler for Gateway {
         let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
         };
-        match seam_engine::chain::result_of(self.request(MountRequest::Complete { params }, context).await) {
+        match seam_engine::chain::result_of(Box::pin(self.request(MountRequest::Complete { params }, context)).await) {
             Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),
@@ -536,7 +538,8 @@ impl ServerHandler for Gateway {
         let arguments = request.arguments.unwrap_or_default();
         if live.is_mount_prompt(&self.agent, &request.name) {
             let name = request.name;
-            let answered = match self.relay_in_era(MountRequest::GetPrompt { name: name.clone(), arguments }, retry, &context).await? {
+            let asked = MountRequest::GetPrompt { name: name.clone(), arguments };
+            let answered = match Box::pin(self.relay_in_era(asked, retry, &context)).await? {
                 Round::Asked(questions) => return Ok(GetPromptResponse::InputRequired(questions)),
                 Round::Done(answered) => answered,
             };
@@ -569,7 +572,7 @@ impl ServerHandler for Gateway {
         };
         let retry = Retry::of(&request.request_state, &request.input_responses);
         let call = MountRequest::CallTool { name: request.name.to_string(), arguments: request.arguments.unwrap_or_default() };
-        let mut output = match self.relay_in_era(call, retry, &context).await? {
+        let mut output = match Box::pin(self.relay_in_era(call, retry, &context)).await? {
             Round::Asked(questions) => return Ok(CallToolResponse::InputRequired(questions)),
             Round::Done(answered) => seam_engine::chain::output_of(answered),
         };
@@ -626,7 +629,7 @@ impl ServerHandler for Gateway {
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             self.subscribe_resource(uri.clone()).await?;
         }
-        self.follow(Listener::Stream(&context)).await;
+        Box::pin(self.follow(Listener::Stream(&context))).await;
         Ok(())
     }
 
