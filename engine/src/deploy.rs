@@ -35,6 +35,7 @@ use crate::subprocess::SubprocessService;
 use crate::surface::{Exposure, FixedTool, Listing, PromptCall, PromptError, PromptSpec, Provider, StatusCx, ToolCall, locate};
 use crate::{Checked, Engine};
 
+pub mod chain;
 mod relay;
 
 /// How many reload outcomes `/status` keeps.

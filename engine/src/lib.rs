@@ -6,10 +6,11 @@
 //! name: surfaces come in through [`surface::Surface`].
 
 pub mod as_json;
-pub mod chain;
 pub mod clock;
 pub mod codes;
 pub mod deploy;
+/// The call stage's hooks (`deploy::chain`), by their short path.
+pub use deploy::chain;
 pub mod diagnostic;
 pub mod diff;
 pub mod env;
@@ -29,6 +30,7 @@ pub mod status;
 pub mod subprocess;
 pub mod surface;
 pub mod tasks;
+pub mod text;
 pub mod tool_rules;
 pub mod units;
 pub mod yaml;

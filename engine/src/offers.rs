@@ -192,7 +192,7 @@ pub fn instructions<'a>(mounts: impl Iterator<Item = (&'a str, &'a str)>) -> Opt
         .filter(|(_, text)| !text.trim().is_empty())
         .map(|(id, text)| {
             let mut text = text.trim().to_owned();
-            crate::runtime::cap_with_footer(&mut text, MOUNT_INSTRUCTIONS_CHARS, CUT);
+            crate::text::cap_with_footer(&mut text, MOUNT_INSTRUCTIONS_CHARS, CUT);
             format!("## {id}\n\n{text}")
         })
         .collect();
@@ -200,7 +200,7 @@ pub fn instructions<'a>(mounts: impl Iterator<Item = (&'a str, &'a str)>) -> Opt
         return None;
     }
     let mut all = sections.join("\n\n");
-    crate::runtime::cap_with_footer(&mut all, INSTRUCTIONS_CHARS, CUT);
+    crate::text::cap_with_footer(&mut all, INSTRUCTIONS_CHARS, CUT);
     Some(all)
 }
 

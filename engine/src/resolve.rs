@@ -532,3 +532,25 @@ fn check_claims(mounts: &IndexMap<String, Mount>, tree: &Node, sources: &Sources
         }
     }
 }
+
+/// The resolved composition as a surface's whole-composition check sees it.
+impl crate::surface::Composition for Resolved {
+    fn mount_exists(&self, id: &str) -> bool {
+        self.mounts.contains_key(id) || self.unknown.contains_key(id)
+    }
+    fn mount_kind(&self, id: &str) -> Option<&'static dyn MountKind> {
+        self.mounts.get(id).map(|m| m.kind)
+    }
+    fn mounts_in(&self, registry: &str) -> Vec<&str> {
+        self.mounts.iter().filter(|(_, m)| m.kind.registry() == registry).map(|(id, _)| id.as_str()).collect()
+    }
+    fn mount_config(&self, id: &str) -> Option<serde_json::Value> {
+        self.mounts.get(id)?.resolved.as_ref().map(|r| r.config.to_json())
+    }
+    fn workspace_dir(&self) -> Option<&std::path::Path> {
+        self.workspace_root()
+    }
+    fn mount_visible(&self, id: &str) -> bool {
+        !self.visible_agents(id).is_empty()
+    }
+}

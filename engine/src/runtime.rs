@@ -19,6 +19,9 @@ use crate::subprocess::SubprocessService;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Providers cut their results with these (`crate::text`).
+pub use crate::text::{cap_with_footer, truncate_chars};
+
 /// One tool as a client sees it: its final name and its MCP definition (`name` included).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
@@ -126,17 +129,6 @@ impl ToolOutput {
     }
 }
 
-/// Cuts `text` to at most `max` characters; whether it cut anything.
-pub fn truncate_chars(text: &mut String, max: u64) -> bool {
-    match text.char_indices().nth(max as usize) {
-        Some((at, _)) => {
-            text.truncate(at);
-            true
-        }
-        None => false,
-    }
-}
-
 /// One more in `count` for as long as this lives, however what it counts ends (a
 /// future dropped midway included).
 pub(crate) struct CountedIn<'c>(&'c std::sync::atomic::AtomicUsize);
@@ -178,18 +170,6 @@ pub(crate) fn unknown_argument(tool: &str, definition: &Map<String, Json>, argum
     Some(format!("unknown argument `{}`: `{tool}` takes {}", echoed(unknown), known.join(", ")))
 }
 
-/// Cuts `text` so that it, `footer` included, is at most `max` characters
-/// (a cap smaller than the footer cuts the footer too); whether it cut.
-pub fn cap_with_footer(text: &mut String, max: u64, footer: &str) -> bool {
-    if text.chars().count() as u64 <= max {
-        return false;
-    }
-    truncate_chars(text, max.saturating_sub(footer.chars().count() as u64));
-    text.push_str(footer);
-    truncate_chars(text, max);
-    true
-}
-
 /// Runs a call until it finishes or the client cancels it (dropping the work stops what it was waiting on).
 pub fn until_cancelled(
     cancel: CancellationToken,
@@ -202,6 +182,17 @@ pub fn until_cancelled(
         }
     })
 }
+
+/// What a request was answered with: a tool's result, or another request's MCP result JSON.
+#[derive(Debug)]
+pub enum Answer {
+    Tool(ToolOutput),
+    Result(Json),
+}
+
+/// What a request ended with, as the front end is given it: a call always has a
+/// result (seam's errors are results too), another request may fail.
+pub type Answered = Result<Answer, crate::offers::RequestError>;
 
 /// A mount's state, as `/status` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -276,6 +267,22 @@ impl StatusCell {
     }
 }
 
+/// A mount's typed config, as the engine sees it: something that has a JSON form,
+/// and that its own kind can take back as its type to build the mount.
+pub trait MountConfig: std::fmt::Debug + Send + Sync {
+    fn to_json(&self) -> Json;
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: serde::Serialize + std::fmt::Debug + Send + Sync + 'static> MountConfig for T {
+    fn to_json(&self) -> Json {
+        serde_json::to_value(self).expect("mount configs serialize")
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// Lets the crate that built a mount take it back as its own type (the web
 /// surface's tools reach their providers this way); the engine never does.
 pub trait AsAny {
@@ -316,16 +323,11 @@ pub trait Running: AsAny + Send + Sync {
     /// A request for one of `tools` (a call: its result) or for something in `offers`
     /// (its MCP result JSON), for `client`: the server's questions and progress on the
     /// way go to `client`. The one way a request reaches a mount (`Deployment::relay`).
-    fn relay(
-        &self,
-        request: crate::offers::MountRequest,
-        _client: Client,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'static, crate::chain::Answered> {
+    fn relay(&self, request: crate::offers::MountRequest, _client: Client, _cancel: CancellationToken) -> BoxFuture<'static, Answered> {
         let answer = match request {
             crate::offers::MountRequest::CallTool { name, .. } => {
                 let why = format!("this mount serves through a fixed tool and has no tool `{name}`");
-                Ok(crate::chain::Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNKNOWN, why)))
+                Ok(Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNKNOWN, why)))
             }
             request => Err(crate::offers::RequestError::Unknown(format!("this mount offers no {}", request.method()))),
         };
@@ -341,7 +343,7 @@ pub trait Running: AsAny + Send + Sync {
     /// A config change this mount can take while it runs (a tool filter, say):
     /// the change, to be applied at the swap, or `None` when it needs a rebuild.
     /// Deciding must not change anything: a rejected reload applies nothing.
-    fn reconfigure(&self, _new: &dyn crate::surface::MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
+    fn reconfigure(&self, _new: &dyn MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
         None
     }
     /// Facts for `/status` (a child's `pid`, a URL).
@@ -615,12 +617,10 @@ impl Running for Inert {
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         Arc::new(Vec::new())
     }
-    fn relay(&self, request: crate::offers::MountRequest, _: Client, _: CancellationToken) -> BoxFuture<'static, crate::chain::Answered> {
+    fn relay(&self, request: crate::offers::MountRequest, _: Client, _: CancellationToken) -> BoxFuture<'static, Answered> {
         let why = format!("`{}`: {}", request.target(), self.status.detail.as_deref().unwrap_or("unavailable"));
         let answer = match request {
-            crate::offers::MountRequest::CallTool { .. } => {
-                Ok(crate::chain::Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, why)))
-            }
+            crate::offers::MountRequest::CallTool { .. } => Ok(Answer::Tool(ToolOutput::error(crate::codes::TOOL_UNAVAILABLE, why))),
             _ => Err(crate::offers::RequestError::Unavailable(why)),
         };
         Box::pin(std::future::ready(answer))
@@ -736,17 +736,5 @@ mod tests {
         assert_eq!(out.content[1]["type"], "image");
         assert_eq!(out.content[2]["text"], "worl");
         assert_eq!(out.content[3]["text"], "[seam: output truncated, 1 more characters over max_output_chars 9]");
-    }
-
-    #[test]
-    fn a_capped_text_holds_its_cap_footer_included() {
-        let mut exact = "abcdé".to_owned();
-        assert!(!cap_with_footer(&mut exact, 5, "[cut]"), "at the cap nothing is cut");
-        let mut over = "abcdéfgh".to_owned();
-        assert!(cap_with_footer(&mut over, 7, "[cut]"));
-        assert_eq!(over, "ab[cut]");
-        let mut tiny = "abcdef".to_owned();
-        assert!(cap_with_footer(&mut tiny, 3, "[cut]"));
-        assert_eq!(tiny, "[cu", "a cap under the footer's length cuts the footer");
     }
 }

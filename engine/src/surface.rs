@@ -299,21 +299,7 @@ pub struct Claim {
     pub pointer: String,
 }
 
-/// A mount's typed config, as the engine sees it: something that has a JSON form,
-/// and that its own kind can take back as its type to build the mount.
-pub trait MountConfig: std::fmt::Debug + Send + Sync {
-    fn to_json(&self) -> Json;
-    fn as_any(&self) -> &dyn std::any::Any;
-}
-
-impl<T: serde::Serialize + std::fmt::Debug + Send + Sync + 'static> MountConfig for T {
-    fn to_json(&self) -> Json {
-        serde_json::to_value(self).expect("mount configs serialize")
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
+pub use crate::runtime::MountConfig;
 
 /// The runtime half of a kind: builds a running mount from its typed config.
 /// The future resolves once the mount has activated (for MCP: the first connection
@@ -527,39 +513,57 @@ pub struct SurfaceCx<'a> {
     /// `services.<service>` as written, if present.
     pub section: Option<&'a Node>,
     pub section_pointer: String,
-    pub(crate) resolved: &'a crate::resolve::Resolved,
+    pub(crate) resolved: &'a dyn Composition,
     pub(crate) root: &'a Node,
     pub(crate) diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+/// What a surface's whole-composition check may ask of the resolved composition
+/// (`resolve::Resolved` answers it, so that resolving depends on surfaces and not
+/// the other way round).
+pub trait Composition {
+    /// Whether a mount of this id is written, whatever its kind (known or not).
+    fn mount_exists(&self, id: &str) -> bool;
+    /// The kind of a mount, if the mount exists and its kind is known.
+    fn mount_kind(&self, id: &str) -> Option<&'static dyn MountKind>;
+    /// Mount ids of one registry, in file order.
+    fn mounts_in(&self, registry: &str) -> Vec<&str>;
+    /// A mount's resolved config as JSON.
+    fn mount_config(&self, id: &str) -> Option<Json>;
+    /// `services.workspace.root` as resolved (absolute); `None` when the composition sets none.
+    fn workspace_dir(&self) -> Option<&Path>;
+    /// Whether mount `id` is visible to some agent.
+    fn mount_visible(&self, id: &str) -> bool;
 }
 
 impl SurfaceCx<'_> {
     /// Whether a mount of this id is written, whatever its kind (known or not).
     pub fn mount_exists(&self, id: &str) -> bool {
-        self.resolved.mounts.contains_key(id) || self.resolved.unknown.contains_key(id)
+        self.resolved.mount_exists(id)
     }
 
     /// The kind name of a mount, if the mount exists.
     pub fn mount_kind(&self, id: &str) -> Option<&'static dyn MountKind> {
-        self.resolved.mounts.get(id).map(|m| m.kind)
+        self.resolved.mount_kind(id)
     }
 
     /// Mount ids of one registry, in file order.
     pub fn mounts_in(&self, registry: &str) -> Vec<&str> {
-        self.resolved.mounts.iter().filter(|(_, m)| m.kind.registry() == registry).map(|(id, _)| id.as_str()).collect()
+        self.resolved.mounts_in(registry)
     }
 
     pub fn mount_config(&self, id: &str) -> Option<Json> {
-        self.resolved.mounts.get(id)?.resolved.as_ref().map(|r| r.config.to_json())
+        self.resolved.mount_config(id)
     }
 
     /// `services.workspace.root` as resolved (absolute); `None` when the composition sets none.
     pub fn workspace_root(&self) -> Option<&str> {
-        self.resolved.workspace_root().and_then(|p| p.to_str())
+        self.resolved.workspace_dir().and_then(|p| p.to_str())
     }
 
     /// Whether mount `id` is visible to some agent.
     pub fn mount_visible(&self, id: &str) -> bool {
-        !self.resolved.visible_agents(id).is_empty()
+        self.resolved.mount_visible(id)
     }
 
     pub fn span(&self, pointer: &str) -> Span {

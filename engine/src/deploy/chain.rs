@@ -11,9 +11,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::{Generation, Source};
 use crate::codes::Code;
-use crate::deploy::{Generation, Source};
 use crate::offers::{MountRequest, RequestError};
+pub use crate::runtime::{Answer, Answered};
 use crate::runtime::{BoxFuture, Client, ToolOutput};
 
 /// Who a request comes from.
@@ -38,17 +39,6 @@ impl TokenName {
         })
     }
 }
-
-/// What a request was answered with: a tool's result, or another request's MCP result JSON.
-#[derive(Debug)]
-pub enum Answer {
-    Tool(ToolOutput),
-    Result(serde_json::Value),
-}
-
-/// What a request ended with, as the front end is given it: a call always has a
-/// result (seam's errors are results too), another request may fail.
-pub type Answered = Result<Answer, RequestError>;
 
 /// A request's answer as a request's result JSON (a call's result as its JSON).
 pub fn result_of(answered: Answered) -> Result<serde_json::Value, RequestError> {
