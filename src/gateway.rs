@@ -310,6 +310,10 @@ fn tool_result(mut output: ToolOutput, tool: &str) -> Result<CallToolResult, Mcp
     if let Some(relayed) = output.relayed_error.take() {
         return Err(seam_wire::answer(*relayed, None));
     }
+    // A mount's result carried unread is given back as it came (`Payload`).
+    if let Some(result) = output.payload.take().and_then(|payload| payload.take::<CallToolResult>()) {
+        return Ok(result);
+    }
     result_of(output.into_json(), || format!("`{tool}`"))
 }
 

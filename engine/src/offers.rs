@@ -140,6 +140,19 @@ impl MountRequest {
     }
 }
 
+/// The URIs of the resources a result's content blocks link to (`resource_link`) or embed (`resource`).
+pub fn linked_uris(content: &[Json]) -> Vec<String> {
+    content
+        .iter()
+        .filter_map(|block| match block.get("type").and_then(Json::as_str) {
+            Some("resource_link") => block.get("uri").and_then(Json::as_str),
+            Some("resource") => block.get("resource").and_then(|r| r.get("uri")).and_then(Json::as_str),
+            _ => None,
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The requests about a task (SEP-2663) that seam passes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskMethod {
@@ -224,15 +237,7 @@ struct AgentLinks {
 
 impl Links {
     /// Remembers every URI a tool result of mount `mount` carries, for agent `agent`.
-    pub fn learn(&self, agent: &str, mount: &str, content: &[Json]) {
-        let uris: Vec<&str> = content
-            .iter()
-            .filter_map(|block| match block.get("type").and_then(Json::as_str) {
-                Some("resource_link") => block.get("uri").and_then(Json::as_str),
-                Some("resource") => block.get("resource").and_then(|r| r.get("uri")).and_then(Json::as_str),
-                _ => None,
-            })
-            .collect();
+    pub fn learn(&self, agent: &str, mount: &str, uris: Vec<String>) {
         if uris.is_empty() {
             return;
         }
@@ -242,8 +247,8 @@ impl Links {
             None => links.entry(agent.to_owned()).or_default(),
         };
         for uri in uris {
-            if by_uri.insert(uri.to_owned(), mount.to_owned()).is_none() {
-                order.push_back(uri.to_owned());
+            if by_uri.insert(uri.clone(), mount.to_owned()).is_none() {
+                order.push_back(uri);
             }
         }
         while order.len() > REMEMBERED_LINKS {
@@ -488,14 +493,14 @@ mod tests {
         assert_eq!(routes.resource("x://items/7", "a1", &links), Some("b"), "the template with more literal characters");
         assert_eq!(routes.resource("x://other", "a1", &links), Some("a"));
         assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), None);
-        links.learn("a1", "c", &[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]);
+        links.learn("a1", "c", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
         assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), Some("c"));
         assert_eq!(routes.resource("z://made-by-a-tool", "a2", &links), None, "another agent's link routes nothing");
-        links.learn("a2", "b", &[json!({ "type": "resource_link", "uri": "x://one", "name": "n" })]);
-        links.learn("a2", "b", &[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]);
+        links.learn("a2", "b", linked_uris(&[json!({ "type": "resource_link", "uri": "x://one", "name": "n" })]));
+        links.learn("a2", "b", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
         assert_eq!(routes.resource("x://one", "a2", &links), Some("a"), "a link never re-routes a listed URI");
         assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), Some("c"), "nor another agent's link");
-        links.learn("a1", "gone", &[json!({ "type": "resource", "resource": { "uri": "z://elsewhere", "text": "" } })]);
+        links.learn("a1", "gone", linked_uris(&[json!({ "type": "resource", "resource": { "uri": "z://elsewhere", "text": "" } })]));
         assert_eq!(routes.resource("z://elsewhere", "a1", &links), None, "a link of a mount the agent does not see");
         assert_eq!(routes.shadowed(), vec![("b".to_owned(), "x://one".to_owned(), "a".to_owned())]);
         assert_eq!(routes.listed(|o| &o.resources).iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["x://one", "y://two"]);
@@ -539,11 +544,11 @@ mod tests {
     fn links_are_remembered_up_to_their_bound_per_agent_and_the_oldest_go_first() {
         let links = Links::default();
         let link = |i: usize| json!({ "type": "resource_link", "uri": format!("u://{i}"), "name": "n" });
-        links.learn("other", "m", &[link(0)]);
+        links.learn("other", "m", linked_uris(&[link(0)]));
         let at_limit: Vec<Json> = (0..REMEMBERED_LINKS).map(link).collect();
-        links.learn("a", "m", &at_limit);
+        links.learn("a", "m", linked_uris(&at_limit));
         assert_eq!(links.mount_of("a", "u://0").as_deref(), Some("m"), "at the bound every link is kept");
-        links.learn("a", "m", &[link(REMEMBERED_LINKS)]);
+        links.learn("a", "m", linked_uris(&[link(REMEMBERED_LINKS)]));
         assert_eq!(links.mount_of("a", "u://0"), None, "one past it, the oldest is forgotten");
         assert_eq!(links.mount_of("a", "u://1").as_deref(), Some("m"));
         assert_eq!(links.mount_of("a", &format!("u://{REMEMBERED_LINKS}")).as_deref(), Some("m"));

@@ -56,6 +56,56 @@ pub struct ToolOutput {
     /// one it minted (`crate::tasks`). Only for a client that declared tasks.
     #[serde(skip)]
     pub task: Option<Box<Json>>,
+    /// The result as the mount's own type, carried unread (`Payload`): `content` and
+    /// `structured_content` are then empty until something reads them (`read`).
+    #[serde(skip)]
+    pub payload: Option<Payload>,
+}
+
+/// A tool result as the mount's own type (an MCP mount's rmcp `CallToolResult`), which
+/// the engine carries without reading: the front end takes it back as that type, so a
+/// result goes from the server to the client with no JSON in between
+/// (`docs/choices.md`). Only what must read it turns it into JSON.
+#[derive(Clone)]
+pub struct Payload {
+    value: Arc<dyn std::any::Any + Send + Sync>,
+    /// The result as MCP `CallToolResult` JSON (its content, `structuredContent`, `isError`).
+    to_json: fn(&(dyn std::any::Any + Send + Sync)) -> Json,
+    /// The URIs of the resources its content links to or embeds.
+    links: fn(&(dyn std::any::Any + Send + Sync)) -> Vec<String>,
+}
+
+impl Payload {
+    pub fn new<T: std::any::Any + Send + Sync>(
+        value: T,
+        to_json: fn(&(dyn std::any::Any + Send + Sync)) -> Json,
+        links: fn(&(dyn std::any::Any + Send + Sync)) -> Vec<String>,
+    ) -> Payload {
+        Payload { value: Arc::new(value), to_json, links }
+    }
+
+    /// The value back as its own type, if it is one.
+    pub fn take<T: std::any::Any + Send + Sync + Clone>(self) -> Option<T> {
+        let value = self.value.downcast::<T>().ok()?;
+        Some(Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// The URIs of the resources its content links to or embeds.
+    pub fn links(&self) -> Vec<String> {
+        (self.links)(&*self.value)
+    }
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Payload")
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.value, &other.value)
+    }
 }
 
 impl ToolOutput {
@@ -68,6 +118,29 @@ impl ToolOutput {
             is_error: true,
             relayed_error: None,
             task: None,
+            payload: None,
+        }
+    }
+
+    /// The result as its mount's own type, unread; `is_error` is read at once.
+    pub fn carrying(payload: Payload, is_error: bool) -> ToolOutput {
+        ToolOutput { is_error, payload: Some(payload), ..ToolOutput::default() }
+    }
+
+    /// Makes `content` and `structured_content` readable: a carried payload is turned
+    /// into them (and no longer carried).
+    pub fn read(&mut self) {
+        if let Some(payload) = self.payload.take() {
+            let read = ToolOutput::from_json((payload.to_json)(&*payload.value));
+            (self.content, self.structured_content) = (read.content, read.structured_content);
+        }
+    }
+
+    /// The URIs of the resources its content links to or embeds.
+    pub fn links(&self) -> Vec<String> {
+        match &self.payload {
+            Some(payload) => payload.links(),
+            None => crate::offers::linked_uris(&self.content),
         }
     }
 
@@ -84,7 +157,8 @@ impl ToolOutput {
 
     /// The MCP `CallToolResult` JSON, as the output serializes; consumes the
     /// output, so content blocks (images) are not copied.
-    pub fn into_json(self) -> Json {
+    pub fn into_json(mut self) -> Json {
+        self.read();
         let mut out = Map::new();
         out.insert("content".into(), Json::Array(self.content));
         if let Some(s) = self.structured_content {
@@ -108,6 +182,7 @@ impl ToolOutput {
 
     /// Cuts text blocks so their characters total at most `max`, marking the cut.
     pub fn truncate_text(&mut self, max: u64) {
+        self.read();
         let mut left = max;
         let mut cut = 0u64;
         for block in &mut self.content {
@@ -710,6 +785,30 @@ mod tests {
         assert!(interest.count("u", false));
         assert!(interest.subscribed().is_empty());
         assert!(!interest.count("u", false), "an end with no subscription asks nothing");
+    }
+
+    /// A result carried unread is read only by what must read it: its links are asked of
+    /// it as they are, and the cut at `max_output_chars` or its JSON turn it into JSON once.
+    #[test]
+    fn a_carried_result_is_read_only_when_something_must() {
+        #[derive(Clone)]
+        struct Mine(&'static str);
+        fn to_json(value: &(dyn std::any::Any + Send + Sync)) -> Json {
+            let text = value.downcast_ref::<Mine>().map(|m| m.0).unwrap_or_default();
+            json!({ "content": [{ "type": "text", "text": text }], "isError": false })
+        }
+        fn links(_: &(dyn std::any::Any + Send + Sync)) -> Vec<String> {
+            vec!["x://linked".to_owned()]
+        }
+        let carried = ToolOutput::carrying(Payload::new(Mine("héllo world"), to_json, links), false);
+        assert!(carried.content.is_empty(), "carried, not read");
+        assert_eq!(carried.links(), ["x://linked"], "its links are asked of it, typed");
+        assert_eq!(carried.clone().payload.unwrap().take::<Mine>().map(|m| m.0), Some("héllo world"), "taken back as its own type");
+        let mut cut = carried.clone();
+        cut.truncate_text(5);
+        assert!(cut.payload.is_none(), "a cut reads it");
+        assert_eq!(cut.content[0]["text"], "héllo");
+        assert_eq!(carried.into_json(), json!({ "content": [{ "type": "text", "text": "héllo world" }], "isError": false }));
     }
 
     #[test]

@@ -26,11 +26,13 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
             deployment.shutdown().await;
             return Err(crate::error::Error::UnknownAgent { agent, file });
         }
-        let output = deployment
+        let mut output = deployment
             .call(&seam_engine::chain::Caller { agent: agent.clone(), token: None }, &tool, arguments, CallContext::default())
             .await;
         deployment.shutdown().await;
         let exit = if output.is_error { Exit::Invalid } else { Exit::Valid };
+        // A mount's result may come unread (`Payload`): read it to print it.
+        output.read();
         super::print(&format!("{}\n", serde_json::to_string_pretty(&output).expect("serializable")));
         Ok(exit)
     })

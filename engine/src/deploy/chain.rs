@@ -182,7 +182,7 @@ struct LinksLearnt;
 impl Hook for LinksLearnt {
     fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
         if let (Source::Mount(id), Some(output)) = (passed.source, call_result(answer)) {
-            passed.generation.links.learn(&passed.caller.agent, id, &output.content);
+            passed.generation.links.learn(&passed.caller.agent, id, output.links());
         }
     }
 }

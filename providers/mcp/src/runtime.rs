@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
-    ServerNotification, ServerResult,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams, ServerNotification,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, ServiceError};
 

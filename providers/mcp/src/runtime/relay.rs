@@ -216,27 +216,18 @@ impl McpMount {
             client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
         let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-        let answered = match self.relay(&peer, request, &client, &cancel, tasks).await {
-            Ok(ServerResult::CallToolResult(result)) => answer_of(CallToolResponse::Complete(result), &tool, tasks),
-            Ok(ServerResult::CreateTaskResult(task)) => answer_of(CallToolResponse::Task(task), &tool, tasks),
-            Ok(ServerResult::EmptyResult(_)) => answer_of(CallToolResponse::Complete(Default::default()), &tool, tasks),
-            Ok(_) => Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: unexpected answer to tools/call"))),
-            Err(e) => Err(self.call_failure(e, &what)),
+        let result = match self.relay(&peer, request, &client, &cancel, tasks).await {
+            Ok(ServerResult::CallToolResult(result)) => result,
+            Ok(ServerResult::EmptyResult(_)) => Default::default(),
+            Ok(ServerResult::CreateTaskResult(task)) => return task_answer(task, &tool, tasks),
+            // `InputRequired` is answered by the rounds (`relay`): a kind of answer newer than this build.
+            Ok(_) => return ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: unexpected answer to tools/call")),
+            Err(e) => return self.call_failure(e, &what),
         };
-        let output = match answered {
-            Ok(output) => output,
-            Err(failed) => return failed,
-        };
-        if let (Some(schema), false) = (&imported.output, output.is_error) {
-            let problem = match &output.structured_content {
-                None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
-                Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
-            };
-            if let Some(problem) = problem {
-                return ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("{what}: {problem}"));
-            }
+        match output_problem(&result, imported.output.as_deref()) {
+            Some(problem) => ToolOutput::error(crate::codes::MCP_OUTPUT_INVALID, format!("{what}: {problem}")),
+            None => carried(result),
         }
-        output
     }
 
     /// The client's answers to one round of a 2026-07-28 server's questions (`inputRequests`),
@@ -394,30 +385,63 @@ pub(super) fn with_answers(request: ClientRequest, responses: rmcp::model::Input
     }
 }
 
-/// What a call's typed answer means: `Ok` a result (its output schema still to
-/// check); `Err` what to give as it is: an error result, or a task when the call
-/// declared tasks.
-pub(super) fn answer_of(response: CallToolResponse, tool: &str, tasks: bool) -> Result<ToolOutput, ToolOutput> {
-    let result = match response {
-        CallToolResponse::Complete(result) => result,
-        // The client holds the task, by the id the deployment mints for it.
-        CallToolResponse::Task(task) if tasks => {
-            let task =
-                serde_json::to_value(task).map_err(|e| ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")))?;
-            return Err(ToolOutput { task: Some(Box::new(task)), ..ToolOutput::default() });
-        }
-        // A task for a call that did not ask for one: the client could not hold it.
-        CallToolResponse::Task(_) => {
-            return Err(ToolOutput::error(
-                crate::codes::MCP_TASK_REQUIRED,
-                format!(
-                    "`{tool}` answered with a task the call did not ask for: seam asks for one only when both the calling client and \
-                     the server declare the tasks extension"
-                ),
-            ));
-        }
-        // `InputRequired` is answered by the call's rounds (`call_inner`): a kind of answer newer than this build.
-        _ => return Err(ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: unexpected answer to tools/call"))),
-    };
-    Ok(ToolOutput::from_json(serde_json::to_value(result).unwrap_or_default()))
+/// A call answered with a task: the client holds it, by the id the deployment mints
+/// for it, when the call declared tasks; otherwise the client could not hold it.
+fn task_answer(task: rmcp::model::CreateTaskResult, tool: &str, tasks: bool) -> ToolOutput {
+    if !tasks {
+        return ToolOutput::error(
+            crate::codes::MCP_TASK_REQUIRED,
+            format!(
+                "`{tool}` answered with a task the call did not ask for: seam asks for one only when both the calling client and the \
+                 server declare the tasks extension"
+            ),
+        );
+    }
+    match serde_json::to_value(task) {
+        Ok(task) => ToolOutput { task: Some(Box::new(task)), ..ToolOutput::default() },
+        Err(e) => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("`{tool}`: {e}")),
+    }
+}
+
+/// Why a result does not keep the output schema its tool advertises, if it does not
+/// (an error result need not).
+fn output_problem(result: &rmcp::model::CallToolResult, schema: Option<&jsonschema::Validator>) -> Option<String> {
+    let schema = schema.filter(|_| result.is_error != Some(true))?;
+    match &result.structured_content {
+        None => Some("it advertises an output schema but sent no structuredContent".to_owned()),
+        Some(s) => schema.iter_errors(s).next().map(|e| format!("structuredContent does not match its output schema: {e}")),
+    }
+}
+
+/// A server's result as the engine carries it to the front end, unread, as rmcp's type
+/// (`seam_engine::runtime::Payload`). As the JSON it replaced: its `_meta` is the
+/// server's own and stays here, it is complete, and it says whether it is an error.
+fn carried(mut result: rmcp::model::CallToolResult) -> ToolOutput {
+    result.meta = None;
+    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    let is_error = result.is_error.unwrap_or(false);
+    result.is_error = Some(is_error);
+    ToolOutput::carrying(seam_engine::runtime::Payload::new(result, result_json, result_links), is_error)
+}
+
+fn result_json(result: &(dyn std::any::Any + Send + Sync)) -> Json {
+    let result = result.downcast_ref::<rmcp::model::CallToolResult>();
+    result.and_then(|result| serde_json::to_value(result).ok()).unwrap_or_default()
+}
+
+fn result_links(result: &(dyn std::any::Any + Send + Sync)) -> Vec<String> {
+    let Some(result) = result.downcast_ref::<rmcp::model::CallToolResult>() else { return Vec::new() };
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            rmcp::model::ContentBlock::ResourceLink(link) => Some(link.uri.clone()),
+            rmcp::model::ContentBlock::Resource(embedded) => match &embedded.resource {
+                rmcp::model::ResourceContents::TextResourceContents { uri, .. }
+                | rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => Some(uri.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
