@@ -196,7 +196,7 @@ fn corpus() {
 
 /// The text of every test: the integration tests (but for this corpus and the generated
 /// files' checks, which name every code), and each source file's unit-test modules (from
-/// `#[cfg(test)]` on).
+/// `#[cfg(test)]` on, or a whole `tests.rs`).
 fn test_texts() -> Vec<String> {
     let tests = crate::support::rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
     let mut texts: Vec<String> = tests
@@ -205,7 +205,12 @@ fn test_texts() -> Vec<String> {
         .map(|(_, text)| text)
         .collect();
     let sources = crate::generated::sources();
-    texts.extend(sources.into_iter().filter_map(|(_, text)| text.split_once("#[cfg(test)]").map(|(_, tests)| tests.to_owned())));
+    // A unit-test module in a file of its own (`mod tests;` → `tests.rs`) is test text whole.
+    let test_part = |(path, text): (PathBuf, String)| match path.file_name().is_some_and(|name| name == "tests.rs") {
+        true => Some(text),
+        false => text.split_once("#[cfg(test)]").map(|(_, tests)| tests.to_owned()),
+    };
+    texts.extend(sources.into_iter().filter_map(test_part));
     texts
 }
 
