@@ -51,8 +51,7 @@ impl McpMount {
         // A request about a task is not entered: its server asks through the task's
         // `inputRequests`, and a poll in flight must not make another session's call look
         // like one of several.
-        let about_task =
-            matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
+        let about_task = is_about_task(&request);
         let rounds = async {
             for round in 0..=MAX_INPUT_ROUNDS {
                 let options = request_options(client, speaks_modern(peer), tasks);
@@ -185,10 +184,9 @@ impl McpMount {
             }
         };
         // A request about a task declares tasks, as the call that made the task did.
-        let about_task =
-            matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_));
+        let tasks = is_about_task(&request);
         let answered = match self.connected() {
-            Ok(peer) => self.relay(&peer, request, &client, &cancel, about_task).await,
+            Ok(peer) => self.relay(&peer, request, &client, &cancel, tasks).await,
             Err(e) => Err(e),
         };
         let result = answered.map_err(|e| self.request_error(e, &what))?;
@@ -304,6 +302,11 @@ impl McpMount {
             None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: {}", e.message)),
         }
     }
+}
+
+/// Whether `request` is about a task a server made (`tasks/get`, `update`, `cancel`).
+fn is_about_task(request: &ClientRequest) -> bool {
+    matches!(request, ClientRequest::GetTaskRequest(_) | ClientRequest::UpdateTaskRequest(_) | ClientRequest::CancelTaskRequest(_))
 }
 
 /// The question's params as JSON, the client's answer as rmcp's result type.
