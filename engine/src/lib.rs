@@ -19,6 +19,7 @@ pub mod load;
 pub mod model;
 pub mod offers;
 pub mod outcome;
+pub mod output;
 pub mod plan;
 pub mod reads;
 pub mod redact;

@@ -1,0 +1,153 @@
+//! Building a reload's mounts beside the live generation: carried over, reconfigured,
+//! or built anew under the concurrency bound; a required one that fails rejects it.
+
+use super::*;
+
+impl Deployment {
+    /// The next generation's mounts: the live ones the diff keeps, carried over; changed
+    /// ones that can take their change while they run, reconfigured (applied at the swap);
+    /// the rest built beside the live generation, at most `max_concurrent_starts` at once.
+    /// A required mount that does not start rejects the reload (`Err`: each such mount),
+    /// and what was built is disposed.
+    pub(super) async fn build_mounts(
+        &self,
+        resolved: &Resolved,
+        diff: &Diff,
+        live: Option<&Generation>,
+    ) -> Result<NextMounts, Vec<StartFailure>> {
+        let subprocess = Arc::new(SubprocessService::new(
+            resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
+        ));
+        let workspace = resolved.workspace_root().map(PathBuf::from);
+        let mut next = NextMounts::default();
+        let mut builds = Vec::new();
+        for (id, mount) in &resolved.mounts {
+            let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
+            if let Some(slot) = live.and_then(|g| g.mounts.get(id))
+                && let Some(kept) = carried_over(id, mount, r, slot, diff, &mut next)
+            {
+                next.mounts.insert(id.clone(), kept);
+                continue;
+            }
+            let cx = BuildCx {
+                id: id.clone(),
+                subprocess: subprocess.clone(),
+                workspace: workspace.clone(),
+                changes: self.changes.clone(),
+                status: self.status_changes.clone(),
+                events: self.events.clone(),
+                live_workspace: self.workspace.subscribe(),
+                interest: self.interests.lock().expect("interests lock").entry(id.clone()).or_default().clone(),
+            };
+            builds.push(build_slot(id.clone(), mount.kind, r, cx));
+        }
+        let failures = settle(&mut next, self.start_all(builds).await);
+        // Keep the composition's own order.
+        next.mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
+        if failures.is_empty() {
+            return Ok(next);
+        }
+        for id in &next.built {
+            next.mounts[id].running.dispose(self.options.dispose_timeout).await;
+        }
+        Err(failures)
+    }
+
+    /// Runs the builds, at most `max_concurrent_starts` at once, telling `on_activated` of each.
+    pub(super) async fn start_all(&self, builds: Vec<impl Future<Output = (Slot, Option<String>)>>) -> Vec<(Slot, Option<String>)> {
+        let total = builds.len();
+        let done = AtomicUsize::new(0);
+        let on_activated = self.options.on_activated.clone();
+        let starts = tokio::sync::Semaphore::new(self.options.max_concurrent_starts.max(1));
+        futures::future::join_all(builds.into_iter().map(|build| async {
+            let permit = starts.acquire().await.expect("the semaphore is never closed");
+            let (slot, error) = build.await;
+            drop(permit);
+            if let Some(report) = &on_activated {
+                let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                report(Activated { id: &slot.id, state: slot.running.status().state, done, total });
+            }
+            (slot, error)
+        }))
+        .await
+    }
+}
+
+/// A live mount the next generation keeps: as it is when the diff leaves it, or
+/// reconfigured when it changed and can take its change while it runs (its kind and the
+/// services it needs unchanged); `None` when it must be built again.
+pub(super) fn carried_over(
+    id: &str,
+    mount: &crate::resolve::Mount,
+    r: &crate::surface::ResolvedMount,
+    slot: &Arc<Slot>,
+    diff: &Diff,
+    next: &mut NextMounts,
+) -> Option<Arc<Slot>> {
+    let node = format!("mount:{id}");
+    if !diff.add.contains(&node) && !diff.restart.contains(&node) {
+        return Some(slot.clone());
+    }
+    let services_changed = r.needs.iter().any(|s| {
+        let node = format!("service:{s}");
+        diff.change.contains(&node) || diff.add.contains(&node)
+    });
+    if !diff.change.contains(&node) || slot.kind != mount.kind.name() || services_changed {
+        return None;
+    }
+    let apply = slot.running.reconfigure(&*r.config)?;
+    next.live_changes.push(apply);
+    next.reconfigured.push(id.to_owned());
+    let reconfigured = Slot {
+        id: id.to_owned(),
+        kind: slot.kind,
+        registry: slot.registry,
+        required: r.required,
+        exposure: r.exposure.clone(),
+        running: slot.running.clone(),
+    };
+    Some(Arc::new(reconfigured))
+}
+
+/// Builds mount `id` of `kind`: its slot, and why the build failed (the slot is then inert).
+pub(super) fn build_slot(
+    id: String,
+    kind: &'static dyn crate::surface::MountKind,
+    r: &crate::surface::ResolvedMount,
+    cx: BuildCx,
+) -> impl Future<Output = (Slot, Option<String>)> + use<> {
+    let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
+    async move {
+        let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
+            Some(build) => match build.await {
+                Ok(running) => (running, None),
+                Err(e) => {
+                    let why = e.to_string();
+                    (Arc::new(Inert::failed(why.clone())), Some(why))
+                }
+            },
+            None => (Arc::new(Inert::no_runtime(kind.name())), None),
+        };
+        (Slot { id, kind: kind.name(), registry: kind.registry(), required, exposure, running }, error)
+    }
+}
+
+/// Takes the built mounts into `next`: each required one that failed or is not ready is
+/// a failure of the reload; one not required activates as failed, logged.
+pub(super) fn settle(next: &mut NextMounts, built: Vec<(Slot, Option<String>)>) -> Vec<StartFailure> {
+    let mut failures = Vec::new();
+    for (slot, error) in built {
+        let problem = error.or_else(|| {
+            (slot.required && !slot.running.is_ready())
+                .then(|| slot.running.status().detail.unwrap_or_else(|| "it is not ready".to_owned()))
+        });
+        match problem {
+            Some(problem) if slot.required => failures.push(StartFailure { id: slot.id.clone(), problem }),
+            Some(problem) => tracing::warn!(mount = %slot.id, "mount activates as failed: {problem}"),
+            None => {}
+        }
+        next.built.push(slot.id.clone());
+        next.mounts.insert(slot.id.clone(), Arc::new(slot));
+    }
+    failures
+}
