@@ -55,6 +55,8 @@ const SUPERGATEWAY = path.join(root, '.cache/bench/npm/node_modules/.bin/superga
 const PYTHON = path.join(root, '.cache/bench/venv/bin/python');
 const FASTMCP_PROXY = path.join(here, 'fastmcp_proxy.py');
 const RELAY = opt('--relay') && path.resolve(opt('--relay'));
+// examples/echo_server.rs built in release: the fast upstream of the added-latency targets.
+const ECHO_SERVER = opt('--echo-server') && path.resolve(opt('--echo-server'));
 
 fs.mkdirSync(OUT, { recursive: true });
 const log = (...a) => console.error('[gateway]', ...a);
@@ -186,6 +188,26 @@ const stdioTransport = (command, args, errName) => () => {
   return t;
 };
 
+async function startEchoServer(name) {
+  const p = start(name, ECHO_SERVER, []);
+  const url = await until(`${name}: listening line`, () => {
+    if (p.child.exitCode !== null) throw new Error(`${name} exited: ${p.stderrText()}`);
+    const m = p.stderrText().match(/listening at (http:\/\/\S+)/);
+    return m && new URL(m[1]);
+  });
+  return { child: p.child, url };
+}
+
+async function seamOverHttp(name, file) {
+  const p = start(name, SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0']);
+  const url = await until('seam serving line', () => {
+    const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
+    if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
+    return m && new URL(m[1]);
+  });
+  return { child: p.child, pid: p.child.pid, url };
+}
+
 const TARGETS = [
   {
     name: 'direct (server-everything)', key: 'direct', transport: 'stdio', tool: 'echo', stdio: true,
@@ -211,6 +233,25 @@ const TARGETS = [
       await until('server-everything streamableHttp', () => tcpOpen(port));
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+    },
+  },
+  {
+    // The added-latency pair (scripts/bench-added-latency): an rmcp echo server over
+    // Streamable HTTP called directly, and through seam serve over HTTP. Only with --echo-server PATH.
+    name: 'rmcp echo server (direct)', key: 'echo-direct', transport: 'streamable HTTP', tool: 'echo', optional: true,
+    async setup() {
+      const { child, url } = await startEchoServer('echo-direct');
+      return { pid: child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(child) };
+    },
+  },
+  {
+    name: 'seam → rmcp echo server', key: 'seam-http-echo', transport: 'streamable HTTP', tool: 'mcp__echo__echo', optional: true,
+    async setup() {
+      const echo = await startEchoServer('seam-http-echo-upstream');
+      const file = path.join(OUT, 'added-latency.yaml');
+      fs.writeFileSync(file, ['seam: 1', 'name: bench-added-latency', 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ''].join('\n'));
+      const url = await seamOverHttp('seam-http-echo', file);
+      return { pid: url.pid, makeTransport: () => new StreamableHTTPClientTransport(url.url), stop: async () => { await stopGroup(url.child); await stopGroup(echo.child); } };
     },
   },
   {
@@ -386,6 +427,14 @@ async function runTarget(t) {
   return res;
 }
 
+// An optional target runs only when what it needs was given.
+function available(t) {
+  if (!t.optional) return true;
+  if (t.key === 'relay') return Boolean(RELAY);
+  if (t.key === 'seam-http-nodelay') return Boolean(NODELAY_SHIM);
+  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo
+}
+
 // --- Interleaved: one client per target, calls alternating ----------------------
 // With --interleave, the targets chosen (--only) each get one client, warmed up, and then
 // BENCH_CALLS rounds of one call per target (the order rotating each round): drift of this
@@ -393,7 +442,7 @@ async function runTarget(t) {
 // target after another cannot promise. Prints p50/p99 per target and each one's p50 minus
 // the first target's.
 if (argv.includes('--interleave')) {
-  const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && (!t.optional || (t.key === 'relay' && RELAY) || (t.key === 'seam-http-nodelay' && NODELAY_SHIM)));
+  const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && available(t));
   const live = [];
   for (const t of chosen) {
     const env = await t.setup();
@@ -401,20 +450,24 @@ if (argv.includes('--interleave')) {
     await loop(conn.client, t.tool, WARMUP, [], []);
     live.push({ t, env, conn, lat: [], errors: [] });
   }
+  const cpuBefore = live.map((x) => (x.env.pid ? cpuMs(x.env.pid) : null));
   for (let i = 0; i < CALLS; i++) {
     for (let k = 0; k < live.length; k++) {
       const x = live[(i + k) % live.length];
       try { x.lat.push(await callOnce(x.conn.client, x.t.tool)); } catch (e) { x.errors.push(e.message); }
     }
   }
+  const cpuUsPerCall = live.map((x, i) => (cpuBefore[i] == null ? null : ((cpuMs(x.env.pid) - cpuBefore[i]) * 1000) / CALLS));
   for (const x of live) { await x.conn.client.close().catch(() => {}); await x.env.stop(); }
   for (const { child } of started) await stopGroup(child);
   const p50s = live.map((x) => percentile(Float64Array.from(x.lat).sort(), 0.5));
   const out = [`Interleaved: ${CALLS} rounds of one echo call per target after ${WARMUP} warm-up calls each, 1 client per target.`, '',
-    '| target | transport | p50 µs | p99 µs | p50 − first row µs | errors |', '| --- | --- | ---: | ---: | ---: | ---: |'];
-  live.forEach((x, i) => out.push(`| ${x.t.name} | ${x.t.transport} | ${p50s[i].toFixed(0)} | ${percentile(Float64Array.from(x.lat).sort(), 0.99).toFixed(0)} | ${i === 0 ? '–' : (p50s[i] - p50s[0]).toFixed(0)} | ${x.errors.length} |`));
+    '| target | transport | p50 µs | p99 µs | p50 − first row µs | CPU µs per call | errors |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |'];
+  live.forEach((x, i) => out.push(`| ${x.t.name} | ${x.t.transport} | ${p50s[i].toFixed(0)} | ${percentile(Float64Array.from(x.lat).sort(), 0.99).toFixed(0)} | ${i === 0 ? '–' : (p50s[i] - p50s[0]).toFixed(0)} | ${cpuUsPerCall[i] == null ? '–' : cpuUsPerCall[i].toFixed(0)} | ${x.errors.length} |`));
   console.log(out.join('\n'));
   fs.writeFileSync(path.join(OUT, 'interleaved.md'), out.join('\n') + '\n');
+  const perTarget = live.map((x, i) => ({ key: x.t.key, p50: p50s[i], p99: percentile(Float64Array.from(x.lat).sort(), 0.99), cpuUsPerCall: cpuUsPerCall[i], errors: x.errors.length }));
+  fs.writeFileSync(path.join(OUT, 'interleaved.json'), JSON.stringify({ calls: CALLS, warmup: WARMUP, targets: perTarget }, null, 2));
   process.exit(live.some((x) => x.errors.length) ? 1 : 0);
 }
 
@@ -423,7 +476,7 @@ const results = [];
 const failures = [];
 for (const t of TARGETS) {
   if (ONLY && !ONLY.includes(t.key)) continue;
-  if (t.optional && !((t.key === 'seam-http-nodelay' && NODELAY_SHIM) || (t.key === 'relay' && RELAY))) continue;
+  if (!available(t)) continue;
   log(`${t.key}: ${CALLS} calls after ${WARMUP} warm-up, 1 client then ${CLIENTS} clients`);
   try {
     const r = await runTarget(t);
