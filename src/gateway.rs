@@ -31,6 +31,7 @@ use notifier::{Listener, Shown, shown_prompts, shown_resources, skills_hash};
 mod subscriptions;
 use subscriptions::{Release, Subscription, Subscriptions};
 mod eras;
+use crate::waiting::{Asked, Parked, Waiting, WaitingCalls};
 use eras::{Retry, Round};
 
 /// How many resources one session may be subscribed to at once.
@@ -42,10 +43,50 @@ pub const MAX_SUBSCRIPTIONS: usize = 1024;
 pub struct Clients {
     /// What clients hold, per agent: sessions, listen streams, subscriptions.
     pub tally: Arc<crate::tally::Tally>,
-    /// The calls waiting for their 2026-07-28 clients' answers (MRTR).
-    pub waiting: Arc<crate::waiting::WaitingCalls>,
+    /// The calls waiting for their 2026-07-28 clients' answers (MRTR), a table per agent,
+    /// made at the agent's first waiting call (one whose request routed: an agent of the
+    /// composition).
+    waiting: std::sync::Mutex<std::collections::HashMap<String, Arc<WaitingCalls>>>,
     /// The number the next session gets.
     next_session: std::sync::atomic::AtomicU64,
+}
+
+impl Clients {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Arc<WaitingCalls>>> {
+        self.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Holds agent `agent`'s call `waiting` for its client's retry (`WaitingCalls::hold`).
+    fn hold_waiting(&self, agent: &str, waiting: Waiting, patience: std::time::Duration) -> Result<String, Box<Waiting>> {
+        let calls = self.waiting().entry(agent.to_owned()).or_default().clone();
+        calls.hold(waiting, patience)
+    }
+
+    /// Agent `agent`'s call waiting under `state` for this retry (`WaitingCalls::take`); a
+    /// state another agent's call waits on is named so (`INPUT_STATE_WRONG_AGENT`), and
+    /// that call keeps waiting.
+    fn take_waiting(
+        &self,
+        agent: &str,
+        state: &str,
+        asked: &Asked,
+        arguments: &Map<String, Json>,
+        check: impl FnOnce(&Parked) -> Result<(), String>,
+    ) -> Result<Waiting, (seam_engine::codes::Code, String)> {
+        let mine = self.waiting().get(agent).cloned();
+        let taken = mine.map_or_else(|| Err(crate::waiting::unknown_state()), |calls| calls.take(state, asked, arguments, check));
+        match taken {
+            Err((code, _)) if code == seam_engine::codes::INPUT_STATE_UNKNOWN && self.waits_elsewhere(agent, state) => {
+                Err((seam_engine::codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
+            }
+            taken => taken,
+        }
+    }
+
+    /// Whether another agent than `agent` has a call waiting, or that waited, under `state`.
+    fn waits_elsewhere(&self, agent: &str, state: &str) -> bool {
+        self.waiting().iter().any(|(other, calls)| other != agent && calls.holds(state))
+    }
 }
 
 /// How often a session's notifier checks whether its session has ended.
@@ -163,7 +204,7 @@ impl Gateway {
     fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let token = parts.and_then(|parts| parts.extensions.get::<seam_engine::chain::TokenName>());
-        Caller { agent: self.agent.clone(), token: token.map(|token| token.0.clone()) }
+        self.deployment.caller(&self.agent, token.map(|token| token.0.clone()))
     }
 
     /// One request of this session's agent, relayed to what serves it (`Deployment::relay`);

@@ -5,9 +5,11 @@
 //! `requestState` seam mints at random (unguessable; nothing in it to forge).
 //! A state is bound to its agent, request (tool, prompt or URI) and arguments, used once (the next round
 //! gets a new one), and forgotten at `serve.input_timeout`, when the call is
-//! cancelled. The calls live in one served front end's [`WaitingCalls`] (HTTP's
-//! app, or the stdio session): a retry that reaches another seam (a load
-//! balancer's other replica) finds none (`INPUT_STATE_UNKNOWN`).
+//! cancelled. Each agent's calls wait in a [`WaitingCalls`] of their own, in the
+//! served front end (HTTP's app, or the stdio session: `crate::gateway::Clients`):
+//! one agent's calls never count against, or are found by, another's, and a retry
+//! that reaches another seam (a load balancer's other replica) finds none
+//! (`INPUT_STATE_UNKNOWN`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,7 +27,6 @@ pub const MAX_WAITING_CALLS: usize = 256;
 
 /// A call waiting for its client's answers, and what a retry must match.
 pub struct Waiting {
-    pub agent: String,
     /// The request it is: its method, and the tool, prompt or URI it names.
     pub asked: Asked,
     pub arguments: Map<String, Json>,
@@ -74,26 +75,33 @@ enum Slot {
     Expired,
 }
 
-/// The calls waiting for their clients' answers, by `requestState`: one table per
-/// served front end, shared by its sessions (a retry comes on a request of its own).
+/// One agent's calls waiting for their clients' answers, by `requestState`, shared by
+/// the agent's sessions in one served front end (a retry comes on a request of its own).
 #[derive(Default)]
 pub struct WaitingCalls {
     slots: Mutex<HashMap<String, Slot>>,
 }
 
+/// No call waits on a `requestState`.
+pub fn unknown_state() -> (Code, String) {
+    (codes::INPUT_STATE_UNKNOWN, "no call is waiting on this requestState: it was answered already, or never given here".to_owned())
+}
+
 impl WaitingCalls {
+    /// Whether a call waits, or waited, under `state`.
+    pub fn holds(&self, state: &str) -> bool {
+        self.table().contains_key(state)
+    }
+
     fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
         self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Holds `waiting` for its client's retry, at most `patience`: its `requestState`; or
-    /// `Err` (given back) when its agent already has `MAX_WAITING_CALLS` calls waiting.
+    /// `Err` (given back) when the agent already has `MAX_WAITING_CALLS` calls waiting.
     pub fn hold(self: &Arc<Self>, waiting: Waiting, patience: Duration) -> Result<String, Box<Waiting>> {
         let mut slots = self.table();
-        let agent = &waiting.agent;
-        if slots.values().filter(|slot| matches!(slot, Slot::Waiting { waiting, .. } if waiting.agent == *agent)).count()
-            >= MAX_WAITING_CALLS
-        {
+        if slots.values().filter(|slot| matches!(slot, Slot::Waiting { .. })).count() >= MAX_WAITING_CALLS {
             return Err(Box::new(waiting));
         }
         let state = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
@@ -127,14 +135,13 @@ impl WaitingCalls {
         Ok(state)
     }
 
-    /// The call waiting under `state` for this retry (`agent`'s, the same request with
-    /// `arguments`), taken out once `check` passes on it (the client's answers read); or
-    /// why not, with its code. A retry that names another agent, request or arguments, or
-    /// whose answers do not read, leaves the call waiting.
+    /// The call waiting under `state` for this retry (the same request with `arguments`),
+    /// taken out once `check` passes on it (the client's answers read); or why not, with
+    /// its code. A retry that names another request or arguments, or whose answers do
+    /// not read, leaves the call waiting.
     pub fn take(
         &self,
         state: &str,
-        agent: &str,
         asked: &Asked,
         arguments: &Map<String, Json>,
         check: impl FnOnce(&Parked) -> Result<(), String>,
@@ -142,10 +149,7 @@ impl WaitingCalls {
         let mut slots = self.table();
         let expired = || (codes::INPUT_STATE_EXPIRED, "the call waited longer than `serve.input_timeout` and was cancelled".to_owned());
         match slots.get(state) {
-            None => Err((
-                codes::INPUT_STATE_UNKNOWN,
-                "no call is waiting on this requestState: it was answered already, or never given here".to_owned(),
-            )),
+            None => Err(unknown_state()),
             Some(Slot::Expired) => {
                 slots.remove(state);
                 Err(expired())
@@ -156,9 +160,6 @@ impl WaitingCalls {
                     waiting.call.cancel();
                 }
                 Err(expired())
-            }
-            Some(Slot::Waiting { waiting, .. }) if waiting.agent != agent => {
-                Err((codes::INPUT_STATE_WRONG_AGENT, format!("this requestState is not agent `{agent}`'s")))
             }
             Some(Slot::Waiting { waiting, .. }) if waiting.asked != *asked || waiting.arguments != *arguments => Err((
                 codes::INPUT_STATE_WRONG_REQUEST,

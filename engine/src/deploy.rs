@@ -11,7 +11,7 @@
 //! was. After the swap, retired mounts are disposed once the calls holding the
 //! old generation finish, bounded by the drain timeout.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::diagnostic::Diagnostic;
 use crate::diff::Diff;
 use crate::env::Env;
-use crate::offers::{Links, MountRequest, Offered, RequestError, Routes};
+use crate::offers::{MountRequest, Offered, RequestError, Routes};
 use crate::outcome::{Outcome, OutcomeKind, diagnostic_json, log_outcome};
 use crate::plan::Plan;
 use crate::resolve::Resolved;
@@ -146,9 +146,6 @@ pub struct Generation {
     pub(crate) write_watchers: Vec<Arc<dyn Running>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
-    /// URIs that mounts' tool results carried: where a read of one goes when no mount lists it.
-    /// Handed on from generation to generation: a link a client holds outlives a reload.
-    pub(crate) links: Arc<Links>,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -309,8 +306,8 @@ pub struct Deployment {
     workspace: tokio::sync::watch::Sender<Option<PathBuf>>,
     /// What clients want of each mount id (`BuildCx::interest`), for the builds of it to come.
     interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
-    /// The tasks mounts' servers made for calls, under the ids seam minted for them.
-    tasks: Arc<crate::tasks::Tasks>,
+    /// What it keeps for each agent of the live composition (`Deployment::caller`).
+    callers: Mutex<HashMap<String, Arc<crate::chain::CallerState>>>,
     /// The call stage: the hooks every request passes (`crate::chain`).
     chain: crate::chain::Chain,
     /// The bytes of resource reads in flight, every client's together.
@@ -319,8 +316,7 @@ pub struct Deployment {
 
 impl Deployment {
     pub fn new(engine: Arc<Engine>, path: &Path, env: Arc<dyn Env + Send + Sync>, options: Options) -> Arc<Deployment> {
-        let tasks = Arc::new(crate::tasks::Tasks::default());
-        let chain = crate::chain::Chain::new(tasks.clone(), &options.hooks);
+        let chain = crate::chain::Chain::new(&options.hooks);
         Arc::new(Deployment {
             engine,
             path: path.to_owned(),
@@ -340,7 +336,7 @@ impl Deployment {
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
             interests: Mutex::default(),
-            tasks,
+            callers: Mutex::default(),
             chain,
             reads: Default::default(),
         })
@@ -359,6 +355,24 @@ impl Deployment {
     /// Every mount's log lines and resource updates from now on.
     pub fn mount_events(&self) -> tokio::sync::broadcast::Receiver<crate::runtime::MountEvent> {
         self.events.listen()
+    }
+
+    /// The caller `agent` with token `token`, and the state the deployment keeps for
+    /// the agent. Kept only for an agent of the live composition (so the table is bounded
+    /// by the composition), and let go when a reload removes the agent; another gets a
+    /// state of its own, which no other request shares (its requests fail to route).
+    pub fn caller(&self, agent: &str, token: Option<String>) -> crate::chain::Caller {
+        let known = self.live().is_some_and(|live| live.resolved.agents.contains_key(agent));
+        let state = if known {
+            let mut callers = self.callers.lock().expect("callers lock");
+            match callers.get(agent) {
+                Some(state) => state.clone(),
+                None => callers.entry(agent.to_owned()).or_default().clone(),
+            }
+        } else {
+            Arc::default()
+        };
+        crate::chain::Caller { agent: agent.to_owned(), token, state }
     }
 
     pub fn live(&self) -> Option<Arc<Generation>> {
@@ -612,7 +626,6 @@ impl Deployment {
             fixed,
             write_watchers,
             in_flight: AtomicUsize::new(0),
-            links: live.as_ref().map(|g| g.links.clone()).unwrap_or_default(),
             drained: Mutex::new(None),
         });
         // Arm the old generation's drain signal before it can be let go.
@@ -626,6 +639,9 @@ impl Deployment {
         // A mount id the composition no longer has: what clients wanted of it goes with it.
         let kept = self.live();
         self.interests.lock().expect("interests lock").retain(|id, _| kept.as_ref().is_some_and(|g| g.mounts.contains_key(id)));
+        // An agent the composition no longer has: what it held goes with it.
+        let has_agent = |agent: &String| kept.as_ref().is_some_and(|g| g.resolved.agents.contains_key(agent));
+        self.callers.lock().expect("callers lock").retain(|agent, _| has_agent(agent));
         // A new build asks again for what sessions asked of the build it replaced while it was being built.
         if let Some(live) = &kept {
             for id in &built {

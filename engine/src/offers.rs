@@ -220,15 +220,14 @@ pub fn instructions<'a>(mounts: impl Iterator<Item = (&'a str, &'a str)>) -> Opt
 /// How many URIs seen in tool results a deployment remembers for one agent, newest kept.
 pub const REMEMBERED_LINKS: usize = 4096;
 
-/// URIs that mounts' tool results carried, remembered per agent (the agent whose call
-/// it was), each with the mount that gave it to that agent last; an agent's oldest are
-/// forgotten past [`REMEMBERED_LINKS`]. One agent's links never route another's reads,
-/// and one agent's many links push out only its own. (Agents are the composition's, so
-/// the table is bounded by them.)
+/// URIs that mounts' tool results carried to one agent (a caller's state,
+/// `crate::chain::CallerState`), each with the mount that gave it last; the oldest are
+/// forgotten past [`REMEMBERED_LINKS`]. Each agent has its own: one agent's links never
+/// route another's reads, and one agent's many links push out only its own.
 #[derive(Default)]
-pub struct Links(Mutex<HashMap<String, AgentLinks>>);
+pub struct Links(Mutex<AgentLinks>);
 
-/// One agent's links: the mount of each URI, and the URIs oldest first.
+/// The mount of each URI, and the URIs oldest first.
 #[derive(Default)]
 struct AgentLinks {
     by_uri: HashMap<String, String>,
@@ -236,16 +235,13 @@ struct AgentLinks {
 }
 
 impl Links {
-    /// Remembers every URI a tool result of mount `mount` carries, for agent `agent`.
-    pub fn learn(&self, agent: &str, mount: &str, uris: Vec<String>) {
+    /// Remembers every URI a tool result of mount `mount` carries.
+    pub fn learn(&self, mount: &str, uris: Vec<String>) {
         if uris.is_empty() {
             return;
         }
         let mut links = self.0.lock().expect("links lock");
-        let AgentLinks { by_uri, order } = match links.get_mut(agent) {
-            Some(mine) => mine,
-            None => links.entry(agent.to_owned()).or_default(),
-        };
+        let AgentLinks { by_uri, order } = &mut *links;
         for uri in uris {
             if by_uri.insert(uri.clone(), mount.to_owned()).is_none() {
                 order.push_back(uri);
@@ -258,9 +254,9 @@ impl Links {
         }
     }
 
-    /// The mount whose result, to agent `agent`, carried `uri` last.
-    pub fn mount_of(&self, agent: &str, uri: &str) -> Option<String> {
-        self.0.lock().expect("links lock").get(agent)?.by_uri.get(uri).cloned()
+    /// The mount whose result carried `uri` last.
+    pub fn mount_of(&self, uri: &str) -> Option<String> {
+        self.0.lock().expect("links lock").by_uri.get(uri).cloned()
     }
 }
 
@@ -357,10 +353,10 @@ pub struct Routes<'g> {
 }
 
 impl Routes<'_> {
-    /// The mount that serves `uri` to `agent`, by the rules at the top of this module: a link
-    /// comes last, so that no link re-routes a URI a mount the agent sees lists, templates or
-    /// names as a view.
-    pub fn resource(&self, uri: &str, agent: &str, links: &Links) -> Option<&str> {
+    /// The mount that serves `uri` to the agent whose routes these are and whose `links`
+    /// are given, by the rules at the top of this module: a link comes last, so that no
+    /// link re-routes a URI a mount the agent sees lists, templates or names as a view.
+    pub fn resource(&self, uri: &str, links: &Links) -> Option<&str> {
         if let Some((id, _)) = self.mounts.iter().find(|(_, o)| o.resources.binary_search_by(|r| r.key.as_str().cmp(uri)).is_ok()) {
             return Some(id);
         }
@@ -380,7 +376,7 @@ impl Routes<'_> {
         if let Some((id, _)) = self.mounts.iter().find(|(_, o)| o.views.binary_search_by(|v| v.as_str().cmp(uri)).is_ok()) {
             return Some(id);
         }
-        let learned = links.mount_of(agent, uri)?;
+        let learned = links.mount_of(uri)?;
         self.mounts.iter().map(|(id, _)| *id).find(|id| **id == learned)
     }
 
@@ -486,22 +482,22 @@ mod tests {
                 ("d", Arc::new(Offers { views: vec!["ui://app/view.html".to_owned()], ..Offers::default() })),
             ],
         };
-        assert_eq!(routes.resource("ui://app/view.html", "a1", &Links::default()), Some("d"), "a view a tool names");
-        let links = Links::default();
-        assert_eq!(routes.resource("x://one", "a1", &links), Some("a"), "listed by two: the first in mount order");
-        assert_eq!(routes.resource("y://two", "a1", &links), Some("b"));
-        assert_eq!(routes.resource("x://items/7", "a1", &links), Some("b"), "the template with more literal characters");
-        assert_eq!(routes.resource("x://other", "a1", &links), Some("a"));
-        assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), None);
-        links.learn("a1", "c", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
-        assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), Some("c"));
-        assert_eq!(routes.resource("z://made-by-a-tool", "a2", &links), None, "another agent's link routes nothing");
-        links.learn("a2", "b", linked_uris(&[json!({ "type": "resource_link", "uri": "x://one", "name": "n" })]));
-        links.learn("a2", "b", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
-        assert_eq!(routes.resource("x://one", "a2", &links), Some("a"), "a link never re-routes a listed URI");
-        assert_eq!(routes.resource("z://made-by-a-tool", "a1", &links), Some("c"), "nor another agent's link");
-        links.learn("a1", "gone", linked_uris(&[json!({ "type": "resource", "resource": { "uri": "z://elsewhere", "text": "" } })]));
-        assert_eq!(routes.resource("z://elsewhere", "a1", &links), None, "a link of a mount the agent does not see");
+        assert_eq!(routes.resource("ui://app/view.html", &Links::default()), Some("d"), "a view a tool names");
+        let (links, others) = (Links::default(), Links::default());
+        assert_eq!(routes.resource("x://one", &links), Some("a"), "listed by two: the first in mount order");
+        assert_eq!(routes.resource("y://two", &links), Some("b"));
+        assert_eq!(routes.resource("x://items/7", &links), Some("b"), "the template with more literal characters");
+        assert_eq!(routes.resource("x://other", &links), Some("a"));
+        assert_eq!(routes.resource("z://made-by-a-tool", &links), None);
+        links.learn("c", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
+        assert_eq!(routes.resource("z://made-by-a-tool", &links), Some("c"));
+        assert_eq!(routes.resource("z://made-by-a-tool", &others), None, "another agent's link routes nothing");
+        others.learn("b", linked_uris(&[json!({ "type": "resource_link", "uri": "x://one", "name": "n" })]));
+        others.learn("b", linked_uris(&[json!({ "type": "resource_link", "uri": "z://made-by-a-tool", "name": "n" })]));
+        assert_eq!(routes.resource("x://one", &others), Some("a"), "a link never re-routes a listed URI");
+        assert_eq!(routes.resource("z://made-by-a-tool", &links), Some("c"), "nor another agent's link");
+        links.learn("gone", linked_uris(&[json!({ "type": "resource", "resource": { "uri": "z://elsewhere", "text": "" } })]));
+        assert_eq!(routes.resource("z://elsewhere", &links), None, "a link of a mount the agent does not see");
         assert_eq!(routes.shadowed(), vec![("b".to_owned(), "x://one".to_owned(), "a".to_owned())]);
         assert_eq!(routes.listed(|o| &o.resources).iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["x://one", "y://two"]);
         let prompts = |names: &[&str]| Arc::new(Offers { prompts: names.iter().map(|n| offered(n)).collect(), ..Offers::default() });
@@ -541,17 +537,15 @@ mod tests {
     }
 
     #[test]
-    fn links_are_remembered_up_to_their_bound_per_agent_and_the_oldest_go_first() {
+    fn links_are_remembered_up_to_their_bound_and_the_oldest_go_first() {
         let links = Links::default();
         let link = |i: usize| json!({ "type": "resource_link", "uri": format!("u://{i}"), "name": "n" });
-        links.learn("other", "m", linked_uris(&[link(0)]));
         let at_limit: Vec<Json> = (0..REMEMBERED_LINKS).map(link).collect();
-        links.learn("a", "m", linked_uris(&at_limit));
-        assert_eq!(links.mount_of("a", "u://0").as_deref(), Some("m"), "at the bound every link is kept");
-        links.learn("a", "m", linked_uris(&[link(REMEMBERED_LINKS)]));
-        assert_eq!(links.mount_of("a", "u://0"), None, "one past it, the oldest is forgotten");
-        assert_eq!(links.mount_of("a", "u://1").as_deref(), Some("m"));
-        assert_eq!(links.mount_of("a", &format!("u://{REMEMBERED_LINKS}")).as_deref(), Some("m"));
-        assert_eq!(links.mount_of("other", "u://0").as_deref(), Some("m"), "one agent's links push out only its own");
+        links.learn("m", linked_uris(&at_limit));
+        assert_eq!(links.mount_of("u://0").as_deref(), Some("m"), "at the bound every link is kept");
+        links.learn("m", linked_uris(&[link(REMEMBERED_LINKS)]));
+        assert_eq!(links.mount_of("u://0"), None, "one past it, the oldest is forgotten");
+        assert_eq!(links.mount_of("u://1").as_deref(), Some("m"));
+        assert_eq!(links.mount_of(&format!("u://{REMEMBERED_LINKS}")).as_deref(), Some("m"));
     }
 }

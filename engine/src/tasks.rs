@@ -1,7 +1,8 @@
-//! The tasks (SEP-2663) that mounts' servers made for agents' calls, each
+//! The tasks (SEP-2663) that mounts' servers made for one agent's calls, each
 //! under an id seam minted. A client never sees a server's own task id: one
 //! upstream connection serves every agent, so a server's id would let one
-//! agent poll another's task. A task is found only by the agent it was made
+//! agent poll another's task. Each agent holds its own tasks (a caller's state,
+//! `crate::chain::CallerState`), so a task is found only by the agent it was made
 //! for, on the connection it was made on (a restarted server may give its ids
 //! again), and forgotten at its `ttlMs` or when [`REMEMBERED_TASKS`] newer
 //! ones of the same agent came after it.
@@ -21,7 +22,6 @@ pub const REMEMBERED_TASKS: usize = 1024;
 /// A task as the deployment holds it.
 #[derive(Clone)]
 pub struct Held {
-    pub agent: String,
     pub mount: String,
     /// The server's own id for the task.
     pub upstream: String,
@@ -47,28 +47,27 @@ pub struct Finish {
     pub may_write: bool,
 }
 
-/// The tasks held.
+/// One agent's tasks.
 #[derive(Default)]
 pub struct Tasks(Mutex<Table>);
 
-/// The tasks held by minted id, and each agent's ids oldest first.
+/// The tasks held by minted id, and their ids oldest first.
 #[derive(Default)]
 struct Table {
     by_id: HashMap<String, Held>,
-    by_agent: HashMap<String, VecDeque<String>>,
+    order: VecDeque<String>,
 }
 
 impl Tasks {
     /// Holds the task (its `CreateTaskResult`) that mount `mount`'s build `running`
-    /// answered a call of agent `agent` with, and gives it a minted `taskId` in place
-    /// of the server's. The tasks it pushes out of the agent's [`REMEMBERED_TASKS`].
-    pub fn hold(&self, agent: &str, mount: &str, running: &Arc<dyn Running>, finish: Finish, task: &mut Json) -> Vec<Held> {
+    /// answered a call with, and gives it a minted `taskId` in place of the server's.
+    /// The tasks it pushes out of the [`REMEMBERED_TASKS`].
+    pub fn hold(&self, mount: &str, running: &Arc<dyn Running>, finish: Finish, task: &mut Json) -> Vec<Held> {
         let Some(fields) = task.as_object_mut() else { return Vec::new() };
         let Some(upstream) = fields.get("taskId").and_then(Json::as_str).map(str::to_owned) else { return Vec::new() };
         let id = uuid::Uuid::new_v4().to_string();
         fields.insert("taskId".into(), Json::from(id.clone()));
         let held = Held {
-            agent: agent.to_owned(),
             mount: mount.to_owned(),
             upstream,
             running: Arc::downgrade(running),
@@ -77,8 +76,7 @@ impl Tasks {
             until: until(fields),
         };
         let mut tasks = self.0.lock().expect("tasks lock");
-        let Table { by_id, by_agent } = &mut *tasks;
-        let order = by_agent.entry(agent.to_owned()).or_default();
+        let Table { by_id, order } = &mut *tasks;
         let mut pushed_out = Vec::new();
         while order.len() >= REMEMBERED_TASKS {
             if let Some(oldest) = order.pop_front().and_then(|oldest| by_id.remove(&oldest)) {
@@ -90,16 +88,14 @@ impl Tasks {
         pushed_out
     }
 
-    /// Task `id` of agent `agent`, if it holds it and its time has not run out.
-    pub fn find(&self, agent: &str, id: &str) -> Option<Held> {
+    /// Task `id`, if it holds it and its time has not run out.
+    pub fn find(&self, id: &str) -> Option<Held> {
         let mut tasks = self.0.lock().expect("tasks lock");
-        let Table { by_id, by_agent } = &mut *tasks;
-        let task = by_id.get(id).filter(|task| task.agent == agent)?;
+        let Table { by_id, order } = &mut *tasks;
+        let task = by_id.get(id)?;
         if task.until.is_some_and(|until| until <= Instant::now()) {
             by_id.remove(id);
-            if let Some(order) = by_agent.get_mut(agent) {
-                order.retain(|o| o != id);
-            }
+            order.retain(|o| o != id);
             return None;
         }
         Some(task.clone())
@@ -139,52 +135,50 @@ mod tests {
         Arc::new(crate::runtime::Inert::no_runtime("test"))
     }
 
-    fn hold(tasks: &Tasks, agent: &str, running: &Arc<dyn Running>, upstream: &str, ttl: Option<u64>) -> (String, Vec<Held>) {
+    fn hold(tasks: &Tasks, running: &Arc<dyn Running>, upstream: &str, ttl: Option<u64>) -> (String, Vec<Held>) {
         let mut task = made(upstream, ttl);
-        let pushed_out = tasks.hold(agent, "m", running, Finish::default(), &mut task);
+        let pushed_out = tasks.hold("m", running, Finish::default(), &mut task);
         (task["taskId"].as_str().unwrap().to_owned(), pushed_out)
     }
 
     #[test]
-    fn a_task_is_found_under_its_minted_id_by_its_own_agent_only() {
+    fn a_task_is_found_under_its_minted_id_only() {
         let (tasks, running) = (Tasks::default(), mount());
-        let (id, _) = hold(&tasks, "a", &running, "t1", None);
+        let (id, _) = hold(&tasks, &running, "t1", None);
         assert_ne!(id, "t1", "the server's id does not reach the client");
-        let held = tasks.find("a", &id).unwrap();
+        let held = tasks.find(&id).unwrap();
         assert_eq!((held.mount.as_str(), held.upstream.as_str()), ("m", "t1"));
         assert!(Weak::ptr_eq(&held.running, &Arc::downgrade(&running)), "on the build it was made on");
-        assert!(tasks.find("b", &id).is_none(), "another agent cannot reach it");
-        assert!(tasks.find("a", "t1").is_none(), "nor can the server's own id");
+        assert!(Tasks::default().find(&id).is_none(), "another agent's tasks do not hold it");
+        assert!(tasks.find("t1").is_none(), "nor can the server's own id reach it");
     }
 
     #[test]
     fn a_task_is_forgotten_at_its_ttl_and_kept_when_its_server_extends_it() {
         let (tasks, running) = (Tasks::default(), mount());
-        let (gone, _) = hold(&tasks, "a", &running, "t1", Some(0));
-        assert!(tasks.find("a", &gone).is_none());
-        let (kept, _) = hold(&tasks, "a", &running, "t2", Some(0));
+        let (gone, _) = hold(&tasks, &running, "t1", Some(0));
+        assert!(tasks.find(&gone).is_none());
+        let (kept, _) = hold(&tasks, &running, "t2", Some(0));
         tasks.answered(&kept, json!({ "ttlMs": 60_000 }).as_object().unwrap());
-        assert!(tasks.find("a", &kept).is_some());
+        assert!(tasks.find(&kept).is_some());
     }
 
-    /// At the limit every task of an agent is found; one past it, its oldest is pushed
-    /// out (and handed back, to be cancelled); another agent's tasks are not touched.
+    /// At the limit every task is found; one past it, the oldest is pushed out (and
+    /// handed back, to be cancelled).
     #[test]
-    fn each_agent_keeps_its_newest_remembered_tasks() {
+    fn an_agent_keeps_its_newest_remembered_tasks() {
         let (tasks, running) = (Tasks::default(), mount());
-        let (other, _) = hold(&tasks, "b", &running, "b0", None);
         let ids: Vec<String> = (0..REMEMBERED_TASKS)
             .map(|n| {
-                let (id, pushed_out) = hold(&tasks, "a", &running, &format!("t{n}"), None);
+                let (id, pushed_out) = hold(&tasks, &running, &format!("t{n}"), None);
                 assert!(pushed_out.is_empty(), "up to the limit nothing is pushed out");
                 id
             })
             .collect();
-        assert!(ids.iter().all(|id| tasks.find("a", id).is_some()));
-        let (_, pushed_out) = hold(&tasks, "a", &running, "past", None);
+        assert!(ids.iter().all(|id| tasks.find(id).is_some()));
+        let (_, pushed_out) = hold(&tasks, &running, "past", None);
         assert_eq!(pushed_out.iter().map(|h| h.upstream.as_str()).collect::<Vec<_>>(), ["t0"]);
-        assert!(tasks.find("a", &ids[0]).is_none(), "the oldest is forgotten");
-        assert!(ids[1..].iter().all(|id| tasks.find("a", id).is_some()), "the newest REMEMBERED_TASKS are kept");
-        assert!(tasks.find("b", &other).is_some(), "another agent's task stays");
+        assert!(tasks.find(&ids[0]).is_none(), "the oldest is forgotten");
+        assert!(ids[1..].iter().all(|id| tasks.find(id).is_some()), "the newest REMEMBERED_TASKS are kept");
     }
 }

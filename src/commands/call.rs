@@ -26,9 +26,7 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
             deployment.shutdown().await;
             return Err(crate::error::Error::UnknownAgent { agent, file });
         }
-        let mut output = deployment
-            .call(&seam_engine::chain::Caller { agent: agent.clone(), token: None }, &tool, arguments, CallContext::default())
-            .await;
+        let mut output = deployment.call(&deployment.caller(&agent, None), &tool, arguments, CallContext::default()).await;
         deployment.shutdown().await;
         let exit = if output.is_error { Exit::Invalid } else { Exit::Valid };
         // A mount's result may come unread (`Payload`): read it to print it.

@@ -57,8 +57,8 @@ impl Gateway {
         if let Round::Done(Ok(Answer::Tool(output))) = &round
             && let Some(questions) = url_elicitations(output)
         {
-            let waiting = Waiting { agent: self.agent.clone(), asked, arguments, call: Parked::Afresh };
-            if let Ok(state) = self.clients.waiting.hold(waiting, self.deployment.serve_limits().input_timeout.to_std()) {
+            let waiting = Waiting { asked, arguments, call: Parked::Afresh };
+            if let Ok(state) = self.clients.hold_waiting(&self.agent, waiting, self.deployment.serve_limits().input_timeout.to_std()) {
                 return Ok(Round::Asked(InputRequiredResult::new(Some(questions), Some(state))));
             }
         }
@@ -88,7 +88,7 @@ impl Gateway {
         let resumed = match &state {
             None => None,
             Some(state) => {
-                let waiting = self.clients.waiting.take(state, &self.agent, &asked, &arguments, |call| call.check(&responses));
+                let waiting = self.clients.take_waiting(&self.agent, state, &asked, &arguments, |call| call.check(&responses));
                 match waiting.map_err(refused)?.call {
                     Parked::Running(mut call) => {
                         call.rebind(context.meta.get_progress_token(), &context.peer);
@@ -126,8 +126,8 @@ impl Gateway {
         }
         let questions = call.questions();
         let patience = self.deployment.serve_limits().input_timeout.to_std();
-        let waiting = Waiting { agent: self.agent.clone(), asked, arguments, call: Parked::Running(call) };
-        let waiting = match self.clients.waiting.hold(waiting, patience) {
+        let waiting = Waiting { asked, arguments, call: Parked::Running(call) };
+        let waiting = match self.clients.hold_waiting(&self.agent, waiting, patience) {
             Ok(state) => return Ok(Round::Asked(InputRequiredResult::new(Some(questions), Some(state)))),
             Err(waiting) => waiting,
         };

@@ -69,7 +69,8 @@ impl Gateway {
             let uri = seam_engine::runtime::echoed(&uri);
             RequestError::Unknown(format!("no mount that agent `{}` sees serves resource `{uri}`", self.agent))
         };
-        let mount = self.deployment.live().and_then(|live| live.resource_mount(&self.agent, &uri)).ok_or_else(unknown);
+        let caller = self.deployment.caller(&self.agent, None);
+        let mount = self.deployment.live().and_then(|live| live.resource_mount(&caller, &uri)).ok_or_else(unknown);
         let id = mount.map_err(|e| seam_wire::answer(e, Some(&uri)))?;
         {
             // Taken before the server is asked, so that subscriptions asked at once cannot pass the cap together.

@@ -17,13 +17,33 @@ use crate::offers::{MountRequest, RequestError};
 pub use crate::runtime::{Answer, Answered};
 use crate::runtime::{BoxFuture, Client, ToolOutput};
 
-/// Who a request comes from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Who a request comes from, and what the deployment keeps for them
+/// (`Deployment::caller` makes one).
+#[derive(Clone, Debug)]
 pub struct Caller {
     pub agent: String,
     /// The name of the token the request presented ([`TokenName`]), never the token;
     /// `None` when it presented none (stdio, an endpoint no token guards).
     pub token: Option<String>,
+    /// The agent's state: a hook reaches what belongs to the caller here, never in a
+    /// table of every agent's.
+    pub state: Arc<CallerState>,
+}
+
+/// What the deployment keeps for one agent across its generations: the resource links
+/// its calls' results carried, and the tasks its calls made. Each agent has its own, so
+/// that nothing one agent does reaches, or pushes out, another's. (Waiting MRTR calls
+/// are the front end's, per agent too; subscriptions are per session.)
+#[derive(Default)]
+pub struct CallerState {
+    pub links: crate::offers::Links,
+    pub tasks: crate::tasks::Tasks,
+}
+
+impl std::fmt::Debug for CallerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallerState").finish_non_exhaustive()
+    }
 }
 
 /// Where the token a request presented comes from (`env:SEAM_TOKEN`, `file:/run/seam/token`):
@@ -119,8 +139,8 @@ pub struct Chain(Arc<[Arc<dyn Hook>]>);
 impl Chain {
     /// seam's own hooks, outermost first, after `added` (the hooks a build of seam adds,
     /// `deploy::Options::hooks`, outermost of all: they see every request and answer).
-    pub fn new(tasks: Arc<crate::tasks::Tasks>, added: &[Arc<dyn Hook>]) -> Chain {
-        let own: [Arc<dyn Hook>; 4] = [Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding(tasks))];
+    pub fn new(added: &[Arc<dyn Hook>]) -> Chain {
+        let own: [Arc<dyn Hook>; 4] = [Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding)];
         Chain(added.iter().cloned().chain(own).collect())
     }
 
@@ -156,9 +176,9 @@ fn call_result(answer: &mut Answered) -> Option<&mut ToolOutput> {
     }
 }
 
-/// A call answered with a task: the deployment holds it under an id it mints, so the
+/// A call answered with a task: the caller's state holds it under an id it mints, so the
 /// client never sees the server's (`crate::tasks`).
-struct TaskBinding(Arc<crate::tasks::Tasks>);
+struct TaskBinding;
 
 impl Hook for TaskBinding {
     fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
@@ -170,19 +190,19 @@ impl Hook for TaskBinding {
             max_output_chars: passed.max_output_chars,
             may_write: passed.may_write,
         };
-        let pushed_out = self.0.hold(&passed.caller.agent, id, &passed.generation.mounts[id].running, finish, task);
+        let pushed_out = passed.caller.state.tasks.hold(id, &passed.generation.mounts[id].running, finish, task);
         crate::deploy::cancel_pushed_out(pushed_out);
     }
 }
 
-/// The resource links a mount's result carries, learnt for the calling agent: a read
-/// of one goes to that mount though it does not list it (`crate::offers::Links`).
+/// The resource links a mount's result carries, learnt in the caller's state: a read of
+/// one by the same agent goes to that mount though it does not list it (`crate::offers::Links`).
 struct LinksLearnt;
 
 impl Hook for LinksLearnt {
     fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
         if let (Source::Mount(id), Some(output)) = (passed.source, call_result(answer)) {
-            passed.generation.links.learn(&passed.caller.agent, id, output.links());
+            passed.caller.state.links.learn(id, output.links());
         }
     }
 }
@@ -332,7 +352,7 @@ mod tests {
         let engine = Arc::new(crate::Engine::new(vec![&SURFACE]));
         let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), options);
         assert_eq!(deployment.reload().await.outcome, crate::outcome::OutcomeKind::Applied);
-        let caller = Caller { agent: "default".into(), token: Some("env:SEAM_TOKEN".into()) };
+        let caller = deployment.caller("default", Some("env:SEAM_TOKEN".into()));
         let call = |arguments: Json| {
             let arguments: Map<String, Json> = arguments.as_object().unwrap().clone();
             deployment.call(&caller, "m__echo", arguments, CallContext::default())

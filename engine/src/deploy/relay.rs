@@ -35,7 +35,7 @@ impl Deployment {
             let none = RequestError::Unavailable("no generation is live".to_owned());
             return unanswerable(&request, crate::codes::TOOL_UNAVAILABLE, none);
         };
-        let route = match self.route(&generation, &caller.agent, &mut request) {
+        let route = match self.route(&generation, caller, &mut request) {
             Ok(route) => route,
             Err((code, error)) => return unanswerable(&request, code, error),
         };
@@ -73,11 +73,17 @@ impl Deployment {
         crate::chain::output_of(self.relay(caller, request, context).await)
     }
 
-    /// Where `request` of `agent` goes in `generation`. A request about a task goes by
+    /// Where `request` of `caller` goes in `generation`. A request about a task goes by
     /// the id seam minted for it, to the mount whose server made it, under the server's
     /// own id: another agent's task, one forgotten, or one whose mount the agent no
     /// longer sees is unknown.
-    fn route(&self, generation: &Generation, agent: &str, request: &mut MountRequest) -> Result<Route, (crate::codes::Code, RequestError)> {
+    fn route(
+        &self,
+        generation: &Generation,
+        caller: &Caller,
+        request: &mut MountRequest,
+    ) -> Result<Route, (crate::codes::Code, RequestError)> {
+        let agent = caller.agent.as_str();
         let unknown = |message: String| (crate::codes::TOOL_UNKNOWN, RequestError::Unknown(message));
         let mount = |id: String| Route { source: Source::Mount(id), entry: None, task: None };
         if !generation.resolved.agents.contains_key(agent) {
@@ -88,7 +94,7 @@ impl Deployment {
         let by_uri = |uri: &str, templates_first: bool| {
             let routes = generation.routes(agent)?;
             let templated = if templates_first { routes.template(uri) } else { None };
-            templated.or_else(|| routes.resource(uri, agent, &generation.links)).map(str::to_owned)
+            templated.or_else(|| routes.resource(uri, &caller.state.links)).map(str::to_owned)
         };
         match request {
             MountRequest::CallTool { name, .. } => {
@@ -118,7 +124,7 @@ impl Deployment {
             MountRequest::Task { params, .. } => {
                 let id = params.get("taskId").and_then(Json::as_str).unwrap_or_default().to_owned();
                 let no_task = || unknown(format!("agent `{agent}` has no task `{}`", echoed(&id)));
-                let held = self.tasks.find(agent, &id).ok_or_else(no_task)?;
+                let held = caller.state.tasks.find(&id).ok_or_else(no_task)?;
                 if !generation.sees(agent, &held.mount) {
                     return Err(no_task());
                 }
@@ -169,7 +175,7 @@ impl Deployment {
                 *result = output.into_json();
             }
         }
-        self.tasks.answered(id, fields);
+        caller.state.tasks.answered(id, fields);
     }
 }
 

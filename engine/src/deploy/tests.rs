@@ -44,7 +44,7 @@ async fn a_call_before_any_generation_answers_tool_unavailable() {
     let engine = Arc::new(Engine::new(vec![&SURFACE]));
     let deployment = Deployment::new(engine, Path::new("/nonexistent/c.yaml"), Arc::new(crate::env::ProcessEnv), Options::default());
     let context = CallContext { roots: Default::default(), cancel: CancellationToken::new(), client: Default::default() };
-    let caller = crate::chain::Caller { agent: "default".to_owned(), token: None };
+    let caller = deployment.caller("default", None);
     let output = deployment.call(&caller, "probe__x", Map::new(), context).await;
     assert!(output.is_error);
     assert_eq!(output.content[0]["text"], "TOOL_UNAVAILABLE: no generation is live");
@@ -196,5 +196,35 @@ async fn no_more_than_max_stuck_checks_are_left_running() {
         std::thread::yield_now();
     }
     assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied, "once they end, checks run again");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Each agent's state is its own, reached through its caller: the same agent's callers
+/// share it, another agent's never does, an agent the composition lacks gets a state
+/// no table keeps, and a reload that removes an agent lets its state go.
+#[tokio::test]
+async fn each_agent_has_its_own_caller_state_while_the_composition_has_it() {
+    let dir = std::env::temp_dir().join(format!("seam-callers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("c.yaml");
+    std::fs::write(&file, "seam: 1\nagents:\n  reviewer: {}\n").unwrap();
+    let engine = Arc::new(Engine::new(Vec::new()));
+    let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), Options::default());
+    assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
+    let (default, reviewer) = (deployment.caller("default", None), deployment.caller("reviewer", Some("env:T".into())));
+    default.state.links.learn("m", vec!["x://made".to_owned()]);
+    assert_eq!(deployment.caller("default", None).state.links.mount_of("x://made").as_deref(), Some("m"), "the agent's own, kept");
+    assert_eq!(reviewer.state.links.mount_of("x://made"), None, "never another agent's");
+    let stranger = deployment.caller("stranger", None);
+    stranger.state.links.learn("m", vec!["x://s".to_owned()]);
+    assert_eq!(deployment.caller("stranger", None).state.links.mount_of("x://s"), None, "an unknown agent's is kept nowhere");
+
+    std::fs::write(&file, "seam: 1\n").unwrap();
+    assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
+    std::fs::write(&file, "seam: 1\nagents:\n  reviewer: {}\n").unwrap();
+    assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
+    reviewer.state.links.learn("m", vec!["x://old".to_owned()]);
+    assert_eq!(deployment.caller("reviewer", None).state.links.mount_of("x://old"), None, "removed, then added afresh");
+    assert_eq!(deployment.caller("default", None).state.links.mount_of("x://made").as_deref(), Some("m"), "kept across reloads");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -271,9 +271,9 @@ impl Generation {
         self.mounts.iter().filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some()).map(|(_, s)| s.running.clone()).collect()
     }
 
-    /// The id of the mount that serves `uri` for agent `agent` (`Routes::resource`).
-    pub fn resource_mount(&self, agent: &str, uri: &str) -> Option<String> {
-        self.routes(agent)?.resource(uri, agent, &self.links).map(str::to_owned)
+    /// The id of the mount that serves `uri` for `caller` (`Routes::resource`).
+    pub fn resource_mount(&self, caller: &crate::chain::Caller, uri: &str) -> Option<String> {
+        self.routes(&caller.agent)?.resource(uri, &caller.state.links).map(str::to_owned)
     }
 
     /// Whether `name` is a prompt of a mount the agent sees (not a live tool's).
