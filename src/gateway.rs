@@ -467,8 +467,10 @@ impl ServerHandler for Gateway {
         };
         let json = match seam_engine::chain::result_of(answered) {
             Ok(json) => json,
-            // A skill's file no one serves: the skills extension answers that with invalid params.
-            Err(RequestError::Unknown(message)) if uri.starts_with("skill://") => return Err(McpError::invalid_params(message, None)),
+            // A skill's file no one serves, for an agent served skills: the skills extension answers that with invalid params.
+            Err(RequestError::Unknown(message)) if self.deployment.live().is_some_and(|live| live.names_skill(&self.agent, &uri)) => {
+                return Err(McpError::invalid_params(message, None));
+            }
             Err(e) => return Err(seam_wire::answer(e, Some(&uri))),
         };
         // A mount's answer is only sized once it has come: it waits here, already read, for its turn to be sent.

@@ -201,6 +201,10 @@ pub trait SkillServer: Send + Sync {
     /// `only`, when given): `skills/list` entries (`{uri, frontmatter, resources}`), in
     /// name order.
     fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>>;
+    /// Whether `uri` is in the namespace of the skills it serves (its scheme), whether or
+    /// not a skill of that name is served: a read of such a URI that nothing serves is the
+    /// skills extension's invalid params, not a resource not found.
+    fn names_skill(&self, uri: &str) -> bool;
     /// `resources/read` of a file of a skill it serves (with `directory`,
     /// `resources/directory/read` of one of its folders): the result JSON, or why it
     /// cannot be read; `None` when the URI is none of its skills'. A file's bytes are

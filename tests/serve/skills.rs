@@ -123,6 +123,12 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
         let (code, refused) = run(&["--method", method, "--uri", uri]);
         assert_ne!(code, 0, "{method} {uri} is refused: {refused}");
     }
+    // A skill's file that nothing serves is the skills extension's invalid params; another URI nothing
+    // serves is a resource not found, which carries its URI (and which 2026-07-28 sends as -32602 too).
+    let read = |uri: &str| modern_request(&url, "", "resources/read", json!({ "uri": uri }), json!({}))["error"].clone();
+    let (skill, other) = (read("skill://nope/SKILL.md"), read("nothing://x"));
+    assert_eq!((&skill["code"], &skill["data"]), (&json!(-32602), &Value::Null), "{skill}");
+    assert_eq!((&other["code"], &other["data"]), (&json!(-32602), &json!({ "uri": "nothing://x" })), "{other}");
     assert!(seam.terminate().success());
 }
 

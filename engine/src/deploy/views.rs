@@ -137,6 +137,12 @@ impl Generation {
         self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.skill_server().is_some()))
     }
 
+    /// Whether `uri` is in the namespace of the skills the agent is served
+    /// (`SkillServer::names_skill`).
+    pub fn names_skill(&self, agent: &str, uri: &str) -> bool {
+        self.fixed.get(agent).is_some_and(|f| f.iter().any(|f| f.tool.skill_server().is_some_and(|s| s.names_skill(uri))))
+    }
+
     /// `skills/list` for a session of the agent with these roots: every entry its tools
     /// serve (only the one at URI `only`, when given: `skills/get`).
     pub async fn skills(&self, agent: &str, roots: &[PathBuf], only: Option<&str>) -> Vec<Json> {

@@ -106,6 +106,8 @@ pub struct Live<T> {
 
 /// How a live tool serves its skills over MCP's skills extension.
 pub struct ServedSkills<T> {
+    /// The start of every URI of the skills it serves (`skill://`).
+    pub scheme: &'static str,
     pub skills: fn(&T, Listing, Option<String>) -> BoxFuture<'static, Vec<Json>>,
     pub read_skill: fn(&T, Listing, String, bool, crate::reads::ReadHold) -> BoxFuture<'static, SkillRead>,
 }
@@ -197,6 +199,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
 
 /// Only a tool whose `skills_served` is some is given out as one (`skill_server`).
 impl<T: JsonSchema + DeserializeOwned + serde::Serialize> SkillServer for Tool<T> {
+    fn names_skill(&self, uri: &str) -> bool {
+        self.skills_served().is_some_and(|served| uri.starts_with(served.scheme))
+    }
     fn skills(&self, settings: &Json, listing: Listing, only: Option<String>) -> BoxFuture<'static, Vec<Json>> {
         match self.skills_served() {
             Some(served) => (served.skills)(&self.typed(settings), listing, only),

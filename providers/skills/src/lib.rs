@@ -83,7 +83,7 @@ static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
     .live(Live {
         list: tool::list,
         get_prompt: tool::get_prompt,
-        served: Some(ServedSkills { skills: tool::skills, read_skill: tool::read_skill }),
+        served: Some(ServedSkills { scheme: served::SCHEME, skills: tool::skills, read_skill: tool::read_skill }),
     })
     .guided("`skill`: before a task, see whether a skill in its catalog covers it, and load that skill first.");
 

@@ -38,7 +38,7 @@ pub const MAX_WALKED: usize = 8 * MAX_FILES;
 pub const MAX_DEPTH: usize = 16;
 
 /// The URI scheme of served skills.
-const SCHEME: &str = "skill://";
+pub const SCHEME: &str = "skill://";
 
 /// What a path segment keeps unencoded in a URI: RFC 3986's unreserved characters.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
