@@ -220,3 +220,150 @@ fn names_code(text: &str, code: &str) -> bool {
     text.match_indices(code)
         .any(|(at, _)| !text[..at].chars().next_back().is_some_and(word) && !text[at + code.len()..].chars().next().is_some_and(word))
 }
+
+/// Why a schema cannot say what these fixtures get wrong.
+const GLOB: &str = "glob syntax, which no JSON Schema pattern parses";
+const RELATION: &str = "a relation between entries of the file, or sections of it";
+const UNIT_RANGE: &str = "the range of a duration or size with its unit (the schema checks its syntax)";
+const ENVIRONMENT: &str = "`${…}` is a string to a schema; seam reads it against the environment it runs in";
+const DISK: &str = "what another file, or the disk at a path, holds";
+const READER: &str = "a limit of seam's YAML reader, before there is a document to check";
+const MCP_ID: &str = "a rule on a mount id that holds for MCP kinds only: a key that depends on its value";
+
+/// The invalid fixtures a third-party validator accepts, each with the reason it must
+/// stay schema-valid: every other invalid fixture is refused by the published schema.
+const SCHEMA_VALID_INVALID: &[(&str, &str)] = &[
+    ("agent-default-parent.yaml", RELATION),
+    ("agent-parent-cycle.yaml", RELATION),
+    ("agent-parent-self.yaml", RELATION),
+    ("agent-serve-token-conflict.yaml", RELATION),
+    ("agent-unknown-mount.yaml", RELATION),
+    ("agent-unknown-parent.yaml", RELATION),
+    ("boundary-mcp-namespace-33-chars.yaml", MCP_ID),
+    ("boundary-size-over-1gib.yaml", UNIT_RANGE),
+    ("boundary-timeout-0ms.yaml", UNIT_RANGE),
+    ("boundary-timeout-2147483648ms.yaml", UNIT_RANGE),
+    ("composition-too-large.yaml", "the file's size in bytes, not its content"),
+    ("duration-overflow.yaml", UNIT_RANGE),
+    ("env-bad-name.yaml", ENVIRONMENT),
+    ("env-bad-operator.yaml", ENVIRONMENT),
+    ("env-bad-syntax.yaml", ENVIRONMENT),
+    ("env-empty.yaml", ENVIRONMENT),
+    ("env-required-in-pin.yaml", ENVIRONMENT),
+    ("env-required.yaml", ENVIRONMENT),
+    ("env-unset.yaml", ENVIRONMENT),
+    ("extends-base-keys.yaml", DISK),
+    ("extends-base-syntax-error.yaml", DISK),
+    ("extends-cycle.yaml", DISK),
+    ("extends-limit-65.yaml", DISK),
+    ("extends-missing-file.yaml", DISK),
+    ("extends-not-a-file.yaml", DISK),
+    ("extends-not-a-mapping.yaml", DISK),
+    ("extends-self.yaml", DISK),
+    ("fetch-private-networks-visible.yaml", RELATION),
+    ("lsp-extension-conflict.yaml", RELATION),
+    ("lsp-extension-duplicate-file-order.yaml", "items equal but for case (`uniqueItems` is case-sensitive)"),
+    ("lsp-extension-duplicate.yaml", "items equal but for case (`uniqueItems` is case-sensitive)"),
+    ("lsp-workspace-unset.yaml", RELATION),
+    ("mcp-filter-glob-invalid.yaml", GLOB),
+    ("mcp-namespace-dot.yaml", MCP_ID),
+    ("mcp-namespace-double-underscore.yaml", MCP_ID),
+    ("mcp-namespace-duplicate.yaml", "two mount ids equal but for case"),
+    ("mcp-namespace-trailing-underscore.yaml", MCP_ID),
+    ("mcp-tool-glob-invalid.yaml", GLOB),
+    ("mount-required-invisible.yaml", RELATION),
+    ("mount-required-out-of-scope.yaml", RELATION),
+    ("offer-rule-invalid-glob.yaml", GLOB),
+    ("pin-unknown-mount.yaml", RELATION),
+    ("pin-wrong-kind.yaml", RELATION),
+    ("reconnect-delay-order.yaml", "an order between two durations"),
+    ("secret-inline-authorization-header.yaml", "a secret written inline is a string like any other"),
+    ("secret-inline-url-password.yaml", "a secret written inline is a string like any other"),
+    ("secret-inline-url-query.yaml", "a secret written inline is a string like any other"),
+    ("secret-interpolated-in-args.yaml", ENVIRONMENT),
+    ("secret-interpolated.yaml", ENVIRONMENT),
+    ("secret-sent-in-clear.yaml", RELATION),
+    ("serve-buffered-below-request.yaml", "an order between two sizes"),
+    ("serve-request-past-default-budget.yaml", "an order between two sizes"),
+    ("serve-token-conflict.yaml", RELATION),
+    ("tool-name-collision.yaml", RELATION),
+    ("tool-unserved-skills-not-imported.yaml", RELATION),
+    ("tool-unserved.yaml", RELATION),
+    ("tools-invalid-glob.yaml", GLOB),
+    ("tools-unknown-mcp-server.yaml", "an `mcp__` key whose server is no mount id of the file"),
+    ("workspace-root-empty.yaml", RELATION),
+    ("workspace-root-from-an-unset-variable.yaml", RELATION),
+    ("workspace-without-root.yaml", RELATION),
+    ("yaml-alias-key.yaml", READER),
+    ("yaml-depth-65.yaml", READER),
+];
+
+/// Valid fixtures the published schema must reject, and why: the schema sees the file
+/// alone, before `extends`, `${…}` and seam's own tags.
+const VALID_BEYOND_A_SCHEMA: &[(&str, &str)] = &[
+    ("env-interpolation.yaml", "`${…}` stands for an integer: a string until seam interpolates it"),
+    ("extends-merge-lists-replace.yaml", "an overlay: its mounts are whole only once merged onto its base"),
+    ("extends-merge-maps-by-key.yaml", "an overlay: its mounts are whole only once merged onto its base"),
+    ("extends-merge-null-removes.yaml", "`!reset` is seam's tag, which other YAML readers refuse"),
+    ("extends-merge-reset-map.yaml", "`!reset` is seam's tag, which other YAML readers refuse"),
+];
+
+/// Fixtures a third-party validator is not given, and why.
+const NOT_GIVEN: &[(&str, &str)] = &[
+    ("yaml-core-tag-mismatch.yaml", "check-jsonschema's YAML reader raises on `!!int many` and stops the whole run"),
+    ("yaml-alias-bomb.yaml", "check-jsonschema's YAML reader expands the bomb for minutes (seam stops at YAML_ALIAS_LIMIT)"),
+];
+
+/// The published schema is as strict as a schema can be: check-jsonschema (a third-party
+/// validator) refuses every invalid fixture but those named with their reason, and accepts
+/// every valid fixture and shipped composition but those named with theirs. A reason no
+/// fixture needs any more fails too.
+#[test]
+fn the_published_schema_rejects_what_a_schema_can_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let validator = root.join(".cache/peers/venv/bin/check-jsonschema");
+    let given = |folder: &str| -> Vec<PathBuf> {
+        fixtures(folder).into_iter().filter(|p| !NOT_GIVEN.iter().any(|(name, _)| p.ends_with(name))).collect()
+    };
+    let (invalid, mut valid) = (given("invalid"), given("valid"));
+    for folder in ["compositions", "compositions/examples"] {
+        let mut shipped: Vec<PathBuf> = std::fs::read_dir(root.join(folder))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        shipped.sort();
+        valid.extend(shipped);
+    }
+    let output = std::process::Command::new(&validator)
+        .args(["--schemafile", "schemas/composition.schema.json", "--output-format", "json"])
+        .args(invalid.iter().chain(&valid))
+        .current_dir(root)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/install-peers installs it)", validator.display()));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("check-jsonschema's report: {e}\n{}", String::from_utf8_lossy(&output.stderr)));
+    let refused: BTreeSet<PathBuf> = ["errors", "parse_errors"]
+        .iter()
+        .flat_map(|kind| report[kind].as_array().into_iter().flatten())
+        .map(|e| root.join(e["filename"].as_str().unwrap()))
+        .collect();
+    let mut failures = Vec::new();
+    for path in &invalid {
+        let reason = SCHEMA_VALID_INVALID.iter().find(|(fixture, _)| path.ends_with(fixture));
+        match (refused.contains(path), reason) {
+            (false, None) => failures.push(format!("{}: invalid to seam, accepted by the published schema", path.display())),
+            (true, Some(_)) => failures.push(format!("{}: refused now; its reason can go", path.display())),
+            _ => {}
+        }
+    }
+    for path in &valid {
+        let reason = VALID_BEYOND_A_SCHEMA.iter().find(|(fixture, _)| path.ends_with(fixture));
+        match (refused.contains(path), reason) {
+            (true, None) => failures.push(format!("{}: valid to seam, refused by the published schema", path.display())),
+            (false, Some(_)) => failures.push(format!("{}: accepted now; its reason can go", path.display())),
+            _ => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -54,6 +54,9 @@ struct Generated {
     /// The schemas of an agent and of `serve`, written in place at the top.
     agent: Json,
     serve: Json,
+    /// The patterns of a dynamic tool's `tools` key (`mcp__<server>__<tool>`), one per
+    /// surface that has dynamic tools: the published `Tools` takes no other key.
+    dynamic_keys: Vec<String>,
 }
 
 impl Generated {
@@ -75,7 +78,14 @@ impl Generated {
         let mut tool_properties = Map::new();
         let mut mount_refs = Vec::new();
         let mut kinds = Vec::new();
+        let mut dynamic_keys = Vec::new();
         for surface in surfaces {
+            if let Some(prefix) = surface.dynamic_tool_prefix() {
+                // As `tool_rules::dynamic_rule` reads a key: `<prefix><server>__<tool>`, or
+                // `<prefix><server-glob>*` alone for every tool of the servers it matches.
+                assert!(prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "a prefix a pattern takes as written");
+                dynamic_keys.push(format!("^{prefix}(.+__.*|.*\\*)$"));
+            }
             if let Some(s) = surface.service_schema(&mut generator) {
                 services.insert(surface.service().into(), s.to_value());
             }
@@ -105,7 +115,22 @@ impl Generated {
             }),
         );
         defs.insert("Services".into(), json!({ "type": "object", "properties": services, "additionalProperties": false }));
-        Generated { defs, mount_refs, kinds, agent: agent.to_value(), serve: serve.to_value() }
+        Generated { defs, mount_refs, kinds, agent: agent.to_value(), serve: serve.to_value(), dynamic_keys }
+    }
+
+    /// The definitions an editor validates with: a `tools` key is a fixed tool or a
+    /// dynamic tool's pattern, so `web_serch` is flagged as seam flags it. seam itself
+    /// checks the looser `Tools` and reports an unknown key on its own, with a
+    /// suggestion (`TOOLS_UNKNOWN_KEY`).
+    fn published_defs(&self) -> Map<String, Json> {
+        let mut defs = self.defs.clone();
+        if let Some(Json::Object(tools)) = defs.get_mut("Tools") {
+            let value = tools.remove("additionalProperties").unwrap_or(Json::Bool(true));
+            let patterns: Map<String, Json> = self.dynamic_keys.iter().map(|pattern| (pattern.clone(), value.clone())).collect();
+            tools.insert("patternProperties".into(), Json::Object(patterns));
+            tools.insert("additionalProperties".into(), Json::Bool(false));
+        }
+        defs
     }
 
     /// The schema of a whole composition over `defs`, a mount being `mount`: the
@@ -176,8 +201,13 @@ fn kind_schema(checked: &Json, def: &str) -> Json {
 impl Schemas {
     pub fn build(surfaces: &[&'static dyn Surface]) -> Schemas {
         let generated = Generated::new(surfaces);
-        let mut published = generated.composition(json!({ "oneOf": &generated.mount_refs }), &generated.defs);
+        let mut published = generated.composition(json!({ "oneOf": &generated.mount_refs }), &generated.published_defs());
         strip_integer_formats(&mut published);
+        // Names as seam takes them (`resolve::valid_id`, `resolve::agents`), for editors; seam
+        // checks them itself, with its own codes (`MOUNT_ID_INVALID`, `AGENT_NAME_INVALID`).
+        for (section, pattern) in [("mounts", "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"), ("agents", "^[A-Za-z0-9_-]{1,64}$")] {
+            published["properties"][section]["propertyNames"] = json!({ "pattern": pattern });
+        }
         // A mount is checked by the schema its `kind` names, not by the `oneOf`.
         let loose_mount = json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string" } } });
         let loose = generated.composition(loose_mount, &generated.checked_defs());
