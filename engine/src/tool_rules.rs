@@ -138,13 +138,18 @@ impl DynamicRule {
     }
 }
 
-/// A glob, kept as plain text when it has no metacharacters: most `tools` keys
-/// name one server, and compiling thousands of globs would dominate validation.
-/// The text is a range of the rule's `pattern`, not a copy of it.
+/// A glob, kept as plain text when it has no metacharacters, or as a prefix when its
+/// only one is a trailing `*`: most `tools` keys name one server and one tool or every
+/// tool that starts so, and compiling thousands of matchers would dominate validation.
+/// Any other glob is parsed when read (its syntax is checked then) and compiled only
+/// when it is first matched. The text is a range of the rule's `pattern`, not a copy.
 #[derive(Clone, Debug)]
 enum Pattern {
     Literal(std::ops::Range<usize>),
-    Glob(GlobMatcher),
+    /// `<literal>*`: every text that starts with the literal (globset's `*` matches any
+    /// characters, `/` included, as `Glob::new` reads it).
+    Prefix(std::ops::Range<usize>),
+    Glob(Glob, std::sync::OnceLock<GlobMatcher>),
 }
 
 /// Whether `text` uses glob syntax; a text without it matches only itself.
@@ -156,21 +161,28 @@ impl Pattern {
     /// The pattern written at `at` in `key`.
     fn new(key: &str, at: std::ops::Range<usize>) -> Result<Pattern, globset::Error> {
         let text = &key[at.clone()];
-        if is_glob(text) { Ok(Pattern::Glob(Glob::new(text)?.compile_matcher())) } else { Ok(Pattern::Literal(at)) }
+        if !is_glob(text) {
+            return Ok(Pattern::Literal(at));
+        }
+        match text.strip_suffix('*') {
+            Some(prefix) if !is_glob(prefix) => Ok(Pattern::Prefix(at.start..at.end - 1)),
+            _ => Ok(Pattern::Glob(Glob::new(text)?, std::sync::OnceLock::new())),
+        }
     }
 
     /// The literal text, read from the key it was written in.
     fn literal<'k>(&self, key: &'k str) -> Option<&'k str> {
         match self {
             Pattern::Literal(at) => Some(&key[at.clone()]),
-            Pattern::Glob(_) => None,
+            Pattern::Prefix(_) | Pattern::Glob(..) => None,
         }
     }
 
     fn is_match(&self, key: &str, s: &str) -> bool {
         match self {
             Pattern::Literal(at) => &key[at.clone()] == s,
-            Pattern::Glob(g) => g.is_match(s),
+            Pattern::Prefix(at) => s.starts_with(&key[at.clone()]),
+            Pattern::Glob(glob, matcher) => matcher.get_or_init(|| glob.compile_matcher()).is_match(s),
         }
     }
 }
@@ -198,7 +210,7 @@ pub(crate) fn dynamic_rule(
     let server_matcher = Pattern::new(key, server_at).map_err(invalid)?;
     let matches_a_mount = match &server_matcher {
         Pattern::Literal(_) => ids.contains(server),
-        Pattern::Glob(g) => ids.iter().any(|id| g.is_match(id)),
+        pattern => ids.iter().any(|id| pattern.is_match(key, id)),
     };
     if !matches_a_mount {
         return Err((
@@ -214,7 +226,7 @@ pub(crate) fn dynamic_rule(
     let whole_server = tool_at.as_ref().is_none_or(|at| &key[at.clone()] == "*");
     let tool_matcher = match tool_at {
         Some(at) => Pattern::new(key, at).map_err(invalid)?,
-        None => Pattern::Glob(Glob::new("*").expect("`*` is a glob").compile_matcher()),
+        None => Pattern::Prefix(key.len()..key.len()),
     };
     Ok(DynamicRule {
         pattern: key.to_owned(),
@@ -224,4 +236,37 @@ pub(crate) fn dynamic_rule(
         budgets,
         whole_server,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pattern read as a literal or a prefix matches exactly what globset's compiled
+    /// glob of the same text matches; only other globs are kept to be compiled.
+    #[test]
+    fn literals_and_prefixes_match_as_their_compiled_globs_do() {
+        let texts = ["", "read", "read_file", "rea", "Read", "read/x", "x_read", "re*d", "read*", "ü", "üx"];
+        for pattern in ["read", "read*", "*", "re", "ü*", "read_f*", "re*d", "r?ad", "[rw]ead*", "{read,write}", "read\\*"] {
+            let parsed = Pattern::new(pattern, 0..pattern.len()).unwrap();
+            let kind = match &parsed {
+                Pattern::Literal(_) => "literal",
+                Pattern::Prefix(_) => "prefix",
+                Pattern::Glob(..) => "glob",
+            };
+            let expected_kind = if !is_glob(pattern) {
+                "literal"
+            } else if pattern.ends_with('*') && !is_glob(&pattern[..pattern.len() - 1]) {
+                "prefix"
+            } else {
+                "glob"
+            };
+            assert_eq!(kind, expected_kind, "{pattern}");
+            let compiled = Glob::new(pattern).unwrap().compile_matcher();
+            for text in texts {
+                assert_eq!(parsed.is_match(pattern, text), compiled.is_match(text), "`{pattern}` against `{text}`");
+            }
+        }
+        assert!(Pattern::new("[a", 0..2).is_err(), "a glob's syntax is checked when it is read");
+    }
 }
