@@ -127,6 +127,20 @@ pub enum Command {
         #[arg(long)]
         insecure_no_auth: bool,
     },
+    /// Print the snippet of an MCP client's config that connects it to `seam serve FILE`.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        client: commands::export::Client,
+        /// stdio: the client starts `seam serve`; http: it calls a `seam serve --transport http` running on its own.
+        #[arg(long, value_enum, default_value_t = Transport::Stdio)]
+        transport: Transport,
+        #[arg(long, default_value = DEFAULT_AGENT)]
+        agent: String,
+        /// Where that `seam serve --transport http` listens.
+        #[arg(long, default_value = "127.0.0.1:8931")]
+        listen: std::net::SocketAddr,
+    },
     /// Make one tool call through the composition and print the MCP result.
     Call {
         file: PathBuf,
@@ -214,6 +228,9 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
             let args =
                 commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout, insecure_no_auth };
             commands::serve::run(engine, args)
+        }
+        Command::Export { file, client, transport, agent, listen } => {
+            commands::export::run(&engine, &file, client, transport, agent, listen)
         }
         Command::Call { file, tool, args, agent } => {
             log::init(cli.log_format);

@@ -2,6 +2,7 @@
 
 pub mod call;
 pub mod diff;
+pub mod export;
 pub mod graph;
 pub mod inventory;
 pub mod schema;

@@ -114,3 +114,31 @@ fn the_inspector_cli_sees_through_seam_what_it_sees_directly() {
     }
     assert!(seam.terminate().success());
 }
+
+/// `seam export` writes a config a client reads as it is: the Inspector, given the
+/// Claude Code and the Cursor snippets as its `--config`, starts `seam serve` from
+/// them and lists through seam every tool server-everything lists directly.
+#[test]
+fn an_exported_config_connects_the_inspector_through_seam() {
+    let dir = scratch("inspector-export");
+    let file = dir.join("c.yaml");
+    compose(&file, &[everything_mount("everything", "")], "");
+    let everything = peer_bin("mcp-server-everything");
+    let (code, tools) = inspector(&dir, &[everything.as_str(), "stdio"], "legacy", &["--method", "tools/list"]);
+    assert_eq!(code, 0, "{tools}");
+    let direct_tools = names(&tools, "tools", "name", "");
+    for client in ["claude-code", "cursor"] {
+        let exported = Command::new(seam_bin()).args(["export", file.to_str().unwrap(), "--client", client]).output().unwrap();
+        assert!(exported.status.success(), "{client}: {}", String::from_utf8_lossy(&exported.stderr));
+        let config: Value = serde_json::from_slice(&exported.stdout).unwrap();
+        let servers = config["mcpServers"].as_object().unwrap_or_else(|| panic!("{client}: {config}"));
+        let name = servers.keys().next().unwrap().clone();
+        let config_file = dir.join(format!("{client}.json"));
+        std::fs::write(&config_file, &exported.stdout).unwrap();
+        let (code, tools) =
+            inspector(&dir, &["--config", config_file.to_str().unwrap(), "--server", &name], "legacy", &["--method", "tools/list"]);
+        assert_eq!(code, 0, "{client}: {tools}");
+        let missing: Vec<_> = direct_tools.difference(&names(&tools, "tools", "name", PREFIX)).cloned().collect();
+        assert!(missing.is_empty(), "{client}: tools missing through the exported config: {missing:?}");
+    }
+}
