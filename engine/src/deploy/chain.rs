@@ -342,10 +342,7 @@ mod tests {
     /// a refusal answers the request at once, and only the hooks it passed see it back.
     #[tokio::test]
     async fn a_request_passes_the_hooks_in_order_and_back_and_a_refusal_stops_it() {
-        let dir = std::env::temp_dir().join(format!("seam-chain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("c.yaml");
-        std::fs::write(&file, "seam: 1\nmounts:\n  m: { kind: echo }\n").unwrap();
+        let (dir, file) = crate::deploy::tests::composition_file("chain", Some("seam: 1\nmounts:\n  m: { kind: echo }\n"));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let hook = |name| Arc::new(Test { name, seen: seen.clone() }) as Arc<dyn Hook>;
         let options = Options { hooks: vec![hook("outer"), hook("inner")], ..Options::default() };

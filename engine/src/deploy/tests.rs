@@ -1,6 +1,18 @@
 use super::*;
 use crate::surface::{Kind, MountCx, MountKind, ResolvedMount, Surface};
 
+/// A folder of this test run's own, `seam-<name>-<pid>` under the temp dir, and its
+/// composition file `c.yaml` (written with `text` when given).
+pub(crate) fn composition_file(name: &str, text: Option<&str>) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("seam-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("c.yaml");
+    if let Some(text) = text {
+        std::fs::write(&file, text).unwrap();
+    }
+    (dir, file)
+}
+
 /// A kind whose build records how many builds run at once, yielding so that others could start.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct Probe {
@@ -53,11 +65,8 @@ async fn a_call_before_any_generation_answers_tool_unavailable() {
 /// Builds are polled together, so without the bound all five would run at once.
 #[tokio::test]
 async fn no_more_mounts_start_at_once_than_max_concurrent_starts() {
-    let dir = std::env::temp_dir().join(format!("seam-starts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("c.yaml");
     let mounts: String = (0..5).map(|i| format!("  m{i}: {{ kind: probe }}\n")).collect();
-    std::fs::write(&file, format!("seam: 1\nmounts:\n{mounts}")).unwrap();
+    let (dir, file) = composition_file("starts", Some(&format!("seam: 1\nmounts:\n{mounts}")));
     let engine = Arc::new(Engine::new(vec![&SURFACE]));
     for (limit, most) in [(2, 2), (5, 5)] {
         MOST.store(0, Ordering::SeqCst);
@@ -73,10 +82,7 @@ async fn no_more_mounts_start_at_once_than_max_concurrent_starts() {
 /// At most `KEPT_OUTCOMES` are kept: at the limit nothing is dropped, one past it the oldest goes.
 #[tokio::test]
 async fn the_last_fifty_outcomes_are_kept() {
-    let dir = std::env::temp_dir().join(format!("seam-outcomes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("c.yaml");
-    std::fs::write(&file, "seam: 1\n").unwrap();
+    let (dir, file) = composition_file("outcomes", Some("seam: 1\n"));
     let engine = Arc::new(Engine::new(Vec::new()));
     let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), Options::default());
     assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);
@@ -115,9 +121,7 @@ impl crate::env::Env for GatedEnv {
 /// lock, so the next reload runs while the stuck check is still going on.
 #[tokio::test(start_paused = true)]
 async fn a_check_gets_check_deadline_and_no_longer() {
-    let dir = std::env::temp_dir().join(format!("seam-deadline-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("c.yaml");
+    let (dir, file) = composition_file("deadline", None);
     let (entered, mut entering) = tokio::sync::mpsc::unbounded_channel();
     let (release, released) = std::sync::mpsc::channel();
     let env = Arc::new(GatedEnv { entered, release: Mutex::new(released) });
@@ -164,9 +168,7 @@ async fn a_check_gets_check_deadline_and_no_longer() {
 /// it is rejected at once, and once they end reloads run again.
 #[tokio::test(start_paused = true)]
 async fn no_more_than_max_stuck_checks_are_left_running() {
-    let dir = std::env::temp_dir().join(format!("seam-stuck-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("c.yaml");
+    let (dir, file) = composition_file("stuck", None);
     let (entered, mut entering) = tokio::sync::mpsc::unbounded_channel();
     let (release, released) = std::sync::mpsc::channel();
     let env = Arc::new(GatedEnv { entered, release: Mutex::new(released) });
@@ -204,10 +206,7 @@ async fn no_more_than_max_stuck_checks_are_left_running() {
 /// no table keeps, and a reload that removes an agent lets its state go.
 #[tokio::test]
 async fn each_agent_has_its_own_caller_state_while_the_composition_has_it() {
-    let dir = std::env::temp_dir().join(format!("seam-callers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("c.yaml");
-    std::fs::write(&file, "seam: 1\nagents:\n  reviewer: {}\n").unwrap();
+    let (dir, file) = composition_file("callers", Some("seam: 1\nagents:\n  reviewer: {}\n"));
     let engine = Arc::new(Engine::new(Vec::new()));
     let deployment = Deployment::new(engine, &file, Arc::new(crate::env::ProcessEnv), Options::default());
     assert_eq!(deployment.reload().await.outcome, OutcomeKind::Applied);

@@ -244,3 +244,19 @@ pub mod codes {
         SKILL_DIGEST_MISMATCH Error "(tool result) An imported skill's SKILL.md, read from its MCP server, is not the size and `sha256:` digest the server listed: it is not used (also from prompts/get).";
     } }
 }
+
+#[cfg(test)]
+impl FsSkills {
+    /// An unwatched mount's config that reads only `root`: the tests' set-up.
+    pub(crate) fn only(root: &std::path::Path) -> FsSkills {
+        FsSkills {
+            kind: "skills.fs".into(),
+            include_default_roots: false,
+            custom_dirs: vec![root.display().to_string()],
+            bundled_dir: None,
+            watch: false,
+            max_watched_projects: 1,
+            read_only_roots: false,
+        }
+    }
+}

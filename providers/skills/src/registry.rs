@@ -431,15 +431,7 @@ mod tests {
         let root = dir.join(root);
         std::fs::create_dir_all(root.join(skill)).unwrap();
         std::fs::write(root.join(skill).join("SKILL.md"), format!("---\nname: {skill}\ndescription: d\n---\n")).unwrap();
-        let config = FsSkills {
-            kind: "skills.fs".into(),
-            include_default_roots: false,
-            custom_dirs: vec![root.display().to_string()],
-            bundled_dir: None,
-            watch: false,
-            max_watched_projects: 1,
-            read_only_roots: false,
-        };
+        let config = FsSkills::only(&root);
         Arc::new(SkillsMount::new(skill.into(), config, Some(dir.to_owned()), Changes::default()))
     }
 

@@ -9,15 +9,7 @@ async fn a_burst_of_events_is_one_republish() {
     let root = dir.join("custom");
     std::fs::create_dir_all(root.join("a")).unwrap();
     std::fs::write(root.join("a/SKILL.md"), "---\nname: a\ndescription: d\n---\n").unwrap();
-    let config = FsSkills {
-        kind: "skills.fs".into(),
-        include_default_roots: false,
-        custom_dirs: vec![root.display().to_string()],
-        bundled_dir: None,
-        watch: false,
-        max_watched_projects: 1,
-        read_only_roots: false,
-    };
+    let config = FsSkills::only(&root);
     let mount = Arc::new(SkillsMount::new("m".into(), config, Some(dir.clone()), Changes::default()));
     mount.observe(&dir);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
