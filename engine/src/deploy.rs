@@ -11,7 +11,7 @@
 //! was. After the swap, retired mounts are disposed once the calls holding the
 //! old generation finish, bounded by the drain timeout.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -144,6 +144,9 @@ pub struct Generation {
     fixed: BTreeMap<String, Vec<FixedEntry>>,
     /// Mounts told of calls that may have written files (`Running::write_watcher`).
     pub(crate) write_watchers: Vec<Arc<dyn Running>>,
+    /// What the deployment keeps for each agent of this composition (`Deployment::caller`),
+    /// handed on from generation to generation for the agents that stay.
+    callers: BTreeMap<String, Arc<crate::chain::CallerState>>,
     /// Calls running on this generation now.
     in_flight: AtomicUsize,
     /// Fired when the last holder lets the generation go: its calls have finished.
@@ -307,7 +310,6 @@ pub struct Deployment {
     /// What clients want of each mount id (`BuildCx::interest`), for the builds of it to come.
     interests: Mutex<BTreeMap<String, Arc<crate::runtime::Interest>>>,
     /// What it keeps for each agent of the live composition (`Deployment::caller`).
-    callers: Mutex<HashMap<String, Arc<crate::chain::CallerState>>>,
     /// The call stage: the hooks every request passes (`crate::chain`).
     chain: crate::chain::Chain,
     /// The bytes of resource reads in flight, every client's together.
@@ -336,7 +338,6 @@ impl Deployment {
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
             interests: Mutex::default(),
-            callers: Mutex::default(),
             chain,
             reads: Default::default(),
         })
@@ -358,20 +359,12 @@ impl Deployment {
     }
 
     /// The caller `agent` with token `token`, and the state the deployment keeps for
-    /// the agent. Kept only for an agent of the live composition (so the table is bounded
-    /// by the composition), and let go when a reload removes the agent; another gets a
-    /// state of its own, which no other request shares (its requests fail to route).
+    /// the agent. Each generation holds one per agent of its composition (so the states
+    /// are bounded by it), handed on to the next for the agents that stay: a reload that
+    /// removes an agent lets its state go. Another agent gets a state of its own, which no
+    /// other request shares (its requests fail to route).
     pub fn caller(&self, agent: &str, token: Option<String>) -> crate::chain::Caller {
-        let known = self.live().is_some_and(|live| live.resolved.agents.contains_key(agent));
-        let state = if known {
-            let mut callers = self.callers.lock().expect("callers lock");
-            match callers.get(agent) {
-                Some(state) => state.clone(),
-                None => callers.entry(agent.to_owned()).or_default().clone(),
-            }
-        } else {
-            Arc::default()
-        };
+        let state = self.live().and_then(|live| live.callers.get(agent).cloned()).unwrap_or_default();
         crate::chain::Caller { agent: agent.to_owned(), token, state }
     }
 
@@ -615,6 +608,11 @@ impl Deployment {
         let fixed = fixed_tools(&resolved, &mounts);
         let write_watchers = mounts.values().filter(|s| s.running.write_watcher().is_some()).map(|s| s.running.clone()).collect();
         let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
+        let callers = resolved
+            .agents
+            .keys()
+            .map(|agent| (agent.clone(), live.as_ref().and_then(|old| old.callers.get(agent).cloned()).unwrap_or_default()))
+            .collect();
         let next = Arc::new(Generation {
             number,
             digest,
@@ -625,6 +623,7 @@ impl Deployment {
             serve,
             fixed,
             write_watchers,
+            callers,
             in_flight: AtomicUsize::new(0),
             drained: Mutex::new(None),
         });
@@ -639,9 +638,6 @@ impl Deployment {
         // A mount id the composition no longer has: what clients wanted of it goes with it.
         let kept = self.live();
         self.interests.lock().expect("interests lock").retain(|id, _| kept.as_ref().is_some_and(|g| g.mounts.contains_key(id)));
-        // An agent the composition no longer has: what it held goes with it.
-        let has_agent = |agent: &String| kept.as_ref().is_some_and(|g| g.resolved.agents.contains_key(agent));
-        self.callers.lock().expect("callers lock").retain(|agent, _| has_agent(agent));
         // A new build asks again for what sessions asked of the build it replaced while it was being built.
         if let Some(live) = &kept {
             for id in &built {
