@@ -47,8 +47,6 @@ pub struct Clients {
     /// made at the agent's first waiting call (one whose request routed: an agent of the
     /// composition).
     waiting: std::sync::Mutex<std::collections::HashMap<String, Arc<WaitingCalls>>>,
-    /// The number the next session gets.
-    next_session: std::sync::atomic::AtomicU64,
 }
 
 impl Clients {
@@ -140,13 +138,14 @@ impl Gateway {
     pub fn new(deployment: Arc<Deployment>, agent: String, clients: Arc<Clients>) -> Gateway {
         let subscribed = Arc::new(Subscriptions::default());
         let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
+        let session = deployment.next_session();
         Gateway {
             deployment,
             agent,
             roots: Arc::default(),
             roots_changed: Arc::default(),
             shown: Arc::default(),
-            session: clients.next_session.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            session,
             clients,
             room: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             stopping: Arc::default(),

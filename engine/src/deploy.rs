@@ -302,6 +302,8 @@ pub struct Deployment {
     /// Ticks when a reload has an outcome or a mount's state changes (the status page's events).
     status_changes: Changes,
     next_number: AtomicU64,
+    /// The number the next client session gets (`Deployment::next_session`).
+    next_session: AtomicU64,
     retiring: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// What mounts' servers say that no call asked for, to the sessions.
     events: crate::runtime::MountEvents,
@@ -334,6 +336,7 @@ impl Deployment {
             changes: Changes::default(),
             status_changes: Changes::default(),
             next_number: AtomicU64::new(1),
+            next_session: AtomicU64::new(0),
             retiring: Mutex::new(Vec::new()),
             events: Default::default(),
             workspace: tokio::sync::watch::channel(None).0,
@@ -356,6 +359,13 @@ impl Deployment {
     /// Every mount's log lines and resource updates from now on.
     pub fn mount_events(&self) -> tokio::sync::broadcast::Receiver<crate::runtime::MountEvent> {
         self.events.listen()
+    }
+
+    /// A number for a new client session, unique among the sessions of every front end
+    /// that serves this deployment: its mounts tell one session's questions from
+    /// another's by it (`ClientLink::session`).
+    pub fn next_session(&self) -> u64 {
+        self.next_session.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The caller `agent` with token `token`, and the state the deployment keeps for
