@@ -14,8 +14,8 @@ pub enum Error {
     #[error("no agent `{agent}` in {}", file.display())]
     UnknownAgent { agent: String, file: PathBuf },
     /// `export --transport http` for an agent whose token a client cannot name.
-    #[error("agent `{agent}`'s token is read from {}: a client can take it only from an environment variable (`serve.bearer_token_env`); export stdio instead", path.display())]
-    TokenFromFile { agent: String, path: PathBuf },
+    #[error("{}, {pointer}: agent `{agent}`'s token is read from {}: a client can take it only from an environment variable (`serve.bearer_token_env`); export stdio instead", file.display(), path.display())]
+    TokenFromFile { agent: String, path: PathBuf, file: PathBuf, pointer: String },
     /// `inventory --probe` could not start the composition.
     #[error("{} could not be started", .0.display())]
     NotStarted(PathBuf),

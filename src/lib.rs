@@ -63,6 +63,9 @@ pub struct Cli {
     pub log_format: log::Format,
 }
 
+/// Where `serve --transport http` listens unless told, and where `export` says it does.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8931";
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Validate compositions (files, or folders searched for *.yaml / *.yml).
@@ -112,7 +115,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Transport::Stdio)]
         transport: Transport,
         /// Where `--transport http` listens.
-        #[arg(long, default_value = "127.0.0.1:8931")]
+        #[arg(long, default_value = DEFAULT_LISTEN)]
         listen: std::net::SocketAddr,
         /// Do not watch the files; reload only on SIGHUP.
         #[arg(long)]
@@ -138,7 +141,7 @@ pub enum Command {
         #[arg(long, default_value = DEFAULT_AGENT)]
         agent: String,
         /// Where that `seam serve --transport http` listens.
-        #[arg(long, default_value = "127.0.0.1:8931")]
+        #[arg(long, default_value = DEFAULT_LISTEN)]
         listen: std::net::SocketAddr,
     },
     /// Make one tool call through the composition and print the MCP result.

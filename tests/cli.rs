@@ -349,3 +349,28 @@ fn a_bare_number_is_told_which_unit_to_add() {
     assert!(out.contains("e.g. `20s`"), "{out}");
     assert!(out.contains("e.g. `5MB`"), "{out}");
 }
+
+/// `seam export` refuses what no client config can say, with where it is written: an
+/// agent's token read from a file, over HTTP (exit 2, naming the file and the key; stdio
+/// needs no token and is exported), an agent the composition lacks, and an invalid
+/// composition (exit 1, its diagnostics).
+#[test]
+fn export_refuses_what_a_client_config_cannot_say() {
+    let dir = scratch("cli-export");
+    let file = write(&dir, "c.yaml", "seam: 1\nagents:\n  reviewer:\n    serve: { bearer_token_file: /run/seam/token }\n");
+    let http = seam(&["export", &file, "--client", "cursor", "--transport", "http", "--agent", "reviewer"]);
+    let said = String::from_utf8_lossy(&http.stderr);
+    assert_eq!(http.status.code(), Some(2), "{said}");
+    assert!(said.contains(&format!("{file}, /agents/reviewer/serve")) && said.contains("/run/seam/token"), "{said}");
+    assert!(http.stdout.is_empty(), "nothing printed for the client");
+    let stdio = seam(&["export", &file, "--client", "cursor", "--agent", "reviewer"]);
+    assert_eq!(stdio.status.code(), Some(0), "{}", String::from_utf8_lossy(&stdio.stderr));
+    assert_eq!(json(&stdio)["mcpServers"]["seam-composition"]["args"][3], "reviewer");
+    let unknown = seam(&["export", &file, "--client", "codex", "--agent", "nobody"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no agent `nobody`"));
+    let broken = write(&dir, "broken.yaml", BROKEN);
+    let invalid = seam(&["export", &broken, "--client", "vscode"]);
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&invalid.stderr).contains("SCHEMA_UNKNOWN_KEY") && invalid.stdout.is_empty());
+}

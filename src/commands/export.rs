@@ -63,10 +63,10 @@ pub fn run(
     if !resolved.agents.contains_key(&agent) {
         return Err(crate::error::Error::UnknownAgent { agent, file: file.to_owned() });
     }
-    let token_env = match resolved.token_for(&agent).map(|(source, _)| source) {
-        Some(TokenSource::Env(name)) => Some(name),
-        Some(TokenSource::File(path)) if transport == Transport::Http && client != Client::ClaudeDesktop => {
-            return Err(crate::error::Error::TokenFromFile { agent, path });
+    let token_env = match resolved.token_for(&agent) {
+        Some((TokenSource::Env(name), _)) => Some(name),
+        Some((TokenSource::File(path), pointer)) if transport == Transport::Http && client != Client::ClaudeDesktop => {
+            return Err(crate::error::Error::TokenFromFile { agent, path, file: file.to_owned(), pointer });
         }
         _ => None,
     };
@@ -178,7 +178,7 @@ mod tests {
             name: "seam-coding".into(),
             agent: agent.into(),
             file: "/work/c.yaml".into(),
-            listen: "127.0.0.1:8931".parse().unwrap(),
+            listen: crate::DEFAULT_LISTEN.parse().unwrap(),
             token_env: token_env.map(str::to_owned),
             seam: "/usr/local/bin/seam".into(),
         }
