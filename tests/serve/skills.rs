@@ -22,7 +22,9 @@ fn skill(skills: &Path, name: &str, extra: &str) -> std::path::PathBuf {
 
 fn composition(dir: &Path) -> std::path::PathBuf {
     let file = dir.join("c.yaml");
-    std::fs::write(&file, "seam: 1\nmounts:\n  skills:\n    kind: skills.fs\n    bundled_dir: ./skills\ntools:\n  skill: true\n").unwrap();
+    // `bare` is served no skills: it has not the `skill` tool.
+    let text = "seam: 1\nmounts:\n  skills:\n    kind: skills.fs\n    bundled_dir: ./skills\ntools:\n  skill: true\nagents:\n  bare:\n    tools: { skill: false }\n";
+    std::fs::write(&file, text).unwrap();
     file
 }
 
@@ -129,6 +131,9 @@ fn the_inspector_verifies_every_skill_seam_serves_over_the_extension() {
     let (skill, other) = (read("skill://nope/SKILL.md"), read("nothing://x"));
     assert_eq!((&skill["code"], &skill["data"]), (&json!(-32602), &Value::Null), "{skill}");
     assert_eq!((&other["code"], &other["data"]), (&json!(-32602), &json!({ "uri": "nothing://x" })), "{other}");
+    // To an agent served no skills (it does not declare the extension), a `skill://` URI is a resource like another.
+    let bare = modern_request(&seam.base, "/agents/bare/mcp", "resources/read", json!({ "uri": "skill://nope/SKILL.md" }), json!({}));
+    assert_eq!(bare["error"]["data"], json!({ "uri": "skill://nope/SKILL.md" }), "{bare}");
     assert!(seam.terminate().success());
 }
 
