@@ -5,9 +5,9 @@
 
 Defaults: OUT = target/bench-data/large.yaml, 1,000 mounts, 5,000 `tools`
 entries (top level and across a few agents). The shape: `exact` names each MCP
-tool whole (`mcp__s12__read`); `globs` writes each as a trailing glob
-(`mcp__s12__read*`), with one key in ten a glob over servers too
-(`mcp__s1*__read?`); `agents` spreads the entries over 200 agents, each the
+tool whole (`mcp__mcps-0012__read`); `globs` writes each as a trailing glob
+(`mcp__mcps-0012__read*`), with one key in ten globs over the server and the
+tool too (`mcp__mcps-001[2]__rea?`, still one mount); `agents` spreads the entries over 200 agents, each the
 child of the one before. Deterministic: the same
 arguments always write the same bytes. The mounts mix all seven kinds; every
 `lsp.stdio` mount claims extensions no other mount claims; every MCP mount id
