@@ -227,9 +227,9 @@ impl Gateway {
 
     /// A request of a 2025-11-25 session: the questions its mounts ask go to the client on
     /// the request's own stream.
-    async fn request(&self, request: MountRequest, context: RequestContext<RoleServer>) -> Answered {
-        let (client, asks) = self.client_of(&context);
-        let relayed = self.relay(self.caller(&context), request, context.ct.clone(), context.peer.clone(), client);
+    async fn request(&self, request: MountRequest, context: &RequestContext<RoleServer>) -> Answered {
+        let (client, asks) = self.client_of(context);
+        let relayed = self.relay(self.caller(context), request, context.ct.clone(), context.peer.clone(), client);
         asks.serve(&context.peer, relayed).await
     }
 
@@ -264,7 +264,7 @@ impl Gateway {
             return Err(McpError::invalid_params(format!("{} has no JSON form", method.name()), None));
         };
         params.remove("_meta");
-        let answered = Box::pin(self.request(MountRequest::Task { method, params }, context)).await;
+        let answered = Box::pin(self.request(MountRequest::Task { method, params }, &context)).await;
         seam_engine::chain::result_of(answered).map_err(|e| seam_wire::answer(e, None))
     }
 
@@ -564,7 +564,7 @@ impl ServerHandler for Gateway {
         let Ok(Json::Object(params)) = serde_json::to_value(&request) else {
             return Err(McpError::invalid_params("completion/complete has no JSON form", None));
         };
-        match seam_engine::chain::result_of(Box::pin(self.request(MountRequest::Complete { params }, context)).await) {
+        match seam_engine::chain::result_of(Box::pin(self.request(MountRequest::Complete { params }, &context)).await) {
             Ok(json) => result_of(json, || "completion/complete".to_owned()),
             // Nothing to complete from: no values, as a server without suggestions answers.
             Err(RequestError::Unknown(_)) => Ok(CompleteResult::default()),

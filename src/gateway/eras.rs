@@ -46,7 +46,7 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
     ) -> Result<Round, McpError> {
         if !is_modern(context) {
-            return Ok(Round::Done(self.request(request, context.clone()).await));
+            return Ok(Round::Done(self.request(request, context).await));
         }
         let asked = Asked { method: request.method(), name: request.target().to_owned() };
         let arguments = request.arguments().clone();
