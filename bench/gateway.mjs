@@ -1,7 +1,7 @@
 // Gateway overhead: one `tools/call` round trip to server-everything's `echo`
 // ({message:"hi"}) through each gateway, side by side, in ONE run.
 //
-//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--relay BIN] [--nodelay-shim SO] [--interleave]
+//   node bench/gateway.mjs --seam PATH --out DIR [--quick] [--only a,b,...] [--relay BIN] [--nodelay-shim SO] [--echo-server BIN] [--interleave]
 //
 // For each target: warm up, then BENCH_CALLS calls sequentially with 1 client,
 // then BENCH_CALLS calls in total spread over BENCH_CLIENTS (16) concurrent
@@ -198,15 +198,20 @@ async function startEchoServer(name) {
   return { child: p.child, url };
 }
 
-async function seamOverHttp(name, file) {
-  const p = start(name, SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0']);
+// `seam serve FILE` over HTTP on a free port, started as `name` (with `env` added): the
+// process and the URL its serving line gives.
+async function seamOverHttp(name, file, env = {}) {
+  const p = start(name, SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0'], { env });
   const url = await until('seam serving line', () => {
     const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
     if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
     return m && new URL(m[1]);
   });
-  return { child: p.child, pid: p.child.pid, url };
+  return { child: p.child, url };
 }
+
+// A target's setup for seam over HTTP: its pid, its client transport, and its stop.
+const seamTarget = (seam) => ({ pid: seam.child.pid, makeTransport: () => new StreamableHTTPClientTransport(seam.url), stop: () => stopGroup(seam.child) });
 
 const TARGETS = [
   {
@@ -250,8 +255,8 @@ const TARGETS = [
       const echo = await startEchoServer('seam-http-echo-upstream');
       const file = path.join(OUT, 'added-latency.yaml');
       fs.writeFileSync(file, ['seam: 1', 'name: bench-added-latency', 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ''].join('\n'));
-      const url = await seamOverHttp('seam-http-echo', file);
-      return { pid: url.pid, makeTransport: () => new StreamableHTTPClientTransport(url.url), stop: async () => { await stopGroup(url.child); await stopGroup(echo.child); } };
+      const seam = seamTarget(await seamOverHttp('seam-http-echo', file));
+      return { ...seam, stop: async () => { await seam.stop(); await stopGroup(echo.child); } };
     },
   },
   {
@@ -265,14 +270,7 @@ const TARGETS = [
   {
     name: 'seam', key: 'seam-http', transport: 'streamable HTTP', tool: 'mcp__ev__echo',
     async setup() {
-      const file = writeSeamComposition();
-      const p = start('seam-http', SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0']);
-      const url = await until('seam serving line', () => {
-        const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
-        if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
-        return m && new URL(m[1]);
-      });
-      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+      return seamTarget(await seamOverHttp('seam-http', writeSeamComposition()));
     },
   },
   {
@@ -281,14 +279,7 @@ const TARGETS = [
     name: 'seam + TCP_NODELAY shim (diagnostic)', key: 'seam-http-nodelay', transport: 'streamable HTTP', tool: 'mcp__ev__echo',
     optional: true,
     async setup() {
-      const file = writeSeamComposition();
-      const p = start('seam-http-nodelay', SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0'], { env: { LD_PRELOAD: NODELAY_SHIM } });
-      const url = await until('seam serving line', () => {
-        const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
-        if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
-        return m && new URL(m[1]);
-      });
-      return { pid: p.child.pid, makeTransport: () => new StreamableHTTPClientTransport(url), stop: () => stopGroup(p.child) };
+      return seamTarget(await seamOverHttp('seam-http-nodelay', writeSeamComposition(), { LD_PRELOAD: NODELAY_SHIM }));
     },
   },
   {
