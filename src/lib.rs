@@ -81,6 +81,16 @@ pub enum Command {
         #[arg(long)]
         environment: bool,
     },
+    /// Check what compositions mean: the cases of test files (files, or folders searched for *.test.yaml).
+    Test {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = commands::test::TestFormat::Human)]
+        format: commands::test::TestFormat,
+        /// Start each composition and check its servers' own tools too (by default nothing starts).
+        #[arg(long)]
+        live: bool,
+    },
     /// Print the dependency graph of a composition.
     Graph {
         file: PathBuf,
@@ -105,8 +115,11 @@ pub enum Command {
         #[arg(long)]
         probe: bool,
     },
-    /// Print the JSON Schema of the composition format.
-    Schema,
+    /// Print the JSON Schema of the composition format (with `--test`, of `seam test`'s files).
+    Schema {
+        #[arg(long)]
+        test: bool,
+    },
     /// Run a composition and serve an agent's tools over MCP, reloading when the file changes.
     Serve {
         file: PathBuf,
@@ -217,6 +230,12 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         Command::Validate { paths, format, deny_warnings, environment } => {
             commands::validate::run(&engine, &paths, format, deny_warnings, environment)
         }
+        Command::Test { paths, format, live } => {
+            if live {
+                log::init(cli.log_format);
+            }
+            commands::test::run(&engine, &paths, format, live)
+        }
         Command::Graph { file, format } => commands::graph::run(&engine, &file, format),
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),
         Command::Inventory { file, agent, format, probe } => {
@@ -225,7 +244,7 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
             }
             commands::inventory::run(&engine, &file, agent.as_deref(), format, probe)
         }
-        Command::Schema => commands::schema::run(&engine),
+        Command::Schema { test } => commands::schema::run(&engine, test),
         Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth } => {
             log::init(cli.log_format);
             let args =

@@ -174,9 +174,19 @@ fn corpus() {
         .codes()
         .iter()
         .filter(|c| {
-            ["(tool result)", "(reload)", "(start, reload)", "(prompts/get)", "(retry", "(question)", "(subscribe, listen"]
-                .iter()
-                .any(|p| c.meaning.starts_with(p))
+            [
+                "(tool result)",
+                "(reload)",
+                "(start, reload)",
+                "(prompts/get)",
+                "(retry",
+                "(question)",
+                "(subscribe, listen",
+                "(seam test)",
+                "(seam import)",
+            ]
+            .iter()
+            .any(|p| c.meaning.starts_with(p))
         })
         .map(|c| c.code)
         .collect();
@@ -330,7 +340,7 @@ fn the_published_schema_rejects_what_a_schema_can_say() {
         let mut shipped: Vec<PathBuf> = std::fs::read_dir(root.join(folder))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml") && !is_test_file(p))
             .collect();
         shipped.sort();
         valid.extend(shipped);
@@ -370,4 +380,24 @@ fn the_published_schema_rejects_what_a_schema_can_say() {
         failures.push(format!("{folder}/{fixture} is listed with a reason, and is no fixture"));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `seam test`'s files (`*.test.yaml`) sit beside the compositions and are not compositions.
+fn is_test_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".test.yaml"))
+}
+
+/// The shipped test files read as the published test schema says, to a third-party validator too.
+#[test]
+fn the_shipped_test_files_are_valid_to_the_published_test_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tests: Vec<PathBuf> = crate::support::files_under(&root.join("compositions")).into_iter().filter(|p| is_test_file(p)).collect();
+    assert!(!tests.is_empty());
+    let output = std::process::Command::new(root.join(".cache/peers/venv/bin/check-jsonschema"))
+        .args(["--schemafile", "schemas/composition-test.schema.json"])
+        .args(&tests)
+        .current_dir(root)
+        .output()
+        .expect("check-jsonschema runs (scripts/install-peers installs it)");
+    assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
 }

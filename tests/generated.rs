@@ -22,6 +22,12 @@ fn schema_is_fresh() {
 }
 
 #[test]
+fn test_schema_is_fresh() {
+    let text = format!("{}\n", serde_json::to_string_pretty(&seam_engine::expect::schema()).unwrap());
+    ensure_file_contents("schemas/composition-test.schema.json", &text);
+}
+
+#[test]
 fn code_table_is_fresh() {
     let codes = seam::engine().codes();
     let mut seen = std::collections::BTreeSet::new();

@@ -19,6 +19,7 @@ mod semantics;
 mod serve;
 mod skills;
 mod skills_discovery;
+mod test_files;
 mod ui;
 mod web;
 mod web_fetch;

@@ -143,5 +143,9 @@ code_table! { ENGINE_CODES {
     INPUT_RESPONSE_INVALID Error "(retry, -32602) A 2026-07-28 client's retry: an answer in `inputResponses` does not read as the result its question asks for (`CreateMessageResult`, `ElicitResult`, `ListRootsResult`); the call keeps waiting.";
     SUBSCRIPTIONS_EXCEEDED Error "(subscribe, listen, -32600) The agent already holds `serve.max_subscriptions_per_agent` resource subscriptions (its sessions' and listen streams' together) or `serve.max_listen_streams_per_agent` listen streams, or the session `MAX_SUBSCRIPTIONS` (1,024); this one was refused.";
     INPUT_TIMEOUT Error "(question) A 2025-11-25 client did not answer a server's question (sampling, elicitation, roots) within `serve.input_timeout`; the question is withdrawn at the client and refused to the server.";
+    TEST_FILE_INVALID Error "(seam test) A test file does not read as cases (`schemas/composition-test.schema.json`).";
+    TEST_COMPOSITION_UNREADABLE Error "(seam test) The composition a case names cannot be read (or, with `--live`, written beside the test file to start it).";
+    TEST_FIXTURE_INVALID Error "(seam test) A case's `tools`, `prompts` or `resources` fixture for a mount does not read as what an MCP server lists.";
+    TEST_EXPECTATION_FAILED Error "(seam test) What an agent is served differs from what the case expects; the message says how.";
     INPUT_CALLS_EXCEEDED Error "(question) The agent already has `MAX_WAITING_CALLS` calls waiting for their 2026-07-28 clients' answers; this question is refused to the server.";
 } }

@@ -153,6 +153,42 @@ pub struct Generation {
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
 
+impl Generation {
+    /// Generation `number` of `resolved` over `mounts`, with the states of the agents
+    /// that stay handed on from `previous`.
+    fn assemble(
+        number: u64,
+        digest: String,
+        resolved: Resolved,
+        plan: Plan,
+        mounts: IndexMap<String, Arc<Slot>>,
+        previous: Option<&Generation>,
+    ) -> Generation {
+        let fixed = fixed_tools(&resolved, &mounts);
+        let write_watchers = mounts.values().filter(|s| s.running.write_watcher().is_some()).map(|s| s.running.clone()).collect();
+        let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
+        let callers = resolved
+            .agents
+            .keys()
+            .map(|agent| (agent.clone(), previous.and_then(|old| old.callers.get(agent).cloned()).unwrap_or_default()))
+            .collect();
+        Generation {
+            number,
+            digest,
+            loaded_at: SystemTime::now(),
+            resolved,
+            plan,
+            mounts,
+            serve,
+            fixed,
+            write_watchers,
+            callers,
+            in_flight: AtomicUsize::new(0),
+            drained: Mutex::new(None),
+        }
+    }
+}
+
 impl Drop for Generation {
     fn drop(&mut self) {
         if let Some(tx) = self.drained.get_mut().expect("drain lock").take() {
@@ -615,28 +651,7 @@ impl Deployment {
             apply();
         }
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
-        let fixed = fixed_tools(&resolved, &mounts);
-        let write_watchers = mounts.values().filter(|s| s.running.write_watcher().is_some()).map(|s| s.running.clone()).collect();
-        let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
-        let callers = resolved
-            .agents
-            .keys()
-            .map(|agent| (agent.clone(), live.as_ref().and_then(|old| old.callers.get(agent).cloned()).unwrap_or_default()))
-            .collect();
-        let next = Arc::new(Generation {
-            number,
-            digest,
-            loaded_at: SystemTime::now(),
-            resolved,
-            plan,
-            mounts,
-            serve,
-            fixed,
-            write_watchers,
-            callers,
-            in_flight: AtomicUsize::new(0),
-            drained: Mutex::new(None),
-        });
+        let next = Arc::new(Generation::assemble(number, digest, resolved, plan, mounts, live.as_deref()));
         // Arm the old generation's drain signal before it can be let go.
         let drained = live.as_ref().map(|old| {
             let (tx, rx) = tokio::sync::oneshot::channel();

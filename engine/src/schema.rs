@@ -256,7 +256,7 @@ impl Schemas {
 
 /// schemars marks integers with `format: uint32` and the like, which are not
 /// JSON Schema formats: strict validators (ajv) reject them. `minimum` says it.
-fn strip_integer_formats(schema: &mut Json) {
+pub(crate) fn strip_integer_formats(schema: &mut Json) {
     match schema {
         Json::Object(o) => {
             if o.get("format").and_then(Json::as_str).is_some_and(|f| f.starts_with("int") || f.starts_with("uint")) {

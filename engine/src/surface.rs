@@ -15,7 +15,7 @@ use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
 use crate::yaml::Node;
 
 mod typed;
-pub use typed::{Kind, Live, ServedSkills, Serving, Tool, kind_schema};
+pub use typed::{Kind, Live, Selects, ServedSkills, Serving, StandIn, Tool, kind_schema};
 
 /// One surface: a service (`web`, `lsp`, …), its kinds and its fixed tools.
 pub trait Surface: Send + Sync {
@@ -143,6 +143,13 @@ pub trait MountKind: Send + Sync {
     ) -> Option<BoxFuture<'static, Result<Arc<dyn Running>, crate::runtime::ProviderError>>> {
         None
     }
+    /// For a kind whose tools a server gives at run time (`Exposure::Dynamic`): a mount
+    /// that starts nothing and offers what a test's `fixture` says, named and filtered
+    /// as a running mount of `config` would be (or why the fixture does not read).
+    /// `None` for a kind that a test builds for real, since building it starts nothing.
+    fn stand_in(&self, _config: &dyn MountConfig, _id: &str, _fixture: &Json) -> Option<Result<Arc<dyn Running>, String>> {
+        None
+    }
 }
 
 /// A fixed, product-owned tool such as `web_search`.
@@ -193,6 +200,20 @@ pub trait FixedTool: Send + Sync {
     fn skill_server(&self) -> Option<&dyn SkillServer> {
         None
     }
+    /// For a tool that picks one of the agent's `providers` per call (`web_search`):
+    /// the mount id a call would use now, or why it would fail, given `services.<service>`
+    /// as `section`. `None` for a tool that picks none.
+    fn selects(&self, _providers: &[Provider], _section: Option<&Json>) -> Option<Result<String, Unselected>> {
+        None
+    }
+}
+
+/// Why a call of a fixed tool would find no provider (`FixedTool::selects`): the
+/// code of its error, then the codes of the reasons that error gives, and its message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unselected {
+    pub codes: Vec<Code>,
+    pub message: String,
 }
 
 /// A fixed tool that serves skills over MCP's skills extension (SEP-2640).

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod inventory;
 pub mod schema;
 pub mod serve;
+pub mod test;
 pub mod validate;
 
 use std::io::Write as _;

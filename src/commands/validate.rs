@@ -7,13 +7,15 @@ use seam_engine::render;
 
 use crate::{Exit, ReportFormat};
 
-/// Files named, and `*.yaml` / `*.yml` files under folders named, in sorted order.
+/// Files named, and `*.yaml` / `*.yml` files under folders named (not `*.test.yaml`), in sorted order.
 fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
             walk(path, &mut found).map_err(|source| crate::error::Error::Walk { path: path.clone(), source })?;
+            // Test files (`seam test`) sit beside compositions and are not compositions.
+            found.retain(|f| !super::test::is_test_file(f));
             found.sort();
             files.extend(found);
         } else if path.exists() {
@@ -27,7 +29,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
 
 /// Folders are searched without following symlinked folders (a loop, or a
 /// Kubernetes ConfigMap's `..data`, would list files twice) and without dot folders.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();

@@ -29,17 +29,7 @@ impl Deployment {
                 next.mounts.insert(id.clone(), kept);
                 continue;
             }
-            let cx = BuildCx {
-                id: id.clone(),
-                subprocess: subprocess.clone(),
-                workspace: workspace.clone(),
-                changes: self.changes.clone(),
-                status: self.status_changes.clone(),
-                events: self.events.clone(),
-                live_workspace: self.workspace.subscribe(),
-                interest: self.interests.lock().expect("interests lock").entry(id.clone()).or_default().clone(),
-            };
-            builds.push(build_slot(id.clone(), mount.kind, r, cx));
+            builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(id, &subprocess, &workspace)));
         }
         let failures = settle(&mut next, self.start_all(builds).await);
         // Keep the composition's own order.
@@ -51,6 +41,62 @@ impl Deployment {
             next.mounts[id].running.dispose(self.options.dispose_timeout).await;
         }
         Err(failures)
+    }
+
+    /// What the build of mount `id` is given.
+    fn build_cx(&self, id: &str, subprocess: &Arc<SubprocessService>, workspace: &Option<PathBuf>) -> BuildCx {
+        BuildCx {
+            id: id.to_owned(),
+            subprocess: subprocess.clone(),
+            workspace: workspace.clone(),
+            changes: self.changes.clone(),
+            status: self.status_changes.clone(),
+            events: self.events.clone(),
+            live_workspace: self.workspace.subscribe(),
+            interest: self.interests.lock().expect("interests lock").entry(id.to_owned()).or_default().clone(),
+        }
+    }
+
+    /// The generation `checked` would be, built without starting what would start a
+    /// server (`seam test` without `--live`): a mount whose tools a server gives at run
+    /// time is its kind's stand-in (`MountKind::stand_in`) offering `fixture(id)`; every
+    /// other mount is built as a start builds it, which starts nothing (a provider's
+    /// client, a folder's scan). Nothing is stored live, and the mounts built are the
+    /// caller's to dispose. `None` for a composition with errors; a fixture that does
+    /// not read is an error for its mount id.
+    pub async fn rehearse(&self, checked: Checked, fixture: impl Fn(&str) -> Json) -> Result<Option<Generation>, (String, String)> {
+        let Some(plan) = checked.plan() else { return Ok(None) };
+        let Some(resolved) = checked.resolved else { return Ok(None) };
+        let subprocess = Arc::new(SubprocessService::new(
+            resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
+        ));
+        let workspace = resolved.workspace_root().map(PathBuf::from);
+        let mut builds = Vec::new();
+        let mut mounts = IndexMap::new();
+        for (id, mount) in &resolved.mounts {
+            let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
+            match matches!(r.exposure, Exposure::Dynamic { .. }).then(|| mount.kind.stand_in(&*r.config, id, &fixture(id))).flatten() {
+                Some(Ok(running)) => {
+                    let slot = Slot {
+                        id: id.clone(),
+                        kind: mount.kind.name(),
+                        registry: mount.kind.registry(),
+                        required: r.required,
+                        exposure: r.exposure.clone(),
+                        running,
+                    };
+                    mounts.insert(id.clone(), Arc::new(slot));
+                }
+                Some(Err(why)) => return Err((id.clone(), why)),
+                None => builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(id, &subprocess, &workspace))),
+            }
+        }
+        for (slot, _) in self.start_all(builds).await {
+            mounts.insert(slot.id.clone(), Arc::new(slot));
+        }
+        mounts.sort_by_cached_key(|id, _| resolved.mounts.get_index_of(id));
+        let digest = plan.digest();
+        Ok(Some(Generation::assemble(0, digest, resolved, plan, mounts, None)))
     }
 
     /// Runs the builds, at most `max_concurrent_starts` at once, telling `on_activated` of each.

@@ -281,7 +281,7 @@ mod tests {
     fn build_echo(_: EchoConfig, _: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
         Box::pin(async { Ok(Arc::new(Echo) as Arc<dyn Running>) })
     }
-    static ECHO: Kind<EchoConfig> = Kind { name: "echo", registry: "echo", resolve: resolve_echo, build: Some(build_echo) };
+    static ECHO: Kind<EchoConfig> = Kind { name: "echo", registry: "echo", resolve: resolve_echo, build: Some(build_echo), stand_in: None };
     struct EchoSurface;
     impl Surface for EchoSurface {
         fn service(&self) -> &'static str {

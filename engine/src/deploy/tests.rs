@@ -36,7 +36,7 @@ fn build_probe(_: Probe, _: BuildCx) -> crate::runtime::BoxFuture<'static, Resul
         Ok(Arc::new(Inert::no_runtime("probe")) as Arc<dyn Running>)
     })
 }
-static PROBE: Kind<Probe> = Kind { name: "probe", registry: "probe", resolve: resolve_probe, build: Some(build_probe) };
+static PROBE: Kind<Probe> = Kind { name: "probe", registry: "probe", resolve: resolve_probe, build: Some(build_probe), stand_in: None };
 struct ProbeSurface;
 impl Surface for ProbeSurface {
     fn service(&self) -> &'static str {

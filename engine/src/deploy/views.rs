@@ -131,6 +131,14 @@ impl Generation {
         Some(view)
     }
 
+    /// Which provider fixed tool `tool` would use for a call of agent `agent` now
+    /// (`FixedTool::selects`); `None` when the agent is not served the tool, or the tool
+    /// picks no provider.
+    pub fn selection(&self, agent: &str, tool: &str) -> Option<Result<String, crate::surface::Unselected>> {
+        let f = self.fixed.get(agent)?.iter().find(|f| f.entry.spec.name == tool)?;
+        f.tool.selects(&f.providers, f.section.as_ref())
+    }
+
     /// Whether the agent is served skills over MCP's skills extension (one of its fixed
     /// tools serves them).
     pub fn serves_skills(&self, agent: &str) -> bool {

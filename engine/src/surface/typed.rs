@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use super::{
-    Build, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, ResolvedMount, SkillRead, SkillServer,
-    ToolCall, unserved,
+    Build, FixedTool, Listed, Listing, MountConfig, MountCx, MountKind, PromptCall, PromptError, Provider, ResolvedMount, SkillRead,
+    SkillServer, ToolCall, Unselected, unserved,
 };
 use crate::codes::Code;
 use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
@@ -44,7 +44,13 @@ pub struct Kind<T> {
     pub resolve: fn(&mut MountCx<'_>, T) -> Option<ResolvedMount>,
     /// The runtime; `None` until the kind has one.
     pub build: Option<Build<T>>,
+    /// A stand-in for a mount whose tools are discovered at run time, from a test's
+    /// fixture (`MountKind::stand_in`); `None` for a kind a test builds for real.
+    pub stand_in: Option<StandIn<T>>,
 }
+
+/// `MountKind::stand_in` over a kind's typed config: the config, the mount id, the fixture.
+pub type StandIn<T> = fn(&T, &str, &Json) -> Result<Arc<dyn Running>, String>;
 
 impl<T: JsonSchema + DeserializeOwned + Clone + 'static> MountKind for Kind<T> {
     fn name(&self) -> &'static str {
@@ -69,6 +75,11 @@ impl<T: JsonSchema + DeserializeOwned + Clone + 'static> MountKind for Kind<T> {
         let config = config.as_any().downcast_ref::<T>().expect("a kind's resolve gives its own config type").clone();
         Some(build(config, cx))
     }
+    fn stand_in(&self, config: &dyn MountConfig, id: &str, fixture: &Json) -> Option<Result<Arc<dyn Running>, String>> {
+        let stand_in = self.stand_in?;
+        let config = config.as_any().downcast_ref::<T>().expect("a kind's resolve gives its own config type");
+        Some(stand_in(config, id, fixture))
+    }
 }
 
 /// A fixed tool whose settings are the type `T`; every field of `T` has a default.
@@ -80,7 +91,12 @@ pub struct Tool<T> {
     pub live: Option<Live<T>>,
     /// `FixedTool::guidance`.
     pub guidance: Option<&'static str>,
+    /// `FixedTool::selects`, for a tool that picks one of its providers per call.
+    pub selects: Option<Selects>,
 }
+
+/// `FixedTool::selects`: the agent's providers and the service's section.
+pub type Selects = fn(&[Provider], Option<&Json>) -> Result<String, Unselected>;
 
 /// The runtime half of a fixed tool, over its typed settings.
 pub struct Serving<T> {
@@ -114,11 +130,15 @@ pub struct ServedSkills<T> {
 
 impl<T> Tool<T> {
     pub const fn new(name: &'static str, exposes: &'static [&'static str]) -> Self {
-        Tool { name, exposes, serve: None, live: None, guidance: None }
+        Tool { name, exposes, serve: None, live: None, guidance: None, selects: None }
     }
 
     pub const fn guided(self, guidance: &'static str) -> Self {
         Tool { guidance: Some(guidance), ..self }
+    }
+
+    pub const fn selecting(self, selects: Selects) -> Self {
+        Tool { selects: Some(selects), ..self }
     }
 
     pub const fn served(self, serve: Serving<T>) -> Self {
@@ -191,6 +211,9 @@ impl<T: JsonSchema + DeserializeOwned + serde::Serialize> FixedTool for Tool<T> 
             Some(live) => (live.get_prompt)(self.typed(settings), call),
             None => Box::pin(async move { Err(PromptError::unknown(&call.name)) }),
         }
+    }
+    fn selects(&self, providers: &[Provider], section: Option<&Json>) -> Option<Result<String, Unselected>> {
+        self.serve.as_ref().and(self.selects).map(|selects| selects(providers, section))
     }
     fn skill_server(&self) -> Option<&dyn SkillServer> {
         self.skills_served().is_some().then_some(self as &dyn SkillServer)

@@ -101,7 +101,8 @@ pub struct LspSettings {
     pub max_result_chars: u64,
 }
 
-static STDIO: Kind<StdioServer> = Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: Some(host::build) };
+static STDIO: Kind<StdioServer> =
+    Kind { name: "lsp.stdio", registry: "lsp", resolve: resolve_stdio, build: Some(host::build), stand_in: None };
 static LSP_TOOL: Tool<LspSettings> = Tool::new("lsp", &["lsp"])
     .served(Serving { definition: tool::definition, call: tool::call, owns_timeout: true, invalid_arguments: codes::LSP_INVALID_ARGUMENTS })
     .guided("`lsp`: for exact relations between symbols in the workspace (definitions, references, implementations, types).");

@@ -215,8 +215,20 @@ pub struct HttpServer {
     pub common: Common,
 }
 
-static STDIO: Kind<StdioServer> = Kind { name: "mcp.stdio", registry: "mcp", resolve: resolve_stdio, build: Some(runtime::build_stdio) };
-static HTTP: Kind<HttpServer> = Kind { name: "mcp.http", registry: "mcp", resolve: resolve_http, build: Some(runtime::build_http) };
+static STDIO: Kind<StdioServer> = Kind {
+    name: "mcp.stdio",
+    registry: "mcp",
+    resolve: resolve_stdio,
+    build: Some(runtime::build_stdio),
+    stand_in: Some(runtime::stand_in_stdio),
+};
+static HTTP: Kind<HttpServer> = Kind {
+    name: "mcp.http",
+    registry: "mcp",
+    resolve: resolve_http,
+    build: Some(runtime::build_http),
+    stand_in: Some(runtime::stand_in_http),
+};
 
 /// A namespace must fit `^[A-Za-z0-9_-]{1,32}$`; seam also refuses `__` and a
 /// leading or trailing `_`, which would make `mcp__<server>__<tool>` ambiguous.

@@ -58,11 +58,14 @@ use crate::{Common, HttpServer, StdioServer, TOOL_PREFIX};
 mod connect;
 mod listen;
 mod relay;
+mod stand_in;
 mod supervise;
 mod sync;
 use connect::*;
 use listen::*;
 use relay::*;
+pub(crate) use stand_in::stand_in;
+use sync::Names;
 
 /// The longest tool name clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -92,6 +95,14 @@ pub fn tool_name(server: &str, raw: &str) -> String {
 pub(crate) fn build_stdio(config: StdioServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     let common = config.common.clone();
     start(Transport::Stdio(config), common, cx)
+}
+
+pub(crate) fn stand_in_stdio(config: &StdioServer, id: &str, fixture: &Json) -> Result<Arc<dyn Running>, String> {
+    stand_in(&config.common, id, fixture)
+}
+
+pub(crate) fn stand_in_http(config: &HttpServer, id: &str, fixture: &Json) -> Result<Arc<dyn Running>, String> {
+    stand_in(&config.common, id, fixture)
 }
 
 pub(crate) fn build_http(config: HttpServer, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
@@ -412,7 +423,7 @@ impl Running for Handle {
             let imported = {
                 let mut listing = mount.listing.lock().expect("listing lock");
                 listing.filters = Filters::new(&new_tools);
-                mount.import(&listing.filters, &listing.tools, &listing.offerings)
+                Names::of(&mount).import(&listing.filters, &listing.tools, &listing.offerings)
             };
             match imported {
                 Ok(next) => mount.publish(next),

@@ -72,7 +72,7 @@ pub struct SkillSettings {
     pub catalog_description_max: u32,
 }
 
-static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build) };
+static FS: Kind<FsSkills> = Kind { name: "skills.fs", registry: "skills", resolve: resolve_fs, build: Some(host::build), stand_in: None };
 static SKILL_TOOL: Tool<SkillSettings> = Tool::new("skill", &["skills"])
     .served(Serving {
         definition: tool::definition,

@@ -210,11 +210,11 @@ pub struct WebFetchSettings {
 }
 
 static DEEPSEEK: Kind<DeepseekSearch> =
-    Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek, build: Some(service::build_deepseek) };
+    Kind { name: "web.search.deepseek", registry: SEARCH, resolve: resolve_deepseek, build: Some(service::build_deepseek), stand_in: None };
 static SEARXNG: Kind<SearxngSearch> =
-    Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: Some(service::build_searxng) };
+    Kind { name: "web.search.searxng", registry: SEARCH, resolve: resolve_searxng, build: Some(service::build_searxng), stand_in: None };
 static FETCHER: Kind<HttpFetch> =
-    Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch) };
+    Kind { name: "web.fetch.http", registry: FETCH, resolve: resolve_fetch, build: Some(service::build_fetch), stand_in: None };
 static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
     .served(Serving {
         definition: service::search_definition,
@@ -222,6 +222,7 @@ static SEARCH_TOOL: Tool<WebSearchSettings> = Tool::new("web_search", &[SEARCH])
         owns_timeout: false,
         invalid_arguments: codes::WEB_INVALID_ARGUMENTS,
     })
+    .selecting(service::selects_search)
     .guided("`web_search`: for what may have changed since you learned it, or what you do not know; cite the sources you use.");
 static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
     .served(Serving {
@@ -231,6 +232,7 @@ static FETCH_TOOL: Tool<WebFetchSettings> = Tool::new("web_fetch", &[FETCH])
         owns_timeout: true,
         invalid_arguments: codes::WEB_INVALID_ARGUMENTS,
     })
+    .selecting(service::selects_fetch)
     .guided("`web_fetch`: to read a page whose URL you have, before you rely on more of it than a search result shows.");
 
 fn resolve_deepseek(cx: &mut MountCx<'_>, mut config: DeepseekSearch) -> Option<ResolvedMount> {

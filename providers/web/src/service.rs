@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use seam_engine::runtime::{AsAny, BuildCx, ProviderError, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled};
-use seam_engine::surface::{Provider, StatusCx, ToolCall};
+use seam_engine::surface::{Provider, StatusCx, ToolCall, Unselected};
 use serde_json::{Map, Value as Json, json};
 
 use crate::fetch::{Body, Fetched, Fetcher};
@@ -195,6 +195,30 @@ pub fn select<'p, T>(
             .with("providers", ids))
         }
     }
+}
+
+/// `FixedTool::selects` for `web_search`: the provider a call would use now, or why none.
+pub fn selects_search(providers: &[Provider], section: Option<&Json>) -> Result<String, Unselected> {
+    selects("search", SEARCH, pins(section).search.as_deref(), providers)
+}
+
+/// `FixedTool::selects` for `web_fetch`.
+pub fn selects_fetch(providers: &[Provider], section: Option<&Json>) -> Result<String, Unselected> {
+    selects("fetch", FETCH, pins(section).fetch.as_deref(), providers)
+}
+
+/// `select` as a call makes it, its error's code followed by the codes of the reasons it gives.
+fn selects(what: &str, registry: &str, pin: Option<&str>, providers: &[Provider]) -> Result<String, Unselected> {
+    let providers: Vec<Provider> = providers.iter().filter(|p| p.registry == registry).cloned().collect();
+    select(what, pin, &providers, availability).map(|(p, _)| p.id.clone()).map_err(|e| {
+        let reasons = e
+            .detail
+            .get("reason")
+            .into_iter()
+            .chain(e.detail.get("reasons").and_then(Json::as_object).into_iter().flat_map(|r| r.values()));
+        let named = reasons.filter_map(|r| r["code"].as_str()).filter_map(|code| crate::codes::CODES.iter().find(|c| c.code == code));
+        Unselected { codes: std::iter::once(e.code).chain(named).collect(), message: e.message }
+    })
 }
 
 fn pins(section: Option<&Json>) -> WebService {

@@ -54,7 +54,7 @@ impl McpMount {
         let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
         let next = {
             let mut listing = self.listing.lock().expect("listing lock");
-            let next = self.import(&listing.filters, &tools, &offerings)?;
+            let next = Names::of(self).import(&listing.filters, &tools, &offerings)?;
             (listing.tools, listing.offerings, listing.fresh_until) = (tools, offerings, next_fresh);
             next
         };
@@ -117,6 +117,21 @@ impl McpMount {
         if changed {
             self.cx.changes.notify();
         }
+    }
+}
+
+/// How one mount names what its server offers: its id and its `naming`. A
+/// running mount imports through it, and so does a test's stand-in
+/// (`stand_in`), so that both name and filter alike.
+#[derive(Clone, Copy)]
+pub(super) struct Names<'m> {
+    pub(super) id: &'m str,
+    pub(super) naming: crate::Naming,
+}
+
+impl<'m> Names<'m> {
+    pub(super) fn of(mount: &'m McpMount) -> Names<'m> {
+        Names { id: &mount.id, naming: mount.common.naming }
     }
 
     /// The server's tools as clients see them. A name two of them map to (`a.b`
@@ -192,8 +207,8 @@ impl McpMount {
 
     /// The name clients see for the server's tool or prompt `raw` (`naming`).
     pub(super) fn client_name(&self, raw: &str) -> String {
-        match self.common.naming {
-            crate::Naming::Prefixed => tool_name(&self.id, raw),
+        match self.naming {
+            crate::Naming::Prefixed => tool_name(self.id, raw),
             crate::Naming::Raw => raw.to_owned(),
         }
     }

@@ -1,0 +1,419 @@
+//! `seam test`: what a composition means, written down as cases and checked. A
+//! test file (`*.test.yaml`, beside the compositions) holds cases; a case names a
+//! composition (a path, or one written in the case that may `extends` one), the
+//! environment it is checked in, what its MCP servers offer (fixtures), and per
+//! agent what it must be served. A case is checked against a generation: one
+//! rehearsed without starting any server (`Deployment::rehearse`), or with
+//! `--live` the one a start builds.
+//!
+//! An MCP mount with no fixture in the case is taken to offer the tools the case's
+//! expectations name exactly under its prefix (`mcp__<mount>__<tool>`): whether such
+//! a tool is served then depends on the composition's rules only. A glob matches
+//! what the fixtures (and those names) give.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value as Json, json};
+
+use crate::deploy::{Generation, Source};
+use crate::diagnostic::{Diagnostic, Span, pointer};
+use crate::surface::{Exposure, locate};
+use crate::yaml::Node;
+
+/// A file of cases for `seam test`: `NAME.test.yaml`, with a modeline naming
+/// `schemas/composition-test.schema.json`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "seam composition tests")]
+pub struct TestFile {
+    /// The format version of test files: 1.
+    #[schemars(range(min = 1, max = 1))]
+    pub seam_test: u32,
+    /// The cases, by name.
+    pub cases: IndexMap<String, Case>,
+}
+
+/// One case: a composition, its environment, what its servers offer, and what each agent must be served.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// The composition: a path relative to this file, or a composition written here
+    /// (which may `extends` one, relative to this file).
+    pub composition: CompositionRef,
+    /// Variables set while the case is checked (and, with `--live`, while it runs).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Per MCP mount id, the tools its server offers: names, or tool objects as MCP lists them.
+    #[serde(default)]
+    pub tools: BTreeMap<String, Vec<Json>>,
+    /// Per MCP mount id, the prompts its server offers: names, or MCP prompt objects.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, Vec<Json>>,
+    /// Per MCP mount id, the resources its server offers: URIs, or MCP resource objects.
+    #[serde(default)]
+    pub resources: BTreeMap<String, Vec<Json>>,
+    /// What each agent must be served.
+    pub agents: IndexMap<String, Expectations>,
+}
+
+/// A composition by path, or written in the case.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CompositionRef {
+    Path(String),
+    Inline(serde_json::Map<String, Json>),
+}
+
+/// What one agent must be served.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// Its tools, by name (globs allowed in `includes` and `excludes`).
+    pub tools: Option<Names>,
+    /// Per tool, how it is served: by which mount (or service), with which timeout and cap.
+    #[serde(default)]
+    pub tool: IndexMap<String, ToolExpectation>,
+    /// Per fixed tool that picks a provider (`web_search`, `web_fetch`): the mount id a
+    /// call uses now, or `{ error: CODE }`, the error a call gets (its code, or the code
+    /// of a reason it gives, such as `WEB_PROVIDER_CREDENTIAL_MISSING`).
+    #[serde(default)]
+    pub providers: IndexMap<String, ProviderExpectation>,
+    /// Its prompts, by name as clients see them.
+    pub prompts: Option<Names>,
+    /// Its resources and resource templates, by URI (or URI template).
+    pub resources: Option<Names>,
+    /// Its skills, by name.
+    pub skills: Option<Names>,
+    /// The most tokens its tool list may cost, estimated in o200k_base (`crate::tokens`).
+    #[schemars(range(min = 1))]
+    pub max_catalog_tokens: Option<u64>,
+}
+
+/// A set of names: exactly these, or at least `includes` and none of `excludes`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Names {
+    /// Exactly these names, no more and no fewer.
+    pub exactly: Option<Vec<String>>,
+    /// Each of these is served; a glob (`mcp__fs__read*`) must match at least one.
+    #[serde(default)]
+    pub includes: Vec<String>,
+    /// None of these is served; a glob must match none.
+    #[serde(default)]
+    pub excludes: Vec<String>,
+}
+
+/// How one tool is served.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolExpectation {
+    /// The mount id that serves it, or for a fixed tool its service (`web`, `lsp`, `skills`).
+    pub served_by: Option<String>,
+    /// Its resolved timeout (`30s`).
+    pub timeout: Option<String>,
+    /// Its resolved cap on a result's characters.
+    pub max_output_chars: Option<u64>,
+}
+
+/// The provider a call uses, or the error it gets.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProviderExpectation {
+    Mount(String),
+    Error {
+        /// A code of the error a call gets.
+        error: String,
+    },
+}
+
+/// The test file's JSON Schema, as published at `schemas/composition-test.schema.json`.
+pub fn schema() -> Json {
+    let mut schema = serde_json::to_value(schemars::schema_for!(TestFile)).expect("a schema serializes");
+    crate::schema::strip_integer_formats(&mut schema);
+    schema
+}
+
+/// A test file read: its cases, or the diagnostics of why it does not read as one.
+pub fn read(tree: &Node) -> Result<TestFile, Vec<Diagnostic>> {
+    let validator = jsonschema::validator_for(&schema()).expect("the test schema compiles");
+    let instance = tree.to_json();
+    let diagnostics: Vec<Diagnostic> = validator
+        .iter_errors(&instance)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            Diagnostic::new(crate::codes::TEST_FILE_INVALID, locate(tree, &at), &at, e.to_string())
+        })
+        .collect();
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    TestFile::deserialize(tree).map_err(|e| vec![Diagnostic::new(crate::codes::TEST_FILE_INVALID, tree.span, "", e.to_string())])
+}
+
+/// The text of an inline composition, cut from the test file so that its lines and
+/// columns are the test file's own: the lines before it are left empty, and on its
+/// first line what precedes it is blanked. It ends before the first line indented
+/// less than it (a block map), or after its own lines (a flow map).
+pub fn inline_text(file_text: &str, at: Span) -> String {
+    let lines: Vec<&str> = file_text.split_inclusive('\n').collect();
+    let first = at.line.saturating_sub(1) as usize;
+    let indent = at.column.saturating_sub(1) as usize;
+    let mut out = "\n".repeat(first);
+    for (i, line) in lines.iter().enumerate().skip(first) {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let blank = body.trim().is_empty() || body.trim_start().starts_with('#');
+        let leading = body.len() - body.trim_start().len();
+        if i > first && !blank && leading < indent {
+            break;
+        }
+        if i == first {
+            let skip: usize = line.char_indices().nth(indent).map_or(line.len(), |(b, _)| b);
+            out.push_str(&" ".repeat(indent));
+            out.push_str(&line[skip..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Per MCP mount, what the case says its server offers: its fixtures, else the tools
+/// the case's expectations name exactly under the mount's prefix.
+pub fn fixtures(case: &Case, generation_mounts: &[(String, Exposure)]) -> BTreeMap<String, Json> {
+    let mut named: BTreeSet<&str> = BTreeSet::new();
+    for e in case.agents.values() {
+        for names in [&e.tools].into_iter().flatten() {
+            named.extend(names.exactly.iter().flatten().chain(&names.includes).chain(&names.excludes).map(String::as_str));
+        }
+        named.extend(e.tool.keys().map(String::as_str));
+    }
+    let mut out = BTreeMap::new();
+    for (id, exposure) in generation_mounts {
+        let Exposure::Dynamic { prefix, raw } = exposure else { continue };
+        let list = |lists: &BTreeMap<String, Vec<Json>>| Json::Array(lists.get(id).cloned().unwrap_or_default());
+        let tools = match case.tools.get(id) {
+            Some(tools) => Json::Array(tools.clone()),
+            None if *raw => json!([]),
+            None => {
+                let assumed = named.iter().filter(|n| !crate::tool_rules::is_glob(n)).filter_map(|n| n.strip_prefix(prefix.as_str()));
+                Json::Array(assumed.map(Json::from).collect())
+            }
+        };
+        out.insert(id.clone(), json!({ "tools": tools, "prompts": list(&case.prompts), "resources": list(&case.resources) }));
+    }
+    out
+}
+
+/// What one case found: its failed expectations (each located in the test file),
+/// and what each agent it names is served.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub failures: Vec<Diagnostic>,
+    pub agents: BTreeMap<String, Served>,
+}
+
+/// What an agent is served, as a report states it whether or not the case passed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Served {
+    pub tools: usize,
+    /// Its tool list's estimated tokens (`crate::tokens`).
+    pub catalog_tokens: usize,
+}
+
+/// Checks case `case` (at pointer `at` in the test file `tree`) against `generation`.
+pub async fn check(generation: &Generation, case: &Case, tree: &Node, at: &str) -> Verdict {
+    let mut verdict = Verdict::default();
+    for (agent, expected) in &case.agents {
+        let base = format!("{at}/agents/{}", crate::diagnostic::escape_pointer_segment(agent));
+        let mut fail = |pointer: String, message: String| {
+            verdict.failures.push(Diagnostic::new(crate::codes::TEST_EXPECTATION_FAILED, locate(tree, &pointer), pointer, message));
+        };
+        let Some(view) = generation.view(agent, &[]).await else {
+            let known: Vec<&str> = generation.resolved.agents.keys().map(String::as_str).collect();
+            fail(base, format!("the composition has no agent `{agent}` (it has {})", known.join(", ")));
+            continue;
+        };
+        let catalog = generation.catalog(agent).unwrap_or_default();
+        let listed: Vec<Json> = view.tools.iter().map(|t| Json::Object((*t.definition).clone())).collect();
+        let text = serde_json::to_string(&json!({ "tools": listed })).expect("a tool list serializes");
+        let served = Served { tools: view.tools.len(), catalog_tokens: crate::tokens::estimate(&text) };
+        let tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
+        if let Some(names) = &expected.tools {
+            check_names(&mut fail, &format!("{base}/tools"), agent, "tool", names, &tool_names);
+        }
+        for (tool, e) in &expected.tool {
+            let pointer = format!("{base}/tool/{}", crate::diagnostic::escape_pointer_segment(tool));
+            let Some(entry) = catalog.iter().find(|c| c.spec.name == *tool) else {
+                fail(pointer, format!("agent `{agent}` is not served `{tool}`"));
+                continue;
+            };
+            if let Some(by) = &e.served_by {
+                let actual = match &entry.source {
+                    Source::Mount(id) => id.as_str(),
+                    Source::Service(service) => service,
+                };
+                if actual != by {
+                    fail(format!("{pointer}/served_by"), format!("`{tool}` is served to agent `{agent}` by `{actual}`, not `{by}`"));
+                }
+            }
+            let settings = generation.resolved.agents[agent].tools.fixed.get(tool.as_str()).cloned().flatten();
+            if let Some(timeout) = &e.timeout {
+                let actual =
+                    entry.timeout.or_else(|| settings.as_ref().and_then(|s| crate::units::Duration::deserialize(&s["timeout"]).ok()));
+                let wanted = crate::units::Duration::parse(timeout);
+                if wanted.is_none() || actual != wanted {
+                    let actual = actual.map_or("none".to_owned(), |d| d.to_string());
+                    fail(format!("{pointer}/timeout"), format!("`{tool}`'s timeout for agent `{agent}` is {actual}, not {timeout}"));
+                }
+            }
+            if let Some(cap) = e.max_output_chars {
+                let actual = entry.max_output_chars.or_else(|| settings.as_ref().and_then(|s| s["max_output_chars"].as_u64()));
+                if actual != Some(cap) {
+                    let actual = actual.map_or("none".to_owned(), |c| c.to_string());
+                    fail(
+                        format!("{pointer}/max_output_chars"),
+                        format!("`{tool}`'s max_output_chars for agent `{agent}` is {actual}, not {cap}"),
+                    );
+                }
+            }
+        }
+        for (tool, e) in &expected.providers {
+            let pointer = format!("{base}/providers/{}", crate::diagnostic::escape_pointer_segment(tool));
+            let Some(selection) = generation.selection(agent, tool) else {
+                fail(pointer, format!("agent `{agent}` is not served `{tool}`, or `{tool}` picks no provider"));
+                continue;
+            };
+            match (e, selection) {
+                (ProviderExpectation::Mount(want), Ok(got)) if *want == got => {}
+                (ProviderExpectation::Mount(want), Ok(got)) => {
+                    fail(pointer, format!("`{tool}` of agent `{agent}` uses provider `{got}`, not `{want}`"));
+                }
+                (ProviderExpectation::Mount(want), Err(e)) => {
+                    fail(
+                        pointer,
+                        format!("`{tool}` of agent `{agent}` would use no provider, not `{want}`: {}: {}", e.codes[0], e.message),
+                    );
+                }
+                (ProviderExpectation::Error { error }, Ok(got)) => {
+                    fail(format!("{pointer}/error"), format!("`{tool}` of agent `{agent}` uses provider `{got}`: no {error}"));
+                }
+                (ProviderExpectation::Error { error }, Err(e)) if e.codes.iter().any(|c| c.code == error) => {}
+                (ProviderExpectation::Error { error }, Err(e)) => {
+                    let codes: Vec<&str> = e.codes.iter().map(|c| c.code).collect();
+                    fail(
+                        format!("{pointer}/error"),
+                        format!("`{tool}` of agent `{agent}` fails with {}, not {error}: {}", codes.join(" / "), e.message),
+                    );
+                }
+            }
+        }
+        if let Some(names) = &expected.prompts {
+            let mut prompts: Vec<&str> = view.offered.prompts.iter().map(|p| p.key.as_str()).collect();
+            prompts.extend(view.prompts.iter().map(|p| &*p.name));
+            check_names(&mut fail, &format!("{base}/prompts"), agent, "prompt", names, &prompts);
+        }
+        if let Some(names) = &expected.resources {
+            let uris: Vec<&str> = view.offered.resources.iter().chain(&view.offered.templates).map(|r| r.key.as_str()).collect();
+            check_names(&mut fail, &format!("{base}/resources"), agent, "resource", names, &uris);
+        }
+        if let Some(names) = &expected.skills {
+            let skills = generation.skills(agent, &[], None).await;
+            let skills: Vec<&str> = skills.iter().filter_map(|s| s["frontmatter"]["name"].as_str()).collect();
+            check_names(&mut fail, &format!("{base}/skills"), agent, "skill", names, &skills);
+        }
+        if let Some(budget) = expected.max_catalog_tokens
+            && served.catalog_tokens as u64 > budget
+        {
+            fail(
+                format!("{base}/max_catalog_tokens"),
+                format!(
+                    "agent `{agent}`'s tool list costs about {} tokens ({} estimate), over its budget of {budget}",
+                    served.catalog_tokens,
+                    crate::tokens::ENCODING
+                ),
+            );
+        }
+        verdict.agents.insert(agent.clone(), served);
+    }
+    seam_sort(&mut verdict.failures);
+    verdict
+}
+
+/// Failures in the order of the file.
+fn seam_sort(failures: &mut [Diagnostic]) {
+    failures.sort_by_key(|d| (d.span.line, d.span.column));
+}
+
+/// Checks `names` against what is `served`: each failure at the entry of the list that fails.
+fn check_names(fail: &mut impl FnMut(String, String), base: &str, agent: &str, what: &str, names: &Names, served: &[&str]) {
+    let matches = |pattern: &str, name: &str| match globset::Glob::new(pattern) {
+        Ok(glob) if crate::tool_rules::is_glob(pattern) => glob.compile_matcher().is_match(name),
+        _ => pattern == name,
+    };
+    if let Some(exactly) = &names.exactly {
+        for (i, name) in exactly.iter().enumerate() {
+            if !served.contains(&name.as_str()) {
+                fail(format!("{base}/exactly/{i}"), format!("agent `{agent}` is not served {what} `{name}`"));
+            }
+        }
+        let extra: Vec<&str> = served.iter().copied().filter(|s| !exactly.iter().any(|n| n == s)).collect();
+        if !extra.is_empty() {
+            fail(format!("{base}/exactly"), format!("agent `{agent}` is also served {what}s {}", quoted(&extra)));
+        }
+    }
+    for (i, pattern) in names.includes.iter().enumerate() {
+        if !served.iter().any(|s| matches(pattern, s)) {
+            fail(
+                format!("{base}/includes/{i}"),
+                format!("agent `{agent}` is served no {what} `{pattern}` (it is served {})", quoted(served)),
+            );
+        }
+    }
+    for (i, pattern) in names.excludes.iter().enumerate() {
+        let hit: Vec<&str> = served.iter().copied().filter(|s| matches(pattern, s)).collect();
+        if !hit.is_empty() {
+            fail(format!("{base}/excludes/{i}"), format!("agent `{agent}` is served {what} {}, which `{pattern}` excludes", quoted(&hit)));
+        }
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The pointer of case `name` in a test file.
+pub fn case_pointer(name: &str) -> String {
+    pointer(["cases", name])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::FileId;
+
+    fn at(line: u32, column: u32) -> Span {
+        Span { file: FileId(0), line, column }
+    }
+
+    /// A block map ends at the first line indented less than it; the lines before it
+    /// are kept empty and what precedes it on its first line is blanked, so that its
+    /// lines and columns are the test file's.
+    #[test]
+    fn an_inline_block_composition_keeps_its_place() {
+        let file = "cases:\n  one:\n    composition:\n      seam: 1\n\n      # a comment\n      mounts: {}\n    agents: {}\n";
+        assert_eq!(inline_text(file, at(4, 7)), "\n\n\n      seam: 1\n\n      # a comment\n      mounts: {}\n");
+    }
+
+    /// A flow map is its own line's rest; the next key of the case is not part of it.
+    #[test]
+    fn an_inline_flow_composition_keeps_its_place() {
+        let file = "cases:\n  one:\n    composition: { seam: 1, extends: [base.yaml] }\n    agents: {}\n";
+        assert_eq!(inline_text(file, at(3, 18)), "\n\n                 { seam: 1, extends: [base.yaml] }\n");
+    }
+}

@@ -1,0 +1,246 @@
+//! `seam test`: test files of what compositions mean, run by the binary as CI runs
+//! it, with each failing expectation located in its file, in every output format.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::{files_under, root, scratch, seam_bin};
+
+/// `seam test ARGS` from the repository's root, with no provider key of this machine's
+/// and the installed peers on PATH.
+fn seam_test(args: &[&str]) -> Output {
+    let path = format!("{}:{}", root().join(".cache/peers/node_modules/.bin").display(), std::env::var("PATH").unwrap_or_default());
+    Command::new(seam_bin())
+        .arg("test")
+        .args(args)
+        .current_dir(root())
+        .env("PATH", path)
+        .env_remove("DEEPSEEK_API_KEY")
+        .env_remove("SEAM_WEB_SEARCH")
+        .output()
+        .expect("seam runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(o)))
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
+/// A composition whose reviewer was meant to read only: its rule adds the read tools to
+/// what it inherits, so it still sees the write tool. The case says so, and fails.
+const REVIEWER_WRITES: &str = "\
+seam_test: 1
+cases:
+  the reviewer cannot write:
+    composition:
+      seam: 1
+      mounts:
+        fs: { kind: mcp.stdio, command: mcp-server-filesystem, args: [/tmp] }
+      agents:
+        reviewer: { parent: default, tools: { \"mcp__fs__read*\": true } }
+    tools:
+      fs: [read_file, write_file, { name: list_directory, description: Lists a folder., inputSchema: { type: object } }]
+    agents:
+      reviewer:
+        tools:
+          includes: [\"mcp__fs__read*\", mcp__fs__list_directory]
+          excludes: [\"mcp__fs__write*\"]
+        tool:
+          mcp__fs__read_file: { served_by: fs }
+  no such agent:
+    composition: missing.yaml
+    agents: { nobody: {} }
+";
+
+/// Every shipped composition has a test file beside it, and its cases pass.
+#[test]
+fn every_shipped_composition_has_tests_that_pass() {
+    let compositions = files_under(&root().join("compositions"));
+    let is_test = |p: &Path| p.to_string_lossy().ends_with(".test.yaml");
+    for composition in compositions.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml") && !is_test(p)) {
+        let tests = composition.with_extension("test.yaml");
+        assert!(tests.is_file(), "{} has no {}", composition.display(), tests.display());
+    }
+    let o = seam_test(&["compositions/", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report = json(&o);
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), compositions.iter().filter(|p| is_test(p)).count());
+    assert_eq!(report["failed"], 0);
+    for case in files.iter().flat_map(|f| f["cases"].as_array().unwrap()) {
+        assert_eq!(case["passed"], true, "{case}");
+        // The catalog's size is always reported, as an estimate.
+        for (agent, served) in case["agents"].as_object().unwrap() {
+            assert!(served["catalog_tokens"].as_u64().unwrap() > 0, "{agent}: {served}");
+        }
+    }
+    assert_eq!(report["token_estimate"], "o200k_base");
+}
+
+/// Each failing expectation is reported at its own line and column, with a caret, like
+/// `cargo test`; a case whose composition cannot be read fails alone; the exit code is 1.
+#[test]
+fn a_failing_expectation_is_located_in_its_file() {
+    let dir = scratch("test-files-located");
+    let file = write(&dir, "reviewer.test.yaml", REVIEWER_WRITES);
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("case the reviewer cannot write ... FAILED"), "{out}");
+    let excluded = format!(
+        "{file}:16:22: error[TEST_EXPECTATION_FAILED]: agent `reviewer` is served tool `mcp__fs__write_file`, which `mcp__fs__write*` excludes\n   |\n16 |           excludes: [\"mcp__fs__write*\"]\n   |                      ^\n"
+    );
+    assert!(out.contains(&excluded), "{out}");
+    let missing = format!("{file}:20:18: error[TEST_COMPOSITION_UNREADABLE]: {}", dir.join("missing.yaml").display());
+    assert!(out.contains(&missing), "{out}");
+    assert!(out.contains("test result: FAILED. 0 passed; 2 failed"), "{out}");
+    // What passed raised nothing: the includes (a glob and a tool given as an object), and who serves the read tool.
+    assert_eq!(out.matches("TEST_EXPECTATION_FAILED").count(), 1, "{out}");
+}
+
+/// `--format github` gives one annotation per failure; `--format json` gives the same
+/// failures with their pointers; `--format junit` is XML a JUnit reader takes.
+#[test]
+fn failures_in_every_format() {
+    let dir = scratch("test-files-formats");
+    let file = write(&dir, "reviewer.test.yaml", REVIEWER_WRITES);
+    let github = seam_test(&[&file, "--format", "github"]);
+    assert_eq!(github.status.code(), Some(1));
+    let annotations = String::from_utf8(github.stdout).unwrap();
+    assert!(annotations.contains(&format!("::error file={file},line=16,col=22,")), "{annotations}");
+    assert_eq!(annotations.lines().filter(|l| l.starts_with("::error ")).count(), 2, "{annotations}");
+
+    let report = json(&seam_test(&[&file, "--format", "json"]));
+    let cases = report["files"][0]["cases"].as_array().unwrap();
+    let failure = &cases[0]["failures"][0];
+    assert_eq!(failure["pointer"], "/cases/the reviewer cannot write/agents/reviewer/tools/excludes/0");
+    assert_eq!((failure["line"].as_u64(), failure["column"].as_u64()), (Some(16), Some(22)));
+    assert_eq!(failure["code"], "TEST_EXPECTATION_FAILED");
+    assert_eq!(cases[0]["agents"]["reviewer"]["tools"], 3);
+    assert_eq!((report["passed"].as_u64(), report["failed"].as_u64()), (Some(0), Some(2)));
+
+    // Python's own XML reader, as a JUnit consumer reads the report.
+    let junit = seam_test(&[&file, "--format", "junit"]);
+    let xml = dir.join("report.xml");
+    std::fs::write(&xml, &junit.stdout).unwrap();
+    let read = "import sys, xml.etree.ElementTree as E\n\
+        s = E.parse(sys.argv[1]).getroot().find('testsuite')\n\
+        print(s.get('tests'), s.get('failures'), [c.get('name') for c in s.iter('testcase') if c.find('failure') is not None])";
+    let o = Command::new("python3").args(["-c", read]).arg(&xml).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "2 2 ['the reviewer cannot write', 'no such agent']", "{}", text(&o));
+}
+
+/// `max_catalog_tokens` at the agent's figure passes, and one below it fails.
+#[test]
+fn the_catalog_budget_at_its_figure_and_one_below() {
+    let dir = scratch("test-files-budget");
+    let case = |budget: &str| {
+        format!(
+            "seam_test: 1\ncases:\n  budget:\n    composition: {}\n    agents:\n      default: {{ {budget} }}\n",
+            root().join("compositions/examples/fetch-guarded.yaml").display()
+        )
+    };
+    let figure = json(&seam_test(&[&write(&dir, "figure.test.yaml", &case("")), "--format", "json"]))["files"][0]["cases"][0]["agents"]
+        ["default"]["catalog_tokens"]
+        .as_u64()
+        .unwrap();
+    let at = seam_test(&[&write(&dir, "at.test.yaml", &case(&format!("max_catalog_tokens: {figure}")))]);
+    assert_eq!(at.status.code(), Some(0), "{}", text(&at));
+    let over = seam_test(&[&write(&dir, "over.test.yaml", &case(&format!("max_catalog_tokens: {}", figure - 1)))]);
+    assert_eq!(over.status.code(), Some(1), "{}", text(&over));
+    assert!(text(&over).contains(&format!("costs about {figure} tokens (o200k_base estimate), over its budget of {}", figure - 1)));
+}
+
+/// A case's `env` holds for that case only: the next case sees the environment as it was.
+#[test]
+fn a_case_s_environment_is_its_own() {
+    let dir = scratch("test-files-env");
+    let base = root().join("compositions/base.yaml").display().to_string();
+    let file = write(
+        &dir,
+        "env.test.yaml",
+        &format!(
+            "seam_test: 1\ncases:\n  with a key:\n    composition: {base}\n    env: {{ DEEPSEEK_API_KEY: not-a-real-key }}\n    agents:\n      default: {{ providers: {{ web_search: deepseek-official }} }}\n  \
+             without:\n    composition: {base}\n    agents:\n      default: {{ providers: {{ web_search: {{ error: WEB_PROVIDER_CREDENTIAL_MISSING }} }} }}\n"
+        ),
+    );
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// A test file that does not read as cases, and a fixture that does not read as an MCP
+/// server's list, are reported where they are written.
+#[test]
+fn a_bad_test_file_or_fixture_is_located() {
+    let dir = scratch("test-files-bad");
+    let file =
+        write(&dir, "typo.test.yaml", "seam_test: 1\ncases:\n  one:\n    composition: x.yaml\n    agents: { default: { tols: {} } }\n");
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains(&format!("{file}:5:24: error[TEST_FILE_INVALID]")), "{}", text(&o));
+
+    let everything = root().join("compositions/examples/mcp-everything.yaml").display().to_string();
+    let fixture = format!(
+        "seam_test: 1\ncases:\n  one:\n    composition: {everything}\n    tools:\n      everything: [{{ title: no name }}]\n    agents: {{ default: {{}} }}\n"
+    );
+    let o = seam_test(&[&write(&dir, "fixture.test.yaml", &fixture)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains(&format!(
+            "{}:6:19: error[TEST_FIXTURE_INVALID]: mount `everything`'s fixture",
+            dir.join("fixture.test.yaml").display()
+        )),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A composition written in the case is checked as the test file's own lines.
+#[test]
+fn an_inline_composition_s_diagnostics_point_into_the_test_file() {
+    let dir = scratch("test-files-inline");
+    let file = write(
+        &dir,
+        "inline.test.yaml",
+        "seam_test: 1\ncases:\n  broken:\n    composition:\n      seam: 1\n      mounts:\n        fs: { kind: mcp.stdio, comand: x }\n    agents: {}\n",
+    );
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains(&format!("{file}:7:32: error[SCHEMA_UNKNOWN_KEY]: unknown key `comand`")), "{}", text(&o));
+}
+
+/// By default nothing starts, and a mount with no fixture is taken to offer the tools
+/// the case names; `--live` starts server-everything and checks the tools it lists.
+#[test]
+fn live_checks_the_tools_the_server_lists() {
+    let dir = scratch("test-files-live");
+    let everything = root().join("compositions/examples/mcp-everything.yaml").display().to_string();
+    let file = write(
+        &dir,
+        "live.test.yaml",
+        &format!(
+            "seam_test: 1\ncases:\n  named tools:\n    composition: {everything}\n    agents:\n      default:\n        tools: {{ includes: [mcp__everything__echo, mcp__everything__no-such-tool] }}\n"
+        ),
+    );
+    let rehearsed = seam_test(&[&file]);
+    assert_eq!(rehearsed.status.code(), Some(0), "{}", text(&rehearsed));
+    let live = seam_test(&[&file, "--live"]);
+    assert_eq!(live.status.code(), Some(1), "{}", text(&live));
+    let out = text(&live);
+    assert!(out.contains("is served no tool `mcp__everything__no-such-tool`"), "{out}");
+    assert!(!out.contains("is served no tool `mcp__everything__echo`"), "{out}");
+    // The shipped case holds against the real server too.
+    let shipped = seam_test(&["compositions/examples/mcp-everything.test.yaml", "--live"]);
+    assert_eq!(shipped.status.code(), Some(0), "{}", text(&shipped));
+}
