@@ -26,6 +26,15 @@ pub enum Error {
     Walk { path: PathBuf, source: std::io::Error },
     #[error("{}: no such file or directory", .0.display())]
     NoSuchPath(PathBuf),
+    /// `import` could not read the client's config, or write the composition.
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("{} is {what}: seam imports a client's config from a regular file only", path.display())]
+    ImportNotAFile { path: PathBuf, what: &'static str },
+    #[error("{} is larger than {limit} bytes (--max-composition-bytes)", path.display())]
+    ImportTooLarge { path: PathBuf, limit: u64 },
     /// The async runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),

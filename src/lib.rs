@@ -157,6 +157,17 @@ pub enum Command {
         #[arg(long, default_value = DEFAULT_LISTEN)]
         listen: std::net::SocketAddr,
     },
+    /// Write a composition from an MCP client's config (Claude Desktop, Claude Code, VS Code, Cursor, Codex).
+    Import {
+        /// The client's config (`claude_desktop_config.json`, `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `config.toml`).
+        file: PathBuf,
+        /// The client whose config FILE is; detected when not given.
+        #[arg(long, value_enum)]
+        format: Option<commands::import::Format>,
+        /// Write the composition here instead of to stdout.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
     /// Make one tool call through the composition and print the MCP result.
     Call {
         file: PathBuf,
@@ -253,6 +264,9 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         }
         Command::Export { file, client, transport, agent, listen } => {
             commands::export::run(&engine, &file, client, transport, agent, listen)
+        }
+        Command::Import { file, format, out } => {
+            commands::import::run(&engine, &file, format, out.as_deref(), cli.max_composition_bytes.bytes())
         }
         Command::Call { file, tool, args, agent } => {
             log::init(cli.log_format);

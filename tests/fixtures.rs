@@ -167,8 +167,8 @@ fn corpus() {
     // SCHEMA_INVALID is the fallback for schema rules the format does not use today;
     // a fixture is a file git keeps, never a FIFO or a device (engine/src/load.rs tests those).
     const FALLBACKS: &[&str] = &["SCHEMA_INVALID", "COMPOSITION_NOT_A_FILE"];
-    // Codes a running deployment gives (rejected reloads, tool results) are not
-    // `validate` findings; tests/serve.rs covers them against real servers (a 2026-07-28
+    // Codes a running deployment gives (rejected reloads, tool results), and those of
+    // `seam test` (tests/test_files.rs) and `seam import`, are not `validate` findings; tests/serve.rs covers them against real servers (a 2026-07-28
     // client's retry, a server's refused question and a refused subscription: tests/serve/eras.rs).
     let runtime: std::collections::BTreeSet<&str> = seam::engine()
         .codes()

@@ -10,6 +10,7 @@ mod cli;
 mod fixtures;
 mod fleet;
 mod generated;
+mod import;
 mod lsp;
 mod promises;
 mod properties;

@@ -126,6 +126,13 @@ code_table! { ENGINE_CODES {
     ENV_EXECUTABLE_NOT_FOUND Error "(`--environment`) A command is not on PATH or not executable.";
     ENV_FILE_UNREADABLE Error "(`--environment`) A `*_file` secret cannot be read.";
     ENV_DIR_MISSING Error "(`--environment`) A directory the composition names does not exist.";
+    IMPORT_SYNTAX Error "(seam import) The client's config is not JSON (comments and trailing commas allowed) or TOML, as its format is written; nothing is written.";
+    IMPORT_INVALID Error "(seam import) The client's config is not what its format holds: no servers, a server that is not an object or has neither `command` nor `url`, a field of the wrong type; nothing is written.";
+    IMPORT_SECRET_NOT_COPIED Warning "(seam import) A value the client's config writes inline (an `env` value, a header, a bearer token, a secret in an argument or a URL) was not copied; the composition names a variable instead (`env_passthrough`, `bearer_token_env`, `headers_env`, `url: ${VAR}`): set it in seam's environment. The value is never shown.";
+    IMPORT_UNSUPPORTED Warning "(seam import) Part of the client's config has no seam equivalent and was not imported as it was (an `envFile`, an input prompt, an SSE server, a `${…}` seam does not expand, an unknown key); the message says what was written instead.";
+    IMPORT_SERVER_DISABLED Warning "(seam import) The client's config disables a server (`enabled = false`, `\"disabled\": true`); its mount is written commented out.";
+    IMPORT_MOUNT_RENAMED Warning "(seam import) A server's name is not a valid MCP mount id (1–32 letters, digits, `_` or `-`, no `__` or edge `_`), or equals another's but for case; its mount has another id, and its tools are named after it.";
+    IMPORT_WINDOWS Warning "(seam import) A Windows-only command or path: `cmd /c X …` is unwrapped to `X …`; a Windows path (`C:\\…`, `.exe`) is kept as written.";
     COMPOSITION_UNREADABLE Error "(reload) The composition file cannot be read (deleted, unreadable); the live generation keeps serving.";
     COMPOSITION_READ_TIMEOUT Error "(reload) Reading and checking the composition took longer than 30 s (a file that never answers), or 4 earlier checks are still stuck that way; the reload is rejected, the live generation keeps serving and the next reload may start.";
     MOUNT_START_FAILED Error "(start, reload) A `required: true` mount did not come up; the whole reload is rejected.";

@@ -4,6 +4,7 @@ pub mod call;
 pub mod diff;
 pub mod export;
 pub mod graph;
+pub mod import;
 pub mod inventory;
 pub mod schema;
 pub mod serve;
