@@ -26,15 +26,15 @@ pub enum Error {
     Walk { path: PathBuf, source: std::io::Error },
     #[error("{}: no such file or directory", .0.display())]
     NoSuchPath(PathBuf),
-    /// `import` could not read the client's config, or write the composition.
+    /// A file seam reads whole (a client's config for `import`, a test file) could not be read.
     #[error("{}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("cannot write {}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
-    #[error("{} is {what}: seam imports a client's config from a regular file only", path.display())]
-    ImportNotAFile { path: PathBuf, what: &'static str },
+    #[error("{} is {what}: seam reads it from a regular file only", path.display())]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("{} is larger than {limit} bytes (--max-composition-bytes)", path.display())]
-    ImportTooLarge { path: PathBuf, limit: u64 },
+    TooLarge { path: PathBuf, limit: u64 },
     /// The async runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -57,4 +57,16 @@ pub enum ArgError {
     NotADuration(String),
     #[error("`{0}` is not a size such as 4MiB or 500KB")]
     NotASize(String),
+}
+
+impl Error {
+    /// Why file `path` was not read as a composition is read (`load::read_bounded`, at most `limit` bytes).
+    pub fn unread(path: &std::path::Path, limit: u64, unread: seam_engine::load::Unread) -> Error {
+        use seam_engine::load::Unread;
+        match unread {
+            Unread::Io(source) => Error::Read { path: path.to_owned(), source },
+            Unread::NotRegular(what) => Error::NotAFile { path: path.to_owned(), what },
+            Unread::TooLarge => Error::TooLarge { path: path.to_owned(), limit },
+        }
+    }
 }

@@ -245,7 +245,7 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
             if live {
                 log::init(cli.log_format);
             }
-            commands::test::run(&engine, &paths, format, live)
+            commands::test::run(&engine, &paths, format, live, cli.max_composition_bytes.bytes())
         }
         Command::Graph { file, format } => commands::graph::run(&engine, &file, format),
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),

@@ -40,8 +40,9 @@ pub struct ReadError {
     pub error: std::io::Error,
 }
 
-/// Why a file was not read as a composition or a base.
-enum Unread {
+/// Why a file was not read (`read_bounded`).
+#[derive(Debug)]
+pub enum Unread {
     Io(std::io::Error),
     /// A FIFO, a device, a socket or a folder: reading it could block or never end.
     NotRegular(&'static str),
@@ -55,7 +56,7 @@ enum Unread {
 /// opened at all) and again on what was opened, so a file swapped in between
 /// cannot slip past; it is opened without blocking (a FIFO would wait for a
 /// writer) and never as a controlling terminal.
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Unread> {
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Unread> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     regular(&std::fs::metadata(path).map_err(Unread::Io)?)?;

@@ -137,7 +137,8 @@ pub struct Imported {
 }
 
 pub fn run(engine: &seam_engine::Engine, file: &Path, format: Option<Format>, out: Option<&Path>, limit: u64) -> Result<Exit, Error> {
-    let bytes = read_bounded(file, limit)?;
+    // Read as seam reads a composition: a regular file only, opened without blocking, within the byte budget.
+    let bytes = seam_engine::load::read_bounded(file, limit).map_err(|unread| Error::unread(file, limit, unread))?;
     let folder = match out {
         Some(out) => absolute(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))),
         None => absolute(Path::new(".")),
@@ -193,38 +194,6 @@ impl seam_engine::env::Env for CheckEnv<'_> {
 
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
-}
-
-/// Reads the config: a regular file only (opened without blocking: a FIFO would wait for a
-/// writer), at most `limit` bytes, never more than one byte past it.
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
-    use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-    let io = |source| Error::Read { path: path.to_owned(), source };
-    let regular = |meta: &std::fs::Metadata| {
-        let kind = meta.file_type();
-        let what = if kind.is_file() {
-            return Ok(());
-        } else if kind.is_dir() {
-            "a folder"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "a device"
-        };
-        Err(Error::ImportNotAFile { path: path.to_owned(), what })
-    };
-    regular(&std::fs::metadata(path).map_err(io)?)?;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(io)?;
-    regular(&file.metadata().map_err(io)?)?;
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(Error::ImportTooLarge { path: path.to_owned(), limit });
-    }
-    Ok(bytes)
 }
 
 /// Imports the config `bytes` read from `path`, as `format` or the format it is detected as;

@@ -50,11 +50,12 @@ struct FileRun {
     sources: Sources,
 }
 
-pub fn run(engine: &Engine, paths: &[PathBuf], format: TestFormat, live: bool) -> Result<Exit, crate::error::Error> {
-    let files = collect(paths)?;
+/// Runs the test files in `paths`, each read within `limit` bytes (`--max-composition-bytes`).
+pub fn run(engine: &Engine, paths: &[PathBuf], format: TestFormat, live: bool, limit: u64) -> Result<Exit, crate::error::Error> {
+    let files = super::validate::collect(paths, is_test_file)?;
     let mut runs = Vec::new();
     for file in files {
-        runs.push(run_file(engine, &file, live)?);
+        runs.push(run_file(engine, &file, live, limit)?);
     }
     let failed = runs.iter().any(|f| !f.invalid.is_empty() || f.cases.iter().any(|c| !c.failures.is_empty()));
     super::print(&match format {
@@ -66,31 +67,14 @@ pub fn run(engine: &Engine, paths: &[PathBuf], format: TestFormat, live: bool) -
     Ok(if failed { Exit::Invalid } else { Exit::Valid })
 }
 
-/// Files named, and test files under folders named, in sorted order.
-fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let mut found = Vec::new();
-            super::validate::walk(path, &mut found).map_err(|source| crate::error::Error::Walk { path: path.clone(), source })?;
-            found.retain(|f| is_test_file(f));
-            found.sort();
-            files.extend(found);
-        } else if path.exists() {
-            files.push(path.clone());
-        } else {
-            return Err(crate::error::Error::NoSuchPath(path.clone()));
-        }
-    }
-    Ok(files)
-}
-
 pub fn is_test_file(path: &Path) -> bool {
     path.file_name().and_then(|n| n.to_str()).is_some_and(|n| TEST_SUFFIXES.iter().any(|s| n.ends_with(s)))
 }
 
-fn run_file(engine: &Engine, path: &Path, live: bool) -> Result<FileRun, crate::error::Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| crate::error::Error::Walk { path: path.to_owned(), source })?;
+fn run_file(engine: &Engine, path: &Path, live: bool, limit: u64) -> Result<FileRun, crate::error::Error> {
+    // Read as a composition is: a regular file, opened without blocking, within the byte budget.
+    let bytes = seam_engine::load::read_bounded(path, limit).map_err(|unread| crate::error::Error::unread(path, limit, unread))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let mut sources = Sources::default();
     let id = sources.add(path.to_owned(), Arc::from(text.as_str()));
     let mut run = FileRun { path: path.to_owned(), cases: Vec::new(), invalid: Vec::new(), sources };
@@ -360,22 +344,10 @@ fn github(runs: &[FileRun]) -> String {
     out
 }
 
-/// Text as XML takes it in an attribute or an element.
+/// Text as XML takes it in an attribute or an element: XML 1.0 takes no control
+/// character but a line break or a tab, even escaped.
 fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 takes no other control characters, even escaped.
-            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    render::escape_markup(&text.replace(|c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r'), "\u{FFFD}"))
 }
 
 fn junit(runs: &[FileRun]) -> String {

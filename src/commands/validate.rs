@@ -7,15 +7,14 @@ use seam_engine::render;
 
 use crate::{Exit, ReportFormat};
 
-/// Files named, and `*.yaml` / `*.yml` files under folders named (not `*.test.yaml`), in sorted order.
-fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
+/// Files named, and the `*.yaml` / `*.yml` files under folders named that `keep` keeps, in sorted order.
+pub(super) fn collect(paths: &[PathBuf], keep: fn(&Path) -> bool) -> Result<Vec<PathBuf>, crate::error::Error> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
             walk(path, &mut found).map_err(|source| crate::error::Error::Walk { path: path.clone(), source })?;
-            // Test files (`seam test`) sit beside compositions and are not compositions.
-            found.retain(|f| !super::test::is_test_file(f));
+            found.retain(|f| keep(f));
             found.sort();
             files.extend(found);
         } else if path.exists() {
@@ -29,7 +28,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::error::Error> {
 
 /// Folders are searched without following symlinked folders (a loop, or a
 /// Kubernetes ConfigMap's `..data`, would list files twice) and without dot folders.
-pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -52,7 +51,8 @@ pub fn run(
     deny_warnings: bool,
     environment: bool,
 ) -> Result<Exit, crate::error::Error> {
-    let files = collect(paths)?;
+    // Test files (`seam test`) sit beside compositions and are not compositions.
+    let files = collect(paths, |f| !super::test::is_test_file(f))?;
     let mut checked = Vec::with_capacity(files.len());
     for file in files {
         let mut c = super::check(engine, &file)?;

@@ -15,10 +15,7 @@ impl Deployment {
         diff: &Diff,
         live: Option<&Generation>,
     ) -> Result<NextMounts, Vec<StartFailure>> {
-        let subprocess = Arc::new(SubprocessService::new(
-            resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
-        ));
-        let workspace = resolved.workspace_root().map(PathBuf::from);
+        let (subprocess, workspace) = build_services(resolved);
         let mut next = NextMounts::default();
         let mut builds = Vec::new();
         for (id, mount) in &resolved.mounts {
@@ -67,10 +64,7 @@ impl Deployment {
     pub async fn rehearse(&self, checked: Checked, fixture: impl Fn(&str) -> Json) -> Result<Option<Generation>, (String, String)> {
         let Some(plan) = checked.plan() else { return Ok(None) };
         let Some(resolved) = checked.resolved else { return Ok(None) };
-        let subprocess = Arc::new(SubprocessService::new(
-            resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
-        ));
-        let workspace = resolved.workspace_root().map(PathBuf::from);
+        let (subprocess, workspace) = build_services(&resolved);
         let mut builds = Vec::new();
         let mut mounts = IndexMap::new();
         for (id, mount) in &resolved.mounts {
@@ -117,6 +111,14 @@ impl Deployment {
         }))
         .await
     }
+}
+
+/// What every build of `resolved`'s mounts shares: the one way to spawn, and the workspace root.
+fn build_services(resolved: &Resolved) -> (Arc<SubprocessService>, Option<PathBuf>) {
+    let subprocess = Arc::new(SubprocessService::new(
+        resolved.services.get("subprocess").and_then(|s| serde_json::from_value(s.clone()).ok()).unwrap_or_default(),
+    ));
+    (subprocess, resolved.workspace_root().map(PathBuf::from))
 }
 
 /// A live mount the next generation keeps: as it is when the diff leaves it, or
