@@ -244,3 +244,86 @@ fn live_checks_the_tools_the_server_lists() {
     let shipped = seam_test(&["compositions/examples/mcp-everything.test.yaml", "--live"]);
     assert_eq!(shipped.status.code(), Some(0), "{}", text(&shipped));
 }
+
+/// A glob over the tools of an MCP mount the case gives no fixture for cannot be
+/// checked without its server: it fails, saying so, rather than pass on nothing.
+#[test]
+fn a_glob_over_a_server_s_unknown_tools_fails_until_they_are_given() {
+    let dir = scratch("test-files-unfixtured");
+    let case = |tools: &str| {
+        format!(
+            "seam_test: 1\ncases:\n  reviewer:\n    composition:\n      seam: 1\n      mounts:\n        fs: {{ kind: mcp.stdio, command: mcp-server-filesystem, args: [/tmp] }}\n      \
+             agents:\n        reviewer: {{ parent: default, tools: {{ \"mcp__fs__*\": false, \"mcp__fs__read*\": true }} }}\n{tools}    agents:\n      \
+             reviewer:\n        tools: {{ excludes: [\"mcp__fs__write*\"] }}\n"
+        )
+    };
+    let unknown = seam_test(&[&write(&dir, "unknown.test.yaml", &case(""))]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", text(&unknown));
+    assert!(
+        text(&unknown).contains("`mcp__fs__write*` may match tools of mount `fs`, whose server's tools this case does not give"),
+        "{}",
+        text(&unknown)
+    );
+    let given = seam_test(&[&write(&dir, "given.test.yaml", &case("    tools:\n      fs: [read_file, write_file]\n"))]);
+    assert_eq!(given.status.code(), Some(0), "{}", text(&given));
+}
+
+/// A fixture for a mount the composition does not have (a typo) is located, not ignored;
+/// a variable a process cannot take is refused by the schema, before anything is set.
+#[test]
+fn a_stray_fixture_or_an_impossible_variable_is_located() {
+    let dir = scratch("test-files-stray");
+    let everything = root().join("compositions/examples/mcp-everything.yaml").display().to_string();
+    let file = write(
+        &dir,
+        "stray.test.yaml",
+        &format!(
+            "seam_test: 1\ncases:\n  typo:\n    composition: {everything}\n    tools:\n      everythin: [echo]\n    agents: {{ default: {{}} }}\n"
+        ),
+    );
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains(&format!("{file}:6:7: error[TEST_FIXTURE_INVALID]: `everythin` is no mount")), "{}", text(&o));
+    let env = write(
+        &dir,
+        "env.test.yaml",
+        &format!("seam_test: 1\ncases:\n  bad:\n    composition: {everything}\n    env: {{ \"A=B\": x }}\n    agents: {{}}\n"),
+    );
+    let o = seam_test(&[&env]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&format!("{env}:5:")) && text(&o).contains("TEST_FILE_INVALID"), "{}", text(&o));
+}
+
+/// A composition written in flow style, inside a case written in flow style or over
+/// several lines, is read as it is written; a URI with glob characters matches itself.
+#[test]
+fn flow_style_inline_compositions_and_literal_uris() {
+    let dir = scratch("test-files-flow");
+    let base = root().join("compositions/examples/mcp-everything.yaml").display().to_string();
+    let file = write(
+        &dir,
+        "flow.test.yaml",
+        &format!(
+            "seam_test: 1\ncases:\n  one line: {{ composition: {{ seam: 1, extends: [{base}] }}, tools: {{ everything: [echo] }}, agents: {{ default: {{ tools: {{ exactly: [mcp__everything__echo] }} }} }} }}\n  \
+             several lines:\n    composition: {{\n      seam: 1,\n      extends: [{base}] }}\n    resources:\n      everything: [\"file:///a[1]\"]\n    agents:\n      \
+             default: {{ resources: {{ exactly: [\"file:///a[1]\"] }} }}\n"
+        ),
+    );
+    let o = seam_test(&[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// `--live` runs the servers in seam's own process: a case cannot give it variables.
+#[test]
+fn live_refuses_a_case_s_environment() {
+    let dir = scratch("test-files-live-env");
+    let everything = root().join("compositions/examples/mcp-everything.yaml").display().to_string();
+    let file = write(
+        &dir,
+        "env.test.yaml",
+        &format!("seam_test: 1\ncases:\n  env:\n    composition: {everything}\n    env: {{ A: b }}\n    agents: {{}}\n"),
+    );
+    let o = seam_test(&[&file, "--live"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains(&format!("{file}:5:10: error[TEST_FILE_INVALID]: with `--live`")), "{}", text(&o));
+}

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
 use crate::deploy::{Generation, Source};
-use crate::diagnostic::{Diagnostic, Span, pointer};
+use crate::diagnostic::{Diagnostic, pointer};
 use crate::surface::{Exposure, locate};
 use crate::yaml::Node;
 
@@ -43,8 +43,10 @@ pub struct Case {
     /// The composition: a path relative to this file, or a composition written here
     /// (which may `extends` one, relative to this file).
     pub composition: CompositionRef,
-    /// Variables set while the case is checked (and, with `--live`, while it runs).
+    /// Variables set while the case is checked (not with `--live`, whose servers run in
+    /// seam's own process: set them around `seam test --live` instead).
     #[serde(default)]
+    #[schemars(extend("propertyNames" = { "pattern": "^[^=\\u0000]+$" }, "additionalProperties" = { "type": "string", "pattern": "^[^\\u0000]*$" }))]
     pub env: BTreeMap<String, String>,
     /// Per MCP mount id, the tools its server offers: names, or tool objects as MCP lists them.
     #[serde(default)]
@@ -113,7 +115,7 @@ pub struct ToolExpectation {
     /// The mount id that serves it, or for a fixed tool its service (`web`, `lsp`, `skills`).
     pub served_by: Option<String>,
     /// Its resolved timeout (`30s`).
-    pub timeout: Option<String>,
+    pub timeout: Option<crate::units::Duration>,
     /// Its resolved cap on a result's characters.
     pub max_output_chars: Option<u64>,
 }
@@ -153,36 +155,32 @@ pub fn read(tree: &Node) -> Result<TestFile, Vec<Diagnostic>> {
     TestFile::deserialize(tree).map_err(|e| vec![Diagnostic::new(crate::codes::TEST_FILE_INVALID, tree.span, "", e.to_string())])
 }
 
-/// The text of an inline composition, cut from the test file so that its lines and
-/// columns are the test file's own: the lines before it are left empty, and on its
-/// first line what precedes it is blanked. It ends before the first line indented
-/// less than it (a block map), or after its own lines (a flow map).
-pub fn inline_text(file_text: &str, at: Span) -> String {
-    let lines: Vec<&str> = file_text.split_inclusive('\n').collect();
-    let first = at.line.saturating_sub(1) as usize;
-    let indent = at.column.saturating_sub(1) as usize;
-    let mut out = "\n".repeat(first);
-    for (i, line) in lines.iter().enumerate().skip(first) {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let blank = body.trim().is_empty() || body.trim_start().starts_with('#');
-        let leading = body.len() - body.trim_start().len();
-        if i > first && !blank && leading < indent {
-            break;
-        }
-        if i == first {
-            let skip: usize = line.char_indices().nth(indent).map_or(line.len(), |(b, _)| b);
-            out.push_str(&" ".repeat(indent));
-            out.push_str(&line[skip..]);
-        } else {
-            out.push_str(line);
-        }
-    }
-    out
+/// What a case gives the rehearsal of its composition (`fixtures`).
+#[derive(Debug, Default)]
+pub struct Fixtures {
+    /// Per MCP mount id, what its server offers: the case's fixtures, else the tools the
+    /// case's expectations name exactly under the mount's prefix.
+    pub offered: BTreeMap<String, Json>,
+    /// The MCP mounts with no `tools` fixture, each with the prefix of its tools' names
+    /// (`None`: it keeps its server's names): a glob over their tools cannot be checked.
+    pub unfixtured: Vec<(String, Option<String>)>,
 }
 
-/// Per MCP mount, what the case says its server offers: its fixtures, else the tools
-/// the case's expectations name exactly under the mount's prefix.
-pub fn fixtures(case: &Case, generation_mounts: &[(String, Exposure)]) -> BTreeMap<String, Json> {
+/// The case's fixtures for the composition's MCP mounts (`mounts`: each mount's id and
+/// how its tools are named); a fixture for a mount that is not one is a located error.
+pub fn fixtures(case: &Case, mounts: &[(String, Exposure)], tree: &Node, at: &str) -> Result<Fixtures, Vec<Diagnostic>> {
+    let dynamic = |id: &str| mounts.iter().any(|(m, e)| m == id && matches!(e, Exposure::Dynamic { .. }));
+    let mut strays = Vec::new();
+    for (key, lists) in [("tools", &case.tools), ("prompts", &case.prompts), ("resources", &case.resources)] {
+        for id in lists.keys().filter(|id| !dynamic(id)) {
+            let pointer = format!("{at}/{key}/{}", crate::diagnostic::escape_pointer_segment(id));
+            let message = format!("`{id}` is no mount of the composition whose server gives its {key} (an MCP mount)");
+            strays.push(Diagnostic::new(crate::codes::TEST_FIXTURE_INVALID, crate::surface::locate_key(tree, &pointer), pointer, message));
+        }
+    }
+    if !strays.is_empty() {
+        return Err(strays);
+    }
     let mut named: BTreeSet<&str> = BTreeSet::new();
     for e in case.agents.values() {
         for names in [&e.tools].into_iter().flatten() {
@@ -190,21 +188,30 @@ pub fn fixtures(case: &Case, generation_mounts: &[(String, Exposure)]) -> BTreeM
         }
         named.extend(e.tool.keys().map(String::as_str));
     }
-    let mut out = BTreeMap::new();
-    for (id, exposure) in generation_mounts {
+    let mut out = Fixtures::default();
+    for (id, exposure) in mounts {
         let Exposure::Dynamic { prefix, raw } = exposure else { continue };
         let list = |lists: &BTreeMap<String, Vec<Json>>| Json::Array(lists.get(id).cloned().unwrap_or_default());
         let tools = match case.tools.get(id) {
             Some(tools) => Json::Array(tools.clone()),
-            None if *raw => json!([]),
             None => {
+                out.unfixtured.push((id.clone(), (!raw).then(|| prefix.clone())));
                 let assumed = named.iter().filter(|n| !crate::tool_rules::is_glob(n)).filter_map(|n| n.strip_prefix(prefix.as_str()));
-                Json::Array(assumed.map(Json::from).collect())
+                if *raw { json!([]) } else { Json::Array(assumed.map(Json::from).collect()) }
             }
         };
-        out.insert(id.clone(), json!({ "tools": tools, "prompts": list(&case.prompts), "resources": list(&case.resources) }));
+        out.offered.insert(id.clone(), json!({ "tools": tools, "prompts": list(&case.prompts), "resources": list(&case.resources) }));
     }
-    out
+    Ok(out)
+}
+
+/// The first fixture-less mount whose tools glob `pattern` could match.
+fn unchecked_by<'u>(pattern: &str, unfixtured: &'u [(String, Option<String>)]) -> Option<&'u str> {
+    let literal = &pattern[..pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len())];
+    unfixtured
+        .iter()
+        .find(|(_, prefix)| prefix.as_deref().is_none_or(|p| literal.starts_with(p) || p.starts_with(literal)))
+        .map(|(id, _)| id.as_str())
 }
 
 /// What one case found: its failed expectations (each located in the test file),
@@ -224,7 +231,9 @@ pub struct Served {
 }
 
 /// Checks case `case` (at pointer `at` in the test file `tree`) against `generation`.
-pub async fn check(generation: &Generation, case: &Case, tree: &Node, at: &str) -> Verdict {
+/// `unfixtured`: the MCP mounts whose tools a case could not know (`Fixtures`; none when
+/// the servers run).
+pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, Option<String>)], tree: &Node, at: &str) -> Verdict {
     let mut verdict = Verdict::default();
     for (agent, expected) in &case.agents {
         let base = format!("{at}/agents/{}", crate::diagnostic::escape_pointer_segment(agent));
@@ -242,7 +251,23 @@ pub async fn check(generation: &Generation, case: &Case, tree: &Node, at: &str) 
         let served = Served { tools: view.tools.len(), catalog_tokens: crate::tokens::estimate(&text) };
         let tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
         if let Some(names) = &expected.tools {
-            check_names(&mut fail, &format!("{base}/tools"), agent, "tool", names, &tool_names);
+            let base = format!("{base}/tools");
+            let globs = names.includes.iter().enumerate().map(|(i, p)| (format!("{base}/includes/{i}"), p));
+            let globs = globs.chain(names.excludes.iter().enumerate().map(|(i, p)| (format!("{base}/excludes/{i}"), p)));
+            let mut unchecked = false;
+            for (pointer, pattern) in globs.filter(|(_, p)| crate::tool_rules::is_glob(p)) {
+                if let Some(id) = unchecked_by(pattern, unfixtured) {
+                    unchecked = true;
+                    let why = format!(
+                        "`{pattern}` may match tools of mount `{id}`, whose server's tools this case does not give: \
+                         give them (`tools: {{ {id}: [...] }}`), or run `seam test --live`"
+                    );
+                    fail(pointer, why);
+                }
+            }
+            if !unchecked {
+                check_names(&mut fail, &base, agent, "tool", names, &tool_names);
+            }
         }
         for (tool, e) in &expected.tool {
             let pointer = format!("{base}/tool/{}", crate::diagnostic::escape_pointer_segment(tool));
@@ -260,11 +285,10 @@ pub async fn check(generation: &Generation, case: &Case, tree: &Node, at: &str) 
                 }
             }
             let settings = generation.resolved.agents[agent].tools.fixed.get(tool.as_str()).cloned().flatten();
-            if let Some(timeout) = &e.timeout {
+            if let Some(timeout) = e.timeout {
                 let actual =
                     entry.timeout.or_else(|| settings.as_ref().and_then(|s| crate::units::Duration::deserialize(&s["timeout"]).ok()));
-                let wanted = crate::units::Duration::parse(timeout);
-                if wanted.is_none() || actual != wanted {
+                if actual != Some(timeout) {
                     let actual = actual.map_or("none".to_owned(), |d| d.to_string());
                     fail(format!("{pointer}/timeout"), format!("`{tool}`'s timeout for agent `{agent}` is {actual}, not {timeout}"));
                 }
@@ -349,9 +373,10 @@ fn seam_sort(failures: &mut [Diagnostic]) {
 
 /// Checks `names` against what is `served`: each failure at the entry of the list that fails.
 fn check_names(fail: &mut impl FnMut(String, String), base: &str, agent: &str, what: &str, names: &Names, served: &[&str]) {
-    let matches = |pattern: &str, name: &str| match globset::Glob::new(pattern) {
-        Ok(glob) if crate::tool_rules::is_glob(pattern) => glob.compile_matcher().is_match(name),
-        _ => pattern == name,
+    // A name is itself first: a URI template (`file:///{path}`) has glob characters.
+    let matches = |pattern: &str, name: &str| {
+        pattern == name
+            || (crate::tool_rules::is_glob(pattern) && globset::Glob::new(pattern).is_ok_and(|g| g.compile_matcher().is_match(name)))
     };
     if let Some(exactly) = &names.exactly {
         for (i, name) in exactly.iter().enumerate() {
@@ -390,30 +415,4 @@ fn quoted(names: &[&str]) -> String {
 /// The pointer of case `name` in a test file.
 pub fn case_pointer(name: &str) -> String {
     pointer(["cases", name])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::diagnostic::FileId;
-
-    fn at(line: u32, column: u32) -> Span {
-        Span { file: FileId(0), line, column }
-    }
-
-    /// A block map ends at the first line indented less than it; the lines before it
-    /// are kept empty and what precedes it on its first line is blanked, so that its
-    /// lines and columns are the test file's.
-    #[test]
-    fn an_inline_block_composition_keeps_its_place() {
-        let file = "cases:\n  one:\n    composition:\n      seam: 1\n\n      # a comment\n      mounts: {}\n    agents: {}\n";
-        assert_eq!(inline_text(file, at(4, 7)), "\n\n\n      seam: 1\n\n      # a comment\n      mounts: {}\n");
-    }
-
-    /// A flow map is its own line's rest; the next key of the case is not part of it.
-    #[test]
-    fn an_inline_flow_composition_keeps_its_place() {
-        let file = "cases:\n  one:\n    composition: { seam: 1, extends: [base.yaml] }\n    agents: {}\n";
-        assert_eq!(inline_text(file, at(3, 18)), "\n\n                 { seam: 1, extends: [base.yaml] }\n");
-    }
 }

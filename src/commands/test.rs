@@ -72,9 +72,20 @@ pub fn is_test_file(path: &Path) -> bool {
 }
 
 fn run_file(engine: &Engine, path: &Path, live: bool, limit: u64) -> Result<FileRun, crate::error::Error> {
-    // Read as a composition is: a regular file, opened without blocking, within the byte budget.
-    let bytes = seam_engine::load::read_bounded(path, limit).map_err(|unread| crate::error::Error::unread(path, limit, unread))?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // Read as a composition is: a regular file, opened without blocking, within the byte
+    // budget; one that is not is this file's failure, and the others still run.
+    let text = match seam_engine::load::read_bounded(path, limit) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(seam_engine::load::Unread::Io(source)) => return Err(crate::error::Error::Read { path: path.to_owned(), source }),
+        Err(unread) => {
+            let mut sources = Sources::default();
+            let file = sources.add(path.to_owned(), "".into());
+            let span = seam_engine::diagnostic::Span { file, line: 1, column: 1 };
+            let why = crate::error::Error::unread(path, limit, unread).to_string();
+            let invalid = vec![Diagnostic::new(seam_engine::codes::TEST_FILE_INVALID, span, "", why)];
+            return Ok(FileRun { path: path.to_owned(), cases: Vec::new(), invalid, sources });
+        }
+    };
     let mut sources = Sources::default();
     let id = sources.add(path.to_owned(), Arc::from(text.as_str()));
     let mut run = FileRun { path: path.to_owned(), cases: Vec::new(), invalid: Vec::new(), sources };
@@ -137,10 +148,10 @@ fn run_case(
                 }
             }
         }
-        CompositionRef::Inline(_) => {
-            let span = locate_in(tree, &format!("{at}/composition"));
-            let inline = expect::inline_text(text, span);
-            (path.to_owned(), engine.check_bytes(path, inline.clone().into_bytes(), &env), Some(inline))
+        CompositionRef::Inline(composition) => {
+            let inline = serde_json::to_string(composition).expect("JSON prints");
+            let checked = engine.check_bytes(path, inline.clone().into_bytes(), &env);
+            (path.to_owned(), relocated(checked, &inline, text, tree, &format!("{at}/composition")), Some(inline))
         }
     };
     let failed =
@@ -154,9 +165,21 @@ fn run_case(
         .iter()
         .flat_map(|r| r.mounts.iter().filter_map(|(id, m)| Some((id.clone(), m.resolved.as_ref()?.exposure.clone()))))
         .collect();
-    let fixtures = expect::fixtures(case, &mounts);
+    let fixtures = match expect::fixtures(case, &mounts, tree, at) {
+        Ok(fixtures) => fixtures,
+        Err(strays) => return failed(strays, test_sources.clone()),
+    };
+    if live && !case.env.is_empty() {
+        let pointer = format!("{at}/env");
+        let message = "with `--live` the composition's servers run in seam's own process, which a case cannot give variables \
+                       of its own: set them around `seam test --live`";
+        return failed(
+            vec![Diagnostic::new(seam_engine::codes::TEST_FILE_INVALID, locate_in(tree, &pointer), pointer, message)],
+            test_sources.clone(),
+        );
+    }
     // A runtime of the case's own, built after its variables are set and shut down before
-    // they are put back: no thread of it outlives the case (`set_env`).
+    // they are put back (`set_env`; a `--live` case sets none).
     let runtime = if live { super::runtime()? } else { super::single_client_runtime()? };
     let verdict = runtime.block_on(async {
         if live {
@@ -181,11 +204,32 @@ fn locate_in(tree: &seam_engine::yaml::Node, pointer: &str) -> seam_engine::diag
     node.span
 }
 
+/// An inline composition's check (of `inline`, its JSON on one line), its diagnostics
+/// in that text moved to where the test file (`text`, `tree`) writes what they point
+/// at: to the key when they pointed at a key, else to the value.
+fn relocated(mut checked: Checked, inline: &str, text: &str, tree: &seam_engine::yaml::Node, at: &str) -> Checked {
+    use seam_engine::diagnostic::{FileId, pointer_segments};
+    let file = FileId(0);
+    let mut sources = Sources::default();
+    for (id, source) in checked.sources.files() {
+        sources.add(source.path.clone(), if id == file { Arc::from(text) } else { source.text.clone() });
+    }
+    let inline_tree = seam_engine::yaml::parse(inline, file).ok();
+    for d in checked.diagnostics.iter_mut().filter(|d| d.span.file == file) {
+        let at_key = inline_tree.as_ref().is_some_and(|t| t.lookup(&pointer_segments(&d.pointer)).1 == Some(d.span));
+        let segments = pointer_segments(&format!("{at}{}", d.pointer));
+        let (node, key, depth) = tree.lookup(&segments);
+        d.span = if at_key || depth < segments.len() { key.unwrap_or(node.span) } else { node.span };
+    }
+    checked.sources = sources;
+    checked
+}
+
 /// The case against the generation its composition would be, with no server started.
 async fn check_rehearsed(
     composition: &Path,
     checked: Checked,
-    fixtures: &std::collections::BTreeMap<String, Json>,
+    fixtures: &expect::Fixtures,
     case: &expect::Case,
     tree: &seam_engine::yaml::Node,
     at: &str,
@@ -196,9 +240,13 @@ async fn check_rehearsed(
         Arc::new(seam_engine::env::ProcessEnv),
         Default::default(),
     );
-    let generation = match deployment.rehearse(checked, |id| fixtures.get(id).cloned().unwrap_or(Json::Null)).await {
+    let generation = match deployment.rehearse(checked, |id| fixtures.offered.get(id).cloned().unwrap_or(Json::Null)).await {
         Ok(Some(generation)) => generation,
-        Ok(None) => unreachable!("a composition without errors has a plan"),
+        Ok(None) => {
+            let pointer = format!("{at}/composition");
+            let message = "the composition has errors, and no generation can be built of it";
+            return Err(Diagnostic::new(seam_engine::codes::TEST_COMPOSITION_UNREADABLE, locate_in(tree, &pointer), pointer, message));
+        }
         Err((id, why)) => {
             let pointer = [("tools", &case.tools), ("prompts", &case.prompts), ("resources", &case.resources)]
                 .into_iter()
@@ -208,7 +256,7 @@ async fn check_rehearsed(
             return Err(Diagnostic::new(seam_engine::codes::TEST_FIXTURE_INVALID, span, pointer, format!("mount `{id}`'s fixture: {why}")));
         }
     };
-    let verdict = expect::check(&generation, case, tree, at).await;
+    let verdict = expect::check(&generation, case, &fixtures.unfixtured, tree, at).await;
     for slot in generation.mounts.values() {
         slot.running.dispose(std::time::Duration::from_secs(5)).await;
     }
@@ -251,7 +299,7 @@ async fn check_live(
         }
     };
     let verdict = match deployment.live() {
-        Some(generation) => expect::check(&generation, case, tree, at).await,
+        Some(generation) => expect::check(&generation, case, &[], tree, at).await,
         None => expect::Verdict::default(),
     };
     deployment.shutdown().await;
@@ -300,8 +348,11 @@ fn human(runs: &[FileRun]) -> String {
     for file in runs {
         let shown = file.path.display();
         out.push_str(&format!("\nrunning {} cases from {shown}\n", file.cases.len()));
-        for d in &file.invalid {
+        // A file that does not read as cases is one failure, however many diagnostics say why.
+        if !file.invalid.is_empty() {
             failed += 1;
+        }
+        for d in &file.invalid {
             failures.push_str(&render::human(d, &file.sources));
         }
         for case in &file.cases {
