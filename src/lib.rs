@@ -91,6 +91,22 @@ pub enum Command {
         #[arg(long)]
         live: bool,
     },
+    /// Write the lock of what the composition's servers offer (`NAME.lock.json`), check it, or approve changes.
+    Lock {
+        file: PathBuf,
+        /// Compare with the lock and exit 1 when the servers offer something else; write nothing.
+        #[arg(long, conflicts_with = "update")]
+        check: bool,
+        /// Approve what the servers offer now: rewrite the lock's entries (only these mounts' and tools', when named).
+        #[arg(long)]
+        update: bool,
+        /// With `--update`: only this mount (repeatable).
+        #[arg(long = "mount", requires = "update")]
+        mounts: Vec<String>,
+        /// With `--update`: only this tool, prompt or resource template, by the server's name (repeatable).
+        #[arg(long = "tool", requires = "update")]
+        tools: Vec<String>,
+    },
     /// Print the dependency graph of a composition.
     Graph {
         file: PathBuf,
@@ -246,6 +262,10 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
                 log::init(cli.log_format);
             }
             commands::test::run(&engine, &paths, format, live, cli.max_composition_bytes.bytes())
+        }
+        Command::Lock { file, check, update, mounts, tools } => {
+            log::init(cli.log_format);
+            commands::lock::run(&file, commands::lock::Args { check, update, mounts, tools }, cli.max_composition_bytes.bytes())
         }
         Command::Graph { file, format } => commands::graph::run(&engine, &file, format),
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),

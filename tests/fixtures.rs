@@ -284,6 +284,8 @@ const SCHEMA_VALID_INVALID: &[(&str, &str)] = &[
     ("mount-required-invisible.yaml", RELATION),
     ("mount-required-out-of-scope.yaml", RELATION),
     ("offer-rule-invalid-glob.yaml", GLOB),
+    ("pin-lock-foreign.yaml", "the lock beside the file, which a schema does not read"),
+    ("pin-lock-missing.yaml", "whether a lock is beside the file, which a schema does not see"),
     ("pin-unknown-mount.yaml", RELATION),
     ("pin-wrong-kind.yaml", RELATION),
     ("reconnect-delay-order.yaml", "an order between two durations"),

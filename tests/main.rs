@@ -12,6 +12,7 @@ mod fleet;
 mod generated;
 mod import;
 mod lsp;
+mod pinning;
 mod promises;
 mod properties;
 mod robust;

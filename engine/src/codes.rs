@@ -112,6 +112,8 @@ code_table! { ENGINE_CODES {
     SERVE_TOKEN_REQUIRED Error "(start, reload) seam listens beyond loopback and an agent's endpoint has no token; set one, or start with `--insecure-no-auth`.";
     SERVE_LIMIT_ORDER Error "`serve.max_request_bytes` is more than `serve.max_buffered_request_bytes`: a body that large could never be buffered.";
     MOUNT_ID_INVALID Error "A mount id is not 1–64 letters, digits, `_`, `-`, `.` starting with a letter or digit.";
+    PIN_LOCK_MISSING Error "A mount pins what its server offers (`pin: locked`), and there is no lock beside the composition (`NAME.lock.json`); `seam lock` writes it.";
+    PIN_LOCK_INVALID Error "The composition's lock cannot be used by a pinned mount: it cannot be read, is not a lock of this format, or locks another composition.";
     TOOL_UNSERVED Warning "A fixed tool (`web_search`, `web_fetch`, `lsp`, `skill`) is enabled for agents that see no mount serving it: every call would fail.";
     MOUNT_REQUIRED_INVISIBLE Warning "A `required: true` mount is visible to no agent.";
     AGENT_NAME_INVALID Error "An agent name is not 1–64 letters, digits, `_` or `-`.";

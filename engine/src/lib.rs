@@ -17,6 +17,7 @@ pub mod env;
 pub mod expect;
 pub mod inventory;
 pub mod load;
+pub mod lock;
 pub mod model;
 pub mod offers;
 pub mod outcome;
@@ -56,6 +57,9 @@ pub struct Engine {
     schemas: Schemas,
     /// The most bytes read for one composition, its bases included.
     max_composition_bytes: u64,
+    /// Whether mounts that pin are held to the composition's lock (`lock::LockRead`);
+    /// `seam lock` reads the servers with pins not enforced.
+    enforce_lock: bool,
 }
 
 /// One composition after validation: the files read, every diagnostic (sorted),
@@ -70,12 +74,18 @@ pub struct Checked {
 impl Engine {
     pub fn new(surfaces: Vec<&'static dyn Surface>) -> Engine {
         let schemas = Schemas::build(&surfaces);
-        Engine { surfaces, schemas, max_composition_bytes: load::DEFAULT_MAX_COMPOSITION_BYTES }
+        Engine { surfaces, schemas, max_composition_bytes: load::DEFAULT_MAX_COMPOSITION_BYTES, enforce_lock: true }
     }
 
     /// The same engine reading at most `bytes` for one composition and its bases.
     pub fn with_max_composition_bytes(self, bytes: u64) -> Engine {
         Engine { max_composition_bytes: bytes, ..self }
+    }
+
+    /// The same engine with pins not enforced: every mount serves what its server offers,
+    /// whatever the lock says (`seam lock`, which writes the lock from it).
+    pub fn ignoring_lock(self) -> Engine {
+        Engine { enforce_lock: false, ..self }
     }
 
     /// The published JSON Schema of format v1.
@@ -106,18 +116,37 @@ impl Engine {
     }
 
     fn check_loaded(&self, loaded: load::Loaded) -> Checked {
-        let load::Loaded { root, sources, mut diagnostics } = loaded;
+        let load::Loaded { root, mut sources, mut diagnostics } = loaded;
         let mut resolved = None;
         if let Some(tree) = &root {
             let kinds: Vec<_> = self.surfaces.iter().flat_map(|s| s.kinds().iter().copied()).collect();
             self.schemas.validate(tree, &kinds, &mut diagnostics);
             if tree.as_map().is_some() {
-                resolved = Some(resolve::resolve(tree, &sources, &self.surfaces, &mut diagnostics));
+                let lock = self.read_lock(&mut sources);
+                resolved = Some(resolve::resolve(tree, &sources, &lock, &self.surfaces, &mut diagnostics));
             }
         }
         suppress_follow_on(&mut diagnostics);
         diagnostic::sort_diagnostics(&mut diagnostics);
         Checked { sources, diagnostics, resolved, tree: root }
+    }
+}
+
+impl Engine {
+    /// The lock of the composition `sources` begins with, when pins are enforced; a lock
+    /// there is one of the files the check read (so a reload follows its edits), though no
+    /// diagnostic quotes it.
+    fn read_lock(&self, sources: &mut Sources) -> lock::LockRead {
+        let Some((_, top)) = sources.files().next() else { return lock::LockRead::Ignored };
+        if !self.enforce_lock {
+            return lock::LockRead::Ignored;
+        }
+        let read = lock::LockRead::of(&top.path.clone(), self.max_composition_bytes);
+        if let Some(path) = read.path() {
+            let id = sources.add(path.to_owned(), "".into());
+            sources.withhold(id);
+        }
+        read
     }
 }
 

@@ -251,7 +251,13 @@ fn valid_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn Surface], out: &mut Vec<Diagnostic>) -> Resolved {
+pub(crate) fn resolve(
+    tree: &Node,
+    sources: &Sources,
+    lock: &crate::lock::LockRead,
+    surfaces: &[&'static dyn Surface],
+    out: &mut Vec<Diagnostic>,
+) -> Resolved {
     let budgets = section(tree, "budgets").and_then(|v| Budgets::deserialize(v).ok()).unwrap_or_default();
     let mut services = BTreeMap::new();
     if let Some(workspace) = workspace_service(tree, sources, out) {
@@ -260,7 +266,7 @@ pub(crate) fn resolve(tree: &Node, sources: &Sources, surfaces: &[&'static dyn S
     if let Some(serve) = serve_service(tree, sources, out) {
         services.insert("serve".to_owned(), serve);
     }
-    let (mounts, unknown) = resolve_mounts(tree, sources, surfaces, out);
+    let (mounts, unknown) = resolve_mounts(tree, sources, lock, surfaces, out);
     add_needed_services(&mut services, tree, &mounts);
 
     check_claims(&mounts, tree, sources, out);
@@ -392,6 +398,7 @@ fn token_source(
 fn resolve_mounts(
     tree: &Node,
     sources: &Sources,
+    lock: &crate::lock::LockRead,
     surfaces: &[&'static dyn Surface],
     out: &mut Vec<Diagnostic>,
 ) -> (IndexMap<String, Mount>, BTreeMap<String, String>) {
@@ -421,7 +428,7 @@ fn resolve_mounts(
         };
         let schema_clean = !mounts_with_errors.contains(id.as_str());
         let resolved = if schema_clean {
-            let mut cx = MountCx { id, pointer: mount_pointer, config, root: tree, sources, diagnostics: out };
+            let mut cx = MountCx { id, pointer: mount_pointer, config, root: tree, sources, lock, diagnostics: out };
             kind.resolve(&mut cx)
         } else {
             None

@@ -246,6 +246,12 @@ pub trait Running: AsAny + Send + Sync {
         None
     }
     /// Facts for `/status` (a child's `pid`, a URL).
+    /// What its server offers now, as a lock holds it (`crate::lock`): every tool, prompt
+    /// and resource template its filters pass, whatever its pin holds back. `None` for a
+    /// mount with no server, or one that has not listed yet (`seam lock`).
+    fn offered(&self) -> Option<crate::lock::MountLock> {
+        None
+    }
     fn facts(&self) -> Map<String, Json> {
         Map::new()
     }

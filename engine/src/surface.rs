@@ -428,6 +428,7 @@ pub struct MountCx<'a> {
     pub config: &'a Node,
     pub(crate) root: &'a Node,
     pub(crate) sources: &'a crate::diagnostic::Sources,
+    pub(crate) lock: &'a crate::lock::LockRead,
     pub(crate) diagnostics: &'a mut Vec<Diagnostic>,
 }
 
@@ -438,6 +439,34 @@ impl MountCx<'_> {
             Ok(t) => Some(t),
             Err(e) => {
                 self.report(crate::codes::SCHEMA_INVALID, "", format!("invalid mount `{}`: {e}", self.id));
+                None
+            }
+        }
+    }
+
+    /// This mount's entry in the composition's lock, for a mount that pins what its server
+    /// offers (the setting at `relative`): the entry (empty when the lock has none for this
+    /// mount), or `None` when pins are not enforced (`seam lock` reads the servers anew) or
+    /// the lock is missing or broken, which is reported here.
+    pub fn lock_entry(&mut self, relative: &str) -> Option<crate::lock::MountLock> {
+        let help = |path: &Path| {
+            let composition = path.with_file_name(
+                path.file_name().map_or_else(String::new, |n| n.to_string_lossy().trim_end_matches(".lock.json").to_owned() + ".yaml"),
+            );
+            format!("`seam lock {}` writes it from what the servers offer now", composition.display())
+        };
+        match self.lock {
+            crate::lock::LockRead::Ignored => None,
+            crate::lock::LockRead::Read(_, lock) => Some(lock.mounts.get(self.id).cloned().unwrap_or_default()),
+            crate::lock::LockRead::Absent(path) => {
+                let (message, help) = (format!("mount `{}` is pinned, and there is no lock at {}", self.id, path.display()), help(path));
+                self.report(crate::codes::PIN_LOCK_MISSING, relative, message).help = Some(help);
+                None
+            }
+            crate::lock::LockRead::Broken(path, why) => {
+                let message = format!("mount `{}` is pinned, and its lock {} cannot be used: {why}", self.id, path.display());
+                let help = help(path);
+                self.report(crate::codes::PIN_LOCK_INVALID, relative, message).help = Some(help);
                 None
             }
         }

@@ -6,6 +6,7 @@ pub mod export;
 pub mod graph;
 pub mod import;
 pub mod inventory;
+pub mod lock;
 pub mod schema;
 pub mod serve;
 pub mod test;

@@ -160,6 +160,64 @@ pub struct Common {
     pub protocol: Protocol,
     #[serde(default)]
     pub reconnect: Reconnect,
+    /// Whether the mount serves only what the composition's lock holds for it
+    /// (`NAME.lock.json`, written by `seam lock`): `off`, `locked` (a tool, prompt or
+    /// resource template that is new or differs from the lock is held: not listed, not
+    /// called), or `{ new: hold | serve }` (locked, and a new one held or served).
+    #[serde(default)]
+    pub pin: Pin,
+    /// The lock's entry for this mount, put here at resolve when it pins; never written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub locked: Option<seam_engine::lock::MountLock>,
+}
+
+/// `pin`: `off`, `locked`, or `{ new: hold | serve }`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Pin {
+    Mode(PinMode),
+    Locked(PinLocked),
+}
+
+impl Default for Pin {
+    fn default() -> Self {
+        Pin::Mode(PinMode::Off)
+    }
+}
+
+impl Pin {
+    /// Whether the mount is held to the lock.
+    pub fn is_locked(&self) -> bool {
+        *self != Pin::Mode(PinMode::Off)
+    }
+
+    /// Whether a definition the lock does not have is served (else it is held).
+    pub fn serves_new(&self) -> bool {
+        matches!(self, Pin::Mode(PinMode::Off) | Pin::Locked(PinLocked { new: NewDefinitions::Serve }))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PinMode {
+    Off,
+    /// Held to the lock; what is new is held too.
+    Locked,
+}
+
+/// Held to the lock, saying what becomes of a definition the lock does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PinLocked {
+    pub new: NewDefinitions,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NewDefinitions {
+    Hold,
+    Serve,
 }
 
 /// Whether a server's skills join the agents' skill catalog.
@@ -245,8 +303,11 @@ pub fn namespace_problem(id: &str) -> Option<String> {
     None
 }
 
-fn resolve_common(cx: &mut MountCx<'_>, common: &Common) -> Option<()> {
+fn resolve_common(cx: &mut MountCx<'_>, common: &mut Common) -> Option<()> {
     let mut ok = true;
+    if common.pin.is_locked() {
+        common.locked = cx.lock_entry("/pin");
+    }
     if let Some(problem) = namespace_problem(cx.id) {
         cx.report_at_key(crate::codes::MCP_NAMESPACE_INVALID, "", problem);
         ok = false;
@@ -307,7 +368,7 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
 }
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
-    resolve_common(cx, &config.common)?;
+    resolve_common(cx, &mut config.common)?;
     let mut requirements = vec![cx.spawn(&mut config.spawn)];
     if let Some(cwd) = &mut config.cwd {
         let path = cx.path("/cwd", cwd);
@@ -321,8 +382,8 @@ fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<Resolv
     Some(r)
 }
 
-fn resolve_http(cx: &mut MountCx<'_>, config: HttpServer) -> Option<ResolvedMount> {
-    resolve_common(cx, &config.common)?;
+fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<ResolvedMount> {
+    resolve_common(cx, &mut config.common)?;
     let mut ok = true;
     for name in config.headers.keys() {
         let at = format!("/headers/{}", escape_pointer_segment(name));

@@ -122,6 +122,8 @@ struct Imports {
     by_name: HashMap<String, Imported>,
     /// Names two or more of the server's tools (or prompts) map to, each with those raw names, sorted: left out.
     colliding: Vec<(String, Vec<String>)>,
+    /// What the mount's pin holds back, in the order listed.
+    held: Vec<Held>,
     /// The server's prompts, resources and templates as clients see them.
     offers: Arc<Offers>,
     /// Each prompt's raw name, by its final name.
@@ -158,16 +160,68 @@ pub const MAX_IMPORTED_SKILLS: usize = 1024;
 /// (`import_skills`).
 const CARRIED_EXTENSIONS: &[&str] = &["io.modelcontextprotocol/ui", rmcp::model::TASKS_EXTENSION_ID];
 
-/// A mount's `tools`, `prompts` and `resources` filters, compiled.
+/// A mount's `tools`, `prompts` and `resources` filters, compiled, and its pin.
 struct Filters {
     tools: Filter,
     prompts: Filter,
     resources: Filter,
+    pin: Pinning,
 }
 
 impl Filters {
     fn new(common: &Common) -> Filters {
-        Filters { tools: Filter::new(&common.tools), prompts: Filter::new(&common.prompts), resources: Filter::new(&common.resources) }
+        Filters {
+            tools: Filter::new(&common.tools),
+            prompts: Filter::new(&common.prompts),
+            resources: Filter::new(&common.resources),
+            pin: Pinning { locked: common.locked.clone().map(Arc::new), serves_new: common.pin.serves_new() },
+        }
+    }
+}
+
+/// What a pinned mount serves: what its lock entry holds (`None`: it does not pin).
+struct Pinning {
+    locked: Option<Arc<seam_engine::lock::MountLock>>,
+    serves_new: bool,
+}
+
+/// A definition a pinned mount holds back: not listed, never called.
+#[derive(Clone, Debug, PartialEq)]
+struct Held {
+    /// `tools`, `prompts` or `resource_templates`, and the server's own name.
+    kind: &'static str,
+    raw: String,
+    /// Why, with a readable diff for a changed one.
+    why: String,
+}
+
+impl Held {
+    /// What it is, as a message names it: `tool`, `prompt`, `resource template`.
+    fn noun(&self) -> &'static str {
+        match self.kind {
+            "tools" => "tool",
+            "prompts" => "prompt",
+            _ => "resource template",
+        }
+    }
+}
+
+impl Pinning {
+    /// Whether `definition`, the server's `kind` entry `raw`, is served; else why it is held.
+    fn admits(&self, kind: &'static str, raw: &str, definition: &Json) -> Result<(), Held> {
+        let Some(lock) = &self.locked else { return Ok(()) };
+        let entries = match kind {
+            "tools" => &lock.tools,
+            "prompts" => &lock.prompts,
+            _ => &lock.resource_templates,
+        };
+        let why = match entries.get(raw) {
+            Some(locked) if locked.digest == seam_engine::lock::digest(definition) => return Ok(()),
+            Some(locked) => format!("it differs from the lock:\n{}", seam_engine::lock::diff(&locked.definition, definition)),
+            None if self.serves_new => return Ok(()),
+            None => "the lock does not have it (`pin: { new: serve }` serves what is new)".to_owned(),
+        };
+        Err(Held { kind, raw: raw.to_owned(), why })
     }
 }
 
@@ -357,9 +411,17 @@ fn speaks_modern(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
-/// `config` with `new`'s filters replaced by `old`'s: equal to the old config when only filters changed.
+/// `config` with `new`'s filters and pin (its lock entry included) replaced by `old`'s:
+/// equal to the old config when only those changed, which a running mount takes.
 fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T) -> T {
-    config(Common { tools: old.tools.clone(), prompts: old.prompts.clone(), resources: old.resources.clone(), ..new.clone() })
+    config(Common {
+        tools: old.tools.clone(),
+        prompts: old.prompts.clone(),
+        resources: old.resources.clone(),
+        pin: old.pin,
+        locked: old.locked.clone(),
+        ..new.clone()
+    })
 }
 
 /// What the engine holds: calls need an owned reference to the mount.
@@ -432,6 +494,31 @@ impl Running for Handle {
         }))
     }
 
+    fn offered(&self) -> Option<seam_engine::lock::MountLock> {
+        self.0.connection.lock().expect("connection lock").peer.as_ref()?;
+        let listing = self.0.listing.lock().expect("listing lock");
+        let f = &listing.filters;
+        let entries = |items: Vec<(String, Json)>| items.into_iter().map(|(k, v)| (k, seam_engine::lock::Locked::of(v))).collect();
+        fn json<T: serde::Serialize>(v: &T) -> Json {
+            serde_json::to_value(v).unwrap_or(Json::Null)
+        }
+        Some(seam_engine::lock::MountLock {
+            tools: entries(listing.tools.iter().filter(|t| f.tools.admits(&t.name)).map(|t| (t.name.to_string(), json(t))).collect()),
+            prompts: entries(
+                listing.offerings.prompts.iter().filter(|p| f.prompts.admits(&p.name)).map(|p| (p.name.clone(), json(p))).collect(),
+            ),
+            resource_templates: entries(
+                listing
+                    .offerings
+                    .templates
+                    .iter()
+                    .filter(|t| f.resources.admits(&t.uri_template))
+                    .map(|t| (t.uri_template.clone(), json(t)))
+                    .collect(),
+            ),
+        })
+    }
+
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
         match &self.0.transport {
@@ -457,8 +544,9 @@ impl Running for Handle {
         if subscribed > 0 {
             facts.insert("subscriptions".into(), Json::from(subscribed));
         }
-        let colliding = self.0.imports.lock().expect("imports lock").colliding.clone();
-        let mut warnings: Vec<Json> = colliding
+        let imports = self.0.imports.lock().expect("imports lock").clone();
+        let mut warnings: Vec<Json> = imports
+            .colliding
             .iter()
             .map(|(name, raws)| {
                 Json::from(format!(
@@ -467,6 +555,12 @@ impl Running for Handle {
                 ))
             })
             .collect();
+        // What the pin holds back, each with why (a changed one's diff).
+        warnings.extend(imports.held.iter().map(|h| Json::from(format!("{} `{}` is held: {}", h.noun(), h.raw, h.why))));
+        if !imports.held.is_empty() {
+            let held = imports.held.iter().map(|h| serde_json::json!({ "kind": h.kind, "name": h.raw, "why": h.why }));
+            facts.insert("held".into(), Json::Array(held.collect()));
+        }
         let offerings = self.0.listing.lock().expect("listing lock").offerings.clone();
         warnings.extend(
             offerings

@@ -110,6 +110,12 @@ impl McpMount {
                 }
                 self.cx.status.notify();
             }
+            if current.held != next.held {
+                for held in next.held.iter().filter(|h| !current.held.contains(h)) {
+                    tracing::warn!(mount = %self.id, kind = held.kind, name = %held.raw, "{} held by the mount's pin: {}", held.noun(), held.why);
+                }
+                self.cx.status.notify();
+            }
             let changed = current.specs != next.specs || current.offers != next.offers;
             *current = Arc::new(next);
             changed
@@ -144,12 +150,18 @@ impl<'m> Names<'m> {
         let mut specs = Vec::new();
         let mut by_name: HashMap<String, Imported> = HashMap::new();
         let mut colliding: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+        let mut held = Vec::new();
         for tool in tools {
             let raw = tool.name.to_string();
             if !raw_seen.insert(raw.clone()) {
                 return Err(SyncError::ToolListedTwice { name: raw });
             }
             if !filter.admits(&raw) {
+                continue;
+            }
+            let upstream = serde_json::to_value(tool).map_err(|_| SyncError::ToolWithoutJson { name: raw.clone() })?;
+            if let Err(h) = filters.pin.admits("tools", &raw, &upstream) {
+                held.push(h);
                 continue;
             }
             let name = self.client_name(&raw);
@@ -163,10 +175,7 @@ impl<'m> Names<'m> {
             }
             let output =
                 tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
-            let mut definition = match serde_json::to_value(tool) {
-                Ok(Json::Object(o)) => o,
-                _ => return Err(SyncError::ToolWithoutJson { name: raw }),
-            };
+            let Json::Object(mut definition) = upstream else { return Err(SyncError::ToolWithoutJson { name: raw }) };
             definition.insert("name".into(), Json::String(name.clone()));
             by_name.insert(name.clone(), Imported { raw, output });
             specs.push(ToolSpec { name, definition: Arc::new(definition) });
@@ -180,12 +189,22 @@ impl<'m> Names<'m> {
                 (name, raws)
             })
             .collect();
-        let (prompts, by_prompt_name, colliding_prompts) = self.import_prompts(&offerings.prompts, &filters.prompts)?;
+        let (prompts, by_prompt_name, colliding_prompts) = self.import_prompts(&offerings.prompts, filters, &mut held)?;
         let mut colliding = colliding;
         colliding.extend(colliding_prompts);
         let resources = definitions(offerings.resources.iter().filter(|r| filters.resources.admits(&r.uri)), |r| r.uri.clone())?;
-        let templates =
-            definitions(offerings.templates.iter().filter(|t| filters.resources.admits(&t.uri_template)), |t| t.uri_template.clone())?;
+        let pinned = |t: &&rmcp::model::ResourceTemplate| match serde_json::to_value(t) {
+            Ok(definition) => filters.pin.admits("resource_templates", &t.uri_template, &definition),
+            Err(_) => Ok(()),
+        };
+        let mut admitted = Vec::new();
+        for t in offerings.templates.iter().filter(|t| filters.resources.admits(&t.uri_template)) {
+            match pinned(&t) {
+                Ok(()) => admitted.push(t),
+                Err(h) => held.push(h),
+            }
+        }
+        let templates = definitions(admitted.into_iter(), |t| t.uri_template.clone())?;
         // An MCP Apps view a served tool names is readable through this mount, listed or not.
         let mut views: Vec<String> = specs
             .iter()
@@ -202,7 +221,7 @@ impl<'m> Names<'m> {
             views,
             skills: offerings.skills.clone(),
         };
-        Ok(Imports { specs: Arc::new(specs), by_name, colliding, offers: Arc::new(offers), prompts: by_prompt_name })
+        Ok(Imports { specs: Arc::new(specs), by_name, colliding, held, offers: Arc::new(offers), prompts: by_prompt_name })
     }
 
     /// The name clients see for the server's tool or prompt `raw` (`naming`).
@@ -219,7 +238,8 @@ impl<'m> Names<'m> {
     pub(super) fn import_prompts(
         &self,
         prompts: &[rmcp::model::Prompt],
-        filter: &Filter,
+        filters: &Filters,
+        held: &mut Vec<Held>,
     ) -> Result<(Vec<Offered>, HashMap<String, String>, Vec<(String, Vec<String>)>), SyncError> {
         let mut raws: std::collections::BTreeMap<String, Vec<&rmcp::model::Prompt>> = std::collections::BTreeMap::new();
         let mut raw_seen = HashSet::new();
@@ -227,8 +247,13 @@ impl<'m> Names<'m> {
             if !raw_seen.insert(prompt.name.as_str()) {
                 return Err(SyncError::PromptListedTwice { name: prompt.name.clone() });
             }
-            if filter.admits(&prompt.name) {
-                raws.entry(self.client_name(&prompt.name)).or_default().push(prompt);
+            if !filters.prompts.admits(&prompt.name) {
+                continue;
+            }
+            let upstream = serde_json::to_value(prompt).map_err(|_| SyncError::PromptWithoutJson { name: prompt.name.clone() })?;
+            match filters.pin.admits("prompts", &prompt.name, &upstream) {
+                Ok(()) => raws.entry(self.client_name(&prompt.name)).or_default().push(prompt),
+                Err(h) => held.push(h),
             }
         }
         let (mut offered, mut by_name, mut colliding) = (Vec::new(), HashMap::new(), Vec::new());
