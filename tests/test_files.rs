@@ -295,7 +295,8 @@ fn a_stray_fixture_or_an_impossible_variable_is_located() {
 }
 
 /// A composition written in flow style, inside a case written in flow style or over
-/// several lines, is read as it is written; a URI with glob characters matches itself.
+/// several lines, is read as it is written; a URI (or a URI template) with glob
+/// characters matches itself.
 #[test]
 fn flow_style_inline_compositions_and_literal_uris() {
     let dir = scratch("test-files-flow");
@@ -305,8 +306,8 @@ fn flow_style_inline_compositions_and_literal_uris() {
         "flow.test.yaml",
         &format!(
             "seam_test: 1\ncases:\n  one line: {{ composition: {{ seam: 1, extends: [{base}] }}, tools: {{ everything: [echo] }}, agents: {{ default: {{ tools: {{ exactly: [mcp__everything__echo] }} }} }} }}\n  \
-             several lines:\n    composition: {{\n      seam: 1,\n      extends: [{base}] }}\n    resources:\n      everything: [\"file:///a[1]\"]\n    agents:\n      \
-             default: {{ resources: {{ exactly: [\"file:///a[1]\"] }} }}\n"
+             several lines:\n    composition: {{\n      seam: 1,\n      extends: [{base}] }}\n    resources:\n      everything: [\"file:///a[1]\"]\n    resource_templates:\n      everything: [\"file:///{{path}}\"]\n    agents:\n      \
+             default: {{ resources: {{ exactly: [\"file:///a[1]\", \"file:///{{path}}\"] }} }}\n"
         ),
     );
     let o = seam_test(&[&file]);

@@ -57,6 +57,9 @@ pub struct Case {
     /// Per MCP mount id, the resources its server offers: URIs, or MCP resource objects.
     #[serde(default)]
     pub resources: BTreeMap<String, Vec<Json>>,
+    /// Per MCP mount id, the resource templates its server offers: URI templates, or MCP resource template objects.
+    #[serde(default)]
+    pub resource_templates: BTreeMap<String, Vec<Json>>,
     /// What each agent must be served.
     pub agents: IndexMap<String, Expectations>,
 }
@@ -171,7 +174,13 @@ pub struct Fixtures {
 pub fn fixtures(case: &Case, mounts: &[(String, Exposure)], tree: &Node, at: &str) -> Result<Fixtures, Vec<Diagnostic>> {
     let dynamic = |id: &str| mounts.iter().any(|(m, e)| m == id && matches!(e, Exposure::Dynamic { .. }));
     let mut strays = Vec::new();
-    for (key, lists) in [("tools", &case.tools), ("prompts", &case.prompts), ("resources", &case.resources)] {
+    let given = [
+        ("tools", &case.tools),
+        ("prompts", &case.prompts),
+        ("resources", &case.resources),
+        ("resource_templates", &case.resource_templates),
+    ];
+    for (key, lists) in given {
         for id in lists.keys().filter(|id| !dynamic(id)) {
             let pointer = format!("{at}/{key}/{}", crate::diagnostic::escape_pointer_segment(id));
             let message = format!("`{id}` is no mount of the composition whose server gives its {key} (an MCP mount)");
@@ -200,7 +209,13 @@ pub fn fixtures(case: &Case, mounts: &[(String, Exposure)], tree: &Node, at: &st
                 if *raw { json!([]) } else { Json::Array(assumed.map(Json::from).collect()) }
             }
         };
-        out.offered.insert(id.clone(), json!({ "tools": tools, "prompts": list(&case.prompts), "resources": list(&case.resources) }));
+        let offered = json!({
+            "tools": tools,
+            "prompts": list(&case.prompts),
+            "resources": list(&case.resources),
+            "resource_templates": list(&case.resource_templates),
+        });
+        out.offered.insert(id.clone(), offered);
     }
     Ok(out)
 }

@@ -248,7 +248,13 @@ async fn check_rehearsed(
             return Err(Diagnostic::new(seam_engine::codes::TEST_COMPOSITION_UNREADABLE, locate_in(tree, &pointer), pointer, message));
         }
         Err((id, why)) => {
-            let pointer = [("tools", &case.tools), ("prompts", &case.prompts), ("resources", &case.resources)]
+            let given = [
+                ("tools", &case.tools),
+                ("prompts", &case.prompts),
+                ("resources", &case.resources),
+                ("resource_templates", &case.resource_templates),
+            ];
+            let pointer = given
                 .into_iter()
                 .find(|(_, lists)| lists.contains_key(&id))
                 .map_or(format!("{at}/composition"), |(key, _)| format!("{at}/{key}/{id}"));
@@ -389,6 +395,15 @@ fn github(runs: &[FileRun]) -> String {
         for case in &file.cases {
             for d in &case.failures {
                 out.push_str(&render::github(d, &case.sources));
+            }
+            // Each agent's figure, passed or not, as a notice on the file.
+            for (agent, served) in &case.agents {
+                let line = served_line(agent, served).replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+                out.push_str(&format!(
+                    "::notice file={},title={}::{line}\n",
+                    file.path.display(),
+                    case.name.replace(',', "%2C").replace(':', "%3A")
+                ));
             }
         }
     }
