@@ -15,6 +15,7 @@ mod lsp;
 mod pinning;
 mod promises;
 mod properties;
+mod rewrite;
 mod robust;
 mod secrets;
 mod semantics;

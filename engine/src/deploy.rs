@@ -263,7 +263,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                     .map(|(id, slot)| Provider { layer: agent.layer(id), ..provider(resolved, slot) })
                     .collect();
                 let entry = CatalogEntry {
-                    spec: ToolSpec { name: tool.name().to_owned(), definition: Arc::new(definition) },
+                    spec: ToolSpec { name: tool.name().to_owned(), definition: Arc::new(definition), ruled_as: None },
                     source: Source::Service(surface.service()),
                     timeout: settings
                         .get("timeout")

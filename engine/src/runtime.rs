@@ -30,6 +30,9 @@ pub use crate::output::{Answer, Answered, Payload, ToolOutput};
 pub struct ToolSpec {
     pub name: String,
     pub definition: Arc<Map<String, Json>>,
+    /// The name agents' rules know it by, when a mount shows it under another
+    /// (a `rewrite` renamed it): seam's name for the server's own tool.
+    pub ruled_as: Option<String>,
 }
 
 impl ToolSpec {

@@ -256,7 +256,11 @@ mod tests {
         }
         fn tools(&self) -> Arc<Vec<ToolSpec>> {
             let definition = json!({ "name": "m__echo", "inputSchema": { "type": "object" } });
-            Arc::new(vec![ToolSpec { name: "m__echo".into(), definition: Arc::new(definition.as_object().unwrap().clone()) }])
+            Arc::new(vec![ToolSpec {
+                name: "m__echo".into(),
+                definition: Arc::new(definition.as_object().unwrap().clone()),
+                ruled_as: None,
+            }])
         }
         fn relay(&self, request: MountRequest, _: Client, _: CancellationToken) -> BoxFuture<'static, Answered> {
             ECHOED.fetch_add(1, Ordering::SeqCst);

@@ -106,7 +106,7 @@ impl Generation {
                 continue;
             };
             let listed = f.tool.list(&f.settings, f.listing(roots)).await;
-            view.tools.push(ToolSpec { name: entry.spec.name, definition: listed.definition });
+            view.tools.push(ToolSpec { name: entry.spec.name, definition: listed.definition, ruled_as: None });
             if !listed.prompts.is_empty() {
                 prompts.push(listed.prompts);
             }
@@ -309,10 +309,12 @@ impl Generation {
         exposure: &Exposure,
         spec: &ToolSpec,
     ) -> Option<CatalogEntry> {
-        // Rules name a mount's tools `<prefix><tool>` however clients see them.
+        // Rules name a mount's tools `<prefix><tool>` however clients see them, and by the
+        // server's own tool when a rewrite shows it under another name.
+        let ruled = spec.ruled_as.as_deref().unwrap_or(&spec.name);
         let tool = match exposure {
-            Exposure::Dynamic { raw: true, .. } => spec.name.as_str(),
-            _ => spec.name.strip_prefix(prefix)?,
+            Exposure::Dynamic { raw: true, .. } => ruled,
+            _ => ruled.strip_prefix(prefix)?,
         };
         let settings = agent.tools.dynamic_settings(id, tool, &self.resolved.budgets)?;
         Some(CatalogEntry {

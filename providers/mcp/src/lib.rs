@@ -166,10 +166,57 @@ pub struct Common {
     /// called), or `{ new: hold | serve }` (locked, and a new one held or served).
     #[serde(default)]
     pub pin: Pin,
+    /// How the server's tools are shown to clients, by the server's name: another
+    /// `name`, a `description` replaced or appended to, and `arguments` fixed, hidden or
+    /// given defaults (seam fills them in on the way to the server). Agents' rules, and
+    /// a pin's digests, still go by the server's own tool.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rewrite: BTreeMap<String, Rewrite>,
     /// The lock's entry for this mount, put here at resolve when it pins; never written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub locked: Option<seam_engine::lock::MountLock>,
+}
+
+/// How one of the server's tools is shown to clients (`rewrite`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rewrite {
+    /// The name clients see, named as the mount names its tools (`mcp__<mount>__<name>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The description clients see: this text, or `{ append: TEXT }` after the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<DescriptionRewrite>,
+    #[serde(default)]
+    pub arguments: ArgumentsRewrite,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DescriptionRewrite {
+    Replace(String),
+    Append {
+        /// Added after the server's description, on a line of its own.
+        append: String,
+    },
+}
+
+/// What seam does with a tool's arguments on the way to its server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentsRewrite {
+    /// Always sent with these values; clients do not see them, and a value a client
+    /// sends anyway is overridden (and the override logged).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub fixed: serde_json::Map<String, serde_json::Value>,
+    /// Not shown to clients, and not sent unless fixed or defaulted: each must be
+    /// optional to the server, or fixed, or given a default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<String>,
+    /// Sent with these values when a client sends none.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub defaults: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `pin`: `off`, `locked`, or `{ new: hold | serve }`.
@@ -318,6 +365,7 @@ fn resolve_common(cx: &mut MountCx<'_>, common: &mut Common) -> Option<()> {
         cx.report(crate::codes::RECONNECT_DELAY_ORDER, "/reconnect/initial_delay", message);
         ok = false;
     }
+    ok &= check_rewrites(cx, common);
     let filters = [
         ("tools", &common.tools, crate::codes::MCP_TOOL_GLOB_INVALID),
         ("prompts", &common.prompts, crate::codes::MCP_FILTER_GLOB_INVALID),
@@ -365,6 +413,57 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
         pointer: cx.pointer.clone(),
     });
     r
+}
+
+/// A mount's `rewrite`s: no two give one name, no argument is both fixed and defaulted,
+/// and (when the lock has the server's definition) no hidden argument the server
+/// requires is left without a value.
+fn check_rewrites(cx: &mut MountCx<'_>, common: &Common) -> bool {
+    let mut ok = true;
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    for (raw, w) in &common.rewrite {
+        let shown = w.name.as_deref().unwrap_or(raw);
+        let at = |rest: &str| format!("/rewrite/{}{rest}", escape_pointer_segment(raw));
+        if let Some(other) = names.insert(shown, raw) {
+            cx.report(crate::codes::MCP_REWRITE_COLLISION, &at("/name"), format!("`{raw}` and `{other}` would both be shown as `{shown}`"));
+            ok = false;
+        }
+        for key in w.arguments.fixed.keys().filter(|k| w.arguments.defaults.contains_key(*k)) {
+            let message = format!("argument `{key}` of `{raw}` is both fixed and given a default");
+            cx.report(
+                crate::codes::MCP_REWRITE_ARGUMENT_CONFLICT,
+                &at(&format!("/arguments/defaults/{}", escape_pointer_segment(key))),
+                message,
+            );
+            ok = false;
+        }
+        let locked = common.locked.as_ref().and_then(|l| l.tools.get(raw));
+        let required = locked.and_then(|l| l.definition["inputSchema"]["required"].as_array().cloned()).unwrap_or_default();
+        for (i, key) in w.arguments.hidden.iter().enumerate() {
+            let valued = w.arguments.fixed.contains_key(key) || w.arguments.defaults.contains_key(key);
+            if !valued && required.iter().any(|r| r == key) {
+                let message =
+                    format!("`{raw}` requires argument `{key}` (so says its definition in the lock), and it is hidden with no value");
+                cx.report(crate::codes::MCP_REWRITE_HIDDEN_REQUIRED, &at(&format!("/arguments/hidden/{i}")), message).help =
+                    Some(format!("fix it (`fixed: {{ {key}: VALUE }}`) or give it a default"));
+                ok = false;
+            }
+        }
+    }
+    // A rename onto a name another `rewrite` keeps for its own tool.
+    for (raw, w) in &common.rewrite {
+        let Some(name) = w.name.as_deref().filter(|n| *n != raw) else { continue };
+        if common.rewrite.get(name).is_some_and(|other| other.name.is_none()) {
+            let at = format!("/rewrite/{}/name", escape_pointer_segment(raw));
+            cx.report(
+                crate::codes::MCP_REWRITE_COLLISION,
+                &at,
+                format!("`{raw}` would be shown as `{name}`, the name of the server's tool `{name}`"),
+            );
+            ok = false;
+        }
+    }
+    ok
 }
 
 fn resolve_stdio(cx: &mut MountCx<'_>, mut config: StdioServer) -> Option<ResolvedMount> {
@@ -452,6 +551,9 @@ pub mod codes {
         MCP_NAMESPACE_INVALID Error "An MCP mount id (its namespace) is not 1–32 of `[A-Za-z0-9_-]`, or has `__` or an edge `_`.";
         MCP_NAMESPACE_DUPLICATE Error "Two MCP mounts have namespaces equal but for case.";
         MCP_TOOL_GLOB_INVALID Error "A `tools.allow`/`tools.deny` glob does not parse.";
+        MCP_REWRITE_COLLISION Error "Two of a mount's `rewrite`s give their tools one name, or a rename takes the name of a tool another `rewrite` keeps.";
+        MCP_REWRITE_ARGUMENT_CONFLICT Error "A `rewrite` both fixes an argument and gives it a default.";
+        MCP_REWRITE_HIDDEN_REQUIRED Error "A `rewrite` hides an argument the server requires (its definition in the lock says so) with no fixed value or default.";
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
         MCP_CALL_FAILED Error "(tool result) The MCP server answered the call with a JSON-RPC error.";

@@ -28,7 +28,7 @@
 //! upstream, its MRTR rounds and failures). This file holds the mount's state,
 //! its start, and `Running` for it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,7 +65,7 @@ use connect::*;
 use listen::*;
 use relay::*;
 pub(crate) use stand_in::stand_in;
-use sync::Names;
+use sync::{Names, rewritten_arguments};
 
 /// The longest tool name clients accept.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -124,6 +124,8 @@ struct Imports {
     colliding: Vec<(String, Vec<String>)>,
     /// What the mount's pin holds back, in the order listed.
     held: Vec<Held>,
+    /// Tools left out because their `rewrite` cannot apply, each with why.
+    unrewritable: Vec<String>,
     /// The server's prompts, resources and templates as clients see them.
     offers: Arc<Offers>,
     /// Each prompt's raw name, by its final name.
@@ -166,6 +168,8 @@ struct Filters {
     prompts: Filter,
     resources: Filter,
     pin: Pinning,
+    /// How the server's tools are shown (`rewrite`), by the server's name.
+    rewrite: Arc<BTreeMap<String, crate::Rewrite>>,
 }
 
 impl Filters {
@@ -175,6 +179,7 @@ impl Filters {
             prompts: Filter::new(&common.prompts),
             resources: Filter::new(&common.resources),
             pin: Pinning { locked: common.locked.clone().map(Arc::new), serves_new: common.pin.serves_new() },
+            rewrite: Arc::new(common.rewrite.clone()),
         }
     }
 }
@@ -261,6 +266,8 @@ const MAX_LIST_TTL: Duration = Duration::from_secs(3600);
 
 struct Imported {
     raw: String,
+    /// What seam does with a call's arguments on the way up (`rewrite`), if anything.
+    arguments: Option<Arc<crate::ArgumentsRewrite>>,
     /// The advertised output schema, when it compiles; unsupported vocabulary means unconstrained.
     output: Option<Arc<jsonschema::Validator>>,
 }
@@ -420,6 +427,7 @@ fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T)
         resources: old.resources.clone(),
         pin: old.pin,
         locked: old.locked.clone(),
+        rewrite: old.rewrite.clone(),
         ..new.clone()
     })
 }
@@ -555,6 +563,7 @@ impl Running for Handle {
                 ))
             })
             .collect();
+        warnings.extend(imports.unrewritable.iter().map(|why| Json::from(why.as_str())));
         // What the pin holds back, each with why (a changed one's diff).
         warnings.extend(imports.held.iter().map(|h| Json::from(format!("{} `{}` is held: {}", h.noun(), h.raw, h.why))));
         if !imports.held.is_empty() {

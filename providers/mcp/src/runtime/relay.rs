@@ -212,6 +212,10 @@ impl McpMount {
         // A task is asked for only for a client that can hold one, of a server that makes them.
         let tasks =
             client.link().is_some_and(|link| link.takes_tasks()) && peer.peer_info().is_some_and(|info| info.capabilities.supports_tasks());
+        let arguments = match &imported.arguments {
+            Some(rewrite) => rewritten_arguments(&self.id, &tool, rewrite, arguments),
+            None => arguments,
+        };
         let params = CallToolRequestParams::new(imported.raw.clone()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
         let result = match self.relay(&peer, request, &client, &cancel, tasks).await {

@@ -151,6 +151,7 @@ impl<'m> Names<'m> {
         let mut by_name: HashMap<String, Imported> = HashMap::new();
         let mut colliding: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
         let mut held = Vec::new();
+        let mut unrewritable = Vec::new();
         for tool in tools {
             let raw = tool.name.to_string();
             if !raw_seen.insert(raw.clone()) {
@@ -164,7 +165,8 @@ impl<'m> Names<'m> {
                 held.push(h);
                 continue;
             }
-            let name = self.client_name(&raw);
+            let rewrite = filters.rewrite.get(&raw);
+            let name = self.client_name(rewrite.and_then(|w| w.name.as_deref()).unwrap_or(&raw));
             if let Some(kept) = colliding.get_mut(&name) {
                 kept.push(raw);
                 continue;
@@ -177,8 +179,16 @@ impl<'m> Names<'m> {
                 tool.output_schema.as_ref().and_then(|s| jsonschema::validator_for(&Json::Object((**s).clone())).ok()).map(Arc::new);
             let Json::Object(mut definition) = upstream else { return Err(SyncError::ToolWithoutJson { name: raw }) };
             definition.insert("name".into(), Json::String(name.clone()));
-            by_name.insert(name.clone(), Imported { raw, output });
-            specs.push(ToolSpec { name, definition: Arc::new(definition) });
+            if let Some(w) = rewrite
+                && let Err(why) = rewritten(&mut definition, w)
+            {
+                unrewritable.push(format!("tool `{raw}` is left out: its `rewrite` cannot apply: {why}"));
+                continue;
+            }
+            let ruled_as = rewrite.and_then(|w| w.name.as_ref()).map(|_| self.client_name(&raw));
+            let arguments = rewrite.map(|w| &w.arguments).filter(|a| **a != crate::ArgumentsRewrite::default()).cloned().map(Arc::new);
+            by_name.insert(name.clone(), Imported { raw, arguments, output });
+            specs.push(ToolSpec { name, definition: Arc::new(definition), ruled_as });
         }
         specs.retain(|s| !colliding.contains_key(&s.name));
         specs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -221,7 +231,7 @@ impl<'m> Names<'m> {
             views,
             skills: offerings.skills.clone(),
         };
-        Ok(Imports { specs: Arc::new(specs), by_name, colliding, held, offers: Arc::new(offers), prompts: by_prompt_name })
+        Ok(Imports { specs: Arc::new(specs), by_name, colliding, held, unrewritable, offers: Arc::new(offers), prompts: by_prompt_name })
     }
 
     /// The name clients see for the server's tool or prompt `raw` (`naming`).
@@ -457,4 +467,75 @@ pub(super) fn definitions<'a, T: serde::Serialize + 'a>(
         return Err(SyncError::ListedTwice { key: twice[0].key.clone() });
     }
     Ok(out)
+}
+
+/// A tool's definition as its `rewrite` shows it to clients: its description replaced or
+/// appended to, and its input schema without the arguments that are fixed or hidden
+/// (and no longer requiring those given a default, which each property then shows).
+/// Why it cannot be: a hidden argument the server requires with no value, or a schema
+/// that is no longer one.
+fn rewritten(definition: &mut Map<String, Json>, w: &crate::Rewrite) -> Result<(), String> {
+    match &w.description {
+        Some(crate::DescriptionRewrite::Replace(text)) => {
+            definition.insert("description".into(), Json::from(text.as_str()));
+        }
+        Some(crate::DescriptionRewrite::Append { append }) => {
+            let mut text = definition.get("description").and_then(Json::as_str).unwrap_or_default().to_owned();
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(append);
+            definition.insert("description".into(), Json::from(text));
+        }
+        None => {}
+    }
+    let a = &w.arguments;
+    if a.fixed.is_empty() && a.hidden.is_empty() && a.defaults.is_empty() {
+        return Ok(());
+    }
+    let Some(Json::Object(schema)) = definition.get_mut("inputSchema") else { return Err("it has no input schema".into()) };
+    let required: Vec<String> =
+        schema.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(|r| r.as_str().map(str::to_owned)).collect();
+    if let Some(key) = a.hidden.iter().find(|k| required.contains(k) && !a.fixed.contains_key(*k) && !a.defaults.contains_key(*k)) {
+        return Err(format!("argument `{key}` is required by the server, and hidden with no value (fix it or give it a default)"));
+    }
+    let gone = |k: &str| a.fixed.contains_key(k) || a.hidden.iter().any(|h| h == k);
+    if let Some(Json::Object(properties)) = schema.get_mut("properties") {
+        properties.retain(|k, _| !gone(k));
+        for (key, value) in &a.defaults {
+            if let Some(Json::Object(property)) = properties.get_mut(key) {
+                property.insert("default".into(), value.clone());
+            }
+        }
+    }
+    if let Some(Json::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|k| !gone(k) && !a.defaults.contains_key(k)));
+    }
+    jsonschema::validator_for(&Json::Object(schema.clone()))
+        .map(drop)
+        .map_err(|e| format!("its rewritten input schema is not JSON Schema: {e}"))
+}
+
+/// A call's arguments as the server is sent them (`rewrite`): fixed ones set (a client's
+/// value overridden, and logged), hidden ones a client sent dropped, defaults filled in.
+pub(super) fn rewritten_arguments(
+    mount: &str,
+    tool: &str,
+    a: &crate::ArgumentsRewrite,
+    mut arguments: Map<String, Json>,
+) -> Map<String, Json> {
+    for key in &a.hidden {
+        if !a.fixed.contains_key(key) && !a.defaults.contains_key(key) && arguments.remove(key).is_some() {
+            tracing::info!(mount, tool, argument = %key, "a hidden argument the client sent was dropped");
+        }
+    }
+    for (key, value) in &a.fixed {
+        if let Some(sent) = arguments.insert(key.clone(), value.clone()).filter(|sent| sent != value) {
+            tracing::info!(mount, tool, argument = %key, sent = %sent, "a fixed argument the client sent was overridden");
+        }
+    }
+    for (key, value) in &a.defaults {
+        arguments.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    arguments
 }
