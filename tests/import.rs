@@ -316,6 +316,161 @@ fn the_format_is_detected_and_can_be_named() {
     assert!(codex.stderr.contains("(codex)"), "TOML without the name is Codex's: {}", codex.stderr);
 }
 
+/// Values attached to secret-named keys inside arguments (`--api-key=…`, `--api-key …`, docker's
+/// `-e NAME=…`, mcp-remote's `--header "X-Api-Key: …"`) and secret defaults of references
+/// (`${API_KEY:-…}`) are never copied, in arguments or URLs, nor shown.
+#[test]
+fn secrets_inside_arguments_and_reference_defaults_are_not_copied() {
+    let dir = scratch("import-arg-secrets");
+    let file = dir.join(".mcp.json");
+    let config = r#"{
+  "mcpServers": {
+    "flags": { "command": "x", "args": ["--api-key=hunterEQ", "--token", "hunterSPACE", "--mode=fast", "--api-key=${ACME_API_KEY}"] },
+    "docker": { "command": "docker", "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=hunterGHP", "-e", "LOG_LEVEL=debug", "ghcr.io/github/github-mcp-server"] },
+    "remote": { "command": "npx", "args": ["mcp-remote", "https://mcp.example.com/mcp", "--header", "X-Api-Key: hunterXAPI", "--header", "Authorization:${AUTH_HEADER}", "--header", "X-Team: blue"] },
+    "defaults": { "command": "x", "args": ["${API_KEY:-hunter2default}", "--mode=${MODE:-ghp_hunterDefault0123456789}", "${LEVEL:-info}"] },
+    "web": { "type": "http", "url": "https://mcp.example.com/${API_KEY:-hunter2default}/mcp" }
+  }
+}
+"#;
+    std::fs::write(&file, config).unwrap();
+    let run = seam(&["import", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = &run.stdout;
+    assert_no_secret(&[out, &run.stderr], &["hunterEQ", "hunterSPACE", "hunterGHP", "hunterXAPI", "hunter2default", "hunterDefault"]);
+    let flags = mount(out, "flags");
+    assert!(
+        flags.contains("    args: [\"--api-key=***\", \"--token\", \"***\", \"--mode=fast\", \"--api-key=$${ACME_API_KEY}\"]\n"),
+        "{flags}"
+    );
+    let docker = mount(out, "docker");
+    assert!(docker.contains("\"-e\", \"GITHUB_PERSONAL_ACCESS_TOKEN=***\", \"-e\", \"LOG_LEVEL=debug\","), "{docker}");
+    let remote = mount(out, "remote");
+    assert!(
+        remote.contains(
+            "\"--header\", \"X-Api-Key: ***\", \"--header\", \"Authorization:${AUTH_HEADER:-}\", \"--header\", \"X-Team: blue\"]"
+        ),
+        "{remote}"
+    );
+    let defaults = mount(out, "defaults");
+    assert!(defaults.contains("    args: [\"$${API_KEY}\", \"--mode=${MODE:-}\", \"${LEVEL:-info}\"]\n"), "{defaults}");
+    assert!(defaults.contains("    env_passthrough: [API_KEY]\n"), "{defaults}");
+    let web = mount(out, "web");
+    assert!(web.contains("    url: \"${WEB_URL}\"\n") && !web.contains("env_passthrough"), "{web}");
+    assert_validates("arg-secrets", out, &[("WEB_URL", "https://mcp.example.com/mcp")]);
+}
+
+/// A URL that reads a secret (`${API_KEY}`) is a URL the composition reads from a variable
+/// named for the server: an HTTP mount passes no environment on.
+#[test]
+fn a_url_reading_a_secret_is_read_from_a_variable() {
+    let dir = scratch("import-url-reference");
+    let file = dir.join(".mcp.json");
+    std::fs::write(
+        &file,
+        "{\n  \"mcpServers\": {\n    \"acme\": { \"type\": \"http\", \"url\": \"https://mcp.example.com/${API_KEY}/mcp\" },\n    \"plain\": { \"url\": \"https://mcp.example.com:${ACME_PORT}/mcp\" }\n  }\n}\n",
+    )
+    .unwrap();
+    let run = seam(&["import", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let acme = mount(&run.stdout, "acme");
+    assert!(acme.contains("    url: \"${ACME_URL}\"\n") && !acme.contains("env_passthrough"), "{acme}");
+    assert!(mount(&run.stdout, "plain").contains("    url: \"https://mcp.example.com:${ACME_PORT:-}/mcp\"\n"), "{}", run.stdout);
+    let prefix = format!("{}:3:38: warning[IMPORT_SECRET_NOT_COPIED]", file.display());
+    assert!(run.stderr.contains(&prefix) && run.stderr.contains("set `ACME_URL` in seam's environment"), "{}", run.stderr);
+    assert_validates("url-reference", &run.stdout, &[("ACME_URL", "https://mcp.example.com/mcp"), ("ACME_PORT", "443")]);
+}
+
+/// When the import stops early (a server twice, a field of the wrong kind, a key twice, a
+/// syntax error), what it quotes holds no value that could be a secret, however the config is laid out.
+#[test]
+fn an_early_stop_quotes_no_secret() {
+    let dir = scratch("import-early-stop");
+    let cases = [
+        (
+            "mcp.json",
+            r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_env_a"},"args":["HUNTER_arg_a"]},"a":{"command":"y","env":{"MODE":"HUNTER_env_dup"},"headers":{"X-Team":"HUNTER_h"},"url":"https://HUNTER_url@x.example/"}}}"#,
+            "server `a` is defined twice",
+        ),
+        (
+            "mcp.json",
+            r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_env"},"args":"HUNTER_notalist"}}}"#,
+            "not a list of strings",
+        ),
+        (
+            "mcp.json",
+            r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_one"},"env":{"MODE":"HUNTER_two"}}}}"#,
+            "`env` is written twice",
+        ),
+        (
+            "mcp.json",
+            r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_env","MODE":"HUNTER_again"}}}}"#,
+            "`MODE` is written twice",
+        ),
+        (
+            "mcp.json",
+            r#"{"mcpServers":{"a":{"type":"weird","headers":{"X-Team":"HUNTER_h"},"url":"https://x.example/HUNTER_path"}}}"#,
+            "`type` is `weird`",
+        ),
+        ("mcp.json", r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_env"}} "b":{"command":"HUNTER_cmd"}}}"#, "IMPORT_SYNTAX"),
+        ("mcp.json", r#"{"mcpServers":{"a":{"command":"x","env":{"MODE":"HUNTER_env","LEVEL":HUNTER_bare}}}}"#, "IMPORT_SYNTAX"),
+        (
+            "config.toml",
+            "[mcp_servers.a]\ncommand = \"x\"\nenv = { MODE = \"HUNTER_env\", LEVEL = 'HUNTER_lit' } HUNTER_junk\n",
+            "IMPORT_SYNTAX",
+        ),
+    ];
+    for (name, text, wanted) in cases {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let run = seam(&["import", file.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 1, "{text}: {}", run.stderr);
+        assert!(run.stderr.contains(wanted) && run.stderr.contains(" | "), "{text}: {}", run.stderr);
+        assert!(!run.stdout.contains("HUNTER_") && !run.stderr.contains("HUNTER_"), "{text}: a secret was shown:\n{}", run.stderr);
+    }
+}
+
+/// A key the format defines, written twice (two `mcpServers` objects), is an error where the second is.
+#[test]
+fn a_key_written_twice_is_located() {
+    let dir = scratch("import-duplicate-keys");
+    let file = dir.join(".mcp.json");
+    std::fs::write(
+        &file,
+        "{\n  \"mcpServers\": { \"a\": { \"command\": \"x\" } },\n  \"mcpServers\": { \"b\": { \"command\": \"y\" } }\n}\n",
+    )
+    .unwrap();
+    let run = seam(&["import", file.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let wanted = format!("{}:3:3: error[IMPORT_INVALID]: `mcpServers` is written twice", file.display());
+    assert!(run.stderr.contains(&wanted), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+/// `-o` never writes over the config it reads; over another file, it says it did.
+#[test]
+fn the_output_is_not_the_input_and_an_overwrite_is_said() {
+    let dir = scratch("import-output");
+    let file = dir.join("mcp.json");
+    let config = "{ \"mcpServers\": { \"a\": { \"command\": \"x\" } } }\n";
+    std::fs::write(&file, config).unwrap();
+    let same = dir.join("sub/../mcp.json");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for out in [file.clone(), same] {
+        let run = seam(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("is the config imported"), "{}", run.stderr);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), config, "the config is untouched");
+    }
+    let out = dir.join("out.yaml");
+    let run = seam(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("overwr"), "{}", run.stderr);
+    let run = seam(&["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("overwrote {}", out.display())), "{}", run.stderr);
+}
+
 /// A direct client declares what seam declares to its mounts (it answers questions, it offers
 /// roots): server-everything lists some tools only to such a client.
 const ASKS: &[(&str, &str)] = &[("SEAM_ANSWERS", "1"), ("SEAM_ROOTS", "/")];

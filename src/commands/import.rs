@@ -8,13 +8,20 @@
 //!   from a setting: `env` becomes `env_passthrough` of the same name, `Authorization:
 //!   Bearer …` (or Codex's `bearer_token`) becomes `bearer_token_env: <SERVER>_TOKEN`,
 //!   any other header `headers_env: { Header: <SERVER>_<HEADER> }`, a URL that holds a
-//!   secret `url: ${<SERVER>_URL}`, and an argument that looks like a secret (a token,
-//!   a URL's password, the value of `--token`) is written as `***`. Each gives a located
-//!   warning (`IMPORT_SECRET_NOT_COPIED`) naming the variable to set, never the value. A
-//!   value that only names a variable (`${VAR}`, `${env:VAR}`) is mapped to it: the
-//!   same name is passed through, another name not named like a secret is mapped
-//!   (`env: { NAME: "${OTHER:-}" }`), one named like a secret is passed through under
-//!   the server's name for it, with a warning.
+//!   secret or reads one (`${API_KEY}`) `url: ${<SERVER>_URL}`, and an argument that
+//!   looks like a secret (a token, a URL's password, the value of `--token`) is written
+//!   as `***`, one that gives a value under a secret's name (`--api-key=…`, docker's
+//!   `-e GITHUB_TOKEN=…`, mcp-remote's `--header "X-Api-Key: …"`) as that name and `***`.
+//!   Each gives a located warning (`IMPORT_SECRET_NOT_COPIED`) naming the variable to
+//!   set, never the value. A value that only names a variable (`${VAR}`, `${env:VAR}`)
+//!   is mapped to it: the same name is passed through, another name not named like a
+//!   secret is mapped (`env: { NAME: "${OTHER:-}" }`), one named like a secret is passed
+//!   through under the server's name for it, with a warning. A default (`${VAR:-…}`) is
+//!   never copied where the variable is named like a secret or the default looks like one.
+//! - What a diagnostic quotes of the config holds no value that could be a secret: every
+//!   value under `env`, `headers`, `http_headers`, `bearer_token`, `args` and `url` is
+//!   masked before anything is reported (in servers written twice too), and of a config
+//!   that is not JSON or TOML, every string on the line quoted.
 //! - What has no seam equivalent (an `envFile`, VS Code's input prompts, the older
 //!   HTTP+SSE transport, a key the format does not have) is a located warning
 //!   (`IMPORT_UNSUPPORTED`); a server seam cannot run (SSE) or the config disables
@@ -25,8 +32,10 @@
 //!   `cmd /c X …` is unwrapped to `X …` and Windows paths kept (`IMPORT_WINDOWS`).
 //! - The config's other settings (a model, shortcuts) are not MCP servers and not read.
 //!
-//! Nothing is written when the config is invalid (exit 1); the composition written is
-//! checked as `seam validate` checks it before it is written.
+//! Nothing is written when the config is invalid (exit 1), a key the format reads written
+//! twice included; the composition written is checked as `seam validate` checks it before
+//! it is written. `-o` never writes over the config read (exit 2), and says when it writes
+//! over another file.
 
 mod tree;
 
@@ -50,7 +59,7 @@ use crate::error::Error;
 /// The MCP clients whose config `import` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Claude Desktop: `claude_desktop_config.json` (`mcpServers`; command servers, no `${…}`).
+    /// Claude Desktop: `claude_desktop_config.json` (`mcpServers`; command servers, and a `url` read as an HTTP server; no `${…}`).
     ClaudeDesktop,
     /// Claude Code: `.mcp.json` (`mcpServers`; `type`, `url`, `headers`; `${VAR}`, `${VAR:-default}`).
     ClaudeCode,
@@ -76,7 +85,8 @@ impl Format {
     /// The keys a server entry of this format may have.
     fn keys(self) -> &'static [&'static str] {
         match self {
-            Format::ClaudeDesktop => &["command", "args", "env", "disabled"],
+            // Claude Desktop runs command servers; a `url` written there is imported as the HTTP server it names.
+            Format::ClaudeDesktop => &["command", "args", "env", "url", "disabled"],
             Format::ClaudeCode => &["type", "command", "args", "env", "url", "headers", "disabled"],
             Format::Cursor => &["type", "command", "args", "env", "envFile", "url", "headers", "disabled"],
             Format::Vscode => &["type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "dev"],
@@ -137,6 +147,13 @@ pub struct Imported {
 }
 
 pub fn run(engine: &seam_engine::Engine, file: &Path, format: Option<Format>, out: Option<&Path>, limit: u64) -> Result<Exit, Error> {
+    // The config is never written over: nothing is read, nothing written.
+    if let Some(out) = out
+        && same_file(file, out)
+    {
+        eprintln!("seam: {} is the config imported ({}); nothing written: name another file with `-o`", out.display(), file.display());
+        return Ok(Exit::UsageOrIo);
+    }
     // Read as seam reads a composition: a regular file only, opened without blocking, within the byte budget.
     let bytes = seam_engine::load::read_bounded(file, limit).map_err(|unread| Error::unread(file, limit, unread))?;
     let folder = match out {
@@ -164,7 +181,13 @@ pub fn run(engine: &seam_engine::Engine, file: &Path, format: Option<Format>, ou
         return Ok(Exit::Invalid);
     }
     match out {
-        Some(out) => std::fs::write(out, &composition).map_err(|source| Error::Write { path: out.to_owned(), source })?,
+        Some(out) => {
+            let existed = std::fs::symlink_metadata(out).is_ok();
+            std::fs::write(out, &composition).map_err(|source| Error::Write { path: out.to_owned(), source })?;
+            if existed {
+                eprintln!("seam: overwrote {}", out.display());
+            }
+        }
         None => super::print(&composition),
     }
     let warnings = imported.diagnostics.len() + checked.diagnostics.len();
@@ -190,6 +213,22 @@ impl seam_engine::env::Env for CheckEnv<'_> {
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok().or_else(|| self.stand_ins.contains(name).then(|| "https://example.invalid/mcp".to_owned()))
     }
+}
+
+/// Whether `a` and `b` are the same file: the same path once links are followed, or (on Unix) the same inode.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ca), Ok(cb)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) else { return false };
+    if ca == cb {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(ma), Ok(mb)) = (std::fs::metadata(&ca), std::fs::metadata(&cb)) {
+            return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+        }
+    }
+    false
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -331,13 +370,23 @@ fn read(cx: &mut Cx<'_>, text: &str, format: Option<Format>) -> (Vec<Mount>, Opt
                 None if toml_named => "TOML",
                 None => "JSON or TOML",
             };
+            // No value of a config that could not be read is quoted: every string on the line, and all after the error there.
+            cx.masks.extend(unread_values(text, e.at));
             cx.report(IMPORT_SYNTAX, e.at, "", format!("not {what}: {}", e.message));
             return (Vec::new(), format);
         }
     };
+    // Before anything is reported, every value that could be a secret is masked where a diagnostic could quote it,
+    // in every server, those written twice and those not read included.
+    possible_secrets(&root, false, &mut cx.masks);
     if root.members().is_none() {
         cx.report(IMPORT_INVALID, root.at.start, "", format!("the config is {}, not an object of settings", root.kind_name()));
         return (Vec::new(), format);
+    }
+    // The keys the import reads, where JSON lets them be written twice: the last would win in a client, the first here.
+    written_twice(cx, root.members().unwrap_or_default(), "", Some(&["mcpServers", "servers", "mcp", "inputs", "mcp_servers"]));
+    if let Some(mcp) = root.member("mcp").and_then(|m| m.value.members()) {
+        written_twice(cx, mcp, "/mcp", Some(&["servers", "inputs"]));
     }
     let vscode_settings = root.member("mcp").and_then(|m| m.value.member("servers").map(|s| (m, s)));
     let format = format.unwrap_or_else(|| {
@@ -392,7 +441,14 @@ fn read(cx: &mut Cx<'_>, text: &str, format: Option<Format>) -> (Vec<Mount>, Opt
         );
         return (Vec::new(), Some(format));
     };
-    let mut ids = BTreeSet::new();
+    // A name that is a valid mount id keeps it: each is taken (the first of those equal without case) before
+    // any other name is sanitized, so that `!!!` becomes `server-2`, not `Server` `Server-2`.
+    let mut ids = Ids::default();
+    for entry in entries {
+        if mount_id(&entry.key, &BTreeSet::new()) == entry.key {
+            ids.reserved.entry(entry.key.to_ascii_lowercase()).or_insert_with(|| entry.key.clone());
+        }
+    }
     let mut mounts = Vec::new();
     let mut seen = BTreeSet::new();
     for entry in entries {
@@ -503,6 +559,28 @@ fn boolean(cx: &mut Cx<'_>, member: &Member, pointer: &str) -> Option<bool> {
     }
 }
 
+/// The mount ids given, and those kept for the servers whose names are valid ids (by their lowercase).
+#[derive(Default)]
+struct Ids {
+    taken: BTreeSet<String>,
+    reserved: BTreeMap<String, String>,
+}
+
+impl Ids {
+    /// The id of server `name`: its name where it was kept for it, else one sanitized and unique among all, kept or given.
+    fn take(&mut self, name: &str) -> String {
+        let lower = name.to_ascii_lowercase();
+        let id = if self.reserved.get(&lower).is_some_and(|n| n == name) && !self.taken.contains(&lower) {
+            name.to_owned()
+        } else {
+            let all: BTreeSet<String> = self.taken.iter().chain(self.reserved.keys()).cloned().collect();
+            mount_id(name, &all)
+        };
+        self.taken.insert(id.to_ascii_lowercase());
+        id
+    }
+}
+
 /// The mount id for server `name`: its name if it is a valid one, else a sanitized one, unique without case.
 fn mount_id(name: &str, taken: &BTreeSet<String>) -> String {
     let mut id: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
@@ -529,14 +607,13 @@ fn mount_id(name: &str, taken: &BTreeSet<String>) -> String {
 }
 
 /// One server of the config as a mount; `None` (with an error) where it cannot be read.
-fn server(cx: &mut Cx<'_>, entry: &Member, label: &str, pointer: &str, ids: &mut BTreeSet<String>) -> Option<Mount> {
+fn server(cx: &mut Cx<'_>, entry: &Member, label: &str, pointer: &str, ids: &mut Ids) -> Option<Mount> {
     let name = &entry.key;
     let Some(fields) = entry.value.members() else {
         cx.report(IMPORT_INVALID, entry.value.at.start, pointer, format!("server `{name}` is {}, not an object", entry.value.kind_name()));
         return None;
     };
-    let id = mount_id(name, ids);
-    ids.insert(id.to_ascii_lowercase());
+    let id = ids.take(name);
     let simple = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     let path = if simple { format!("{label}.{name}") } else { format!("{label}[{}]", serde_json::Value::from(name.as_str())) };
     let line = cx.span(entry.key_at.start).line;
@@ -693,24 +770,36 @@ fn stdio<'f>(cx: &mut Cx<'_>, mount: &mut Mount, field: &Field<'f>, at: &dyn Fn(
     }
     let mut texts = Vec::new();
     let mut secret_flag = false;
+    let references = cx.format.references();
     for (i, (arg, pointer)) in argv.iter().enumerate() {
         let raw = arg.as_str().unwrap_or_default();
-        let looks_secret = secret_flag || seam_engine::redact::text(raw) != raw;
+        // The value of a secret's flag (`--token X`) unless it only names a variable; a token or a URL's password;
+        // or a value given with a secret's name in the argument (`--api-key=X`, `NAME=X`, `X-Api-Key: X`).
+        let after_flag = secret_flag && !reference_only(references, raw);
         secret_flag = raw.starts_with('-') && {
             let flag = raw.trim_start_matches('-');
-            !flag.contains('=') && is_secret_name(&flag.to_ascii_uppercase().replace('-', "_"))
+            !flag.contains('=') && secret_key(flag)
         };
-        if looks_secret && i > 0 {
+        if i == 0 {
+            texts.push(text(cx, mount, arg, pointer, "`command`"));
+            continue;
+        }
+        let keyed = keyed_secret(references, raw);
+        if after_flag || keyed.is_some() || seam_engine::redact::text(raw) != raw {
             cx.secret(arg);
+            let written = match keyed {
+                Some(value) if !after_flag => format!("{}***", escape(&raw[..value])),
+                _ => "***".to_owned(),
+            };
             let message = format!(
-                "argument {i} looks like a secret (a token, a password in a URL, the value of a secret's flag), which seam does not copy: it is written as `***`; give the server its secret through its environment (`env_passthrough`) instead"
+                "argument {i} looks like it holds a secret (a token, a password in a URL, the value of a secret's flag, variable or header), which seam does not copy: it is written as `{written}`; give the server its secret through its environment (`env_passthrough`) instead"
             );
             cx.note(mount, IMPORT_SECRET_NOT_COPIED, arg.at.start, pointer, message).help =
                 Some("if it is no secret, write it back in the composition".into());
-            texts.push("***".to_owned());
+            texts.push(written);
             continue;
         }
-        texts.push(text(cx, mount, arg, pointer, if i == 0 { "`command`" } else { "an argument" }));
+        texts.push(text(cx, mount, arg, pointer, "an argument"));
     }
     let windows = |s: &str| {
         let b = s.as_bytes();
@@ -733,6 +822,7 @@ fn stdio<'f>(cx: &mut Cx<'_>, mount: &mut Mount, field: &Field<'f>, at: &dyn Fn(
             cx.report(IMPORT_INVALID, env.value.at.start, &at("env"), format!("`env` is {}, not an object", env.value.kind_name()));
             return None;
         };
+        written_twice(cx, entries, &at("env"), None);
         for entry in entries {
             env_entry(cx, mount, entry, &format!("{}/{}", at("env"), escape_pointer_segment(&entry.key)));
         }
@@ -776,12 +866,24 @@ fn http<'f>(
         return None;
     };
     let written = string(cx, url, &at("url"))?;
-    if seam_engine::redact::secret_in_url(written).is_some() {
+    // A variable named like a secret (`${API_KEY}`), or a default that looks like one, read into the URL.
+    let reads_secret = pieces(cx.format.references(), written).into_iter().find_map(|p| match p {
+        Piece::Env { name, default, .. } if is_secret_name(name) || default.is_some_and(|d| looks_secret(cx.format.references(), d)) => {
+            Some(name)
+        }
+        _ => None,
+    });
+    if seam_engine::redact::secret_in_url(written).is_some() || seam_engine::redact::text(written) != written || reads_secret.is_some() {
         cx.secret(&url.value);
         let var = format!("{}_URL", mount.prefix());
-        let message = format!(
-            "the URL holds a secret (a password, or a query parameter named like one), which seam does not copy: set `{var}` in seam's environment to the URL; the composition reads it from there"
-        );
+        let message = match reads_secret {
+            Some(name) => format!(
+                "the URL reads `{name}`, named like a secret, and seam does not copy a secret into a composition: set `{var}` in seam's environment to the URL; the composition reads it from there"
+            ),
+            None => format!(
+                "the URL holds a secret (a password, a token, or a query parameter named like one), which seam does not copy: set `{var}` in seam's environment to the URL; the composition reads it from there"
+            ),
+        };
         cx.note(mount, IMPORT_SECRET_NOT_COPIED, url.value.at.start, &at("url"), message);
         mount.url = Some(format!("${{{var}}}"));
         cx.url_vars.insert(var);
@@ -794,6 +896,7 @@ fn http<'f>(
             cx.report(IMPORT_INVALID, headers.value.at.start, &at(key), format!("`{key}` is {}, not an object", headers.value.kind_name()));
             return None;
         };
+        written_twice(cx, entries, &at(key), None);
         for header in entries {
             let here = format!("{}/{}", at(key), escape_pointer_segment(&header.key));
             string(cx, header, &here)?;
@@ -806,6 +909,7 @@ fn http<'f>(
             cx.report(IMPORT_INVALID, headers.value.at.start, &at("env_http_headers"), message);
             return None;
         };
+        written_twice(cx, entries, &at("env_http_headers"), None);
         for header in entries {
             let here = format!("{}/{}", at("env_http_headers"), escape_pointer_segment(&header.key));
             let var = string(cx, header, &here)?;
@@ -914,13 +1018,29 @@ fn text(cx: &mut Cx<'_>, mount: &mut Mount, value: &Val, pointer: &str, what: &s
     for piece in pieces(cx.format.references(), written) {
         match piece {
             Piece::Text(t) => out.push_str(&escape(t)),
-            Piece::Env { name, raw, .. } if is_secret_name(name) => {
-                out.push_str(&escape(raw));
+            Piece::Env { name, default, .. } if is_secret_name(name) => {
+                // The default is never written: it would be the secret.
+                let reference = format!("${{{name}}}");
+                out.push_str(&escape(&reference));
                 mount.pass(name);
+                let default = if default.is_some_and(|d| !d.is_empty()) {
+                    cx.secret(value);
+                    " (its default, not copied)"
+                } else {
+                    ""
+                };
                 let message = format!(
-                    "{what} reads `{name}` through `{raw}`, and seam does not copy a secret into a composition: it is written as that text, and `{name}` is passed through (`env_passthrough`); change the server to read `{name}` from its environment"
+                    "{what} reads `{name}` through `{reference}`{default}, and seam does not copy a secret into a composition: it is written as that text, and `{name}` is passed through (`env_passthrough`); change the server to read `{name}` from its environment"
                 );
                 cx.note(mount, IMPORT_UNSUPPORTED, value.at.start, pointer, message);
+            }
+            Piece::Env { name, default: Some(default), .. } if looks_secret(cx.format.references(), default) => {
+                cx.secret(value);
+                let _ = write!(out, "${{{name}:-}}");
+                let message = format!(
+                    "{what} reads `{name}` with a default that looks like a secret, which seam does not copy: it reads `{name}` with no default; set `{name}` in seam's environment"
+                );
+                cx.note(mount, IMPORT_SECRET_NOT_COPIED, value.at.start, pointer, message);
             }
             Piece::Env { name, default, .. } => {
                 let _ = write!(out, "${{{name}:-{}}}", default.unwrap_or_default());
@@ -957,6 +1077,150 @@ fn whole_reference<'a>(references: References, value: &'a Val) -> Option<Piece<'
     match pieces.as_slice() {
         [Piece::Env { default: None, .. } | Piece::Input { .. }] => pieces.pop(),
         _ => None,
+    }
+}
+
+/// Whether `value` only names a variable or an input (after an authorization scheme, `Bearer ${TOKEN}`):
+/// what it holds is not written in the config.
+fn reference_only(references: References, value: &str) -> bool {
+    let value = value.trim();
+    let value = ["bearer ", "basic "]
+        .iter()
+        .find_map(|scheme| value.get(..scheme.len()).filter(|s| s.eq_ignore_ascii_case(scheme)).map(|_| value[scheme.len()..].trim()))
+        .unwrap_or(value);
+    matches!(pieces(references, value).as_slice(), [Piece::Env { default: None, .. } | Piece::Input { .. }])
+}
+
+/// Whether a key (a flag without its dashes, a variable, a header) names a secret; one that names
+/// where a secret is (`*_env`, `*-file`, `*_path`) holds none.
+fn secret_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase().replace('-', "_");
+    if lower.ends_with("_env") || lower.ends_with("_file") || lower.ends_with("_path") {
+        return false;
+    }
+    matches!(lower.as_str(), "authorization" | "proxy_authorization") || is_secret_name(&lower)
+}
+
+/// Whether a header's name says its value is a secret: `Authorization`, `X-Api-Key`, any with a token, key, secret in it.
+fn secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    secret_key(name)
+        || ["auth", "token", "key", "secret", "password", "passwd", "credential", "cookie", "session"].iter().any(|w| lower.contains(w))
+}
+
+/// Where, in an argument, a value given under a secret's name starts: `--api-key=X`, `NAME=X` (docker's `-e`),
+/// `X-Api-Key: X` (mcp-remote's `--header`); none where there is none, or the value only names a variable.
+fn keyed_secret(references: References, arg: &str) -> Option<usize> {
+    let name = |key: &str| !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    // `KEY=value`, each `=` in turn (`--env=TOKEN=value`).
+    let mut start = 0;
+    for (at, _) in arg.match_indices('=') {
+        let key = arg[start..at].trim_start_matches('-');
+        let value = &arg[at + 1..];
+        if name(key) && secret_key(key) && !value.is_empty() && !reference_only(references, value) {
+            return Some(at + 1);
+        }
+        start = at + 1;
+    }
+    // `Header: value`, after a flag's `=` (`--header=X-Api-Key: value`).
+    let colon = arg.find(':')?;
+    let header = arg[..colon].rsplit('=').next().unwrap_or_default().trim();
+    let rest = &arg[colon + 1..];
+    let value = rest.trim_start();
+    let value_at = colon + 1 + (rest.len() - value.len());
+    (name(header) && secret_header(header) && !value.is_empty() && !value.starts_with("//") && !reference_only(references, value))
+        .then_some(value_at)
+}
+
+/// Whether a text (a reference's default) looks like a secret: a token, a URL's password, a value under a secret's name.
+fn looks_secret(references: References, text: &str) -> bool {
+    seam_engine::redact::text(text) != text || keyed_secret(references, text).is_some()
+}
+
+/// The keys under which every value is masked in what diagnostics quote, whatever else is wrong.
+const MASKED_UNDER: [&str; 6] = ["env", "headers", "http_headers", "bearer_token", "args", "url"];
+
+/// The bytes of each value of `value` that could be a secret: every scalar under [`MASKED_UNDER`] or a
+/// secret-named key, at any depth, and any string that shows a secret.
+fn possible_secrets(value: &Val, under: bool, masks: &mut Vec<Range<usize>>) {
+    match &value.kind {
+        Kind::Str(s) if under || seam_engine::redact::text(s) != s.as_str() => masks.push(value.inner()),
+        Kind::Num(_) if under => masks.push(value.at.clone()),
+        Kind::Arr(items) => items.iter().for_each(|v| possible_secrets(v, under, masks)),
+        Kind::Obj(members) => {
+            for m in members {
+                let here = under || MASKED_UNDER.contains(&m.key.as_str()) || secret_key(&m.key);
+                possible_secrets(&m.value, here, masks);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// For a config that could not be read: the bytes of every string literal (JSON's or TOML's, keys
+/// included), and on the line of the error, all from the error on but whitespace and punctuation.
+fn unread_values(text: &str, error: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut ranges = Vec::new();
+    let line_end = |from: usize| bytes[from..].iter().position(|b| *b == b'\n').map_or(bytes.len(), |n| from + n);
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.starts_with(br#"""""#) || rest.starts_with(b"'''") {
+            // A multi-line string (TOML's), to its closing quotes.
+            let close = if rest[0] == b'"' { r#"""""# } else { "'''" };
+            let end = text[at + 3..].find(close).map_or(bytes.len(), |n| at + 3 + n);
+            ranges.push(at + 3..end);
+            at = end + 3;
+        } else if rest[0] == b'"' || rest[0] == b'\'' {
+            // A one-line string, to its quote or the line's end.
+            let quote = rest[0];
+            let mut end = at + 1;
+            while end < bytes.len() && bytes[end] != quote && bytes[end] != b'\n' {
+                end += if quote == b'"' && bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            let end = end.min(bytes.len());
+            ranges.push(at + 1..end);
+            at = end + 1;
+        } else if rest.starts_with(b"//") || rest[0] == b'#' {
+            at = line_end(at);
+        } else if rest.starts_with(b"/*") {
+            at = text[at + 2..].find("*/").map_or(bytes.len(), |n| at + 4 + n);
+        } else {
+            at += 1;
+        }
+    }
+    let error = error.min(bytes.len());
+    for (i, b) in bytes[error..line_end(error)].iter().enumerate() {
+        if !b.is_ascii_whitespace() && !b"{}[],:=\"'".contains(b) {
+            ranges.push(error + i..error + i + 1);
+        }
+    }
+    // Whole characters only: a range is widened to the characters it touches.
+    for r in &mut ranges {
+        r.end = r.end.min(bytes.len());
+        while r.start > 0 && !text.is_char_boundary(r.start) {
+            r.start -= 1;
+        }
+        while !text.is_char_boundary(r.end) {
+            r.end += 1;
+        }
+    }
+    ranges
+}
+
+/// Reports each key of `members` written again after its first (of `keys`, if given): an object's
+/// keys are one each, and which of two a client takes is not the config's to say.
+fn written_twice(cx: &mut Cx<'_>, members: &[Member], pointer: &str, keys: Option<&[&str]>) {
+    let mut seen = BTreeSet::new();
+    for m in members {
+        if keys.is_some_and(|keys| !keys.contains(&m.key.as_str())) {
+            continue;
+        }
+        if !seen.insert(m.key.as_str()) {
+            let here = format!("{pointer}/{}", escape_pointer_segment(&m.key));
+            cx.report(IMPORT_INVALID, m.key_at.start, &here, format!("`{}` is written twice", m.key));
+        }
     }
 }
 
@@ -1326,6 +1590,62 @@ mod tests {
         ] {
             assert_eq!(scalar(text), written);
         }
+    }
+
+    fn imported(name: &str, text: &str) -> Imported {
+        import(Path::new(name), text.as_bytes().to_vec(), None, Path::new("/nonexistent/folder"))
+    }
+
+    #[test]
+    fn valid_names_keep_their_ids_before_others_are_sanitized() {
+        let got = imported(".mcp.json", r#"{"mcpServers":{"!!!":{"command":"x"},"Server":{"command":"y"},"server":{"command":"z"}}}"#);
+        let composition = got.composition.expect("imported");
+        for id in ["server-2", "Server", "server-3"] {
+            assert!(composition.contains(&format!("\n  {id}:\n    kind: mcp.stdio\n")), "{id}: {composition}");
+        }
+        let renamed: Vec<u32> = got.diagnostics.iter().filter(|d| d.code == IMPORT_MOUNT_RENAMED).map(|d| d.span.column).collect();
+        assert_eq!(renamed, [16, 63], "`!!!` and the second `server` are renamed, `Server` is not");
+    }
+
+    #[test]
+    fn a_claude_desktop_url_is_imported_without_a_warning() {
+        let got = imported("claude_desktop_config.json", r#"{"mcpServers":{"remote":{"url":"https://mcp.example.com/mcp"}}}"#);
+        assert_eq!(got.format, Some(Format::ClaudeDesktop));
+        assert!(got.diagnostics.is_empty(), "{:?}", got.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>());
+        let composition = got.composition.expect("imported");
+        assert!(composition.contains("  remote:\n    kind: mcp.http\n    url: \"https://mcp.example.com/mcp\"\n"), "{composition}");
+    }
+
+    #[test]
+    fn values_under_secret_names_in_arguments_are_found() {
+        for (arg, at) in [
+            ("--api-key=hunter", Some(10)),
+            ("--env=GITHUB_TOKEN=hunter", Some(19)),
+            ("GITHUB_PERSONAL_ACCESS_TOKEN=hunter", Some(29)),
+            ("X-Api-Key: hunter", Some(11)),
+            ("--header=Authorization:Basic hunter", Some(23)),
+            ("Cookie:hunter", Some(7)),
+            ("--api-key=${API_KEY}", None),
+            ("Authorization: Bearer ${TOKEN}", None),
+            ("--token-file=/run/token", None),
+            ("LOG_LEVEL=debug", None),
+            ("X-Team: blue", None),
+            ("https://mcp.example.com/mcp", None),
+            ("--api-key", None),
+        ] {
+            assert_eq!(keyed_secret(References::Shell, arg), at, "{arg}");
+        }
+        // Claude Desktop expands nothing: `${X}` there is the text written.
+        assert_eq!(keyed_secret(References::None, "--api-key=${API_KEY}"), Some(10));
+    }
+
+    #[test]
+    fn an_unread_config_quotes_no_value() {
+        let text = "{\"a\": \"s\\\"x\", 'b'} x\n# \"c\"\n\"\"\"\nd\n\"\"\" e f\n";
+        let masked = mask(text, &mut unread_values(text, 19));
+        assert_eq!(masked, "{\"*\": \"****\", '*'} *\n# \"c\"\n\"\"\"\n*\n\"\"\" e f\n");
+        let masked = mask(text, &mut unread_values(text, 37));
+        assert!(masked.ends_with("\"\"\" * *\n"), "{masked}");
     }
 
     #[test]
