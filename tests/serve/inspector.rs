@@ -142,3 +142,27 @@ fn an_exported_config_connects_the_inspector_through_seam() {
         assert!(missing.is_empty(), "{client}: tools missing through the exported config: {missing:?}");
     }
 }
+
+/// A rewritten tool as the Inspector CLI sees it through `seam serve`, in both eras:
+/// listed under its new name without the argument seam fixes, which reaches the
+/// server with seam's value whatever the client sends.
+#[test]
+fn the_inspector_cli_calls_a_rewritten_tool_in_both_eras() {
+    let dir = scratch("inspector-rewrite");
+    let file = dir.join("c.yaml");
+    let rewrite = "    rewrite:\n      get-sum: { name: add-ten, arguments: { fixed: { b: 10 } } }\n";
+    compose(&file, &[everything_mount("everything", rewrite)], "");
+    let target = [seam_bin(), "serve", &file.display().to_string(), "--no-watch"].map(str::to_owned);
+    let target: Vec<&str> = target.iter().map(String::as_str).collect();
+    for era in ["legacy", "modern"] {
+        let (code, tools) = inspector(&dir, &target, era, &["--method", "tools/list", "--strict"]);
+        assert_eq!(code, 0, "{era}: {tools}");
+        let listed = tools["result"]["tools"].as_array().unwrap();
+        let add = listed.iter().find(|t| t["name"] == "mcp__everything__add-ten").unwrap_or_else(|| panic!("{era}: {tools}"));
+        assert!(add["inputSchema"]["properties"].get("b").is_none(), "{era}: {add}");
+        assert!(!listed.iter().any(|t| t["name"] == "mcp__everything__get-sum"), "{era}");
+        let call = ["--method", "tools/call", "--tool-name", "mcp__everything__add-ten", "--tool-arg", "a=5", "b=1"];
+        let (code, called) = inspector(&dir, &target, era, &call);
+        assert_eq!((code, &called["result"]["content"][0]["text"]), (0, &json!("The sum of 5 and 10 is 15.")), "{era}: {called}");
+    }
+}
