@@ -268,7 +268,8 @@ fn a_glob_over_a_server_s_unknown_tools_fails_until_they_are_given() {
     assert_eq!(given.status.code(), Some(0), "{}", text(&given));
 }
 
-/// A fixture for a mount the composition does not have (a typo) is located, not ignored;
+/// A fixture for a mount the composition does not have (a typo) is located, not ignored,
+/// and so is an agent it does not have (at its name);
 /// a variable a process cannot take is refused by the schema, before anything is set.
 #[test]
 fn a_stray_fixture_or_an_impossible_variable_is_located() {
@@ -284,6 +285,18 @@ fn a_stray_fixture_or_an_impossible_variable_is_located() {
     let o = seam_test(&[&file]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains(&format!("{file}:6:7: error[TEST_FIXTURE_INVALID]: `everythin` is no mount")), "{}", text(&o));
+    let nobody = write(
+        &dir,
+        "nobody.test.yaml",
+        &format!("seam_test: 1\ncases:\n  one:\n    composition: {everything}\n    agents:\n      nobody: {{}}\n"),
+    );
+    let o = seam_test(&[&nobody]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains(&format!("{nobody}:6:7: error[TEST_EXPECTATION_FAILED]: the composition has no agent `nobody`")),
+        "{}",
+        text(&o)
+    );
     let env = write(
         &dir,
         "env.test.yaml",

@@ -257,7 +257,10 @@ pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, 
         };
         let Some(view) = generation.view(agent, &[]).await else {
             let known: Vec<&str> = generation.resolved.agents.keys().map(String::as_str).collect();
-            fail(base, format!("the composition has no agent `{agent}` (it has {})", known.join(", ")));
+            let message = format!("the composition has no agent `{agent}` (it has {})", known.join(", "));
+            // At the agent's name, as a typo in it would be.
+            let at = crate::surface::locate_key(tree, &base);
+            verdict.failures.push(Diagnostic::new(crate::codes::TEST_EXPECTATION_FAILED, at, base, message));
             continue;
         };
         let catalog = generation.catalog(agent).unwrap_or_default();
