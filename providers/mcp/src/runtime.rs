@@ -293,8 +293,10 @@ struct Connection {
     pid: Option<u32>,
 }
 
-/// A mount's state is four cells, each with one writer: `listing` (the sync's),
-/// `imports` (published whole by a sync, read by calls), `connection` (the
+/// A mount's state is four cells: `listing` (written by a sync, and by `reconfigure`'s
+/// new filters and pin), `imports` (published whole, read by calls: by a sync and by
+/// `reconfigure`, each under the listing lock so that they publish in the order they
+/// import, and emptied by the supervisor when it gives up), `connection` (the
 /// supervisor's), `supervisor` (start and dispose).
 struct McpMount {
     id: String,
@@ -490,12 +492,9 @@ impl Running for Handle {
         };
         let mount = self.0.clone();
         Some(Box::new(move || {
-            let imported = {
-                let mut listing = mount.listing.lock().expect("listing lock");
-                listing.filters = Filters::new(&new_tools);
-                Names::of(&mount).import(&listing.filters, &listing.tools, &listing.offerings)
-            };
-            match imported {
+            let mut listing = mount.listing.lock().expect("listing lock");
+            listing.filters = Filters::new(&new_tools);
+            match Names::of(&mount).import(&listing.filters, &listing.tools, &listing.offerings) {
                 Ok(next) => mount.publish(next),
                 Err(e) => tracing::warn!(mount = %mount.id, "new tool filter not applied: {e}"),
             }

@@ -52,12 +52,12 @@ impl McpMount {
             (offerings.resources, offerings.templates, next_fresh.resources) = (resources, templates, fresh_until(now, ttl_ms));
         }
         let (tools, offerings) = (Arc::new(tools), Arc::new(offerings));
-        let next = {
-            let mut listing = self.listing.lock().expect("listing lock");
-            let next = Names::of(self).import(&listing.filters, &tools, &offerings)?;
-            (listing.tools, listing.offerings, listing.fresh_until) = (tools, offerings, next_fresh);
-            next
-        };
+        // Imported and published under the listing lock, as `reconfigure` does: what a
+        // sync imported under the old filters and pin can never be published after what a
+        // reconfigure imported under the new ones.
+        let mut listing = self.listing.lock().expect("listing lock");
+        let next = Names::of(self).import(&listing.filters, &tools, &offerings)?;
+        (listing.tools, listing.offerings, listing.fresh_until) = (tools, offerings, next_fresh);
         self.publish(next);
         Ok(())
     }
@@ -101,6 +101,8 @@ impl McpMount {
     }
 
     /// Swaps a new tool map in whole; tells the engine when clients would see a difference.
+    /// Called with the listing lock held, so that imports are published in the order they
+    /// were made (the lock order is listing, then imports).
     pub(super) fn publish(&self, next: Imports) {
         let changed = {
             let mut current = self.imports.lock().expect("imports lock");
