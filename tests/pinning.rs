@@ -92,8 +92,9 @@ fn a_rug_pull_is_held_while_it_is_served() {
 }
 
 /// A server changed between two runs: its changed tool is held from the start and shown
-/// with a readable diff; `seam lock --check` fails on it; `seam lock --update` approves
-/// it, and a running `seam serve` takes the new lock on its own.
+/// with a readable diff, and stays held across a reload that keeps the mount; `seam lock
+/// --check` fails on it; `seam lock --update` approves it, and a running `seam serve`
+/// takes the new lock on its own.
 #[test]
 fn a_changed_server_is_held_until_the_lock_is_updated() {
     let dir = scratch("pin-update");
@@ -115,6 +116,11 @@ fn a_changed_server_is_held_until_the_lock_is_updated() {
     assert!(String::from_utf8_lossy(&check.stdout).contains("~ tools/weather differs from the lock:"), "{}", text(&check));
 
     let mut client = SdkClient::stdio(&file, &[]);
+    assert_eq!(client.tool_names(), ["mcp__rug__grow", "mcp__rug__pull"]);
+    // A reload that keeps the mount keeps what it holds.
+    let written = std::fs::read_to_string(&file).unwrap();
+    write_atomically(&file, &format!("{written}agents:\n  reviewer: {{ parent: default }}\n"));
+    client.stderr.wait_outcome(1, "applied");
     assert_eq!(client.tool_names(), ["mcp__rug__grow", "mcp__rug__pull"]);
     let update = seam(&["lock", &f, "--update", "--tool", "weather"]);
     assert_eq!(update.status.code(), Some(0), "{}", text(&update));
