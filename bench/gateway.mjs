@@ -213,6 +213,21 @@ async function seamOverHttp(name, file, env = {}) {
 // A target's setup for seam over HTTP: its pid, its client transport, and its stop.
 const seamTarget = (seam) => ({ pid: seam.child.pid, makeTransport: () => new StreamableHTTPClientTransport(seam.url), stop: () => stopGroup(seam.child) });
 
+// seam over HTTP in front of a fresh rmcp echo server, mounted as `echo` with `lines` added
+// to the mount; with `lock`, the lock is written first (`seam lock FILE`, the release binary).
+async function seamOverEcho(name, composition, lines = [], { lock = false } = {}) {
+  const echo = await startEchoServer(`${name}-upstream`);
+  const file = path.join(OUT, `${composition}.yaml`);
+  fs.writeFileSync(file, ['seam: 1', `name: bench-${composition}`, 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ...lines, ''].join('\n'));
+  if (lock) {
+    fs.rmSync(path.join(OUT, `${composition}.lock.json`), { force: true });
+    const errFd = fs.openSync(path.join(OUT, `${name}-lock.stderr.log`), 'w');
+    try { execFileSync(SEAM, ['lock', file], { cwd: OUT, stdio: ['ignore', 'ignore', errFd] }); } finally { fs.closeSync(errFd); }
+  }
+  const seam = seamTarget(await seamOverHttp(name, file));
+  return { ...seam, stop: async () => { await seam.stop(); await stopGroup(echo.child); } };
+}
+
 const TARGETS = [
   {
     name: 'direct (server-everything)', key: 'direct', transport: 'stdio', tool: 'echo', stdio: true,
@@ -251,13 +266,16 @@ const TARGETS = [
   },
   {
     name: 'seam → rmcp echo server', key: 'seam-http-echo', transport: 'streamable HTTP', tool: 'mcp__echo__echo', optional: true,
-    async setup() {
-      const echo = await startEchoServer('seam-http-echo-upstream');
-      const file = path.join(OUT, 'added-latency.yaml');
-      fs.writeFileSync(file, ['seam: 1', 'name: bench-added-latency', 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ''].join('\n'));
-      const seam = seamTarget(await seamOverHttp('seam-http-echo', file));
-      return { ...seam, stop: async () => { await seam.stop(); await stopGroup(echo.child); } };
-    },
+    setup: () => seamOverEcho('seam-http-echo', 'added-latency'),
+  },
+  {
+    // The same, the mount pinned to its lock and its tool rewritten: renamed, and `message`
+    // given a default the client leaves to seam (it sends no arguments; "Echo: hi" proves the fill).
+    name: 'seam → rmcp echo server, pinned + rewritten', key: 'seam-http-echo-pinned', transport: 'streamable HTTP', tool: 'mcp__echo__say', args: {},
+    optional: true,
+    setup: () => seamOverEcho('seam-http-echo-pinned', 'added-latency-pinned', [
+      '    pin: locked', '    rewrite:', '      echo:', '        name: say', '        arguments: { defaults: { message: hi } }',
+    ], { lock: true }),
   },
   {
     name: 'seam', key: 'seam-stdio', transport: 'stdio', tool: 'mcp__ev__echo', stdio: true,
@@ -339,18 +357,18 @@ const TARGETS = [
 // --- Measurement --------------------------------------------------------------
 const ARGS = { message: 'hi' };
 
-async function callOnce(client, tool) {
+async function callOnce(client, tool, args = ARGS) {
   const t0 = process.hrtime.bigint();
-  const r = await client.callTool({ name: tool, arguments: ARGS });
+  const r = await client.callTool({ name: tool, arguments: args });
   const us = Number(process.hrtime.bigint() - t0) / 1000;
   const text = r?.content?.[0]?.text;
   if (r?.isError || text !== 'Echo: hi') throw new Error(`unexpected result: ${JSON.stringify(r).slice(0, 200)}`);
   return us;
 }
 
-async function loop(client, tool, n, lat, errors) {
+async function loop(client, tool, n, lat, errors, args) {
   for (let i = 0; i < n; i++) {
-    try { lat.push(await callOnce(client, tool)); } catch (e) { errors.push(e.message); }
+    try { lat.push(await callOnce(client, tool, args)); } catch (e) { errors.push(e.message); }
   }
 }
 
@@ -374,12 +392,12 @@ async function runTarget(t) {
     conns.push(first);
     const tools = await first.client.listTools();
     if (!tools.tools.some((x) => x.name === t.tool)) throw new Error(`${t.key}: no tool ${t.tool} in ${tools.tools.map((x) => x.name).join(',')}`);
-    await loop(first.client, t.tool, WARMUP, [], []);
+    await loop(first.client, t.tool, WARMUP, [], [], t.args);
     {
       const lat = []; const errors = [];
       const cpu0 = cpuMs(pidOf(first));
       const t0 = performance.now();
-      await loop(first.client, t.tool, CALLS, lat, errors);
+      await loop(first.client, t.tool, CALLS, lat, errors, t.args);
       res.one = summary(lat, performance.now() - t0, errors);
       const cpu1 = cpuMs(pidOf(first));
       res.cpuUsPerCall = cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / CALLS;
@@ -395,11 +413,11 @@ async function runTarget(t) {
     }
     const per = Math.floor(CALLS / CLIENTS);
     const extra = CALLS - per * CLIENTS;
-    await Promise.all(many.map((c) => loop(c.client, t.tool, Math.max(5, Math.ceil(WARMUP / CLIENTS)), [], [])));
+    await Promise.all(many.map((c) => loop(c.client, t.tool, Math.max(5, Math.ceil(WARMUP / CLIENTS)), [], [], t.args)));
     {
       const lat = []; const errors = [];
       const t0 = performance.now();
-      await Promise.all(many.map((c, i) => loop(c.client, t.tool, per + (i < extra ? 1 : 0), lat, errors)));
+      await Promise.all(many.map((c, i) => loop(c.client, t.tool, per + (i < extra ? 1 : 0), lat, errors, t.args)));
       res.many = summary(lat, performance.now() - t0, errors);
     }
     const gwPid = pidOf(first);
@@ -423,7 +441,7 @@ function available(t) {
   if (!t.optional) return true;
   if (t.key === 'relay') return Boolean(RELAY);
   if (t.key === 'seam-http-nodelay') return Boolean(NODELAY_SHIM);
-  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo
+  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo, seam-http-echo-pinned
 }
 
 // --- Interleaved: one client per target, calls alternating ----------------------
@@ -431,33 +449,34 @@ function available(t) {
 // BENCH_CALLS rounds of one call per target (the order rotating each round): drift of this
 // 2-core VM between minutes falls on every target alike, which comparing p50s measured one
 // target after another cannot promise. Prints p50/p99 per target and each one's p50 minus
-// the first target's.
+// the first target's, and its calls/s (10⁶ ÷ its mean latency in µs: one sequential client's rate).
 if (argv.includes('--interleave')) {
   const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && available(t));
   const live = [];
   for (const t of chosen) {
     const env = await t.setup();
     const conn = await until(`${t.key}: client`, () => connectClient(env.makeTransport, t.key), 60000);
-    await loop(conn.client, t.tool, WARMUP, [], []);
+    await loop(conn.client, t.tool, WARMUP, [], [], t.args);
     live.push({ t, env, conn, lat: [], errors: [] });
   }
   const cpuBefore = live.map((x) => (x.env.pid ? cpuMs(x.env.pid) : null));
   for (let i = 0; i < CALLS; i++) {
     for (let k = 0; k < live.length; k++) {
       const x = live[(i + k) % live.length];
-      try { x.lat.push(await callOnce(x.conn.client, x.t.tool)); } catch (e) { x.errors.push(e.message); }
+      try { x.lat.push(await callOnce(x.conn.client, x.t.tool, x.t.args)); } catch (e) { x.errors.push(e.message); }
     }
   }
   const cpuUsPerCall = live.map((x, i) => (cpuBefore[i] == null ? null : ((cpuMs(x.env.pid) - cpuBefore[i]) * 1000) / CALLS));
   for (const x of live) { await x.conn.client.close().catch(() => {}); await x.env.stop(); }
   for (const { child } of started) await stopGroup(child);
   const p50s = live.map((x) => percentile(Float64Array.from(x.lat).sort(), 0.5));
+  const rates = live.map((x) => 1e6 / (x.lat.reduce((a, b) => a + b, 0) / (x.lat.length || 1)));
   const out = [`Interleaved: ${CALLS} rounds of one echo call per target after ${WARMUP} warm-up calls each, 1 client per target.`, '',
-    '| target | transport | p50 µs | p99 µs | p50 − first row µs | CPU µs per call | errors |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |'];
-  live.forEach((x, i) => out.push(`| ${x.t.name} | ${x.t.transport} | ${p50s[i].toFixed(0)} | ${percentile(Float64Array.from(x.lat).sort(), 0.99).toFixed(0)} | ${i === 0 ? '–' : (p50s[i] - p50s[0]).toFixed(0)} | ${cpuUsPerCall[i] == null ? '–' : cpuUsPerCall[i].toFixed(0)} | ${x.errors.length} |`));
+    '| target | transport | p50 µs | p99 µs | p50 − first row µs | calls/s | CPU µs per call | errors |', '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  live.forEach((x, i) => out.push(`| ${x.t.name} | ${x.t.transport} | ${p50s[i].toFixed(0)} | ${percentile(Float64Array.from(x.lat).sort(), 0.99).toFixed(0)} | ${i === 0 ? '–' : (p50s[i] - p50s[0]).toFixed(0)} | ${rates[i].toFixed(0)} | ${cpuUsPerCall[i] == null ? '–' : cpuUsPerCall[i].toFixed(0)} | ${x.errors.length} |`));
   console.log(out.join('\n'));
   fs.writeFileSync(path.join(OUT, 'interleaved.md'), out.join('\n') + '\n');
-  const perTarget = live.map((x, i) => ({ key: x.t.key, p50: p50s[i], p99: percentile(Float64Array.from(x.lat).sort(), 0.99), cpuUsPerCall: cpuUsPerCall[i], errors: x.errors.length }));
+  const perTarget = live.map((x, i) => ({ key: x.t.key, p50: p50s[i], p99: percentile(Float64Array.from(x.lat).sort(), 0.99), callsPerSec: rates[i], cpuUsPerCall: cpuUsPerCall[i], errors: x.errors.length }));
   fs.writeFileSync(path.join(OUT, 'interleaved.json'), JSON.stringify({ calls: CALLS, warmup: WARMUP, targets: perTarget }, null, 2));
   process.exit(live.some((x) => x.errors.length) ? 1 : 0);
 }
