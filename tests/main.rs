@@ -11,6 +11,7 @@ mod fixtures;
 mod fleet;
 mod generated;
 mod import;
+mod isolation;
 mod lsp;
 mod pinning;
 mod promises;

@@ -235,6 +235,26 @@ pub trait Running: AsAny + Send + Sync {
         };
         Box::pin(std::future::ready(answer))
     }
+    /// `relay` for a request of agent `agent`: a mount that keeps a connection per agent
+    /// (`isolation: per-agent`) sends it on that agent's own.
+    fn relay_as(
+        &self,
+        _agent: &str,
+        request: crate::offers::MountRequest,
+        client: Client,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Answered> {
+        self.relay(request, client, cancel)
+    }
+    /// Its tools as agent `agent` is shown them: a mount with a connection per agent lists
+    /// each agent's own; any other, the same for all (`tools`).
+    fn tools_for(&self, _agent: &str) -> Arc<Vec<ToolSpec>> {
+        self.tools()
+    }
+    /// What it offers agent `agent` beyond tools (`offers`, per agent as `tools_for` is).
+    fn offers_for(&self, _agent: &str) -> Arc<crate::offers::Offers> {
+        self.offers()
+    }
     /// The mount's side towards a server it keeps a connection to (an MCP mount's):
     /// `None` for a mount that has none.
     fn upstream(&self) -> Option<&dyn Upstream> {
@@ -404,6 +424,9 @@ pub struct BuildCx {
     pub live_workspace: tokio::sync::watch::Receiver<Option<PathBuf>>,
     /// What clients want of this mount id, kept across the builds of it.
     pub interest: Arc<Interest>,
+    /// The agents whose scope holds the mount when it is built, in name order (for a
+    /// mount that keeps a connection per agent).
+    pub agents: Vec<String>,
 }
 
 /// What clients want of a mount that no one call asks for: resource subscriptions and

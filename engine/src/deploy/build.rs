@@ -26,7 +26,7 @@ impl Deployment {
                 next.mounts.insert(id.clone(), kept);
                 continue;
             }
-            builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(id, &subprocess, &workspace)));
+            builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(resolved, id, &subprocess, &workspace)));
         }
         let failures = settle(&mut next, self.start_all(builds).await);
         // Keep the composition's own order.
@@ -41,7 +41,7 @@ impl Deployment {
     }
 
     /// What the build of mount `id` is given.
-    fn build_cx(&self, id: &str, subprocess: &Arc<SubprocessService>, workspace: &Option<PathBuf>) -> BuildCx {
+    fn build_cx(&self, resolved: &Resolved, id: &str, subprocess: &Arc<SubprocessService>, workspace: &Option<PathBuf>) -> BuildCx {
         BuildCx {
             id: id.to_owned(),
             subprocess: subprocess.clone(),
@@ -51,6 +51,7 @@ impl Deployment {
             events: self.events.clone(),
             live_workspace: self.workspace.subscribe(),
             interest: self.interests.lock().expect("interests lock").entry(id.to_owned()).or_default().clone(),
+            agents: resolved.agents.iter().filter(|(_, a)| a.scope.contains(id)).map(|(name, _)| name.clone()).collect(),
         }
     }
 
@@ -82,7 +83,7 @@ impl Deployment {
                     mounts.insert(id.clone(), Arc::new(slot));
                 }
                 Some(Err(why)) => return Err((id.clone(), why)),
-                None => builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(id, &subprocess, &workspace))),
+                None => builds.push(build_slot(id.clone(), mount.kind, r, self.build_cx(&resolved, id, &subprocess, &workspace))),
             }
         }
         for (slot, _) in self.start_all(builds).await {

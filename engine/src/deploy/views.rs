@@ -45,7 +45,7 @@ impl Generation {
         for (id, slot) in &self.mounts {
             let Some(prefix) = self.visible_prefix(agent, id, slot) else { continue };
             raw |= matches!(slot.exposure, Exposure::Dynamic { raw: true, .. });
-            out.extend(slot.running.tools().iter().filter_map(|spec| self.entry(a, id, prefix, &slot.exposure, spec)));
+            out.extend(slot.running.tools_for(agent).iter().filter_map(|spec| self.entry(a, id, prefix, &slot.exposure, spec)));
         }
         out.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         let mut collisions = Vec::new();
@@ -211,14 +211,14 @@ impl Generation {
             .mounts
             .iter()
             .filter(|(id, slot)| self.visible_prefix(agent, id, slot).is_some())
-            .map(|(id, slot)| (id.as_str(), self.offers_for(a, id, slot)))
+            .map(|(id, slot)| (id.as_str(), self.offers_for(agent, a, id, slot)))
             .collect();
         Some(Routes { mounts })
     }
 
     /// What mount `id` offers agent `a`: its prompts and resources as the agent's rules leave them.
-    pub(super) fn offers_for(&self, a: &crate::resolve::Agent, id: &str, slot: &Slot) -> Arc<crate::offers::Offers> {
-        let offers = slot.running.offers();
+    pub(super) fn offers_for(&self, agent: &str, a: &crate::resolve::Agent, id: &str, slot: &Slot) -> Arc<crate::offers::Offers> {
+        let offers = slot.running.offers_for(agent);
         if a.offers.is_empty() {
             return offers;
         }
@@ -260,7 +260,8 @@ impl Generation {
     /// The mount that serves prompt `name` for agent `agent`, if a visible mount lists it.
     pub(super) fn prompt_mount(&self, agent: &str, name: &str) -> Option<&Arc<Slot>> {
         let a = self.resolved.agents.get(agent)?;
-        let lists = |id: &str, slot: &Slot| self.offers_for(a, id, slot).prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
+        let lists =
+            |id: &str, slot: &Slot| self.offers_for(agent, a, id, slot).prompts.binary_search_by(|p| p.key.as_str().cmp(name)).is_ok();
         let mut serving = self.mounts.iter().filter(|(id, slot)| {
             let named = match &slot.exposure {
                 Exposure::Dynamic { raw: true, .. } => true,

@@ -172,6 +172,13 @@ pub struct Common {
     /// a pin's digests, still go by the server's own tool.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rewrite: BTreeMap<String, Rewrite>,
+    /// Whether agents share one connection to the server (`shared`, the default) or each
+    /// agent that sees the mount has its own (`per-agent`: its own child over stdio), so
+    /// that what a server keeps per connection (session resources, the roots it was
+    /// told) is never one agent's seen by another. An agent given the mount by a reload
+    /// that keeps the mount has no connection until the mount restarts.
+    #[serde(default)]
+    pub isolation: Isolation,
     /// The lock's entry for this mount, put here at resolve when it pins; never written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
@@ -217,6 +224,17 @@ pub struct ArgumentsRewrite {
     /// Sent with these values when a client sends none.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub defaults: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `isolation`: whom one connection to the server serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// Every agent that sees the mount.
+    #[default]
+    Shared,
+    /// One agent: each has its own.
+    PerAgent,
 }
 
 /// `pin`: `off`, `locked`, or `{ new: hold | serve }`.
