@@ -30,3 +30,35 @@ fn per_agent_gives_each_agent_its_own_server_and_shared_one_for_all() {
     let (default, b) = pids("shared");
     assert_eq!(default, b, "shared: one child for every agent");
 }
+
+/// server-everything's `gzip-file-as-resource` makes a resource of the session that
+/// called it: with `per-agent`, the agent that made it reads it, and another agent,
+/// whose connection never had it, neither lists nor reads it.
+#[test]
+fn a_session_resource_made_through_one_agent_is_not_another_s() {
+    use crate::support::peer_bin;
+    let dir = scratch("isolation-resource");
+    let file = dir.join("c.yaml");
+    let mount = format!(
+        "  everything:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n    isolation: per-agent\n",
+        json!(peer_bin("mcp-server-everything"))
+    );
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{mount}agents:\n  b: {{ parent: default }}\n"));
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut a = SdkClient::http(&format!("{}/mcp", seam.base));
+    let mut b = SdkClient::http(&format!("{}/agents/b/mcp", seam.base));
+    let args = json!({ "name": "note.txt.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resourceLink" });
+    let made = a.call("mcp__everything__gzip-file-as-resource", args);
+    let link = made["content"].as_array().unwrap().iter().find(|c| c["type"] == "resource_link").unwrap_or_else(|| panic!("{made}"));
+    let uri = link["uri"].as_str().unwrap().to_owned();
+
+    let read = a.send(json!({ "op": "read", "uri": uri }));
+    assert_eq!(read["ok"], true, "the agent that made it reads it: {read}");
+    let listed = b.send(json!({ "op": "resources" }));
+    assert!(!listed["resources"].as_array().unwrap().iter().any(|r| r["uri"] == uri.as_str()), "{listed}");
+    let refused = b.send(json!({ "op": "read", "uri": uri }));
+    assert_eq!(refused["ok"], false, "another agent's connection never had it: {refused}");
+    a.close();
+    b.close();
+    assert!(seam.terminate().success());
+}
