@@ -146,3 +146,25 @@ fn new_definitions_can_be_served() {
     assert_eq!(client.tool_names(), ["mcp__rug__grow", "mcp__rug__grown", "mcp__rug__pull"]);
     client.close();
 }
+
+/// The official Python SDK's client, in both eras, is not listed a held tool, and its
+/// call to it is refused: the server is never asked.
+#[test]
+fn a_held_tool_is_neither_listed_nor_called_for_the_python_sdk_client() {
+    let dir = scratch("pin-python");
+    let file = dir.join("rug.yaml");
+    let f = file.display().to_string();
+    composition(&file, "locked", false);
+    assert_eq!(seam(&["lock", &f]).status.code(), Some(0));
+    composition(&file, "locked", true);
+    for era in ["legacy", "2026-07-28"] {
+        let seen = crate::support::python_peer(
+            "py-tools.py",
+            &[era, "mcp__rug__weather", r#"{"city": "Oslo"}"#, "stdio", seam_bin(), "serve", &f, "--no-watch"],
+        );
+        let listed: Vec<&String> = seen["tools"].as_object().unwrap().keys().collect();
+        assert_eq!(listed, ["mcp__rug__grow", "mcp__rug__pull"], "{era}: {seen}");
+        assert_eq!(seen["call"]["error"], true, "{era}: {seen}");
+        assert!(seen["call"]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{era}: {seen}");
+    }
+}

@@ -69,3 +69,22 @@ fn a_rewrite_that_cannot_apply_leaves_its_tool_out() {
     let served = inventory["agents"].as_array().unwrap().iter().find(|a| a["name"] == "default").unwrap()["resolved"].clone();
     assert!(!served.as_array().unwrap().iter().any(|t| t == "mcp__everything__echo"), "{served}");
 }
+
+/// The official Python SDK's client, in both eras, through `seam serve` over stdio: the
+/// rewritten tool is listed without the argument seam fixes, and a call gets seam's value.
+#[test]
+fn the_python_sdk_client_calls_a_rewritten_tool_in_both_eras() {
+    let dir = scratch("rewrite-python");
+    let file = dir.join("rw.yaml");
+    composition(&file, REWRITES);
+    let f = file.display().to_string();
+    for era in ["legacy", "2026-07-28"] {
+        let seen = crate::support::python_peer(
+            "py-tools.py",
+            &[era, "mcp__everything__add-ten", r#"{"a": 5, "b": 1}"#, "stdio", seam_bin(), "serve", &f, "--no-watch"],
+        );
+        assert_eq!(seen["tools"]["mcp__everything__add-ten"], json!(["a"]), "{era}: {seen}");
+        assert!(seen["tools"].get("mcp__everything__get-sum").is_none(), "{era}: {seen}");
+        assert_eq!(seen["call"], json!({ "text": "The sum of 5 and 10 is 15.", "error": false }), "{era}: {seen}");
+    }
+}
