@@ -62,3 +62,30 @@ fn a_session_resource_made_through_one_agent_is_not_another_s() {
     b.close();
     assert!(seam.terminate().success());
 }
+
+/// A reload that gives a per-agent mount to another agent starts the mount again, so
+/// that the new agent has a connection of its own too.
+#[test]
+fn an_agent_a_reload_adds_gets_its_own_connection() {
+    let dir = scratch("isolation-reload");
+    let file = dir.join("c.yaml");
+    let mount = flaky_mount("f", &[("FLAKY_TOOLS", "alpha")], "    isolation: per-agent\n");
+    // Listed by an agent, the mount is that agent's alone (and its descendants').
+    let scoped =
+        |b: &str| format!("seam: 1\nmounts:\n{mount}agents:\n  a: {{ parent: default, mounts: [f] }}\n  b: {{ parent: default{b} }}\n");
+    write_atomically(&file, &scoped(""));
+    let mut seam = HttpSeam::start(&file, &[]);
+    let mut a = SdkClient::http(&format!("{}/agents/a/mcp", seam.base));
+    let before = a.call_text("mcp__f__pid", json!({}));
+    write_atomically(&file, &scoped(", mounts: [f]"));
+    seam.stderr.wait_outcome(1, "applied");
+    let mut b = SdkClient::http(&format!("{}/agents/b/mcp", seam.base));
+    let theirs = b.call_text("mcp__f__pid", json!({}));
+    let ours = a.call_text("mcp__f__pid", json!({}));
+    assert!(theirs.parse::<u32>().is_ok(), "b is served: {theirs}");
+    assert_ne!(theirs, ours, "b has a child of its own");
+    assert_ne!(ours, before, "the mount was started again");
+    a.close();
+    b.close();
+    assert!(seam.terminate().success());
+}

@@ -246,6 +246,11 @@ pub trait Running: AsAny + Send + Sync {
     ) -> BoxFuture<'static, Answered> {
         self.relay(request, client, cancel)
     }
+    /// The agents it keeps a connection for, in name order, for a mount that keeps one per
+    /// agent (`BuildCx::agents`): a reload that changes them builds it again.
+    fn agents(&self) -> Option<Vec<String>> {
+        None
+    }
     /// Its tools as agent `agent` is shown them: a mount with a connection per agent lists
     /// each agent's own; any other, the same for all (`tools`).
     fn tools_for(&self, _agent: &str) -> Arc<Vec<ToolSpec>> {

@@ -20,7 +20,9 @@ impl Deployment {
         let mut builds = Vec::new();
         for (id, mount) in &resolved.mounts {
             let r = mount.resolved.as_ref().expect("a planned composition has every mount resolved");
-            if let Some(slot) = live.and_then(|g| g.mounts.get(id))
+            // A mount with a connection per agent is built again when the agents that see it change.
+            let serves_others = |slot: &Slot| slot.running.agents().is_some_and(|had| had != agents_of(resolved, id));
+            if let Some(slot) = live.and_then(|g| g.mounts.get(id)).filter(|slot| !serves_others(slot))
                 && let Some(kept) = carried_over(id, mount, r, slot, diff, &mut next)
             {
                 next.mounts.insert(id.clone(), kept);
@@ -51,7 +53,7 @@ impl Deployment {
             events: self.events.clone(),
             live_workspace: self.workspace.subscribe(),
             interest: self.interests.lock().expect("interests lock").entry(id.to_owned()).or_default().clone(),
-            agents: resolved.agents.iter().filter(|(_, a)| a.scope.contains(id)).map(|(name, _)| name.clone()).collect(),
+            agents: agents_of(resolved, id),
         }
     }
 
@@ -112,6 +114,11 @@ impl Deployment {
         }))
         .await
     }
+}
+
+/// The agents whose scope holds mount `id`, in name order (`BuildCx::agents`).
+fn agents_of(resolved: &Resolved, id: &str) -> Vec<String> {
+    resolved.agents.iter().filter(|(_, a)| a.scope.contains(id)).map(|(name, _)| name.clone()).collect()
 }
 
 /// What every build of `resolved`'s mounts shares: the one way to spawn, and the workspace root.

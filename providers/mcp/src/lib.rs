@@ -175,8 +175,8 @@ pub struct Common {
     /// Whether agents share one connection to the server (`shared`, the default) or each
     /// agent that sees the mount has its own (`per-agent`: its own child over stdio), so
     /// that what a server keeps per connection (session resources, the roots it was
-    /// told) is never one agent's seen by another. An agent given the mount by a reload
-    /// that keeps the mount has no connection until the mount restarts.
+    /// told) is never one agent's seen by another. A reload that changes which agents
+    /// see the mount starts it again.
     #[serde(default)]
     pub isolation: Isolation,
     /// The lock's entry for this mount, put here at resolve when it pins; never written.

@@ -153,10 +153,9 @@ impl PerAgent {
     /// Why a request cannot be sent: the agent has no connection of its own.
     fn unconnected(agent: Option<&str>, request: &MountRequest) -> Answered {
         let why = match agent {
-            Some(agent) => format!(
-                "`{}`: agent `{agent}` has no connection to this mount's server (`isolation: per-agent`): it was given the mount after the mount started",
-                request.target()
-            ),
+            Some(agent) => {
+                format!("`{}`: agent `{agent}` has no connection to this mount's server (`isolation: per-agent`)", request.target())
+            }
             None => format!("`{}`: this mount keeps a connection per agent, and the request names none", request.target()),
         };
         match request {
@@ -176,6 +175,9 @@ impl Running for PerAgent {
     }
     fn tools_for(&self, agent: &str) -> Arc<Vec<ToolSpec>> {
         self.by_agent.get(agent).map(|r| r.tools()).unwrap_or_default()
+    }
+    fn agents(&self) -> Option<Vec<String>> {
+        Some(self.by_agent.keys().cloned().collect())
     }
     fn offers(&self) -> Arc<Offers> {
         self.by_agent.values().next().map(|r| r.offers()).unwrap_or_default()
