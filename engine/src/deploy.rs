@@ -280,13 +280,16 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
     out
 }
 
-/// Tasks a deployment no longer remembers are cancelled at their servers, as far as they
-/// can be: nobody can ask for them any more.
-pub(crate) fn cancel_pushed_out(pushed_out: Vec<crate::tasks::Held>) {
+/// Tasks agent `agent`'s table no longer remembers are cancelled at their servers, as far
+/// as they can be (nobody can ask for them any more), on the agent's own connection to a
+/// mount that keeps one per agent (`Running::relay_as`).
+pub(crate) fn cancel_pushed_out(agent: &str, pushed_out: Vec<crate::tasks::Held>) {
     for held in pushed_out {
         let Some(running) = held.running.upgrade() else { continue };
         let params = Map::from_iter([("taskId".to_owned(), Json::from(held.upstream))]);
-        let cancel = running.relay(
+        // The agent's own: its tasks are its own table's, made on its connection.
+        let cancel = running.relay_as(
+            agent,
             MountRequest::Task { method: crate::offers::TaskMethod::Cancel, params },
             crate::runtime::Client::default(),
             CancellationToken::new(),

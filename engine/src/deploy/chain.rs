@@ -191,7 +191,7 @@ impl Hook for TaskBinding {
             may_write: passed.may_write,
         };
         let pushed_out = passed.caller.state.tasks.hold(id, &passed.generation.mounts[id].running, finish, task);
-        crate::deploy::cancel_pushed_out(pushed_out);
+        crate::deploy::cancel_pushed_out(&passed.caller.agent, pushed_out);
     }
 }
 
