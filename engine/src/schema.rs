@@ -403,6 +403,34 @@ fn secret_inline(key: &str, props: &[String], span: Span, pointer: &str) -> Opti
     )
 }
 
+/// A string that is none of the names a field takes: they are listed, and the one it
+/// likely misspells suggested.
+fn not_one_of(found: &str, names: &[&Json], span: Span, pointer: String) -> Diagnostic {
+    let names: Vec<&str> = names.iter().filter_map(|n| n.as_str()).collect();
+    let listed = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let d = Diagnostic::new(crate::codes::SCHEMA_INVALID, span, pointer, format!("`{}` is not one of {listed}", short(&Json::from(found))));
+    match did_you_mean(found, names.iter().copied()) {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d,
+    }
+}
+
+/// Whether a branch of an `anyOf`/`oneOf` is for a value of another type than the one at
+/// `here` (a branch that is itself a choice, when each of its branches is). A duration or
+/// size is written as a string or a number, so its type never rules a branch out.
+fn wrong_type(branch: &[jsonschema::ValidationError<'static>], here: &str) -> bool {
+    branch.iter().any(|e| {
+        e.instance_path().as_str() == here
+            && match e.kind() {
+                K::Type { .. } => {
+                    !e.schema_path().as_str().starts_with("/$defs/Duration") && !e.schema_path().as_str().starts_with("/$defs/Size")
+                }
+                K::AnyOf { context } | K::OneOfNotValid { context } => context.iter().all(|b| wrong_type(b, here)),
+                _ => false,
+            }
+    })
+}
+
 /// A key no schema knows: likely a typo of one it does, else one of what is allowed.
 fn unknown_key(key: &str, props: &[String], span: Span, pointer: String) -> Diagnostic {
     let d = Diagnostic::new(crate::codes::SCHEMA_UNKNOWN_KEY, span, pointer, format!("unknown key `{key}`"));
@@ -480,12 +508,15 @@ impl Mapper<'_> {
                 pointer,
                 format!("{field} must be {expected_value}, found `{}`", short(instance)),
             )),
-            K::Enum { options } => out.push(Diagnostic::new(
-                crate::codes::SCHEMA_INVALID,
-                *span,
-                pointer,
-                format!("`{}` is not one of {options}", short(instance)),
-            )),
+            K::Enum { options } => match (instance.as_str(), options.as_array()) {
+                (Some(found), Some(options)) => out.push(not_one_of(found, &options.iter().collect::<Vec<_>>(), *span, pointer.clone())),
+                _ => out.push(Diagnostic::new(
+                    crate::codes::SCHEMA_INVALID,
+                    *span,
+                    pointer,
+                    format!("`{}` is not one of {options}", short(instance)),
+                )),
+            },
             K::Type { kind: _ } => out.push(self.wrong_type(schema_path, instance, place)),
             K::Minimum { limit } | K::ExclusiveMinimum { limit } | K::Maximum { limit } | K::ExclusiveMaximum { limit } => {
                 let op = match error.kind() {
@@ -615,20 +646,26 @@ impl Mapper<'_> {
                 .iter()
                 .all(|e| matches!(e.kind(), K::Type { .. }) && self.schema.pointer(e.schema_path().as_str()) == Some(&json!("null")))
         };
-        let wrong_type = |branch: &Vec<jsonschema::ValidationError<'static>>| {
-            branch.iter().any(|e| {
-                e.instance_path().as_str() == here
-                    && matches!(e.kind(), K::Type { .. })
-                    && !e.schema_path().as_str().starts_with("/$defs/Duration")
-                    && !e.schema_path().as_str().starts_with("/$defs/Size")
-            })
-        };
         let fitting: Vec<&Vec<jsonschema::ValidationError<'static>>> =
-            context.iter().filter(|branch| !null_branch(branch) && !wrong_type(branch)).collect();
+            context.iter().filter(|branch| !null_branch(branch) && !wrong_type(branch, here)).collect();
         if let [branch] = fitting.as_slice() {
             for e in branch.iter() {
                 self.map(e, base, kind, out);
             }
+            return;
+        }
+        // Named values (an enum whose values are documented is a `oneOf` of constants).
+        let constants: Option<Vec<&Json>> = fitting
+            .iter()
+            .flat_map(|branch| branch.iter())
+            .map(|e| match e.kind() {
+                K::Constant { expected_value } if e.instance_path().as_str() == here => Some(&**expected_value),
+                _ => None,
+            })
+            .collect();
+        let instance: &Json = error.instance();
+        if let (Some(constants), Some(found)) = (constants.filter(|c| !c.is_empty()), instance.as_str()) {
+            out.push(not_one_of(found, &constants, place.span, place.pointer));
             return;
         }
         // The common case: a tool entry, `true`, `false` or a map of settings.
@@ -639,7 +676,6 @@ impl Mapper<'_> {
                     && self.schema.pointer(e.schema_path().as_str()) == Some(&json!(t))
             })
         };
-        let instance: &Json = error.instance();
         let message = if expects("boolean") && expects("object") {
             format!("{} must be true, false or a map, found {}", place.field, type_name(instance))
         } else {
