@@ -46,6 +46,7 @@ struct Ask {
 /// The client session of one `tools/call`, as its mounts see it.
 pub struct CallLink {
     session: u64,
+    key: seam_engine::runtime::ClientKey,
     agent: String,
     capabilities: Option<ClientCapabilities>,
     progress: ProgressSlot,
@@ -70,6 +71,7 @@ pub struct CallAsks {
 /// each answered within `patience` (`serve.input_timeout`) or withdrawn.
 pub fn for_call(
     session: u64,
+    key: seam_engine::runtime::ClientKey,
     agent: &str,
     capabilities: Option<ClientCapabilities>,
     progress_token: Option<ProgressToken>,
@@ -78,7 +80,7 @@ pub fn for_call(
 ) -> (Arc<CallLink>, CallAsks) {
     let (asks, waiting) = mpsc::channel(WAITING_ASKS);
     let progress = ProgressSlot::new(std::sync::Mutex::new(progress_token.map(|token| progress_to(&peer, token))));
-    let link = CallLink { session, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks };
+    let link = CallLink { session, key, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks };
     (Arc::new(link), CallAsks { asks: waiting, progress, patience })
 }
 
@@ -140,6 +142,10 @@ async fn send_progress(peer: Peer<RoleServer>, mut queued: mpsc::Receiver<Report
 impl ClientLink for CallLink {
     fn session(&self) -> u64 {
         self.session
+    }
+
+    fn key(&self) -> seam_engine::runtime::ClientKey {
+        self.key.clone()
     }
 
     fn agent(&self) -> &str {
@@ -461,7 +467,15 @@ mod tests {
         let _client = slow.serve(client_io).await.unwrap();
         let server = server.await.unwrap().unwrap();
         let peer = server.peer().clone();
-        let (link, asks) = for_call(1, "agent", None, None, peer.clone(), seam_engine::units::Duration::from_secs(60));
+        let (link, asks) = for_call(
+            1,
+            seam_engine::runtime::ClientKey::Session(1),
+            "agent",
+            None,
+            None,
+            peer.clone(),
+            seam_engine::units::Duration::from_secs(60),
+        );
         let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null, None)));
         let let_go = async {
             opened.wait_for(|n| *n >= WAITING_ASKS).await.unwrap();
@@ -492,7 +506,15 @@ mod tests {
         let server = server.await.unwrap().unwrap();
         let peer = server.peer().clone();
         let token = ProgressToken(NumberOrString::Number(1));
-        let (link, asks) = for_call(1, "agent", None, Some(token.clone()), peer.clone(), seam_engine::units::Duration::from_secs(60));
+        let (link, asks) = for_call(
+            1,
+            seam_engine::runtime::ClientKey::Session(1),
+            "agent",
+            None,
+            Some(token.clone()),
+            peer.clone(),
+            seam_engine::units::Duration::from_secs(60),
+        );
         // One runtime thread and no await between them: the queue's task sends none before the last is reported.
         for n in 1..=QUEUED_PROGRESS + 1 {
             link.progress(n as f64, None, None);

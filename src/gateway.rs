@@ -21,8 +21,9 @@ use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use seam_engine::chain::{Answered, Caller};
 use seam_engine::deploy::{CallContext, Deployment, View};
 use seam_engine::offers::{MountRequest, Offered, RequestError, TaskMethod};
+use seam_engine::runtime::Roots;
 use seam_engine::runtime::ToolOutput;
-use seam_engine::surface::{PromptSpec, Roots};
+use seam_engine::surface::PromptSpec;
 use serde_json::{Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
@@ -137,8 +138,8 @@ impl Gateway {
     /// sessions share `clients`.
     pub fn new(deployment: Arc<Deployment>, agent: String, clients: Arc<Clients>) -> Gateway {
         let subscribed = Arc::new(Subscriptions::default());
-        let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone() };
         let session = deployment.next_session();
+        let release = Release { deployment: deployment.clone(), subscribed: subscribed.clone(), session };
         Gateway {
             deployment,
             agent,
@@ -198,6 +199,17 @@ impl Gateway {
         roots
     }
 
+    /// The client of a request as a mount with a connection per client session keys it:
+    /// this session, or a 2026-07-28 client's agent, token name and `clientInfo` (it has
+    /// no session; each of its requests is served by a handler of its own).
+    fn client_key(&self, context: &RequestContext<RoleServer>) -> seam_engine::runtime::ClientKey {
+        if !is_modern(context) {
+            return seam_engine::runtime::ClientKey::Session(self.session);
+        }
+        let client = context.client_info().map(|info| format!("{} {}", info.name, info.version)).unwrap_or_default();
+        seam_engine::runtime::ClientKey::Stateless { agent: self.agent.clone(), token: self.caller(context).token, client }
+    }
+
     /// Who sends this request: the session's agent, and the name of the token it presented
     /// (the HTTP front end puts it on the request, `seam_engine::chain::TokenName`).
     fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
@@ -247,8 +259,16 @@ impl Gateway {
     fn client_of(&self, context: &RequestContext<RoleServer>) -> (seam_engine::runtime::Client, crate::client_link::CallAsks) {
         let token = context.meta.get_progress_token();
         let patience = self.deployment.serve_limits().input_timeout;
-        let (link, asks) =
-            crate::client_link::for_call(self.session, &self.agent, context.client_capabilities(), token, context.peer.clone(), patience);
+        let key = self.client_key(context);
+        let (link, asks) = crate::client_link::for_call(
+            self.session,
+            key,
+            &self.agent,
+            context.client_capabilities(),
+            token,
+            context.peer.clone(),
+            patience,
+        );
         (seam_engine::runtime::Client::new(link), asks)
     }
 

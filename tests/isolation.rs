@@ -89,3 +89,119 @@ fn an_agent_a_reload_adds_gets_its_own_connection() {
     b.close();
     assert!(seam.terminate().success());
 }
+
+/// `/status`'s `connections` of mount `id`: how many client sessions have one.
+fn connections(seam: &HttpSeam, id: &str) -> u64 {
+    let status = seam.status();
+    status["mounts"][id]["connections"].as_u64().unwrap_or_else(|| panic!("{status}"))
+}
+
+/// With `per-session`, each client session has a server of its own, started by its first
+/// request and ended when the session ends. `max_connections` is the most sessions at
+/// once: at it every session is served, one past it is refused with a clear error, and a
+/// session that ends makes room.
+#[test]
+fn per_session_gives_each_session_its_own_server_up_to_max_connections() {
+    let dir = scratch("isolation-per-session");
+    let file = dir.join("c.yaml");
+    let mount = flaky_mount("f", &[("FLAKY_TOOLS", "alpha")], "    isolation: { per-session: { max_connections: 2 } }\n");
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{mount}"));
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let listed = SdkClient::http(&url).send(json!({ "op": "list" }));
+    assert!(
+        listed["tools"].as_array().unwrap().iter().any(|t| t["name"] == "mcp__f__pid"),
+        "listed before any session's request: {listed}"
+    );
+    assert_eq!(connections(&seam, "f"), 0, "listing starts no session's connection");
+
+    let mut one = SdkClient::http(&url);
+    let mut two = SdkClient::http(&url);
+    let first = one.call_text("mcp__f__pid", json!({}));
+    assert_eq!(one.call_text("mcp__f__pid", json!({})), first, "a session keeps its connection");
+    let second = two.call_text("mcp__f__pid", json!({}));
+    assert_ne!(first, second, "each session has a server of its own");
+    assert_eq!(connections(&seam, "f"), 2, "at max_connections");
+
+    let mut three = SdkClient::http(&url);
+    let refused = three.call("mcp__f__pid", json!({}));
+    assert_eq!(refused["isError"], true, "one past max_connections: {refused}");
+    let why = refused["content"][0]["text"].as_str().unwrap();
+    assert!(why.starts_with("MCP_SESSION_CONNECTIONS_FULL: ") && why.contains("max_connections"), "{why}");
+
+    // A session that ends ends its server, and makes room for another.
+    assert_eq!(one.send(json!({ "op": "end_session" }))["ok"], true);
+    crate::support::wait_dead(&[first.parse().unwrap()]);
+    seam.wait_status("a connection less", |s| s["mounts"]["f"]["connections"] == 1);
+    let third = three.call_text("mcp__f__pid", json!({}));
+    assert!(third.parse::<u32>().is_ok() && third != first && third != second, "{third}");
+    for client in [two, three] {
+        client.close();
+    }
+    assert!(seam.terminate().success());
+}
+
+/// A 2026-07-28 client has no session: its connection is its agent's, token's and
+/// `clientInfo`'s, so one client's requests share one, another's have their own, and
+/// only idleness (`idle_timeout`, here `g`'s) ends it. The official Python SDK client,
+/// each run a process (and stateless requests) of its own.
+#[test]
+fn a_2026_client_has_the_connection_of_the_name_it_gives_until_it_idles() {
+    let dir = scratch("isolation-stateless");
+    let file = dir.join("c.yaml");
+    let f = flaky_mount(
+        "f",
+        &[("FLAKY_TOOLS", "alpha")],
+        "    isolation: per-session
+",
+    );
+    let g = flaky_mount("g", &[("FLAKY_TOOLS", "alpha")], "    isolation: { per-session: { idle_timeout: 1s } }\n");
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{f}{g}"));
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let pid_of = |tool: &str, name: &str| {
+        let seen = crate::support::python_peer_with_env("py-tools.py", &["2026-07-28", tool, "{}", &url], &[("SEAM_CLIENT_NAME", name)]);
+        assert_eq!(seen["call"]["error"], false, "{seen}");
+        seen["call"]["text"].as_str().unwrap().to_owned()
+    };
+    let (x, x_again, y) = (pid_of("mcp__f__pid", "x"), pid_of("mcp__f__pid", "x"), pid_of("mcp__f__pid", "y"));
+    assert_eq!(x, x_again, "one client's requests share a connection");
+    assert_ne!(x, y, "another client has its own");
+    assert_eq!(connections(&seam, "f"), 2);
+
+    let idle = pid_of("mcp__g__pid", "x");
+    crate::support::wait_dead(&[idle.parse().unwrap()]);
+    seam.wait_status("the idle connection gone", |s| s["mounts"]["g"]["connections"] == 0);
+    assert_ne!(pid_of("mcp__g__pid", "x"), idle, "a client that comes back gets a new connection");
+    assert!(seam.terminate().success());
+}
+
+/// server-everything asks for roots when it is initialized, and keeps them for its
+/// connection (`get-roots-list`). With `per-session` and `roots: client`, each session's
+/// server is started by that session and told its client's roots: each client sees its
+/// own, never another's or the workspace's. The official Python SDK client, 2025-11-25.
+#[test]
+fn per_session_roots_given_at_initialization_are_the_calling_client_s() {
+    use crate::support::peer_bin;
+    let dir = scratch("isolation-roots");
+    let file = dir.join("c.yaml");
+    let mount = format!(
+        "  everything:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n    roots: client\n    isolation: per-session\n",
+        json!(peer_bin("mcp-server-everything"))
+    );
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{mount}"));
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let url = format!("{}/mcp", seam.base);
+    let (a, b) = (dir.join("a").display().to_string(), dir.join("b").display().to_string());
+    for (mine, theirs) in [(&a, &b), (&b, &a)] {
+        let seen = crate::support::python_peer_with_env(
+            "py-tools.py",
+            &["legacy", "mcp__everything__get-roots-list", "{}", &url],
+            &[("SEAM_ROOTS", mine)],
+        );
+        let text = seen["call"]["text"].as_str().unwrap_or_else(|| panic!("{seen}"));
+        assert!(text.contains(&format!("file://{mine}")), "{mine}: {text}");
+        assert!(!text.contains(theirs), "{mine}: {text}");
+    }
+    assert!(seam.terminate().success());
+}

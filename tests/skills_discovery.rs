@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use seam_engine::runtime::Roots;
 use seam_engine::runtime::{Changes, Running, WriteWatcher};
-use seam_engine::surface::{PromptCall, Provider, Roots, ToolCall};
+use seam_engine::surface::{PromptCall, Provider, ToolCall};
 use seam_skills::FsSkills;
 use seam_skills::host::{Observation, SkillsMount};
 use seam_skills::registry::{self, Catalog, Layered};

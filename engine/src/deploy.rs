@@ -210,7 +210,7 @@ pub struct CatalogEntry {
 #[derive(Clone, Debug, Default)]
 pub struct CallContext {
     /// The MCP client's roots, fetched if a tool asks.
-    pub roots: crate::surface::Roots,
+    pub roots: crate::runtime::Roots,
     /// Cancelled when the client gives up on the call.
     pub cancel: CancellationToken,
     /// The client, for what a mount's server asks it during the call and the progress it reports.
@@ -290,6 +290,7 @@ pub(crate) fn cancel_pushed_out(agent: &str, pushed_out: Vec<crate::tasks::Held>
         // The agent's own: its tasks are its own table's, made on its connection.
         let cancel = running.relay_as(
             agent,
+            &crate::runtime::Roots::default(),
             MountRequest::Task { method: crate::offers::TaskMethod::Cancel, params },
             crate::runtime::Client::default(),
             CancellationToken::new(),
@@ -405,6 +406,17 @@ impl Deployment {
     /// another's by it (`ClientLink::session`).
     pub fn next_session(&self) -> u64 {
         self.next_session.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Client session `session` has ended (the front end's handler of it went): the live
+    /// generation's mounts that keep a connection per session end its (a mount the live
+    /// generation no longer has is disposed whole as it retires).
+    pub fn session_ended(&self, session: u64) {
+        if let Some(live) = self.live() {
+            for slot in live.mounts.values() {
+                slot.running.session_ended(session);
+            }
+        }
     }
 
     /// The caller `agent` with token `token`, and the state the deployment keeps for

@@ -235,11 +235,13 @@ pub trait Running: AsAny + Send + Sync {
         };
         Box::pin(std::future::ready(answer))
     }
-    /// `relay` for a request of agent `agent`: a mount that keeps a connection per agent
-    /// (`isolation: per-agent`) sends it on that agent's own.
+    /// `relay` for a request of agent `agent`, whose client has `roots`: a mount that keeps
+    /// a connection per agent or per client session (`isolation`) sends it on the caller's
+    /// own, started with the client's roots when it is the first.
     fn relay_as(
         &self,
         _agent: &str,
+        _roots: &Roots,
         request: crate::offers::MountRequest,
         client: Client,
         cancel: CancellationToken,
@@ -260,6 +262,9 @@ pub trait Running: AsAny + Send + Sync {
     fn offers_for(&self, _agent: &str) -> Arc<crate::offers::Offers> {
         self.offers()
     }
+    /// Client session `session` (`ClientLink::session`) has ended: a mount that keeps a
+    /// connection per session ends its.
+    fn session_ended(&self, _session: u64) {}
     /// The mount's side towards a server it keeps a connection to (an MCP mount's):
     /// `None` for a mount that has none.
     fn upstream(&self) -> Option<&dyn Upstream> {
@@ -388,10 +393,49 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// Which client a request comes from, as a mount that keeps a connection per client
+/// session tells them apart (`isolation: per-session`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClientKey {
+    /// A 2025-11-25 session, HTTP or stdio ([`ClientLink::session`]): it ends when the
+    /// session does (`Running::session_ended`).
+    Session(u64),
+    /// A 2026-07-28 client, which has no session: its agent, the name of the token it
+    /// presented, and the name and version it gives itself in each request's `_meta`
+    /// (`io.modelcontextprotocol/clientInfo`, empty when it gives none). Nothing says it
+    /// has ended: only idleness ends it.
+    Stateless { agent: String, token: Option<String>, client: String },
+}
+
+impl ClientKey {
+    /// The agent a stateless client says it is of; `None` for a session (seam numbered it).
+    pub fn stateless_agent(&self) -> Option<&str> {
+        match self {
+            ClientKey::Session(_) => None,
+            ClientKey::Stateless { agent, .. } => Some(agent),
+        }
+    }
+}
+
+impl std::fmt::Display for ClientKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientKey::Session(n) => write!(f, "session {n}"),
+            ClientKey::Stateless { agent, client, .. } if client.is_empty() => write!(f, "agent `{agent}`'s unnamed 2026-07-28 client"),
+            ClientKey::Stateless { agent, client, .. } => write!(f, "agent `{agent}`'s 2026-07-28 client `{client}`"),
+        }
+    }
+}
+
 /// One client session, as the calls it makes see it.
 pub trait ClientLink: Send + Sync {
     /// Equal for every call of one client session, different between sessions.
     fn session(&self) -> u64;
+    /// The client as a mount with a connection per client session keys it: its session,
+    /// or a 2026-07-28 client's identity.
+    fn key(&self) -> ClientKey {
+        ClientKey::Session(self.session())
+    }
     /// The agent the session is served.
     fn agent(&self) -> &str;
     /// Whether the client declared what an ask of `kind` with `params` needs
@@ -410,6 +454,31 @@ pub trait ClientLink: Send + Sync {
     /// then may a call be answered with a task.
     fn takes_tasks(&self) -> bool {
         false
+    }
+}
+
+/// The MCP client's roots (`roots/list`) as local paths, fetched when a tool
+/// asks, so that a call of a tool that does not need them never waits for the client.
+#[derive(Clone, Default)]
+pub struct Roots(Option<Arc<dyn Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync>>);
+
+impl Roots {
+    pub fn new(fetch: impl Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync + 'static) -> Roots {
+        Roots(Some(Arc::new(fetch)))
+    }
+
+    /// The roots; empty when the client offers none.
+    pub async fn get(&self) -> Vec<PathBuf> {
+        match &self.0 {
+            Some(fetch) => fetch().await,
+            None => Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Roots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Roots(from the client)" } else { "Roots(none)" })
     }
 }
 

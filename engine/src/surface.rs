@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use crate::codes::{Code, CodeDoc};
 use crate::diagnostic::{Diagnostic, Span, pointer_segments};
-use crate::runtime::{BoxFuture, BuildCx, Running, ToolOutput};
+use crate::runtime::{BoxFuture, BuildCx, Roots, Running, ToolOutput};
 use crate::yaml::Node;
 
 mod typed;
@@ -78,31 +78,6 @@ pub struct Provider {
 impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Provider").field("id", &self.id).field("registry", &self.registry).finish_non_exhaustive()
-    }
-}
-
-/// The MCP client's roots (`roots/list`) as local paths, fetched when a tool
-/// asks, so that a call of a tool that does not need them never waits for the client.
-#[derive(Clone, Default)]
-pub struct Roots(Option<Arc<dyn Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync>>);
-
-impl Roots {
-    pub fn new(fetch: impl Fn() -> BoxFuture<'static, Vec<PathBuf>> + Send + Sync + 'static) -> Roots {
-        Roots(Some(Arc::new(fetch)))
-    }
-
-    /// The roots; empty when the client offers none.
-    pub async fn get(&self) -> Vec<PathBuf> {
-        match &self.0 {
-            Some(fetch) => fetch().await,
-            None => Vec::new(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Roots {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Roots(from the client)" } else { "Roots(none)" })
     }
 }
 

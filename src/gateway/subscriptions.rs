@@ -30,16 +30,20 @@ impl Subscriptions {
     }
 }
 
-/// Gives a session's subscriptions back to the deployment when dropped: when the session
+/// Gives a session's subscriptions back to the deployment, and tells it the session ended
+/// (its mounts end the connections they keep for it), when dropped: when the session
 /// ended and its last request finished (none is being asked then), whether or not it ever
 /// said `initialized`.
 pub(super) struct Release {
     pub(super) deployment: Arc<Deployment>,
     pub(super) subscribed: Arc<Subscriptions>,
+    /// The session's number: the mounts that keep a connection for it end it.
+    pub(super) session: u64,
 }
 
 impl Drop for Release {
     fn drop(&mut self) {
+        self.deployment.session_ended(self.session);
         let subscribed: Vec<_> = self.subscribed.lock().drain().collect();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         if subscribed.is_empty() {

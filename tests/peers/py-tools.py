@@ -5,17 +5,36 @@ text and whether it was an error (null when TOOL is `-`).
 
     python py-tools.py ERA TOOL ARGS_JSON stdio COMMAND [ARGS...]
     python py-tools.py ERA TOOL ARGS_JSON URL
+
+With SEAM_ROOTS (paths joined by ':') the client offers those folders as its roots;
+with SEAM_CLIENT_NAME it gives itself that name (its `clientInfo`).
 """
 import asyncio
 import json
+import os
 import sys
 
+import mcp_types as types
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 
+def options():
+    given = {}
+    if os.environ.get("SEAM_ROOTS"):
+        folders = os.environ["SEAM_ROOTS"].split(":")
+
+        async def roots(context):
+            return types.ListRootsResult(roots=[types.Root(uri=f"file://{p}", name=p) for p in folders])
+
+        given["list_roots_callback"] = roots
+    if os.environ.get("SEAM_CLIENT_NAME"):
+        given["client_info"] = types.Implementation(name=os.environ["SEAM_CLIENT_NAME"], version="1")
+    return given
+
+
 async def run(era, tool, arguments, target):
-    async with Client(target, mode=era) as client:
+    async with Client(target, mode=era, **options()) as client:
         listed = await client.list_tools()
         tools = {t.name: sorted((t.input_schema or {}).get("properties", {}).keys()) for t in listed.tools}
         call = None

@@ -254,6 +254,10 @@ async function handle(cmd) {
     }
     case 'wait_list_changed':
       return waitListChanged(lists.tools, cmd.timeout_ms ?? 5000);
+    case 'end_session':
+      // Over HTTP: DELETE the session, as a client that is done with it does.
+      await transport.terminateSession();
+      return { ok: true };
     case 'transport_errors':
       return { ok: true, errors: transportErrors };
     case 'count_list_changed':

@@ -39,7 +39,12 @@ pub fn python() -> String {
 /// What one of our Python peers (`tests/peers/<script>`, on the official Python SDK)
 /// printed: one JSON object.
 pub fn python_peer(script: &str, args: &[&str]) -> Value {
-    let out = Command::new(python()).arg(root().join("tests/peers").join(script)).args(args).output().unwrap();
+    python_peer_with_env(script, args, &[])
+}
+
+/// [`python_peer`] with variables set for the peer (`SEAM_ROOTS`, `SEAM_CLIENT_NAME`).
+pub fn python_peer_with_env(script: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let out = Command::new(python()).arg(root().join("tests/peers").join(script)).args(args).envs(env.iter().copied()).output().unwrap();
     assert!(out.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} {args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
 }

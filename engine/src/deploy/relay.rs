@@ -208,7 +208,7 @@ impl Generation {
         let clock = client.clock().clone();
         let call_cancel = cancel.child_token();
         let sent = match (&route.source, request) {
-            (Source::Mount(id), request) => self.mounts[id].running.relay_as(agent, request, client, call_cancel),
+            (Source::Mount(id), request) => self.mounts[id].running.relay_as(agent, &roots, request, client, call_cancel),
             (Source::Service(_), MountRequest::CallTool { name, arguments }) => {
                 let f = self.fixed[agent].iter().find(|f| f.entry.spec.name == name).expect("routed in this generation");
                 let tool: &'static dyn FixedTool = f.tool;

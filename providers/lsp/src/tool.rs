@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use lsp_types::{Hover, HoverContents, Location, MarkedString, Range, Uri};
+use seam_engine::runtime::Roots;
 use seam_engine::runtime::{AsAny, ToolOutput, cap_with_footer, until_cancelled};
-use seam_engine::surface::{Provider, Roots, ToolCall};
+use seam_engine::surface::{Provider, ToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json, json};
 

@@ -226,15 +226,78 @@ pub struct ArgumentsRewrite {
     pub defaults: serde_json::Map<String, serde_json::Value>,
 }
 
-/// `isolation`: whom one connection to the server serves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+/// `isolation`: whom one connection to the server serves: `shared`, `per-agent`,
+/// `per-session`, or `{ per-session: { max_connections, idle_timeout } }`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
 pub enum Isolation {
+    Mode(IsolationMode),
+    PerSession(PerSessionIsolation),
+}
+
+impl Default for Isolation {
+    fn default() -> Self {
+        Isolation::Mode(IsolationMode::Shared)
+    }
+}
+
+impl Isolation {
+    /// The limits of a mount with a connection per client session; `None` for any other.
+    pub fn per_session(&self) -> Option<SessionConnections> {
+        match self {
+            Isolation::Mode(IsolationMode::PerSession) => Some(SessionConnections::default()),
+            Isolation::PerSession(PerSessionIsolation { per_session }) => Some(*per_session),
+            Isolation::Mode(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IsolationMode {
     /// Every agent that sees the mount.
-    #[default]
     Shared,
     /// One agent: each has its own.
     PerAgent,
+    /// One client session (a 2026-07-28 client, which has none: one client identity),
+    /// with the default limits.
+    PerSession,
+}
+
+/// A connection per client session, with its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PerSessionIsolation {
+    #[serde(rename = "per-session")]
+    pub per_session: SessionConnections,
+}
+
+/// How many connections a per-session mount keeps, and how long an idle one lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionConnections {
+    /// The most client sessions the mount keeps a connection for at once: a request of
+    /// another session, past it, is refused (`MCP_SESSION_CONNECTIONS_FULL`) until one ends.
+    #[serde(default = "max_session_connections")]
+    #[schemars(range(min = 1, max = 1024))]
+    pub max_connections: u32,
+    /// A session's connection that has carried no request for this long is ended (a
+    /// 2026-07-28 client has no session whose end could end it).
+    #[serde(default = "session_idle_timeout")]
+    pub idle_timeout: Duration,
+}
+
+impl Default for SessionConnections {
+    fn default() -> Self {
+        SessionConnections { max_connections: max_session_connections(), idle_timeout: session_idle_timeout() }
+    }
+}
+
+fn max_session_connections() -> u32 {
+    16
+}
+fn session_idle_timeout() -> Duration {
+    Duration::from_secs(600)
 }
 
 /// `pin`: `off`, `locked`, or `{ new: hold | serve }`.
@@ -574,6 +637,7 @@ pub mod codes {
         MCP_REWRITE_HIDDEN_REQUIRED Error "A `rewrite` hides an argument the server requires (its definition in the lock says so) with no fixed value or default.";
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
+        MCP_SESSION_CONNECTIONS_FULL Error "(tool result) A mount with `isolation: per-session` has a connection for as many client sessions as its `max_connections` allows (or the calling agent for as many 2026-07-28 clients as one agent may), and another session's request was refused: it may try again when a session ends or idles out.";
         MCP_CALL_FAILED Error "(tool result) The MCP server answered the call with a JSON-RPC error.";
         MCP_URL_ELICITATION_REQUIRED Error "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.";
         MCP_FRAME_TOO_LARGE Error "(tool result) The MCP server answered the call with a line longer than seam reads from a stdio server (16 MiB); the line was discarded and the call failed at once.";

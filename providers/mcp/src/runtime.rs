@@ -116,6 +116,7 @@ pub(crate) fn build_http(config: HttpServer, cx: BuildCx) -> BoxFuture<'static, 
     isolated(Transport::Http(config), common, cx)
 }
 
+#[derive(Clone)]
 enum Transport {
     Stdio(StdioServer),
     Http(HttpServer),
@@ -260,6 +261,9 @@ struct Connection {
 /// supervisor's), `supervisor` (start and dispose).
 struct McpMount {
     id: String,
+    /// The roots of the client session this connection is for (`isolation: per-session`
+    /// with `roots: client`): what the server is told when it asks outside a call.
+    client_roots: Option<Vec<std::path::PathBuf>>,
     transport: Transport,
     common: Common,
     cx: BuildCx,
@@ -340,10 +344,19 @@ impl Filter {
     }
 }
 
-fn start(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
+/// Starts a connection to the server as the mount's config says, for every client of the
+/// mount or for one (`client_roots`: the roots of the client session it is for, with
+/// `roots: client`, given to its server when it asks outside a call).
+fn start(
+    transport: Transport,
+    common: Common,
+    cx: BuildCx,
+    client_roots: Option<Vec<std::path::PathBuf>>,
+) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
+            client_roots,
             listing: Mutex::new(Listing {
                 filters: Filters::new(&common),
                 tools: Arc::default(),

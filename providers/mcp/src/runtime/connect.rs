@@ -14,6 +14,7 @@ impl McpMount {
             calls: self.calls.clone(),
             workspace: WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
             roots: self.common.roots,
+            client_roots: self.client_roots.clone(),
         };
         // `auto` is given the time rmcp waits for an answer to `server/discover` on top.
         let auto = if self.common.protocol == crate::Protocol::Auto { AUTO_DISCOVER_PATIENCE } else { Duration::ZERO };
@@ -135,6 +136,8 @@ pub(super) struct Handler {
     /// The composition's workspace root: the roots the server is given, unless `roots: client` finds the caller's.
     pub(super) workspace: WorkspaceRoot,
     pub(super) roots: crate::RootsFrom,
+    /// The roots of the one client session the connection is for, if it is for one.
+    pub(super) client_roots: Option<Vec<std::path::PathBuf>>,
 }
 
 /// The workspace root a mount gives its server: the one it was built with,
@@ -188,7 +191,9 @@ impl rmcp::ClientHandler for Handler {
     }
 
     /// The server sees the composition's workspace root (none without one), or
-    /// with `roots: client` the calling client's roots when they can be asked.
+    /// with `roots: client` the calling client's roots when they can be asked: those
+    /// of the call the question is part of, else those of the one session the
+    /// connection is for (`isolation: per-session`).
     async fn list_roots(
         &self,
         context: rmcp::service::RequestContext<RoleClient>,
@@ -198,6 +203,9 @@ impl rmcp::ClientHandler for Handler {
             let caller = self.calls.caller(origin).ok();
             if caller.is_some_and(|c| c.link().is_some_and(|link| link.declares(seam_engine::runtime::AskKind::Roots, &Json::Null))) {
                 return relayed(self, seam_engine::runtime::AskKind::Roots, Json::Null, &context).await;
+            }
+            if let Some(roots) = &self.client_roots {
+                return Ok(folders_as_roots(roots));
             }
         }
         Ok(workspace_roots(self.workspace.root()))
@@ -241,7 +249,13 @@ impl rmcp::ClientHandler for Handler {
 /// The roots a server is given from the composition's workspace root (none without one).
 #[allow(deprecated)]
 pub(super) fn workspace_roots(root: Option<std::path::PathBuf>) -> rmcp::model::ListRootsResult {
-    let roots = root
+    folders_as_roots(root.as_slice())
+}
+
+/// Folders as the roots a server is given: each a `file:` URI named by its last segment.
+#[allow(deprecated)]
+fn folders_as_roots(folders: &[std::path::PathBuf]) -> rmcp::model::ListRootsResult {
+    let roots = folders
         .iter()
         .filter_map(|root| url::Url::from_file_path(root).ok().map(|uri| (uri, root)))
         .map(|(uri, root)| {
