@@ -389,7 +389,7 @@ async fn send(peer: &Peer<RoleServer>, ask: Ask, patience: seam_engine::units::D
         _ = answer.closed() => return,
         _ = tokio::time::sleep(patience.to_std()) => {
             let why = format!("{}: the client did not answer within serve.input_timeout {patience}", seam_engine::codes::INPUT_TIMEOUT);
-            let _ = answer.send(Err(RequestError::Refused(why)));
+            let _ = answer.send(Err(RequestError::TimedOut(why)));
             return;
         }
     };

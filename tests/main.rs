@@ -5,6 +5,7 @@
 mod support;
 
 mod access;
+mod approval;
 mod chaos;
 mod cli;
 mod fixtures;

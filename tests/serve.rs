@@ -4,7 +4,7 @@
 
 mod conformance;
 mod eras;
-mod inspector;
+pub(crate) mod inspector;
 mod parity;
 mod skills;
 mod skills_import;

@@ -156,5 +156,8 @@ code_table! { ENGINE_CODES {
     TEST_COMPOSITION_UNREADABLE Error "(seam test) The composition a case names cannot be read (or, with `--live`, written beside the test file to start it).";
     TEST_FIXTURE_INVALID Error "(seam test) A case's `tools`, `prompts` or `resources` fixture for a mount does not read as what an MCP server lists.";
     TEST_EXPECTATION_FAILED Error "(seam test) What an agent is served differs from what the case expects; the message says how.";
+    APPROVAL_DECLINED Error "(tool result) The call needs a person's approval (`approve`), and the person asked declined it; the tool was not called.";
+    APPROVAL_TIMEOUT Error "(tool result) The call needs a person's approval (`approve`), and none came within `serve.input_timeout`; the tool was not called.";
+    APPROVAL_UNAVAILABLE Error "(tool result) The call needs a person's approval (`approve`), and nobody can be asked: the client declared no form elicitation, or there is no MCP client behind the call (`seam call`). A headless client cannot approve, by design; the tool was not called.";
     INPUT_CALLS_EXCEEDED Error "(question) The agent already has `MAX_WAITING_CALLS` calls waiting for their 2026-07-28 clients' answers; this question is refused to the server.";
 } }

@@ -204,6 +204,8 @@ pub struct CatalogEntry {
     pub source: Source,
     pub timeout: Option<crate::units::Duration>,
     pub max_output_chars: Option<u64>,
+    /// A person is asked before each call (`approve`, as it applies to this tool).
+    pub approve: bool,
 }
 
 /// What a call knows of its caller.
@@ -270,6 +272,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                         .filter(|_| !tool.owns_timeout())
                         .and_then(|t| crate::units::Duration::deserialize(t).ok()),
                     max_output_chars: settings.get("max_output_chars").and_then(Json::as_u64),
+                    approve: false,
                 };
                 let section = resolved.services.get(surface.service()).cloned();
                 entries.push(FixedEntry { entry, tool: *tool, settings: settings.clone(), section, providers });

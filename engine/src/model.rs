@@ -17,6 +17,55 @@ pub struct Budgets {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100_000_000))]
     pub max_output_chars: Option<u64>,
+    /// Whether a person is asked before a call goes on: `ask` (every call), `never`, or
+    /// `{ when: destructive }` (a call of a tool that may destroy, by its annotations: one
+    /// that says nothing may, as MCP's defaults say). Asked of the calling client
+    /// (elicitation, or a 2026-07-28 client's `input_required`); a client that cannot be
+    /// asked cannot approve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<Approve>,
+}
+
+/// `approve`: `ask`, `never`, or `{ when: destructive }`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Approve {
+    Mode(ApproveMode),
+    When(ApproveWhen),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApproveMode {
+    /// Every call is asked about.
+    Ask,
+    /// None is (to undo an `approve` a wider rule or the defaults set).
+    Never,
+}
+
+/// A call is asked about when its tool is of a kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveWhen {
+    pub when: ApproveCondition,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApproveCondition {
+    /// The tool may destroy: not `readOnlyHint: true`, and not `destructiveHint: false`.
+    Destructive,
+}
+
+impl Approve {
+    /// Whether a call of `tool` is asked about.
+    pub fn asks_for(self, tool: &crate::runtime::ToolSpec) -> bool {
+        match self {
+            Approve::Mode(ApproveMode::Ask) => true,
+            Approve::Mode(ApproveMode::Never) => false,
+            Approve::When(ApproveWhen { when: ApproveCondition::Destructive }) => tool.is_destructive(),
+        }
+    }
 }
 
 /// `serve`: who may use `seam serve --transport http`, and how much. The
@@ -356,4 +405,33 @@ pub struct AgentDoc {
 
 fn tools_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "$ref": "#/$defs/Tools" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(annotations: serde_json::Value) -> crate::runtime::ToolSpec {
+        let definition = serde_json::json!({ "name": "t", "inputSchema": { "type": "object" }, "annotations": annotations });
+        crate::runtime::ToolSpec {
+            name: "t".into(),
+            definition: std::sync::Arc::new(definition.as_object().unwrap().clone()),
+            ruled_as: None,
+        }
+    }
+
+    /// `{ when: destructive }` asks about a tool that may destroy as MCP's defaults read
+    /// its annotations: one that says nothing may; a read-only one, or one that says
+    /// `destructiveHint: false`, may not.
+    #[test]
+    fn approval_when_destructive_reads_the_annotations_with_mcp_s_defaults() {
+        let destructive = Approve::When(ApproveWhen { when: ApproveCondition::Destructive });
+        assert!(destructive.asks_for(&tool(serde_json::json!(null))));
+        assert!(destructive.asks_for(&tool(serde_json::json!({}))));
+        assert!(destructive.asks_for(&tool(serde_json::json!({ "readOnlyHint": false }))));
+        assert!(!destructive.asks_for(&tool(serde_json::json!({ "readOnlyHint": true, "destructiveHint": true }))));
+        assert!(!destructive.asks_for(&tool(serde_json::json!({ "destructiveHint": false }))));
+        assert!(Approve::Mode(ApproveMode::Ask).asks_for(&tool(serde_json::json!({ "readOnlyHint": true }))));
+        assert!(!Approve::Mode(ApproveMode::Never).asks_for(&tool(serde_json::json!({}))));
+    }
 }

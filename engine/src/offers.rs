@@ -190,6 +190,9 @@ pub enum RequestError {
     /// (`INPUT_CALLS_EXCEEDED`): the server is told why.
     #[error("{0}")]
     Refused(String),
+    /// The client did not answer a question within `serve.input_timeout`; it was withdrawn.
+    #[error("{0}")]
+    TimedOut(String),
 }
 
 /// How much of one mount's instructions an agent's instructions quote, and how much in all (characters).

@@ -38,7 +38,17 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// Whether the tool says it changes nothing (`annotations.readOnlyHint: true`).
     pub fn is_read_only(&self) -> bool {
-        self.definition.get("annotations").and_then(|a| a.get("readOnlyHint")).and_then(Json::as_bool) == Some(true)
+        self.hint("readOnlyHint") == Some(true)
+    }
+
+    /// Whether the tool may destroy what it changes: not read-only, and not saying
+    /// `destructiveHint: false` (MCP's default is `true`).
+    pub fn is_destructive(&self) -> bool {
+        !self.is_read_only() && self.hint("destructiveHint") != Some(false)
+    }
+
+    fn hint(&self, name: &str) -> Option<bool> {
+        self.definition.get("annotations").and_then(|a| a.get(name)).and_then(Json::as_bool)
     }
 }
 

@@ -51,6 +51,7 @@ impl ToolTable {
             if let Some(over) = &rule.budgets {
                 budgets.timeout = over.timeout.or(budgets.timeout);
                 budgets.max_output_chars = over.max_output_chars.or(budgets.max_output_chars);
+                budgets.approve = over.approve.or(budgets.approve);
             }
         }
         visible.then_some(budgets)

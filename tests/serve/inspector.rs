@@ -16,7 +16,7 @@ const PREFIX: &str = "mcp__everything__";
 
 /// One Inspector CLI run against `target` (a command and its arguments, or a URL):
 /// its exit code and the JSON it printed (`{"result": …}`, or `{"error": …}` on stderr).
-fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Value) {
+pub(crate) fn inspector(home: &Path, target: &[&str], era: &str, args: &[&str]) -> (i32, Value) {
     let (code, stdout, stderr) = run_inspector(home, target, era, args);
     let printed = if stdout.is_empty() { &stderr } else { &stdout };
     let json = serde_json::from_str(printed).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}{stderr}"));

@@ -50,7 +50,9 @@ pub fn answer(e: RequestError, resource: Option<&str>) -> ErrorData {
             ErrorData::resource_not_found(message, Some(serde_json::json!({ "uri": uri })))
         }
         RequestError::Unknown(message) => ErrorData::invalid_params(message, None),
-        RequestError::Unavailable(message) | RequestError::Refused(message) => ErrorData::internal_error(message, None),
+        RequestError::Unavailable(message) | RequestError::Refused(message) | RequestError::TimedOut(message) => {
+            ErrorData::internal_error(message, None)
+        }
         RequestError::Upstream { code, message, data } => ErrorData::new(ErrorCode(code), message, data),
     }
 }

@@ -15,7 +15,7 @@ use super::{Generation, Source};
 use crate::codes::Code;
 use crate::offers::{MountRequest, RequestError};
 pub use crate::runtime::{Answer, Answered};
-use crate::runtime::{BoxFuture, Client, ToolOutput};
+use crate::runtime::{AskKind, BoxFuture, Client, ToolOutput};
 
 /// Who a request comes from, and what the deployment keeps for them
 /// (`Deployment::caller` makes one).
@@ -87,6 +87,8 @@ pub struct Passing<'a> {
     pub request: &'a mut MountRequest,
     /// The calling client, to ask it a question.
     pub client: &'a Client,
+    /// A call's entry in the agent's catalog (its budgets, whether it is approved).
+    pub entry: Option<&'a crate::deploy::CatalogEntry>,
 }
 
 /// A request answered, as `after` sees it.
@@ -140,7 +142,8 @@ impl Chain {
     /// seam's own hooks, outermost first, after `added` (the hooks a build of seam adds,
     /// `deploy::Options::hooks`, outermost of all: they see every request and answer).
     pub fn new(added: &[Arc<dyn Hook>]) -> Chain {
-        let own: [Arc<dyn Hook>; 4] = [Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding)];
+        let own: [Arc<dyn Hook>; 5] =
+            [Arc::new(Approval), Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding)];
         Chain(added.iter().cloned().chain(own).collect())
     }
 
@@ -173,6 +176,95 @@ fn call_result(answer: &mut Answered) -> Option<&mut ToolOutput> {
     match answer {
         Ok(Answer::Tool(output)) if output.task.is_none() => Some(output),
         _ => None,
+    }
+}
+
+/// The most characters of a call's arguments a person asked to approve it is shown.
+pub const APPROVAL_ARGUMENTS_CHARS: u64 = 2000;
+
+/// The digest of a call's arguments: sha256 of their canonical JSON (keys sorted, no
+/// whitespace), as a person's approval and the audit trail name them.
+pub fn arguments_digest(arguments: &serde_json::Map<String, serde_json::Value>) -> String {
+    use sha2::Digest;
+    let canonical = crate::plan::canonical_json(&serde_json::Value::Object(arguments.clone()));
+    let digest = sha2::Sha256::digest(canonical.as_bytes());
+    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// A call whose tool needs a person's yes (`approve`) goes on only with it: the calling
+/// client is asked (a 2025-11-25 client by `elicitation/create` on the call's stream, a
+/// 2026-07-28 client in the call's `input_required`, which its retry answers under a
+/// `requestState` that opens only this call, with these arguments, once). The time the
+/// person takes is not the call's (`Client::ask` stops its clock); `serve.input_timeout`
+/// bounds it.
+struct Approval;
+
+impl Approval {
+    /// The question: who calls what, with which arguments, and their digest.
+    fn question(passing: &Passing<'_>) -> serde_json::Value {
+        let request = &*passing.request;
+        let mut arguments = serde_json::to_string_pretty(request.arguments()).unwrap_or_default();
+        if crate::text::truncate_chars(&mut arguments, APPROVAL_ARGUMENTS_CHARS) {
+            arguments.push_str("\n[seam: arguments cut]");
+        }
+        let served_by = match passing.source {
+            Source::Mount(id) => format!("mount `{id}`"),
+            Source::Service(service) => format!("service `{service}`"),
+        };
+        let message = format!(
+            "Agent `{}` asks to call `{}` ({served_by}) with these arguments:\n{arguments}\n\nApprove this call? (arguments digest {})",
+            passing.caller.agent,
+            request.target(),
+            arguments_digest(request.arguments())
+        );
+        serde_json::json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "approve": { "type": "boolean", "title": "Approve this call", "default": false } },
+                "required": ["approve"],
+            },
+        })
+    }
+}
+
+impl Hook for Approval {
+    fn before<'a>(&'a self, passing: &'a mut Passing<'_>) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(async move {
+            if !matches!(passing.request, MountRequest::CallTool { .. }) || !passing.entry.is_some_and(|entry| entry.approve) {
+                return Ok(());
+            }
+            let refusal = |code, message: String| Err(Refusal { code, message });
+            let tool = passing.request.target().to_owned();
+            let question = Approval::question(passing);
+            let Some(link) = passing.client.link() else {
+                let why = format!("`{tool}` needs a person's approval, and this call has no MCP client behind it to ask");
+                return refusal(crate::codes::APPROVAL_UNAVAILABLE, why);
+            };
+            if !link.declares(AskKind::Elicitation, &question) {
+                let why = format!(
+                    "`{tool}` needs a person's approval, and agent `{}`'s client declared no form elicitation, so nobody can be asked; \
+                     a client without a person behind it cannot approve calls",
+                    passing.caller.agent
+                );
+                return refusal(crate::codes::APPROVAL_UNAVAILABLE, why);
+            }
+            match passing.client.ask(AskKind::Elicitation, question, None).await {
+                Ok(answer) if answer["action"] == "accept" && answer["content"]["approve"] == true => Ok(()),
+                Ok(answer) => {
+                    let action = answer["action"].as_str().unwrap_or("no answer");
+                    refusal(
+                        crate::codes::APPROVAL_DECLINED,
+                        format!("the call of `{tool}` was not approved (the person's answer: {action})"),
+                    )
+                }
+                Err(RequestError::TimedOut(why)) => {
+                    refusal(crate::codes::APPROVAL_TIMEOUT, format!("the call of `{tool}` was not approved: {why}"))
+                }
+                Err(e) => refusal(crate::codes::APPROVAL_UNAVAILABLE, format!("the call of `{tool}` could not be approved: {e}")),
+            }
+        })
     }
 }
 

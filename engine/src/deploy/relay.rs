@@ -42,8 +42,14 @@ impl Deployment {
         let is_call = matches!(request, MountRequest::CallTool { .. });
         // A call counts on its generation for as long as it runs, however it ends.
         let counted = is_call.then(|| crate::runtime::CountedIn::new(&generation.in_flight));
-        let mut passing =
-            Passing { caller, generation: &generation, source: &route.source, request: &mut request, client: &context.client };
+        let mut passing = Passing {
+            caller,
+            generation: &generation,
+            source: &route.source,
+            request: &mut request,
+            client: &context.client,
+            entry: route.entry.as_ref(),
+        };
         let (passed, refusal) = self.chain.before(&mut passing).await;
         let mut answer = match refusal {
             Some(refusal) => refusal.answer(&request),

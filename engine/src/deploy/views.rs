@@ -323,6 +323,7 @@ impl Generation {
             source: Source::Mount(id.to_owned()),
             timeout: settings.timeout,
             max_output_chars: settings.max_output_chars,
+            approve: settings.approve.is_some_and(|approve| approve.asks_for(spec)),
         })
     }
 
