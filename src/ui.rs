@@ -23,12 +23,13 @@ pub const CSS: &str = include_str!("ui/page.css");
 pub const JS: &str = include_str!("ui/page.js");
 
 /// The page's sections, in the order they are shown: (id, heading).
-const SECTIONS: [(&str, &str); 7] = [
+const SECTIONS: [(&str, &str); 8] = [
     ("generation", "Live generation"),
     ("outcome", "Last reload"),
     ("mounts", "Mounts"),
     ("graph", "Dependency graph"),
     ("agents", "Agents and their tools"),
+    ("quotas", "Quotas"),
     ("history", "Reload history"),
     ("services", "Services"),
 ];
@@ -47,6 +48,7 @@ pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>) -> Fragments
     put("mounts", mounts(&status.mounts));
     put("graph", live.as_deref().map(|g| graph(g, &status.mounts, drawings)).unwrap_or_else(|| none("No generation is live.")));
     put("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
+    put("quotas", quotas(&status.quotas));
     put("history", history(&deployment.outcomes()));
     put("services", services(&status.services));
     // Not a card: the composition's name in the header, swapped in like a section.
@@ -443,6 +445,35 @@ fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
     }
 }
 
+/// What each agent's requests use of its `quota` rules now: a row per rule.
+fn quotas(quotas: &BTreeMap<String, Vec<Json>>) -> Markup {
+    if quotas.is_empty() {
+        return none("No agent has quota rules.");
+    }
+    let left = |v: &Json| match v.as_i64() {
+        Some(n) => html! { (n) },
+        None => html! { "–" },
+    };
+    html! {
+        table {
+            thead { tr { th { "Agent" } th { "Rule" } th { "Calls left" } th { "Running" } th { "Output bytes left" } } }
+            tbody {
+                @for (agent, rules) in quotas {
+                    @for rule in rules {
+                        tr data-key={ "quota-" (agent) "-" (rule["rule"].as_str().unwrap_or_default()) } {
+                            td { (code(agent)) }
+                            td { (code(rule["rule"].as_str().unwrap_or_default())) }
+                            td { (left(&rule["calls_left"])) }
+                            td { (rule["running"]) @if let Some(max) = rule["concurrent"].as_u64() { " of " (max) } }
+                            td { (left(&rule["output_bytes_left"])) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn services(services: &serde_json::Map<String, Json>) -> Markup {
     if services.is_empty() {
         return none("No service reports a view.");
@@ -478,6 +509,7 @@ mod tests {
             reloading_since: reloading_since.map(str::to_owned),
             mounts: Default::default(),
             services: Default::default(),
+            quotas: Default::default(),
         }
     }
 

@@ -32,7 +32,7 @@ fn initialize() -> String {
 }
 
 /// One HTTP/1.1 request on a fresh connection; the status code and the whole response.
-fn raw(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8], chunked: bool) -> (u16, String) {
+pub(crate) fn raw(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8], chunked: bool) -> (u16, String) {
     let addr = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).unwrap();
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
@@ -411,7 +411,7 @@ fn calls_are_answered_as_rmcp_takes_them_and_an_ended_session_answers_none() {
 }
 
 /// A session opened and initialized by hand: the headers its requests carry.
-fn initialized_session(seam: &HttpSeam) -> Vec<(String, String)> {
+pub(crate) fn initialized_session(seam: &HttpSeam) -> Vec<(String, String)> {
     let (code, opened) = post(&seam.base, "/mcp", None, &initialize());
     assert_eq!(code, 200, "{opened}");
     let id = session_id(&opened);
@@ -423,11 +423,11 @@ fn initialized_session(seam: &HttpSeam) -> Vec<(String, String)> {
     headers
 }
 
-fn borrowed(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+pub(crate) fn borrowed(headers: &[(String, String)]) -> Vec<(&str, &str)> {
     headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-fn tool_call(id: u64, name: &str, arguments: Value) -> String {
+pub(crate) fn tool_call(id: u64, name: &str, arguments: Value) -> String {
     json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } }).to_string()
 }
 

@@ -17,6 +17,7 @@ mod lsp;
 mod pinning;
 mod promises;
 mod properties;
+mod quota;
 mod rewrite;
 mod robust;
 mod secrets;

@@ -23,6 +23,7 @@ pub mod offers;
 pub mod outcome;
 pub mod output;
 pub mod plan;
+pub mod quota;
 pub mod reads;
 pub mod redact;
 pub mod render;

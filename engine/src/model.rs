@@ -401,6 +401,10 @@ pub struct AgentDoc {
     /// The agent's own token over HTTP; without one it inherits its parent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<AgentServe>,
+    /// Limits on what the agent's requests use, over its parent's; each agent counts on
+    /// its own, whatever its clients' era or session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quota: Vec<crate::quota::QuotaDoc>,
 }
 
 fn tools_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -190,6 +190,10 @@ pub enum RequestError {
     /// (`INPUT_CALLS_EXCEEDED`): the server is told why.
     #[error("{0}")]
     Refused(String),
+    /// A rule of the composition refused it (a quota): an invalid-request error whose
+    /// `data` carries the code and what the caller may do (when to retry).
+    #[error("{message}")]
+    Denied { message: String, data: Json },
     /// The client did not answer a question within `serve.input_timeout`; it was withdrawn.
     #[error("{0}")]
     TimedOut(String),

@@ -152,6 +152,13 @@ impl ToolOutput {
         ToolOutput { content, structured_content: result.remove("structuredContent"), is_error, ..ToolOutput::default() }
     }
 
+    /// The bytes of its content and `structuredContent` as JSON (a carried payload is read).
+    pub fn json_bytes(&mut self) -> u64 {
+        self.read();
+        let size = |v: &Json| serde_json::to_vec(v).map_or(0, |b| b.len() as u64);
+        self.content.iter().map(size).sum::<u64>() + self.structured_content.as_ref().map_or(0, size)
+    }
+
     /// Cuts text blocks so their characters total at most `max`, marking the cut.
     pub fn truncate_text(&mut self, max: u64) {
         self.read();

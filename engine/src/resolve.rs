@@ -59,6 +59,8 @@ pub struct Agent {
     /// mount. The composition's global mounts are layer 0.
     pub layers: BTreeMap<String, u32>,
     pub tools: ToolTable,
+    /// Its `quota` rules, its parent's first; each agent counts on its own.
+    pub quota: Vec<Arc<crate::quota::QuotaRule>>,
 }
 
 /// The mounts one agent can see: a mask over the composition's mount ids,

@@ -54,6 +54,7 @@ pub fn answer(e: RequestError, resource: Option<&str>) -> ErrorData {
             ErrorData::internal_error(message, None)
         }
         RequestError::Upstream { code, message, data } => ErrorData::new(ErrorCode(code), message, data),
+        RequestError::Denied { message, data } => ErrorData::invalid_request(message, Some(data)),
     }
 }
 

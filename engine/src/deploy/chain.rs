@@ -38,6 +38,8 @@ pub struct Caller {
 pub struct CallerState {
     pub links: crate::offers::Links,
     pub tasks: crate::tasks::Tasks,
+    /// What its requests used of its `quota` rules.
+    pub quotas: crate::quota::Quotas,
 }
 
 impl std::fmt::Debug for CallerState {
@@ -89,6 +91,8 @@ pub struct Passing<'a> {
     pub client: &'a Client,
     /// A call's entry in the agent's catalog (its budgets, whether it is approved).
     pub entry: Option<&'a crate::deploy::CatalogEntry>,
+    /// What a hook holds for as long as the request runs (a quota's place), let go once it is answered.
+    pub holds: Vec<Box<dyn Send + Sync>>,
 }
 
 /// A request answered, as `after` sees it.
@@ -105,6 +109,8 @@ pub struct Passed<'a> {
     pub may_write: bool,
     /// From the request's arrival here to its answer.
     pub took: Duration,
+    /// The name agents' rules give a call's tool, when a rewrite shows it under another.
+    pub ruled_as: Option<String>,
 }
 
 /// A hook's refusal: the request is answered with it and goes no further.
@@ -112,14 +118,23 @@ pub struct Passed<'a> {
 pub struct Refusal {
     pub code: Code,
     pub message: String,
+    /// What else the caller is told (a quota's `retry_after_ms`), beside the code.
+    pub data: Option<serde_json::Value>,
 }
 
 impl Refusal {
-    /// The refusal as the answer to `request`: a call's error result, another request's error.
+    /// The refusal as the answer to `request`: a call's error result, another request's
+    /// invalid-request error whose `data` has the code (and the refusal's own data).
     pub fn answer(self, request: &MountRequest) -> Answered {
         match request {
             MountRequest::CallTool { .. } => Ok(Answer::Tool(ToolOutput::error(self.code, self.message))),
-            _ => Err(RequestError::Refused(format!("{}: {}", self.code, self.message))),
+            _ => {
+                let mut data = serde_json::Map::from_iter([("code".to_owned(), serde_json::Value::from(self.code.code))]);
+                if let Some(serde_json::Value::Object(more)) = self.data {
+                    data.extend(more);
+                }
+                Err(RequestError::Denied { message: format!("{}: {}", self.code, self.message), data: serde_json::Value::Object(data) })
+            }
         }
     }
 }
@@ -142,8 +157,8 @@ impl Chain {
     /// seam's own hooks, outermost first, after `added` (the hooks a build of seam adds,
     /// `deploy::Options::hooks`, outermost of all: they see every request and answer).
     pub fn new(added: &[Arc<dyn Hook>]) -> Chain {
-        let own: [Arc<dyn Hook>; 5] =
-            [Arc::new(Approval), Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding)];
+        let own: [Arc<dyn Hook>; 6] =
+            [Arc::new(Quota), Arc::new(Approval), Arc::new(WriteWatch), Arc::new(OutputCap), Arc::new(LinksLearnt), Arc::new(TaskBinding)];
         Chain(added.iter().cloned().chain(own).collect())
     }
 
@@ -176,6 +191,61 @@ fn call_result(answer: &mut Answered) -> Option<&mut ToolOutput> {
     match answer {
         Ok(Answer::Tool(output)) if output.task.is_none() => Some(output),
         _ => None,
+    }
+}
+
+/// A request past one of its agent's `quota` rules is refused before anything else is
+/// done for it (no person is asked, no server sent it); one within them takes its place
+/// in each (a call of the window, a place among those running, held until it is
+/// answered), and its output's bytes are counted once it is.
+struct Quota;
+
+impl Quota {
+    /// The agent's rules, and those that cover this request.
+    fn rules<'g>(
+        generation: &'g Generation,
+        agent: &str,
+        source: &Source,
+        request: &MountRequest,
+        ruled_as: Option<&str>,
+    ) -> (&'g [Arc<crate::quota::QuotaRule>], Vec<&'g crate::quota::QuotaRule>) {
+        let Some(rules) = generation.resolved.agents.get(agent).map(|a| &a.quota[..]) else { return (&[], Vec::new()) };
+        let mount = match source {
+            Source::Mount(id) => Some(id.as_str()),
+            Source::Service(_) => None,
+        };
+        let ruled_as = ruled_as.unwrap_or(request.target());
+        (rules, rules.iter().filter(|rule| rule.covers(request, ruled_as, mount)).map(|rule| &**rule).collect())
+    }
+}
+
+impl Hook for Quota {
+    fn before<'a>(&'a self, passing: &'a mut Passing<'_>) -> BoxFuture<'a, Result<(), Refusal>> {
+        let ruled_as = passing.entry.and_then(|entry| entry.spec.ruled_as.as_deref());
+        let (all, covering) = Quota::rules(passing.generation, &passing.caller.agent, passing.source, passing.request, ruled_as);
+        let taken = crate::quota::Quotas::take(&passing.caller.state, &covering, all, tokio::time::Instant::now());
+        let result = match taken {
+            Ok(place) => {
+                passing.holds.extend(place.map(|place| Box::new(place) as Box<dyn Send + Sync>));
+                Ok(())
+            }
+            Err(exceeded) => Err(Refusal { code: crate::codes::QUOTA_EXCEEDED, data: Some(exceeded.data()), message: exceeded.message }),
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        let ruled_as = passed.ruled_as.as_deref();
+        let (_, covering) = Quota::rules(passed.generation, &passed.caller.agent, passed.source, passed.request, ruled_as);
+        if !covering.iter().any(|rule| rule.doc.output_bytes.is_some()) {
+            return;
+        }
+        let bytes = match answer {
+            Ok(Answer::Tool(output)) => output.json_bytes(),
+            Ok(Answer::Result(result)) => serde_json::to_vec(result).map_or(0, |b| b.len() as u64),
+            Err(_) => 0,
+        };
+        passed.caller.state.quotas.spent(&covering, bytes, tokio::time::Instant::now());
     }
 }
 
@@ -235,7 +305,7 @@ impl Hook for Approval {
             if !matches!(passing.request, MountRequest::CallTool { .. }) || !passing.entry.is_some_and(|entry| entry.approve) {
                 return Ok(());
             }
-            let refusal = |code, message: String| Err(Refusal { code, message });
+            let refusal = |code, message: String| Err(Refusal { code, message, data: None });
             let tool = passing.request.target().to_owned();
             let question = Approval::question(passing);
             let Some(link) = passing.client.link() else {
@@ -411,7 +481,7 @@ mod tests {
                 request.target()
             ));
             if request.arguments().contains_key("refuse") {
-                let refusal = Refusal { code: crate::codes::TOOL_UNAVAILABLE, message: format!("{} refused it", self.name) };
+                let refusal = Refusal { code: crate::codes::TOOL_UNAVAILABLE, message: format!("{} refused it", self.name), data: None };
                 return Box::pin(std::future::ready(Err(refusal)));
             }
             if let Some(Json::String(text)) = passing.request.arguments_mut().and_then(|a| a.get_mut("text")) {

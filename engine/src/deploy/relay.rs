@@ -49,8 +49,11 @@ impl Deployment {
             request: &mut request,
             client: &context.client,
             entry: route.entry.as_ref(),
+            holds: Vec::new(),
         };
         let (passed, refusal) = self.chain.before(&mut passing).await;
+        // Held until the answer has been back through the hooks.
+        let holds = std::mem::take(&mut passing.holds);
         let mut answer = match refusal {
             Some(refusal) => refusal.answer(&request),
             None => generation.dispatch(&caller.agent, &route, request.clone(), context).await,
@@ -64,8 +67,10 @@ impl Deployment {
             max_output_chars: entry.and_then(|entry| entry.max_output_chars),
             may_write: entry.is_some_and(|entry| !entry.spec.is_read_only()),
             took: started.elapsed(),
+            ruled_as: entry.and_then(|entry| entry.spec.ruled_as.clone()),
         };
         self.chain.after(passed, &done, &mut answer);
+        drop(holds);
         if let Some((id, held)) = &route.task {
             self.task_answered(&generation, caller, id, held, &mut answer, started);
         }
@@ -174,6 +179,7 @@ impl Deployment {
                 max_output_chars: held.finish.max_output_chars,
                 may_write: held.finish.may_write,
                 took: started.elapsed(),
+                ruled_as: None,
             };
             let mut finished = Ok(Answer::Tool(ToolOutput::from_json(std::mem::take(result))));
             self.chain.after(self.chain.len(), &done, &mut finished);

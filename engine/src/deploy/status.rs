@@ -59,7 +59,17 @@ impl Deployment {
                 }
             }
         }
+        let mut quotas = BTreeMap::new();
+        if let Some(g) = &live {
+            let now = tokio::time::Instant::now();
+            for (agent, rules) in g.resolved.agents.iter().map(|(name, a)| (name, &a.quota)).filter(|(_, q)| !q.is_empty()) {
+                if let Some(state) = g.callers.get(agent) {
+                    quotas.insert(agent.clone(), state.quotas.usage(rules, now));
+                }
+            }
+        }
         crate::status::DeploymentStatus {
+            quotas,
             generation: live.as_ref().map(|g| g.number),
             digest: live.as_ref().map(|g| g.digest.clone()),
             loaded_at: live.as_ref().map(|g| timestamp(g.loaded_at)),

@@ -56,6 +56,7 @@ pub(super) fn resolve_agents(
                 offers: p.offers.clone(),
                 listed: p.listed.clone(),
                 depth: p.depth + 1,
+                quota: p.quota.clone(),
             },
             None => AgentState::root(fixed_tools, budgets),
         };
@@ -72,6 +73,7 @@ pub(super) fn resolve_agents(
             let resources = offer_rules(node.get("resources").and_then(Node::as_map), &format!("{at}/resources"), tree, out);
             state.offers.prompts.extend(prompts);
             state.offers.resources.extend(resources);
+            state.quota.extend(quota_rules(node.get("quota"), &format!("{at}/quota"), mounts, unknown_mounts, tree, out));
         }
         let mut entries: Vec<&Mapping> = Vec::new();
         if name == DEFAULT_AGENT {
@@ -92,10 +94,56 @@ pub(super) fn resolve_agents(
         let layers = state.listed.iter().filter(|(id, _)| scope.contains(id)).map(|(id, d)| (id.clone(), *d)).collect();
         let mut table = ToolTable::new(state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(), state.dynamic.clone());
         table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
-        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table });
+        let quota = state.quota.clone();
+        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table, quota });
         states.insert(name.clone(), state);
     }
     agents
+}
+
+/// The rules of one `quota` list, in the order written; one that limits nothing, has a
+/// `tools` glob that does not parse or names a mount the composition lacks is an error,
+/// and left out (a window's length is the schema's to check: a `Duration` is at least 1ms).
+fn quota_rules(
+    list: Option<&Node>,
+    at: &str,
+    mounts: &IndexMap<String, Mount>,
+    unknown_mounts: &BTreeMap<String, String>,
+    tree: &Node,
+    out: &mut Vec<Diagnostic>,
+) -> Vec<Arc<crate::quota::QuotaRule>> {
+    use serde::Deserialize;
+    let mut rules = Vec::new();
+    for (n, node) in list.and_then(Node::as_seq).into_iter().flatten().enumerate() {
+        // The schema has checked its form; one that failed it is left out (and reported there).
+        let Ok(doc) = crate::quota::QuotaDoc::deserialize(node) else { continue };
+        let rule_at = format!("{at}/{n}");
+        let mut found = Vec::new();
+        let mut invalid = |field: &str, code, message: String| {
+            let pointer = if field.is_empty() { rule_at.clone() } else { format!("{rule_at}/{field}") };
+            found.push(Diagnostic::new(code, crate::surface::locate_key(tree, &pointer), &pointer, message));
+        };
+        if doc.calls.is_none() && doc.concurrent.is_none() && doc.output_bytes.is_none() {
+            let why = "this quota rule limits nothing: give it `calls`, `concurrent` or `output_bytes`".to_owned();
+            invalid("", crate::codes::QUOTA_RULE_INVALID, why);
+        }
+        if let Some(mount) = doc.mount.as_deref().filter(|m| !mounts.contains_key(*m) && !unknown_mounts.contains_key(*m)) {
+            invalid("mount", crate::codes::QUOTA_MOUNT_UNKNOWN, format!("the composition has no mount `{mount}`"));
+        }
+        let tools = match doc.tools.as_deref().map(Glob::new) {
+            Some(Ok(glob)) => Some(glob.compile_matcher()),
+            Some(Err(e)) => {
+                invalid("tools", crate::codes::QUOTA_RULE_INVALID, format!("`tools` is not a valid glob: {e}"));
+                None
+            }
+            None => None,
+        };
+        if found.is_empty() {
+            rules.push(Arc::new(crate::quota::QuotaRule::new(doc, rule_at, tools)));
+        }
+        out.extend(found);
+    }
+    rules
 }
 
 /// The rules of one `prompts` or `resources` map, in the order written; a key that is not a glob is an error.
@@ -372,6 +420,8 @@ struct AgentState {
     /// Mounts listed on the chain so far, each with the depth of the nearest agent listing it.
     listed: BTreeMap<String, u32>,
     depth: u32,
+    /// `quota` rules on the chain so far, the root's first.
+    quota: Vec<Arc<crate::quota::QuotaRule>>,
 }
 
 impl AgentState {
@@ -395,7 +445,7 @@ impl AgentState {
                 (tool.name(), (settings, false))
             })
             .collect();
-        AgentState { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1 }
+        AgentState { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1, quota: Vec::new() }
     }
 
     /// A `tools` map's fixed-tool entries: `true`/`false` switch a tool; a map enables it

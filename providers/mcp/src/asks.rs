@@ -125,7 +125,8 @@ impl InFlight {
 
     /// Puts a server's question to `client` (it declared what the question needs), counted
     /// as passed on; as refused instead when seam refused it on the way
-    /// (`RequestError::Refused`, a bound it keeps). `key` is the one a 2026-07-28 server gave it.
+    /// (`RequestError::Refused`, a bound it keeps) or withdrew it unanswered
+    /// (`RequestError::TimedOut`). `key` is the one a 2026-07-28 server gave it.
     pub(crate) async fn ask(
         &self,
         client: &Client,
@@ -135,7 +136,7 @@ impl InFlight {
     ) -> Result<Json, seam_engine::offers::RequestError> {
         self.count(kind, true);
         let answer = client.ask(kind, params, key).await;
-        if matches!(answer, Err(seam_engine::offers::RequestError::Refused(_))) {
+        if matches!(answer, Err(seam_engine::offers::RequestError::Refused(_) | seam_engine::offers::RequestError::TimedOut(_))) {
             let mut counts = self.1.lock().expect("ask counts lock");
             let (passed, refused) = counts.entry(kind.capability()).or_default();
             *passed = passed.saturating_sub(1);
