@@ -67,6 +67,22 @@ pub struct Cli {
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8931";
 
 #[derive(Subcommand, Debug)]
+pub enum AuditCommand {
+    /// Check a trail's chain, oldest file first (`audit.jsonl.2 audit.jsonl.1 audit.jsonl`),
+    /// and with `--key-env` each record's HMAC; exit 1 naming the first broken record.
+    Verify {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The head the trail must end at (`/status`'s `audit.head`, or the last one logged): catches a cut tail.
+        #[arg(long)]
+        head: Option<String>,
+        /// The environment variable holding the HMAC key.
+        #[arg(long)]
+        key_env: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum Command {
     /// Validate compositions (files, or folders searched for *.yaml / *.yml).
     Validate {
@@ -106,6 +122,11 @@ pub enum Command {
         /// With `--update`: only this tool, prompt or resource template, by the server's name (repeatable).
         #[arg(long = "tool", requires = "update")]
         tools: Vec<String>,
+    },
+    /// The audit trail `serve.audit` writes.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
     },
     /// Print the dependency graph of a composition.
     Graph {
@@ -266,6 +287,9 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         Command::Lock { file, check, update, mounts, tools } => {
             log::init(cli.log_format);
             commands::lock::run(&file, commands::lock::Args { check, update, mounts, tools }, cli.max_composition_bytes.bytes())
+        }
+        Command::Audit { command: AuditCommand::Verify { paths, head, key_env } } => {
+            commands::audit::verify(commands::audit::Args { paths, head, key_env })
         }
         Command::Graph { file, format } => commands::graph::run(&engine, &file, format),
         Command::Diff { old, new, format } => commands::diff::run(&engine, &old, &new, format),

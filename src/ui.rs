@@ -510,6 +510,7 @@ mod tests {
             mounts: Default::default(),
             services: Default::default(),
             quotas: Default::default(),
+            audit: None,
         }
     }
 

@@ -6,6 +6,7 @@ mod support;
 
 mod access;
 mod approval;
+mod audit;
 mod chaos;
 mod cli;
 mod fixtures;

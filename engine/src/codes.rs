@@ -156,6 +156,7 @@ code_table! { ENGINE_CODES {
     TEST_COMPOSITION_UNREADABLE Error "(seam test) The composition a case names cannot be read (or, with `--live`, written beside the test file to start it).";
     TEST_FIXTURE_INVALID Error "(seam test) A case's `tools`, `prompts` or `resources` fixture for a mount does not read as what an MCP server lists.";
     TEST_EXPECTATION_FAILED Error "(seam test) What an agent is served differs from what the case expects; the message says how.";
+    AUDIT_UNWRITABLE Error "(start, reload) The trail `serve.audit` names cannot be kept: its folder or file cannot be made or opened for writing, or its `key_env` is unset or empty; refused, so that no request goes unrecorded.";
     QUOTA_EXCEEDED Error "(tool result) The request is past one of its agent's `quota` rules (calls per window, calls at once, or output bytes per window); the message says when to retry. A request other than a call gets -32600 with the code in `data.code` and the wait in `data.retry_after_ms` (null: when a running call ends). The server was not sent it.";
     QUOTA_RULE_INVALID Error "A `quota` rule limits nothing (no `calls`, `concurrent` or `output_bytes`), or its `tools` glob does not parse.";
     QUOTA_MOUNT_UNKNOWN Error "A `quota` rule names a `mount` the composition does not have.";

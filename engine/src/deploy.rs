@@ -75,6 +75,9 @@ pub struct Options {
     pub require_tokens: bool,
     /// Hooks this build adds to the call stage, outermost (`crate::chain::Chain::new`).
     pub hooks: Vec<Arc<dyn crate::chain::Hook>>,
+    /// Keep the trail `serve.audit` names (`seam serve`); other commands write none. A
+    /// trail that cannot be opened rejects the reload.
+    pub audit: bool,
 }
 
 pub type OnActivated = Arc<dyn Fn(Activated<'_>) + Send + Sync>;
@@ -98,6 +101,7 @@ impl Default for Options {
             check_serve_token: false,
             require_tokens: false,
             hooks: Vec::new(),
+            audit: false,
         }
     }
 }
@@ -330,6 +334,8 @@ pub struct Deployment {
     env: Arc<dyn Env + Send + Sync>,
     options: Options,
     live: ArcSwapOption<Generation>,
+    /// The trail `serve.audit` names, as the live generation has it (`Options::audit`).
+    audit: ArcSwapOption<crate::audit::Trail>,
     /// Reloads run one at a time.
     reloading: tokio::sync::Mutex<()>,
     /// Wakes the reload worker; triggers while a reload runs coalesce into one more.
@@ -370,6 +376,7 @@ impl Deployment {
             env,
             options,
             live: ArcSwapOption::empty(),
+            audit: ArcSwapOption::empty(),
             reloading: tokio::sync::Mutex::new(()),
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
@@ -548,6 +555,13 @@ impl Deployment {
                 tracing::warn!(agents = ?open, "after this reload no token guards these agents' endpoints");
             }
         }
+        let trail = match self.trail_for(&resolved, &tree) {
+            Ok(trail) => trail,
+            Err(refused) => {
+                diagnostics.push(diagnostic_json(&refused, &sources));
+                return rejected(diagnostics);
+            }
+        };
         let next = match self.build_mounts(&resolved, &diff, live.as_deref()).await {
             Ok(next) => next,
             Err(failures) => {
@@ -563,6 +577,9 @@ impl Deployment {
             }
         };
         let (built, reconfigured) = (next.built.clone(), next.reconfigured.clone());
+        if self.options.audit {
+            self.audit.store(trail);
+        }
         let (number, retired) = self.swap(live, resolved, plan, digest, next);
         Outcome { built, retired, reconfigured, ..Outcome::new(OutcomeKind::Applied, Some(number), diagnostics) }
     }
@@ -615,6 +632,29 @@ impl Deployment {
                 .expect("the check does not panic")
                 .map_err(|e| self.unreadable(crate::codes::COMPOSITION_UNREADABLE, e.error.to_string())),
         }
+    }
+
+    /// The trail the next generation writes (`serve.audit`): the live one when it names
+    /// the same, else opened now. One that cannot be opened (its folder or file, or its
+    /// key) is the reload's refusal.
+    fn trail_for(&self, resolved: &Resolved, tree: &crate::yaml::Node) -> Result<Option<Arc<crate::audit::Trail>>, Diagnostic> {
+        let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
+        let (true, Some(config)) = (self.options.audit, serve.audit) else { return Ok(None) };
+        if let Some(live) = self.audit.load_full().filter(|trail| trail.is(&config)) {
+            return Ok(Some(live));
+        }
+        match crate::audit::Trail::open(&config, &*self.env) {
+            Ok(trail) => Ok(Some(Arc::new(trail))),
+            Err(why) => {
+                let at = if why.contains("key_env") { "/serve/audit/key_env" } else { "/serve/audit/path" };
+                Err(Diagnostic::new(crate::codes::AUDIT_UNWRITABLE, locate(tree, at), at, format!("the audit trail cannot be kept: {why}")))
+            }
+        }
+    }
+
+    /// The audit trail written now, if any.
+    pub fn audit(&self) -> Option<Arc<crate::audit::Trail>> {
+        self.audit.load_full()
     }
 
     /// Served over HTTP: a token nobody can read would shut its clients out (the page

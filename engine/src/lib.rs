@@ -6,6 +6,7 @@
 //! name: surfaces come in through [`surface::Surface`].
 
 pub mod as_json;
+pub mod audit;
 pub mod clock;
 pub mod codes;
 pub mod deploy;

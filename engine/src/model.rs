@@ -129,6 +129,50 @@ pub struct Serve {
     /// against DNS rebinding. Follows reloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<Origin>,
+    /// A tamper-evident trail of every request that reaches the call stage (`crate::audit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Audit>,
+}
+
+/// `serve.audit`: where the trail is written, how it rotates, and what it holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Audit {
+    /// The trail's file (JSON Lines), relative to the file that names it; its folder is made.
+    pub path: String,
+    /// Past this size the file is rotated: it becomes `PATH.1`, and a new one goes on the chain.
+    #[serde(default = "Audit::default_max_size")]
+    pub max_size: crate::units::Size,
+    /// How many rotated files are kept (`PATH.1` … `PATH.<keep>`).
+    #[serde(default = "Audit::default_keep")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub keep: u32,
+    /// Writes each request's arguments too (else only their sha256): they may hold what
+    /// the trail should not.
+    #[serde(default)]
+    pub include_arguments: bool,
+    /// The environment variable holding the key each record's HMAC is made with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<EnvName>,
+}
+
+impl Audit {
+    fn default_max_size() -> crate::units::Size {
+        crate::units::Size::mib(64)
+    }
+    fn default_keep() -> u32 {
+        8
+    }
+}
+
+/// `serve.audit` as a generation holds it: the path made absolute.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditConfig {
+    pub path: std::path::PathBuf,
+    pub max_size: crate::units::Size,
+    pub keep: u32,
+    pub include_arguments: bool,
+    pub key_env: Option<String>,
 }
 
 /// A web origin as a browser sends it: `https://app.example.com`, `http://localhost:3000`.
@@ -188,6 +232,7 @@ impl Default for Serve {
             max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
             input_timeout: Serve::default_input_timeout(),
             allowed_origins: Vec::new(),
+            audit: None,
         }
     }
 }
@@ -211,6 +256,8 @@ pub struct ServeLimits {
     pub max_buffered_request_bytes: crate::units::Size,
     pub input_timeout: Duration,
     pub allowed_origins: Vec<Origin>,
+    /// `serve.audit`, its path made absolute at resolve.
+    pub audit: Option<AuditConfig>,
 }
 
 impl From<&Serve> for ServeLimits {
@@ -228,6 +275,13 @@ impl From<&Serve> for ServeLimits {
             max_buffered_request_bytes: serve.max_buffered_request_bytes,
             input_timeout: serve.input_timeout,
             allowed_origins: serve.allowed_origins.clone(),
+            audit: serve.audit.as_ref().map(|a| AuditConfig {
+                path: a.path.clone().into(),
+                max_size: a.max_size,
+                keep: a.keep,
+                include_arguments: a.include_arguments,
+                key_env: a.key_env.as_ref().map(|e| e.0.clone()),
+            }),
         }
     }
 }

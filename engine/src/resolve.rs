@@ -358,6 +358,10 @@ fn serve_service(tree: &Node, sources: &Sources, out: &mut Vec<Diagnostic>) -> O
     if let Some(t) = token_source(tree, sources, "/serve", &serve.bearer_token_env, &serve.bearer_token_file, out) {
         section["bearer_token"] = t;
     }
+    if let Some(audit) = &serve.audit {
+        let written_in = sources.path(locate(tree, "/serve/audit/path").file);
+        section["audit"]["path"] = Json::from(resolve_path(written_in, &audit.path).display().to_string());
+    }
     if !serve_tokens.is_empty() {
         section["agents"] = Json::Object(serve_tokens);
     }

@@ -272,6 +272,10 @@ pub trait Running: AsAny + Send + Sync {
     fn offers_for(&self, _agent: &str) -> Arc<crate::offers::Offers> {
         self.offers()
     }
+    /// Whether it holds back a tool clients would call `name` (a pinned mount's, `pin`).
+    fn holds_tool(&self, _name: &str) -> bool {
+        false
+    }
     /// Client session `session` (`ClientLink::session`) has ended: a mount that keeps a
     /// connection per session ends its.
     fn session_ended(&self, _session: u64) {}

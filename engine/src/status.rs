@@ -23,6 +23,9 @@ pub struct DeploymentStatus {
     pub mounts: Mounts,
     /// Each surface's own view (`Surface::status`), by service.
     pub services: Map<String, Json>,
+    /// The audit trail (`serve.audit`): where it is written and its head.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Json>,
     /// Per agent with `quota` rules, what its requests use of each now.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub quotas: std::collections::BTreeMap<String, Vec<Json>>,

@@ -1,5 +1,6 @@
 //! One file per CLI verb.
 
+pub mod audit;
 pub mod call;
 pub mod diff;
 pub mod export;

@@ -62,6 +62,7 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, reach: 
         on_activated,
         check_serve_token: reach != Reach::Local,
         require_tokens: reach == Reach::Network,
+        audit: true,
         ..Default::default()
     };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::env::ProcessEnv), options);

@@ -93,6 +93,8 @@ pub struct Passing<'a> {
     pub entry: Option<&'a crate::deploy::CatalogEntry>,
     /// What a hook holds for as long as the request runs (a quota's place), let go once it is answered.
     pub holds: Vec<Box<dyn Send + Sync>>,
+    /// A person approved the call (`approve`), as the audit trail records it.
+    pub approved: bool,
 }
 
 /// A request answered, as `after` sees it.
@@ -321,7 +323,10 @@ impl Hook for Approval {
                 return refusal(crate::codes::APPROVAL_UNAVAILABLE, why);
             }
             match passing.client.ask(AskKind::Elicitation, question, None).await {
-                Ok(answer) if answer["action"] == "accept" && answer["content"]["approve"] == true => Ok(()),
+                Ok(answer) if answer["action"] == "accept" && answer["content"]["approve"] == true => {
+                    passing.approved = true;
+                    Ok(())
+                }
                 Ok(answer) => {
                     let action = answer["action"].as_str().unwrap_or("no answer");
                     refusal(

@@ -16,6 +16,15 @@ struct Route {
     task: Option<(String, crate::tasks::Held)>,
 }
 
+/// What became of a request, as the audit trail records it: the generation it was
+/// routed on, the mount that served it, the decision, and the code seam answered with.
+struct Seen {
+    generation: u64,
+    mount: Option<String>,
+    decision: crate::audit::Decision,
+    code: Option<crate::codes::Code>,
+}
+
 /// A request that cannot be answered by anything, as its caller is given it: a call's
 /// error result under `code`, another request's error.
 fn unanswerable(request: &MountRequest, code: crate::codes::Code, error: RequestError) -> Answered {
@@ -28,16 +37,52 @@ fn unanswerable(request: &MountRequest, code: crate::codes::Code, error: Request
 impl Deployment {
     /// One request of `caller`'s agent to what serves it, on the generation live when
     /// it arrives, through the call stage's hooks. A call runs under its tool's budgets
-    /// and counts on its generation while it runs.
-    pub async fn relay(&self, caller: &Caller, mut request: MountRequest, context: CallContext) -> Answered {
+    /// and counts on its generation while it runs. With an audit trail, each is recorded
+    /// once answered (`crate::audit`).
+    pub async fn relay(&self, caller: &Caller, request: MountRequest, context: CallContext) -> Answered {
+        let Some(trail) = self.audit() else { return self.relay_seen(caller, request, context).await.0 };
+        let started = std::time::Instant::now();
+        let (method, target, arguments) = (request.method(), request.target().to_owned(), request.arguments().clone());
+        let (answer, seen) = self.relay_seen(caller, request, context).await;
+        let result = match (&answer, seen.code) {
+            (_, Some(code)) => code.code,
+            (Ok(Answer::Tool(output)), None) if output.is_error => "tool_error",
+            (Ok(_), None) => "ok",
+            (Err(_), None) => "error",
+        };
+        trail.record(crate::audit::Record {
+            agent: &caller.agent,
+            token: caller.token.as_deref(),
+            mount: seen.mount.as_deref(),
+            method,
+            target: &target,
+            arguments: &arguments,
+            decision: seen.decision,
+            result,
+            took: started.elapsed(),
+            generation: seen.generation,
+        });
+        answer
+    }
+
+    /// `relay`, and what became of the request, as the audit trail records it.
+    async fn relay_seen(&self, caller: &Caller, mut request: MountRequest, context: CallContext) -> (Answered, Seen) {
+        use crate::audit::Decision;
         let started = std::time::Instant::now();
         let Some(generation) = self.live() else {
             let none = RequestError::Unavailable("no generation is live".to_owned());
-            return unanswerable(&request, crate::codes::TOOL_UNAVAILABLE, none);
+            let seen = Seen { generation: 0, mount: None, decision: Decision::Refused, code: Some(crate::codes::TOOL_UNAVAILABLE) };
+            return (unanswerable(&request, crate::codes::TOOL_UNAVAILABLE, none), seen);
         };
         let route = match self.route(&generation, caller, &mut request) {
             Ok(route) => route,
-            Err((code, error)) => return unanswerable(&request, code, error),
+            Err((code, error)) => {
+                // A call of a tool a pin holds back has no route either: the trail says which.
+                let held = matches!(&request, MountRequest::CallTool { name, .. } if generation.mounts.values().any(|slot| slot.running.holds_tool(name)));
+                let decision = if held { Decision::Held } else { Decision::Denied };
+                let seen = Seen { generation: generation.number, mount: None, decision, code: Some(code) };
+                return (unanswerable(&request, code, error), seen);
+            }
         };
         let is_call = matches!(request, MountRequest::CallTool { .. });
         // A call counts on its generation for as long as it runs, however it ends.
@@ -50,10 +95,36 @@ impl Deployment {
             client: &context.client,
             entry: route.entry.as_ref(),
             holds: Vec::new(),
+            approved: false,
         };
         let (passed, refusal) = self.chain.before(&mut passing).await;
         // Held until the answer has been back through the hooks.
         let holds = std::mem::take(&mut passing.holds);
+        let approved = passing.approved;
+        let mount = match &route.source {
+            Source::Mount(id) => Some(id.clone()),
+            Source::Service(_) => None,
+        };
+        let seen = match &refusal {
+            None => Seen {
+                generation: generation.number,
+                mount,
+                decision: if approved { Decision::Approved } else { Decision::Served },
+                code: None,
+            },
+            Some(refusal) => {
+                let decision = match refusal.code {
+                    code if code == crate::codes::QUOTA_EXCEEDED => Decision::OverQuota,
+                    code if [crate::codes::APPROVAL_DECLINED, crate::codes::APPROVAL_TIMEOUT, crate::codes::APPROVAL_UNAVAILABLE]
+                        .contains(&code) =>
+                    {
+                        Decision::Declined
+                    }
+                    _ => Decision::Refused,
+                };
+                Seen { generation: generation.number, mount, decision, code: Some(refusal.code) }
+            }
+        };
         let mut answer = match refusal {
             Some(refusal) => refusal.answer(&request),
             None => generation.dispatch(&caller.agent, &route, request.clone(), context).await,
@@ -75,7 +146,7 @@ impl Deployment {
             self.task_answered(&generation, caller, id, held, &mut answer, started);
         }
         drop(counted);
-        answer
+        (answer, seen)
     }
 
     /// One tool call (`relay`), its result as a tool's: for a caller that is no MCP client (`seam call`).

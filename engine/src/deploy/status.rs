@@ -69,6 +69,7 @@ impl Deployment {
             }
         }
         crate::status::DeploymentStatus {
+            audit: self.audit().map(|trail| trail.status()),
             quotas,
             generation: live.as_ref().map(|g| g.number),
             digest: live.as_ref().map(|g| g.digest.clone()),

@@ -437,6 +437,15 @@ impl Running for Handle {
         Some(self)
     }
 
+    fn holds_tool(&self, name: &str) -> bool {
+        let imports = self.0.imports.lock().expect("imports lock");
+        let named = |raw: &str| match self.0.common.naming {
+            crate::Naming::Prefixed => tool_name(&self.0.id, raw) == name,
+            crate::Naming::Raw => raw == name,
+        };
+        imports.held.iter().any(|held| held.kind == "tools" && named(&held.raw))
+    }
+
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
         self.0.stop.cancel();
         let task = self.0.supervisor.lock().expect("supervisor lock").take();
