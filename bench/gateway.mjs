@@ -215,7 +215,7 @@ const seamTarget = (seam) => ({ pid: seam.child.pid, makeTransport: () => new St
 
 // seam over HTTP in front of a fresh rmcp echo server, mounted as `echo` with `lines` added
 // to the mount; with `lock`, the lock is written first (`seam lock FILE`, the release binary).
-async function seamOverEcho(name, composition, lines = [], { lock = false } = {}) {
+async function seamOverEcho(name, composition, lines = [], { lock = false, env = {} } = {}) {
   const echo = await startEchoServer(`${name}-upstream`);
   const file = path.join(OUT, `${composition}.yaml`);
   fs.writeFileSync(file, ['seam: 1', `name: bench-${composition}`, 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ...lines, ''].join('\n'));
@@ -224,7 +224,7 @@ async function seamOverEcho(name, composition, lines = [], { lock = false } = {}
     const errFd = fs.openSync(path.join(OUT, `${name}-lock.stderr.log`), 'w');
     try { execFileSync(SEAM, ['lock', file], { cwd: OUT, stdio: ['ignore', 'ignore', errFd] }); } finally { fs.closeSync(errFd); }
   }
-  const seam = seamTarget(await seamOverHttp(name, file));
+  const seam = seamTarget(await seamOverHttp(name, file, env));
   return { ...seam, stop: async () => { await seam.stop(); await stopGroup(echo.child); } };
 }
 
@@ -276,6 +276,19 @@ const TARGETS = [
     setup: () => seamOverEcho('seam-http-echo-pinned', 'added-latency-pinned', [
       '    pin: locked', '    rewrite:', '      echo:', '        name: say', '        arguments: { defaults: { message: hi } }',
     ], { lock: true }),
+  },
+  {
+    // The same with the call stage's controls on (issue 40): a quota rule over the tool (a
+    // bucket and a count of calls at once, never reached) and the audit trail, HMAC-sealed.
+    name: 'seam → rmcp echo server, quota + audit', key: 'seam-http-echo-governed', transport: 'streamable HTTP', tool: 'mcp__echo__echo',
+    optional: true,
+    setup: () => {
+      fs.rmSync(path.join(OUT, 'audit'), { recursive: true, force: true });
+      return seamOverEcho('seam-http-echo-governed', 'added-latency-governed', [
+        'quota:', '  - { tools: "mcp__echo__*", calls: { max: 1000000000, per: 1s }, concurrent: 100000 }',
+        'serve:', `  audit: { path: ${JSON.stringify(path.join(OUT, 'audit', 'trail.jsonl'))}, key_env: SEAM_BENCH_AUDIT_KEY }`,
+      ], { env: { SEAM_BENCH_AUDIT_KEY: 'bench-audit-key' } });
+    },
   },
   {
     name: 'seam', key: 'seam-stdio', transport: 'stdio', tool: 'mcp__ev__echo', stdio: true,
@@ -441,7 +454,7 @@ function available(t) {
   if (!t.optional) return true;
   if (t.key === 'relay') return Boolean(RELAY);
   if (t.key === 'seam-http-nodelay') return Boolean(NODELAY_SHIM);
-  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo, seam-http-echo-pinned
+  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo, seam-http-echo-pinned, seam-http-echo-governed
 }
 
 // --- Interleaved: one client per target, calls alternating ----------------------

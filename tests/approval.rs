@@ -4,16 +4,9 @@
 //! or a client that cannot be asked each give the call a tool error with a code, and
 //! the server never hears of the call (the flaky server's own record, `FLAKY_HEARD`).
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::support::*;
-
-/// How many calls the flaky server has heard of.
-fn calls_heard(heard: &Path) -> usize {
-    std::fs::read_to_string(heard).unwrap_or_default().lines().filter(|line| line.ends_with(" tools/call")).count()
-}
 
 /// A composition whose `mcp__f__*` tools are asked about, but `mcp__f__pid`; the
 /// server records what it hears in `heard`.

@@ -10,10 +10,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-fn calls_heard(heard: &Path) -> usize {
-    std::fs::read_to_string(heard).unwrap_or_default().lines().filter(|line| line.ends_with(" tools/call")).count()
-}
-
 /// The flaky server as `f` (its calls recorded in `heard`), server-everything as
 /// `everything`, and the default agent's `quota` rules.
 fn with_quota(dir: &Path, quota: &str, more: &str) -> (PathBuf, PathBuf) {

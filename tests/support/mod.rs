@@ -49,6 +49,11 @@ pub fn python_peer_with_env(script: &str, args: &[&str], env: &[(&str, &str)]) -
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} {args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// How many calls a flaky server run with `FLAKY_HEARD=heard` has heard of: its own record.
+pub fn calls_heard(heard: &Path) -> usize {
+    std::fs::read_to_string(heard).unwrap_or_default().lines().filter(|line| line.ends_with(" tools/call")).count()
+}
+
 pub fn flaky_server() -> String {
     root().join("tests/peers/flaky-mcp-server.mjs").display().to_string()
 }
