@@ -105,3 +105,27 @@ fn a_trail_whose_key_is_unset_refuses_the_start() {
     assert!(log.contains("c.yaml:10:36: error[AUDIT_UNWRITABLE]"), "{log}");
     assert!(!dir.join("a.jsonl").exists(), "nothing was written");
 }
+
+/// A request given up before its answer is still a record, `cancelled`, since it may
+/// have reached its server: here a 2026-07-28 call waiting for its client's approval,
+/// which never retries, so that the call expires at `serve.input_timeout`.
+#[test]
+fn a_call_given_up_before_its_answer_is_recorded_as_cancelled() {
+    let dir = scratch("audit-cancelled");
+    let file = dir.join("c.yaml");
+    let mount = flaky_mount("f", &[("FLAKY_TOOLS", "alpha")], "");
+    let rest = "serve:\n  input_timeout: 1s\n  audit: { path: a.jsonl }\ntools:\n  mcp__f__alpha: { approve: ask }\n";
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{mount}{rest}"));
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let params = json!({ "name": "mcp__f__alpha", "arguments": { "message": "hi" } });
+    let asked = modern_request(&seam.base, "/mcp", "tools/call", params, json!({ "elicitation": { "form": {} } }));
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let trail = dir.join("a.jsonl");
+    let mut records = Vec::new();
+    wait_until("the expired call's record", || {
+        records = std::fs::read_to_string(&trail).unwrap_or_default().lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).collect();
+        !records.is_empty()
+    });
+    assert_eq!((records[0]["target"].as_str(), records[0]["decision"].as_str()), (Some("mcp__f__alpha"), Some("cancelled")), "{records:?}");
+    assert!(seam.terminate().success());
+}

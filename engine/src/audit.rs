@@ -8,8 +8,10 @@
 //!
 //! A record names the agent, the token's name (never the token), the mount, the method,
 //! the target, the sha256 of the canonical arguments (the arguments only with
-//! `include_arguments`), the decision, the result's code, the time taken and the
-//! generation. It quotes no message, so no secret a message might hold reaches it.
+//! `include_arguments`), the decision, the result (seam's code when routing or a hook
+//! refused it; an error result seam made further in is `tool_error`, as `ToolOutput`
+//! keeps no code), the time taken and the generation. It quotes no message, so no
+//! secret a message might hold reaches it.
 //!
 //! Records are written in order under one lock, each a `write` to the file (not synced):
 //! the chain is only as durable as the page cache until the kernel writes it.
@@ -40,6 +42,9 @@ pub enum Decision {
     OverQuota,
     /// Refused by another hook of the call stage.
     Refused,
+    /// Dropped before it was answered (a 2026-07-28 call whose wait for its client's
+    /// answers expired): it may have reached its server.
+    Cancelled,
 }
 
 impl Decision {
@@ -52,6 +57,7 @@ impl Decision {
             Decision::Declined => "declined",
             Decision::OverQuota => "over_quota",
             Decision::Refused => "refused",
+            Decision::Cancelled => "cancelled",
         }
     }
 }
@@ -76,7 +82,9 @@ pub struct Record<'a> {
 pub struct Trail {
     config: AuditConfig,
     key: Option<Vec<u8>>,
-    writer: Mutex<Writer>,
+    /// Shared with the trail it replaced when a reload keeps the path (`open_after`), so
+    /// that requests still holding that one write on the same chain.
+    writer: std::sync::Arc<Mutex<Writer>>,
 }
 
 struct Writer {
@@ -138,13 +146,7 @@ impl Trail {
     /// follows the last one written there (or in the file rotated before it), whatever
     /// process wrote it. The key is read from the variable `key_env` names.
     pub fn open(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Trail, String> {
-        let key = match &config.key_env {
-            Some(name) => match env.var(name) {
-                Some(key) if !key.is_empty() => Some(key.into_bytes()),
-                _ => return Err(format!("`serve.audit.key_env` names `{name}`, which is unset or empty")),
-            },
-            None => None,
-        };
+        let key = Trail::open_key(config, env)?;
         if let Some(parent) = config.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
@@ -155,7 +157,36 @@ impl Trail {
             .map_err(|e| format!("{}: {e}", config.path.display()))?;
         let size = file.metadata().map_err(|e| e.to_string())?.len();
         let head = last_line(&config.path).or_else(|| last_line(&rotated(&config.path, 1))).map(|line| line_hash(&line));
-        Ok(Trail { config: config.clone(), key, writer: Mutex::new(Writer { file, size, head }) })
+        Ok(Trail { config: config.clone(), key, writer: std::sync::Arc::new(Mutex::new(Writer { file, size, head })) })
+    }
+
+    /// The trail a reload's `config` names, after `live`: `live` itself when nothing
+    /// changed; one writing on `live`'s file and chain when only the other settings
+    /// did (a second writer would fork the chain); else one opened anew.
+    pub fn open_after(
+        config: &AuditConfig,
+        live: Option<std::sync::Arc<Trail>>,
+        env: &dyn crate::env::Env,
+    ) -> Result<std::sync::Arc<Trail>, String> {
+        match live {
+            Some(live) if live.is(config) => Ok(live),
+            Some(live) if live.config.path == config.path => {
+                let opened = Trail::open_key(config, env)?;
+                Ok(std::sync::Arc::new(Trail { config: config.clone(), key: opened, writer: live.writer.clone() }))
+            }
+            _ => Trail::open(config, env).map(std::sync::Arc::new),
+        }
+    }
+
+    /// The key `key_env` names, read now.
+    fn open_key(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Option<Vec<u8>>, String> {
+        match &config.key_env {
+            Some(name) => match env.var(name) {
+                Some(key) if !key.is_empty() => Ok(Some(key.into_bytes())),
+                _ => Err(format!("`serve.audit.key_env` names `{name}`, which is unset or empty")),
+            },
+            None => Ok(None),
+        }
     }
 
     /// Whether it writes what `config` says, as it was opened (a reload that keeps it keeps the trail).
@@ -390,6 +421,28 @@ mod tests {
         let broken = tampered(&cut).unwrap_err();
         assert!(broken.why.contains("records after it are missing"), "{broken:?}");
         assert!(tampered(&cut).is_err() && verify(&files, None, None).is_ok(), "only the head catches a cut tail");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A reload that changes a trail's settings but not its path writes on the same chain
+    /// (requests still holding the old trail included): one writer, never two.
+    #[test]
+    fn a_reload_that_keeps_the_path_keeps_one_chain() {
+        let dir = scratch("reload");
+        let before = config(&dir, 1 << 20, None);
+        let old = std::sync::Arc::new(Trail::open(&before, &Keyed).unwrap());
+        call(&old, "mcp__f__a");
+        let after = AuditConfig { include_arguments: true, ..before.clone() };
+        let new = Trail::open_after(&after, Some(old.clone()), &Keyed).unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&old, &new) && new.is(&after));
+        call(&new, "mcp__f__b");
+        call(&old, "mcp__f__c");
+        call(&new, "mcp__f__d");
+        let sound = verify(std::slice::from_ref(&before.path), None, new.head().as_deref()).unwrap();
+        assert_eq!(sound.records, 4);
+        assert!(std::fs::read_to_string(&before.path).unwrap().contains("hunter2"), "the new settings apply to the new trail's records");
+        let same = Trail::open_after(&after, Some(new.clone()), &Keyed).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&same, &new), "nothing changed: the same trail");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -640,11 +640,8 @@ impl Deployment {
     fn trail_for(&self, resolved: &Resolved, tree: &crate::yaml::Node) -> Result<Option<Arc<crate::audit::Trail>>, Diagnostic> {
         let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
         let (true, Some(config)) = (self.options.audit, serve.audit) else { return Ok(None) };
-        if let Some(live) = self.audit.load_full().filter(|trail| trail.is(&config)) {
-            return Ok(Some(live));
-        }
-        match crate::audit::Trail::open(&config, &*self.env) {
-            Ok(trail) => Ok(Some(Arc::new(trail))),
+        match crate::audit::Trail::open_after(&config, self.audit.load_full(), &*self.env) {
+            Ok(trail) => Ok(Some(trail)),
             Err(why) => {
                 let at = if why.contains("key_env") { "/serve/audit/key_env" } else { "/serve/audit/path" };
                 Err(Diagnostic::new(crate::codes::AUDIT_UNWRITABLE, locate(tree, at), at, format!("the audit trail cannot be kept: {why}")))

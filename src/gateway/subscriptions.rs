@@ -43,9 +43,10 @@ pub(super) struct Release {
 
 impl Drop for Release {
     fn drop(&mut self) {
-        self.deployment.session_ended(self.session);
         let subscribed: Vec<_> = self.subscribed.lock().drain().collect();
+        // Outside the runtime (at its end) nothing is left to end or give back.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        self.deployment.session_ended(self.session);
         if subscribed.is_empty() {
             return;
         }

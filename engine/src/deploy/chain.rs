@@ -125,11 +125,13 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    /// The refusal as the answer to `request`: a call's error result, another request's
-    /// invalid-request error whose `data` has the code (and the refusal's own data).
+    /// The refusal as the answer to `request`: a call's error result; another request's
+    /// error, which with `data` (a quota's wait) is an invalid-request error whose `data`
+    /// has the code and it.
     pub fn answer(self, request: &MountRequest) -> Answered {
         match request {
             MountRequest::CallTool { .. } => Ok(Answer::Tool(ToolOutput::error(self.code, self.message))),
+            _ if self.data.is_none() => Err(RequestError::Refused(format!("{}: {}", self.code, self.message))),
             _ => {
                 let mut data = serde_json::Map::from_iter([("code".to_owned(), serde_json::Value::from(self.code.code))]);
                 if let Some(serde_json::Value::Object(more)) = self.data {
@@ -217,7 +219,14 @@ impl Quota {
             Source::Service(_) => None,
         };
         let ruled_as = ruled_as.unwrap_or(request.target());
-        (rules, rules.iter().filter(|rule| rule.covers(request, ruled_as, mount)).map(|rule| &**rule).collect())
+        let mut covering: Vec<&crate::quota::QuotaRule> = Vec::new();
+        // A rule written twice (a child repeating its parent's) is one rule: counted once.
+        for rule in rules.iter().filter(|rule| rule.covers(request, ruled_as, mount)) {
+            if !covering.iter().any(|taken| taken.digest == rule.digest) {
+                covering.push(rule);
+            }
+        }
+        (rules, covering)
     }
 }
 

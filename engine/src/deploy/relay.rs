@@ -16,6 +16,45 @@ struct Route {
     task: Option<(String, crate::tasks::Held)>,
 }
 
+/// A request the audit trail owes a record: written once it is answered, or, when it is
+/// given up first (its future dropped), as `cancelled`.
+struct Pending<'a> {
+    trail: Arc<crate::audit::Trail>,
+    caller: &'a Caller,
+    method: &'static str,
+    target: String,
+    arguments: Map<String, Json>,
+    generation: u64,
+    started: std::time::Instant,
+    recorded: bool,
+}
+
+impl Pending<'_> {
+    fn record(&mut self, mount: Option<&str>, decision: crate::audit::Decision, result: &str, generation: u64) {
+        self.recorded = true;
+        self.trail.record(crate::audit::Record {
+            agent: &self.caller.agent,
+            token: self.caller.token.as_deref(),
+            mount,
+            method: self.method,
+            target: &self.target,
+            arguments: &self.arguments,
+            decision,
+            result,
+            took: self.started.elapsed(),
+            generation,
+        });
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.recorded {
+            self.record(None, crate::audit::Decision::Cancelled, "cancelled", self.generation);
+        }
+    }
+}
+
 /// What became of a request, as the audit trail records it: the generation it was
 /// routed on, the mount that served it, the decision, and the code seam answered with.
 struct Seen {
@@ -41,8 +80,16 @@ impl Deployment {
     /// once answered (`crate::audit`).
     pub async fn relay(&self, caller: &Caller, request: MountRequest, context: CallContext) -> Answered {
         let Some(trail) = self.audit() else { return self.relay_seen(caller, request, context).await.0 };
-        let started = std::time::Instant::now();
-        let (method, target, arguments) = (request.method(), request.target().to_owned(), request.arguments().clone());
+        let mut pending = Pending {
+            trail,
+            caller,
+            method: request.method(),
+            target: request.target().to_owned(),
+            arguments: request.arguments().clone(),
+            generation: self.live().map_or(0, |g| g.number),
+            started: std::time::Instant::now(),
+            recorded: false,
+        };
         let (answer, seen) = self.relay_seen(caller, request, context).await;
         let result = match (&answer, seen.code) {
             (_, Some(code)) => code.code,
@@ -50,18 +97,7 @@ impl Deployment {
             (Ok(_), None) => "ok",
             (Err(_), None) => "error",
         };
-        trail.record(crate::audit::Record {
-            agent: &caller.agent,
-            token: caller.token.as_deref(),
-            mount: seen.mount.as_deref(),
-            method,
-            target: &target,
-            arguments: &arguments,
-            decision: seen.decision,
-            result,
-            took: started.elapsed(),
-            generation: seen.generation,
-        });
+        pending.record(seen.mount.as_deref(), seen.decision, result, seen.generation);
         answer
     }
 
@@ -78,7 +114,7 @@ impl Deployment {
             Ok(route) => route,
             Err((code, error)) => {
                 // A call of a tool a pin holds back has no route either: the trail says which.
-                let held = matches!(&request, MountRequest::CallTool { name, .. } if generation.mounts.values().any(|slot| slot.running.holds_tool(name)));
+                let held = matches!(&request, MountRequest::CallTool { name, .. } if generation.mounts.iter().any(|(id, slot)| generation.sees(&caller.agent, id) && slot.running.holds_tool(name)));
                 let decision = if held { Decision::Held } else { Decision::Denied };
                 let seen = Seen { generation: generation.number, mount: None, decision, code: Some(code) };
                 return (unanswerable(&request, code, error), seen);

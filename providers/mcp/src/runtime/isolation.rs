@@ -119,6 +119,9 @@ impl Running for PerAgent {
     fn offered(&self) -> Option<seam_engine::lock::MountLock> {
         self.by_agent.values().next().and_then(|r| r.offered())
     }
+    fn holds_tool(&self, name: &str) -> bool {
+        self.by_agent.values().any(|r| r.holds_tool(name))
+    }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
         facts.insert("connections".into(), Json::from(self.by_agent.len()));
@@ -145,6 +148,14 @@ impl Running for PerAgent {
 /// what one agent's token can make a mount keep; a 2025-11-25 session's connection is
 /// bounded by the agent's sessions.
 pub const MAX_STATELESS_CLIENTS_PER_AGENT: usize = 8;
+
+/// The most 2026-07-28 client identities one agent may hold on a mount of
+/// `max_connections`: `MAX_STATELESS_CLIENTS_PER_AGENT`, and never more than half the
+/// mount's connections (one at the least), so that names one agent makes up cannot
+/// take every connection from the others.
+fn stateless_per_agent(max_connections: u32) -> usize {
+    (max_connections as usize / 2).clamp(1, MAX_STATELESS_CLIENTS_PER_AGENT)
+}
 
 /// A mount with a connection per client session (`isolation: per-session`).
 pub(super) struct PerSession {
@@ -236,11 +247,13 @@ impl PerSession {
         Arc::new(PerSession { lister, starter, limits, sessions, stop })
     }
 
-    /// The slot of `key`'s session, made if it has none and the limits leave room.
-    fn slot(&self, key: &ClientKey) -> Result<Arc<SessionSlot>, String> {
+    /// The slot of `key`'s session, made if it has none and the limits leave room, with
+    /// the request counted in it: under the lock `end_idle` holds, so that an idle slot is
+    /// never ended between being found and being used.
+    fn slot(&self, key: &ClientKey) -> Result<InUse, String> {
         let mut sessions = self.sessions.lock().expect("sessions lock");
         if let Some(slot) = sessions.get(key) {
-            return Ok(slot.clone());
+            return Ok(InUse::of(slot.clone()));
         }
         let max = self.limits.max_connections as usize;
         if sessions.len() >= max {
@@ -250,18 +263,19 @@ impl PerSession {
                 self.limits.idle_timeout
             ));
         }
+        let most = stateless_per_agent(self.limits.max_connections);
         if let Some(agent) = key.stateless_agent()
-            && sessions.keys().filter(|k| k.stateless_agent() == Some(agent)).count() >= MAX_STATELESS_CLIENTS_PER_AGENT
+            && sessions.keys().filter(|k| k.stateless_agent() == Some(agent)).count() >= most
         {
             return Err(format!(
-                "agent `{agent}` has connections for {MAX_STATELESS_CLIENTS_PER_AGENT} 2026-07-28 clients on this mount, \
+                "agent `{agent}` has connections for {most} 2026-07-28 clients on this mount, \
                  the most one agent may: {key} may try again when one has been idle for {}",
                 self.limits.idle_timeout
             ));
         }
         let slot = Arc::new(SessionSlot::new(key.clone()));
         sessions.insert(key.clone(), slot.clone());
-        Ok(slot)
+        Ok(InUse::of(slot))
     }
 
     /// Why a request was not sent, as its answer.
@@ -352,13 +366,13 @@ impl Running for PerSession {
         let Some(key) = client.link().map(|link| link.key()) else {
             return self.lister.relay(request, client, cancel);
         };
-        let slot = match self.slot(&key) {
-            Ok(slot) => slot,
+        let in_use = match self.slot(&key) {
+            Ok(in_use) => in_use,
             Err(why) => {
                 return Box::pin(std::future::ready(PerSession::refused(&request, crate::codes::MCP_SESSION_CONNECTIONS_FULL, why)));
             }
         };
-        let in_use = InUse::of(slot.clone());
+        let slot = in_use.0.clone();
         let (starter, roots) = (self.starter.clone(), roots.clone());
         Box::pin(async move {
             let _in_use = in_use;
@@ -414,6 +428,9 @@ impl Running for PerSession {
     }
     fn offered(&self) -> Option<seam_engine::lock::MountLock> {
         self.lister.offered()
+    }
+    fn holds_tool(&self, name: &str) -> bool {
+        self.lister.holds_tool(name)
     }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = self.lister.facts();
