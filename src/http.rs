@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::gateway::Gateway;
 use crate::sessions::{Sessions, session_id};
 
-type AgentService = StreamableHttpService<Gateway, LocalSessionManager>;
+type AgentService = StreamableHttpService<crate::metrics::Observed, LocalSessionManager>;
 /// Each agent's MCP service, with its session manager.
 type Agents = HashMap<String, (AgentService, Arc<LocalSessionManager>)>;
 
@@ -56,6 +56,8 @@ struct App {
     hosts: Arc<Vec<String>>,
     /// The port seam listens on: its own origins are `http://` each of `hosts` at it.
     port: u16,
+    /// What `/metrics` shows: this front end's requests and the deployment now.
+    metrics: Arc<crate::metrics::Metrics>,
     /// The bytes of request bodies the gate holds, against `max_buffered_request_bytes`.
     budget: Arc<crate::body::Budget>,
 }
@@ -135,12 +137,16 @@ impl App {
         agents
             .entry(agent.to_owned())
             .or_insert_with(|| {
-                let (deployment, agent, clients) = (self.deployment.clone(), agent.to_owned(), self.clients.clone());
+                let (deployment, agent, clients, metrics) =
+                    (self.deployment.clone(), agent.to_owned(), self.clients.clone(), self.metrics.clone());
                 let mut manager = LocalSessionManager::default();
                 manager.session_config.keep_alive = None;
                 let manager = Arc::new(manager);
                 let service = StreamableHttpService::new(
-                    move || Ok(Gateway::new(deployment.clone(), agent.clone(), clients.clone())),
+                    move || {
+                        let gateway = Gateway::new(deployment.clone(), agent.clone(), clients.clone());
+                        Ok(crate::metrics::Observed { gateway, metrics: metrics.clone() })
+                    },
                     manager.clone(),
                     self.config.clone(),
                 );
@@ -311,6 +317,9 @@ fn token_answer(app: &App, request: &Request, path: &str, agent: &str) -> Option
         }
     };
     let expected = expected.as_ref()?;
+    if path == "/metrics" && app.limits().metrics_public {
+        return None;
+    }
     let denied = || (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
     // A browser's way in: the token once in the address, then a cookie and a clean address.
     if path == "/ui"
@@ -554,12 +563,14 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         hosts: Arc::new(hosts),
         port: local.port(),
         budget: Arc::default(),
+        metrics: crate::metrics::Metrics::new(deployment.clone()),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/status", get(status))
+        .route("/metrics", get(metrics))
         .route("/ui", get(ui_page))
         .route("/ui/page.css", get(|| async { ([(CONTENT_TYPE, "text/css; charset=utf-8")], crate::ui::CSS) }))
         .route("/ui/page.js", get(|| async { ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], crate::ui::JS) }))
@@ -610,6 +621,11 @@ async fn status(State(app): State<App>) -> Response {
     let status =
         Status { deployment: app.deployment.status(), clients: app.clients.tally.status(), reads: Reads { bytes_in_flight, waiting } };
     axum::Json(status).into_response()
+}
+
+/// `/metrics`, in the OpenMetrics text Prometheus scrapes.
+async fn metrics(State(app): State<App>) -> Response {
+    ([(CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], app.metrics.encode()).into_response()
 }
 
 async fn ui_page(State(app): State<App>) -> Response {

@@ -17,6 +17,7 @@ mod gateway;
 mod http;
 mod listen;
 pub mod log;
+mod metrics;
 mod refusal;
 mod sessions;
 mod tally;

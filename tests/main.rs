@@ -15,6 +15,7 @@ mod generated;
 mod import;
 mod isolation;
 mod lsp;
+mod metrics;
 mod pinning;
 mod promises;
 mod properties;

@@ -341,6 +341,8 @@ pub struct Deployment {
     /// Wakes the reload worker; triggers while a reload runs coalesce into one more.
     trigger: tokio::sync::Notify,
     outcomes: Mutex<VecDeque<Outcome>>,
+    /// How many reloads ended each way (`OutcomeKind::ALL`'s order), since the start.
+    reloads: [AtomicU64; 3],
     /// When the reload running now started, for `/status`: until its outcome, the last one is not the news.
     reloading_since: Mutex<Option<SystemTime>>,
     /// Checks on the blocking pool, the ones left past `CHECK_DEADLINE` included.
@@ -380,6 +382,7 @@ impl Deployment {
             reloading: tokio::sync::Mutex::new(()),
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
+            reloads: Default::default(),
             reloading_since: Mutex::new(None),
             checks_running: Arc::default(),
             files: Mutex::new(vec![path.to_owned()]),
@@ -463,6 +466,11 @@ impl Deployment {
         self.outcomes.lock().expect("outcomes lock").iter().cloned().collect()
     }
 
+    /// How many reloads (the start included) ended each way since the start.
+    pub fn reload_counts(&self) -> [(OutcomeKind, u64); 3] {
+        std::array::from_fn(|i| (OutcomeKind::ALL[i], self.reloads[i].load(Ordering::Relaxed)))
+    }
+
     pub fn last_outcome(&self) -> Option<Outcome> {
         self.outcomes.lock().expect("outcomes lock").back().cloned()
     }
@@ -516,6 +524,8 @@ impl Deployment {
         }
         outcomes.push_back(outcome.clone());
         drop(outcomes);
+        let kind = OutcomeKind::ALL.iter().position(|k| *k == outcome.outcome).expect("every kind is listed");
+        self.reloads[kind].fetch_add(1, Ordering::Relaxed);
         self.status_changes.notify();
         outcome
     }

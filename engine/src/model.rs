@@ -129,6 +129,10 @@ pub struct Serve {
     /// against DNS rebinding. Follows reloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<Origin>,
+    /// Serve `/metrics` (Prometheus) without the default agent's token, for a scraper
+    /// that cannot send one; it names tools, agents and mounts, never a secret.
+    #[serde(default)]
+    pub metrics_public: bool,
     /// A tamper-evident trail of every request that reaches the call stage (`crate::audit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<Audit>,
@@ -233,6 +237,7 @@ impl Default for Serve {
             input_timeout: Serve::default_input_timeout(),
             allowed_origins: Vec::new(),
             audit: None,
+            metrics_public: false,
         }
     }
 }
@@ -258,6 +263,7 @@ pub struct ServeLimits {
     pub allowed_origins: Vec<Origin>,
     /// `serve.audit`, its path made absolute at resolve.
     pub audit: Option<AuditConfig>,
+    pub metrics_public: bool,
 }
 
 impl From<&Serve> for ServeLimits {
@@ -275,6 +281,7 @@ impl From<&Serve> for ServeLimits {
             max_buffered_request_bytes: serve.max_buffered_request_bytes,
             input_timeout: serve.input_timeout,
             allowed_origins: serve.allowed_origins.clone(),
+            metrics_public: serve.metrics_public,
             audit: serve.audit.as_ref().map(|a| AuditConfig {
                 path: a.path.clone().into(),
                 max_size: a.max_size,

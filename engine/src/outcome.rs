@@ -52,6 +52,8 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
+    pub const ALL: [OutcomeKind; 3] = [OutcomeKind::Applied, OutcomeKind::Rejected, OutcomeKind::Unchanged];
+
     pub fn as_str(self) -> &'static str {
         match self {
             OutcomeKind::Applied => "applied",

@@ -1,0 +1,277 @@
+//! `/metrics`: Prometheus's view of what passes through the HTTP front end, by the
+//! OpenTelemetry semantic conventions for MCP where they name a metric, with
+//! Prometheus's names and units. Every request a client sends is measured around the
+//! gateway (`Observed`, a `ServerHandler` that forwards each method to `Gateway`: rmcp's
+//! `StreamableHttpService` serves a `ServerHandler`), lists and `initialize` included.
+//! What the deployment is (its generation, reloads, calls in flight, mounts' states) is
+//! read at each scrape (`DeploymentNow`).
+//!
+//! Every label's values are bounded: methods are the handler's own, tools are names the
+//! agent's live catalog has (any other is `_other`), agents are the composition's. No
+//! label carries an argument, a URL or a secret.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler};
+use seam_engine::deploy::Deployment;
+
+use crate::gateway::Gateway;
+
+/// The bucket bounds, in seconds, the conventions give `mcp.server.operation.duration`.
+const DURATION_BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// The label of anything outside a bounded set.
+const OTHER: &str = "_other";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerOperation {
+    mcp_method_name: &'static str,
+    /// The tool called (`tools/call`), empty for any other method.
+    gen_ai_tool_name: String,
+    agent: String,
+    /// Empty when it succeeded; `tool_error` for a result with `isError`; else the JSON-RPC error code.
+    error_type: String,
+}
+
+/// One front end's metrics.
+pub struct Metrics {
+    registry: Registry,
+    server: Family<ServerOperation, Histogram>,
+}
+
+impl Metrics {
+    pub fn new(deployment: Arc<Deployment>) -> Arc<Metrics> {
+        let mut registry = Registry::default();
+        let server = Family::<ServerOperation, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
+        registry.register_with_unit(
+            "mcp_server_operation_duration",
+            "How long seam took to answer an MCP request (mcp.server.operation.duration)",
+            Unit::Seconds,
+            server.clone(),
+        );
+        registry.register_collector(Box::new(DeploymentNow(deployment)));
+        Arc::new(Metrics { registry, server })
+    }
+
+    /// The text a scrape gets (OpenMetrics).
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry).expect("writing to a String does not fail");
+        text
+    }
+}
+
+/// What the deployment is at a scrape.
+struct DeploymentNow(Arc<Deployment>);
+
+impl std::fmt::Debug for DeploymentNow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeploymentNow")
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MountState {
+    mount: String,
+    state: String,
+}
+
+impl prometheus_client::collector::Collector for DeploymentNow {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let live = self.0.live();
+        let generation = ConstGauge::new(live.as_ref().map_or(0, |g| g.number as i64));
+        generation.encode(encoder.encode_descriptor(
+            "seam_generation",
+            "The live generation's number (0: none yet)",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        let in_flight = ConstGauge::new(live.as_ref().map_or(0, |g| g.calls_in_flight() as i64));
+        in_flight.encode(encoder.encode_descriptor(
+            "seam_calls_in_flight",
+            "Calls running on the live generation",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        let mut reloads =
+            encoder.encode_descriptor("seam_reloads", "Reloads, the start included, by outcome", None, MetricType::Counter)?;
+        for (kind, n) in self.0.reload_counts() {
+            ConstCounter::new(n).encode(reloads.encode_family(&Outcome { outcome: kind.as_str() })?)?;
+        }
+        let mut states = encoder.encode_descriptor(
+            "seam_mount_state",
+            "1 for each mount of the live generation, labelled with its state",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (id, slot) in live.iter().flat_map(|g| g.mounts.iter()) {
+            let state =
+                serde_json::to_value(slot.running.status().state).ok().and_then(|s| s.as_str().map(str::to_owned)).unwrap_or_default();
+            ConstGauge::new(1i64).encode(states.encode_family(&MountState { mount: id.clone(), state })?)?;
+        }
+        Ok(())
+    }
+}
+
+/// The gateway of one session, each request measured.
+#[derive(Clone)]
+pub struct Observed {
+    pub gateway: Gateway,
+    pub metrics: Arc<Metrics>,
+}
+
+impl Observed {
+    /// The agent's label: the session's agent when the live composition has it.
+    fn agent(&self) -> String {
+        let known = self.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&self.gateway.agent));
+        if known { self.gateway.agent.clone() } else { OTHER.to_owned() }
+    }
+
+    /// `answer`, its time and outcome recorded under `method` (and `tool`, for a call);
+    /// `failed` says whether an answer that is no JSON-RPC error is a tool error.
+    fn timed<'a, T: 'a>(
+        &'a self,
+        method: &'static str,
+        tool: String,
+        failed: fn(&T) -> bool,
+        answer: impl Future<Output = Result<T, McpError>> + Send + 'a,
+    ) -> impl Future<Output = Result<T, McpError>> + Send + 'a {
+        let started = Instant::now();
+        async move {
+            let answered = answer.await;
+            let error_type = match &answered {
+                Err(e) => e.code.0.to_string(),
+                Ok(result) if failed(result) => "tool_error".to_owned(),
+                Ok(_) => String::new(),
+            };
+            let operation = ServerOperation { mcp_method_name: method, gen_ai_tool_name: tool, agent: self.agent(), error_type };
+            self.metrics.server.get_or_create(&operation).observe(started.elapsed().as_secs_f64());
+            answered
+        }
+    }
+}
+
+fn never<T>(_: &T) -> bool {
+    false
+}
+
+/// A request handler, forwarded and timed under its method's name.
+macro_rules! timed {
+    ($name:ident, $method:literal, $params:ty, $result:ty) => {
+        fn $name(
+            &self,
+            request: $params,
+            context: RequestContext<RoleServer>,
+        ) -> impl Future<Output = Result<$result, McpError>> + Send + '_ {
+            self.timed($method, String::new(), never, self.gateway.$name(request, context))
+        }
+    };
+}
+
+// Logging and `resources/subscribe` are deprecated by SEP-2577, and still what 2025-11-25 clients send.
+#[allow(deprecated)]
+impl ServerHandler for Observed {
+    fn ping(&self, context: RequestContext<RoleServer>) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
+        self.timed("ping", String::new(), never, self.gateway.ping(context))
+    }
+    timed!(initialize, "initialize", InitializeRequestParams, InitializeResult);
+    fn negotiate_initialize(&self, request: &InitializeRequestParams) -> Result<InitializeResult, McpError> {
+        self.gateway.negotiate_initialize(request)
+    }
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        self.gateway.supported_protocol_versions()
+    }
+    fn discover(&self, context: RequestContext<RoleServer>) -> impl Future<Output = Result<DiscoverResult, McpError>> + Send + '_ {
+        self.timed("server/discover", String::new(), never, self.gateway.discover(context))
+    }
+    timed!(complete, "completion/complete", CompleteRequestParams, CompleteResult);
+    timed!(set_level, "logging/setLevel", SetLevelRequestParams, ());
+    timed!(get_prompt, "prompts/get", GetPromptRequestParams, GetPromptResponse);
+    timed!(list_prompts, "prompts/list", Option<PaginatedRequestParams>, ListPromptsResult);
+    timed!(list_resources, "resources/list", Option<PaginatedRequestParams>, ListResourcesResult);
+    timed!(list_resource_templates, "resources/templates/list", Option<PaginatedRequestParams>, ListResourceTemplatesResult);
+    timed!(read_resource, "resources/read", ReadResourceRequestParams, ReadResourceResponse);
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        self.gateway.accepted_subscription_filter(requested)
+    }
+    fn listen(&self, context: rmcp::service::SubscriptionContext) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
+        self.gateway.listen(context)
+    }
+    timed!(subscribe, "resources/subscribe", SubscribeRequestParams, ());
+    timed!(unsubscribe, "resources/unsubscribe", UnsubscribeRequestParams, ());
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
+        let live = self.gateway.deployment.live();
+        let known = live.and_then(|g| g.lookup(&self.gateway.agent, &request.name)).flatten().is_some();
+        let tool = if known { request.name.to_string() } else { OTHER.to_owned() };
+        let failed = |answer: &CallToolResponse| matches!(answer, CallToolResponse::Complete(result) if result.is_error == Some(true));
+        self.timed("tools/call", tool, failed, self.gateway.call_tool(request, context))
+    }
+    timed!(list_tools, "tools/list", Option<PaginatedRequestParams>, ListToolsResult);
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.gateway.get_tool(name)
+    }
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CustomResult, McpError>> + Send + '_ {
+        // Its method is the client's to name: counted under one label.
+        self.timed(OTHER, String::new(), never, self.gateway.on_custom_request(request, context))
+    }
+    fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.gateway.on_cancelled(notification, context)
+    }
+    fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.gateway.on_progress(notification, context)
+    }
+    fn on_initialized(&self, context: NotificationContext<RoleServer>) -> impl Future<Output = ()> + Send + '_ {
+        self.gateway.on_initialized(context)
+    }
+    fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) -> impl Future<Output = ()> + Send + '_ {
+        self.gateway.on_roots_list_changed(context)
+    }
+    fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.gateway.on_custom_notification(notification, context)
+    }
+    fn get_info(&self) -> ServerConfig {
+        self.gateway.get_info()
+    }
+    timed!(get_task, "tasks/get", GetTaskParams, GetTaskResult);
+    timed!(update_task, "tasks/update", UpdateTaskParams, ());
+    timed!(cancel_task, "tasks/cancel", CancelTaskParams, ());
+    timed!(list_skills, "skills/list", Option<PaginatedRequestParams>, ListSkillsResult);
+    timed!(get_skill, "skills/get", GetSkillRequestParams, GetSkillResult);
+    timed!(read_resource_directory, "resources/directory/read", ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult);
+}

@@ -1,0 +1,97 @@
+//! `/metrics` (issue 41): what passes through the HTTP front end, in the OpenMetrics
+//! text a real Prometheus (Debian's) scrapes from seam on loopback; PromQL's answers
+//! are checked against the calls made. `/metrics` is the default agent's, like
+//! `/status`, unless `serve.metrics_public`.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const TOKEN: &str = "metrics-token-5b1e";
+
+/// PromQL's answer to `query`, as `(label value, value)` pairs.
+fn promql(prometheus: &str, query: &str) -> Vec<(String, f64)> {
+    let url =
+        format!("{prometheus}/api/v1/query?query={}", percent_encoding::utf8_percent_encode(query, percent_encoding::NON_ALPHANUMERIC));
+    let (code, body) = http_get(&url);
+    assert_eq!(code, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let mut found: Vec<(String, f64)> = answer["data"]["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .map(|r| {
+            let label = r["metric"].as_object().and_then(|m| m.values().next()).and_then(Value::as_str).unwrap_or_default().to_owned();
+            (label, r["value"][1].as_str().unwrap().parse().unwrap())
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[test]
+fn prometheus_scrapes_what_seam_served() {
+    let dir = scratch("metrics");
+    let file = dir.join("c.yaml");
+    let mount = flaky_mount("f", &[("FLAKY_TOOLS", "alpha")], "");
+    let composition =
+        |public: bool| format!("seam: 1\nmounts:\n{mount}serve:\n  bearer_token_env: SEAM_TOKEN\n  metrics_public: {public}\n");
+    write_atomically(&file, &composition(false));
+    let mut seam = HttpSeam::start_with_env(&file, &[], &[("SEAM_TOKEN", TOKEN)], &[]);
+    assert_eq!(seam.get("/metrics").0, 401, "the default agent's, like /status");
+    seam.token = Some(TOKEN.to_owned());
+
+    let mut client = SdkClient::http_with_token(&format!("{}/mcp", seam.base), TOKEN);
+    for _ in 0..3 {
+        client.call("mcp__f__alpha", json!({ "message": "hi" }));
+    }
+    for _ in 0..2 {
+        client.call("mcp__f__pid", json!({}));
+    }
+    assert_eq!(client.call("mcp__f__nope", json!({}))["isError"], true);
+    let (code, text) = seam.get("/metrics");
+    assert_eq!(code, 200, "{text}");
+    assert!(text.contains("# TYPE mcp_server_operation_duration_seconds histogram") && text.ends_with("# EOF\n"), "{text}");
+    assert!(!text.contains(TOKEN), "no secret in a label");
+
+    let port = seam.base.rsplit(':').next().unwrap().to_owned();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global: {{ scrape_interval: 1s }}\nscrape_configs:\n  - job_name: seam\n    authorization: {{ credentials: {TOKEN} }}\n    static_configs: [{{ targets: ['127.0.0.1:{port}'] }}]\n"
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new("prometheus");
+    command.args([
+        &format!("--config.file={}", config.display()),
+        &format!("--storage.tsdb.path={}", dir.join("tsdb").display()),
+        "--web.listen-address=127.0.0.1:0",
+    ]);
+    let (_prometheus, prometheus_port) = Peer::listening(command);
+    let prometheus = format!("http://127.0.0.1:{prometheus_port}");
+    let calls = "sum by (gen_ai_tool_name) (mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\"})";
+    let expected = vec![("_other".to_owned(), 1.0), ("mcp__f__alpha".to_owned(), 3.0), ("mcp__f__pid".to_owned(), 2.0)];
+    let mut seen = Vec::new();
+    wait_until("Prometheus to have scraped the calls", || {
+        seen = promql(&prometheus, calls);
+        seen == expected
+    });
+    let errors = promql(&prometheus, "sum by (error_type) (mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\"})");
+    assert_eq!(errors, vec![(String::new(), 5.0), ("tool_error".to_owned(), 1.0)], "succeeded, and the unknown tool's error result");
+    assert_eq!(promql(&prometheus, "max(seam_generation)"), vec![(String::new(), 1.0)]);
+    let reloads = promql(&prometheus, "sum by (outcome) (seam_reloads_total)");
+    assert_eq!(reloads, vec![("applied".to_owned(), 1.0), ("rejected".to_owned(), 0.0), ("unchanged".to_owned(), 0.0)]);
+    client.close();
+
+    // Public, for a scraper that sends no token: a reload makes it so.
+    write_atomically(&file, &composition(true));
+    seam.stderr.wait_outcome(1, "applied");
+    seam.token = None;
+    assert_eq!(seam.get("/metrics").0, 200);
+    assert_eq!(seam.get("/status").0, 401, "only /metrics is opened");
+    assert!(seam.terminate().success());
+}
