@@ -87,6 +87,11 @@ struct Outcome {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Decided {
+    decision: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MountState {
     mount: String,
     state: String,
@@ -113,6 +118,15 @@ impl prometheus_client::collector::Collector for DeploymentNow {
             encoder.encode_descriptor("seam_reloads", "Reloads, the start included, by outcome", None, MetricType::Counter)?;
         for (kind, n) in self.0.reload_counts() {
             ConstCounter::new(n).encode(reloads.encode_family(&Outcome { outcome: kind.as_str() })?)?;
+        }
+        let mut decisions = encoder.encode_descriptor(
+            "seam_decisions",
+            "Requests to mounts and services' tools, by what the call stage made of them (as the audit trail names it)",
+            None,
+            MetricType::Counter,
+        )?;
+        for (decision, n) in self.0.decision_counts() {
+            ConstCounter::new(n).encode(decisions.encode_family(&Decided { decision: decision.as_str() })?)?;
         }
         let mut states = encoder.encode_descriptor(
             "seam_mount_state",

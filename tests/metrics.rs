@@ -36,8 +36,9 @@ fn prometheus_scrapes_what_seam_served() {
     let dir = scratch("metrics");
     let file = dir.join("c.yaml");
     let mount = flaky_mount("f", &[("FLAKY_TOOLS", "alpha")], "");
+    let quota = "quota:\n  - { tools: mcp__f__pid, calls: { max: 1, per: 1h } }\n";
     let composition =
-        |public: bool| format!("seam: 1\nmounts:\n{mount}serve:\n  bearer_token_env: SEAM_TOKEN\n  metrics_public: {public}\n");
+        |public: bool| format!("seam: 1\nmounts:\n{mount}{quota}serve:\n  bearer_token_env: SEAM_TOKEN\n  metrics_public: {public}\n");
     write_atomically(&file, &composition(false));
     let mut seam = HttpSeam::start_with_env(&file, &[], &[("SEAM_TOKEN", TOKEN)], &[]);
     assert_eq!(seam.get("/metrics").0, 401, "the default agent's, like /status");
@@ -81,7 +82,10 @@ fn prometheus_scrapes_what_seam_served() {
         seen == expected
     });
     let errors = promql(&prometheus, "sum by (error_type) (mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\"})");
-    assert_eq!(errors, vec![(String::new(), 5.0), ("tool_error".to_owned(), 1.0)], "succeeded, and the unknown tool's error result");
+    assert_eq!(errors, vec![(String::new(), 4.0), ("tool_error".to_owned(), 2.0)], "succeeded; past the quota, and the unknown tool");
+    let decided = promql(&prometheus, "sum by (decision) (seam_decisions_total) > 0");
+    let decided_expected = vec![("denied".to_owned(), 1.0), ("over_quota".to_owned(), 1.0), ("served".to_owned(), 4.0)];
+    assert_eq!(decided, decided_expected, "what the call stage made of each call");
     assert_eq!(promql(&prometheus, "max(seam_generation)"), vec![(String::new(), 1.0)]);
     let reloads = promql(&prometheus, "sum by (outcome) (seam_reloads_total)");
     assert_eq!(reloads, vec![("applied".to_owned(), 1.0), ("rejected".to_owned(), 0.0), ("unchanged".to_owned(), 0.0)]);

@@ -48,7 +48,18 @@ pub enum Decision {
 }
 
 impl Decision {
-    fn as_str(self) -> &'static str {
+    pub const ALL: [Decision; 8] = [
+        Decision::Served,
+        Decision::Approved,
+        Decision::Denied,
+        Decision::Held,
+        Decision::Declined,
+        Decision::OverQuota,
+        Decision::Refused,
+        Decision::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
         match self {
             Decision::Served => "served",
             Decision::Approved => "approved",

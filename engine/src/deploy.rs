@@ -343,6 +343,8 @@ pub struct Deployment {
     outcomes: Mutex<VecDeque<Outcome>>,
     /// How many reloads ended each way (`OutcomeKind::ALL`'s order), since the start.
     reloads: [AtomicU64; 3],
+    /// How many requests `relay` was given, by what became of them (`Decision::ALL`'s order).
+    decisions: [AtomicU64; 8],
     /// When the reload running now started, for `/status`: until its outcome, the last one is not the news.
     reloading_since: Mutex<Option<SystemTime>>,
     /// Checks on the blocking pool, the ones left past `CHECK_DEADLINE` included.
@@ -383,6 +385,7 @@ impl Deployment {
             trigger: tokio::sync::Notify::new(),
             outcomes: Mutex::new(VecDeque::new()),
             reloads: Default::default(),
+            decisions: Default::default(),
             reloading_since: Mutex::new(None),
             checks_running: Arc::default(),
             files: Mutex::new(vec![path.to_owned()]),
@@ -464,6 +467,17 @@ impl Deployment {
 
     pub fn outcomes(&self) -> Vec<Outcome> {
         self.outcomes.lock().expect("outcomes lock").iter().cloned().collect()
+    }
+
+    /// How many requests reached the call stage, by what became of them, since the start.
+    pub fn decision_counts(&self) -> [(crate::audit::Decision, u64); 8] {
+        std::array::from_fn(|i| (crate::audit::Decision::ALL[i], self.decisions[i].load(Ordering::Relaxed)))
+    }
+
+    /// Counts a request's decision (`relay`).
+    pub(crate) fn decided(&self, decision: crate::audit::Decision) {
+        let at = crate::audit::Decision::ALL.iter().position(|d| *d == decision).expect("every decision is listed");
+        self.decisions[at].fetch_add(1, Ordering::Relaxed);
     }
 
     /// How many reloads (the start included) ended each way since the start.

@@ -19,6 +19,7 @@ struct Route {
 /// A request the audit trail owes a record: written once it is answered, or, when it is
 /// given up first (its future dropped), as `cancelled`.
 struct Pending<'a> {
+    deployment: &'a Deployment,
     trail: Arc<crate::audit::Trail>,
     caller: &'a Caller,
     method: &'static str,
@@ -32,6 +33,7 @@ struct Pending<'a> {
 impl Pending<'_> {
     fn record(&mut self, mount: Option<&str>, decision: crate::audit::Decision, result: &str, generation: u64) {
         self.recorded = true;
+        self.deployment.decided(decision);
         self.trail.record(crate::audit::Record {
             agent: &self.caller.agent,
             token: self.caller.token.as_deref(),
@@ -79,8 +81,13 @@ impl Deployment {
     /// and counts on its generation while it runs. With an audit trail, each is recorded
     /// once answered (`crate::audit`).
     pub async fn relay(&self, caller: &Caller, request: MountRequest, context: CallContext) -> Answered {
-        let Some(trail) = self.audit() else { return self.relay_seen(caller, request, context).await.0 };
+        let Some(trail) = self.audit() else {
+            let (answer, seen) = self.relay_seen(caller, request, context).await;
+            self.decided(seen.decision);
+            return answer;
+        };
         let mut pending = Pending {
+            deployment: self,
             trail,
             caller,
             method: request.method(),
