@@ -143,7 +143,9 @@ pub fn schema() -> Json {
 
 /// A test file read: its cases, or the diagnostics of why it does not read as one.
 pub fn read(tree: &Node) -> Result<TestFile, Vec<Diagnostic>> {
-    let validator = jsonschema::validator_for(&schema()).expect("the test schema compiles");
+    // Compiled once for the process: `seam test DIR` reads many files.
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| jsonschema::validator_for(&schema()).expect("the test schema compiles"));
     let instance = tree.to_json();
     let diagnostics: Vec<Diagnostic> = validator
         .iter_errors(&instance)
