@@ -51,6 +51,11 @@ pub struct Clients {
 }
 
 impl Clients {
+    /// Per agent, how many of its calls wait for their 2026-07-28 clients' answers now.
+    pub fn waiting_now(&self) -> Vec<(String, usize)> {
+        self.waiting().iter().map(|(agent, calls)| (agent.clone(), calls.waiting_now())).collect()
+    }
+
     fn waiting(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Arc<WaitingCalls>>> {
         self.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }

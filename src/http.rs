@@ -551,11 +551,12 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
             following.set_idle_timeout(swapped.serve_limits().session_idle_timeout.to_std());
         }
     });
+    let clients: Arc<crate::gateway::Clients> = Arc::default();
     let app = App {
         deployment: deployment.clone(),
         config,
         agents: Arc::default(),
-        clients: Arc::default(),
+        clients: clients.clone(),
         drawings: Arc::default(),
         sessions,
         stop: stop.clone(),
@@ -563,7 +564,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         hosts: Arc::new(hosts),
         port: local.port(),
         budget: Arc::default(),
-        metrics: crate::metrics::Metrics::new(deployment.clone()),
+        metrics: crate::metrics::Metrics::new(deployment.clone(), clients.clone()),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()

@@ -51,7 +51,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(deployment: Arc<Deployment>) -> Arc<Metrics> {
+    pub fn new(deployment: Arc<Deployment>, clients: Arc<crate::gateway::Clients>) -> Arc<Metrics> {
         let mut registry = Registry::default();
         let server = Family::<ServerOperation, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         registry.register_with_unit(
@@ -60,6 +60,7 @@ impl Metrics {
             Unit::Seconds,
             server.clone(),
         );
+        registry.register_collector(Box::new(ClientsNow { deployment: deployment.clone(), clients }));
         registry.register_collector(Box::new(DeploymentNow(deployment)));
         Arc::new(Metrics { registry, server })
     }
@@ -138,6 +139,57 @@ impl prometheus_client::collector::Collector for DeploymentNow {
             let state =
                 serde_json::to_value(slot.running.status().state).ok().and_then(|s| s.as_str().map(str::to_owned)).unwrap_or_default();
             ConstGauge::new(1i64).encode(states.encode_family(&MountState { mount: id.clone(), state })?)?;
+        }
+        Ok(())
+    }
+}
+
+/// What this front end's clients hold at a scrape, per agent of the live composition
+/// (any other, `_other`, together).
+struct ClientsNow {
+    deployment: Arc<Deployment>,
+    clients: Arc<crate::gateway::Clients>,
+}
+
+impl std::fmt::Debug for ClientsNow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientsNow")
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+struct AgentLabel {
+    agent: String,
+}
+
+impl prometheus_client::collector::Collector for ClientsNow {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let live = self.deployment.live();
+        let label = |agent: &str| AgentLabel {
+            agent: if live.as_ref().is_some_and(|g| g.resolved.agents.contains_key(agent)) { agent.to_owned() } else { OTHER.to_owned() },
+        };
+        let held = self.clients.tally.status();
+        let mut by_agent: std::collections::BTreeMap<AgentLabel, [i64; 4]> = std::collections::BTreeMap::new();
+        for (agent, holds) in &held.agents {
+            let counts = by_agent.entry(label(agent)).or_default();
+            counts[0] += holds.sessions as i64;
+            counts[1] += holds.listen_streams as i64;
+            counts[2] += holds.subscriptions as i64;
+        }
+        for (agent, waiting) in self.clients.waiting_now() {
+            by_agent.entry(label(&agent)).or_default()[3] += waiting as i64;
+        }
+        let gauges = [
+            ("seam_sessions_open", "MCP sessions open (2025-11-25 clients)"),
+            ("seam_listen_streams_open", "subscriptions/listen streams open (2026-07-28 clients)"),
+            ("seam_subscriptions", "Resource subscriptions held"),
+            ("seam_mrtr_waiting", "Calls waiting for their 2026-07-28 clients' answers (input_required)"),
+        ];
+        for (n, (name, help)) in gauges.into_iter().enumerate() {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for (agent, counts) in &by_agent {
+                ConstGauge::new(counts[n]).encode(family.encode_family(agent)?)?;
+            }
         }
         Ok(())
     }

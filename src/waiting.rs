@@ -88,6 +88,11 @@ pub fn unknown_state() -> (Code, String) {
 }
 
 impl WaitingCalls {
+    /// How many calls wait now (not those whose time ran out).
+    pub fn waiting_now(&self) -> usize {
+        self.table().values().filter(|slot| matches!(slot, Slot::Waiting { .. })).count()
+    }
+
     /// Whether a call waits, or waited, under `state`.
     pub fn holds(&self, state: &str) -> bool {
         self.table().contains_key(state)

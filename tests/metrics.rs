@@ -87,6 +87,7 @@ fn prometheus_scrapes_what_seam_served() {
     let decided_expected = vec![("denied".to_owned(), 1.0), ("over_quota".to_owned(), 1.0), ("served".to_owned(), 4.0)];
     assert_eq!(decided, decided_expected, "what the call stage made of each call");
     assert_eq!(promql(&prometheus, "max(seam_generation)"), vec![(String::new(), 1.0)]);
+    assert_eq!(promql(&prometheus, "sum by (agent) (seam_sessions_open)"), vec![("default".to_owned(), 1.0)], "the client's session");
     let reloads = promql(&prometheus, "sum by (outcome) (seam_reloads_total)");
     assert_eq!(reloads, vec![("applied".to_owned(), 1.0), ("rejected".to_owned(), 0.0), ("unchanged".to_owned(), 0.0)]);
     client.close();
