@@ -89,6 +89,25 @@ pub struct Record<'a> {
     pub generation: u64,
 }
 
+/// Why a trail cannot be kept, with the `serve.audit` key it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum Unkept {
+    #[error("`serve.audit.key_env` names `{0}`, which is unset or empty")]
+    Key(String),
+    #[error("{0}")]
+    File(String),
+}
+
+impl Unkept {
+    /// Where the composition writes what is wrong.
+    pub fn pointer(&self) -> &'static str {
+        match self {
+            Unkept::Key(_) => "/serve/audit/key_env",
+            Unkept::File(_) => "/serve/audit/path",
+        }
+    }
+}
+
 /// An open trail: its file, and the hash its next record follows.
 pub struct Trail {
     config: AuditConfig,
@@ -156,17 +175,17 @@ impl Trail {
     /// Opens the trail `config` names, creating its folder and file: its next record
     /// follows the last one written there (or in the file rotated before it), whatever
     /// process wrote it. The key is read from the variable `key_env` names.
-    pub fn open(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Trail, String> {
+    pub fn open(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Trail, Unkept> {
         let key = Trail::open_key(config, env)?;
         if let Some(parent) = config.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|e| Unkept::File(format!("{}: {e}", parent.display())))?;
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&config.path)
-            .map_err(|e| format!("{}: {e}", config.path.display()))?;
-        let size = file.metadata().map_err(|e| e.to_string())?.len();
+            .map_err(|e| Unkept::File(format!("{}: {e}", config.path.display())))?;
+        let size = file.metadata().map_err(|e| Unkept::File(e.to_string()))?.len();
         let head = last_line(&config.path).or_else(|| last_line(&rotated(&config.path, 1))).map(|line| line_hash(&line));
         Ok(Trail { config: config.clone(), key, writer: std::sync::Arc::new(Mutex::new(Writer { file, size, head })) })
     }
@@ -178,7 +197,7 @@ impl Trail {
         config: &AuditConfig,
         live: Option<std::sync::Arc<Trail>>,
         env: &dyn crate::env::Env,
-    ) -> Result<std::sync::Arc<Trail>, String> {
+    ) -> Result<std::sync::Arc<Trail>, Unkept> {
         match live {
             Some(live) if live.is(config) => Ok(live),
             Some(live) if live.config.path == config.path => {
@@ -190,11 +209,11 @@ impl Trail {
     }
 
     /// The key `key_env` names, read now.
-    fn open_key(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Option<Vec<u8>>, String> {
+    fn open_key(config: &AuditConfig, env: &dyn crate::env::Env) -> Result<Option<Vec<u8>>, Unkept> {
         match &config.key_env {
             Some(name) => match env.var(name) {
                 Some(key) if !key.is_empty() => Ok(Some(key.into_bytes())),
-                _ => Err(format!("`serve.audit.key_env` names `{name}`, which is unset or empty")),
+                _ => Err(Unkept::Key(name.clone())),
             },
             None => Ok(None),
         }
@@ -463,7 +482,8 @@ mod tests {
     fn a_keyed_trail_catches_a_mended_chain() {
         let dir = scratch("keyed");
         let config = config(&dir, 1 << 20, Some("SEAM_AUDIT_KEY"));
-        assert!(Trail::open(&config, &crate::env::ProcessEnv).is_err_and(|e| e.contains("SEAM_AUDIT_KEY")), "an unset key is refused");
+        let unset = Trail::open(&config, &crate::env::ProcessEnv).err().expect("an unset key is refused");
+        assert!(matches!(&unset, Unkept::Key(name) if name == "SEAM_AUDIT_KEY") && unset.pointer() == "/serve/audit/key_env", "{unset}");
         let trail = Trail::open(&config, &Keyed).unwrap();
         call(&trail, "mcp__f__a");
         call(&trail, "mcp__f__b");

@@ -37,6 +37,7 @@ use crate::{Checked, Engine};
 
 mod build;
 pub mod chain;
+mod refusals;
 mod relay;
 mod status;
 mod views;
@@ -469,22 +470,6 @@ impl Deployment {
         self.outcomes.lock().expect("outcomes lock").iter().cloned().collect()
     }
 
-    /// How many requests reached the call stage, by what became of them, since the start.
-    pub fn decision_counts(&self) -> [(crate::audit::Decision, u64); 8] {
-        std::array::from_fn(|i| (crate::audit::Decision::ALL[i], self.decisions[i].load(Ordering::Relaxed)))
-    }
-
-    /// Counts a request's decision (`relay`).
-    pub(crate) fn decided(&self, decision: crate::audit::Decision) {
-        let at = crate::audit::Decision::ALL.iter().position(|d| *d == decision).expect("every decision is listed");
-        self.decisions[at].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// How many reloads (the start included) ended each way since the start.
-    pub fn reload_counts(&self) -> [(OutcomeKind, u64); 3] {
-        std::array::from_fn(|i| (OutcomeKind::ALL[i], self.reloads[i].load(Ordering::Relaxed)))
-    }
-
     pub fn last_outcome(&self) -> Option<Outcome> {
         self.outcomes.lock().expect("outcomes lock").back().cloned()
     }
@@ -656,58 +641,6 @@ impl Deployment {
                 .expect("the check does not panic")
                 .map_err(|e| self.unreadable(crate::codes::COMPOSITION_UNREADABLE, e.error.to_string())),
         }
-    }
-
-    /// The trail the next generation writes (`serve.audit`): the live one when it names
-    /// the same, else opened now. One that cannot be opened (its folder or file, or its
-    /// key) is the reload's refusal.
-    fn trail_for(&self, resolved: &Resolved, tree: &crate::yaml::Node) -> Result<Option<Arc<crate::audit::Trail>>, Diagnostic> {
-        let serve = resolved.services.get("serve").and_then(|s| crate::model::ServeLimits::deserialize(s).ok()).unwrap_or_default();
-        let (true, Some(config)) = (self.options.audit, serve.audit) else { return Ok(None) };
-        match crate::audit::Trail::open_after(&config, self.audit.load_full(), &*self.env) {
-            Ok(trail) => Ok(Some(trail)),
-            Err(why) => {
-                let at = if why.contains("key_env") { "/serve/audit/key_env" } else { "/serve/audit/path" };
-                Err(Diagnostic::new(crate::codes::AUDIT_UNWRITABLE, locate(tree, at), at, format!("the audit trail cannot be kept: {why}")))
-            }
-        }
-    }
-
-    /// The audit trail written now, if any.
-    pub fn audit(&self) -> Option<Arc<crate::audit::Trail>> {
-        self.audit.load_full()
-    }
-
-    /// Served over HTTP: a token nobody can read would shut its clients out (the page
-    /// that says why included), and past loopback no agent may be left open.
-    fn token_refusals(&self, resolved: &Resolved, tree: &crate::yaml::Node) -> Vec<Diagnostic> {
-        let mut refused = Vec::new();
-        let mut checked = BTreeSet::new();
-        for agent in resolved.agents.keys() {
-            let Some((source, at)) = resolved.token_for(agent) else { continue };
-            if !checked.insert(at.clone()) {
-                continue;
-            }
-            if let Err(e) = source.read() {
-                let pointer = source.pointer(&at);
-                refused.push(Diagnostic::new(crate::codes::SERVE_TOKEN_UNREADABLE, locate(tree, &pointer), &pointer, e.to_string()));
-            }
-        }
-        let open = resolved.open_agents();
-        if self.options.require_tokens && !open.is_empty() {
-            let at = if open.contains(&crate::resolve::DEFAULT_AGENT) {
-                "/serve".to_owned()
-            } else {
-                crate::diagnostic::pointer(["agents", open[0]])
-            };
-            let message = format!(
-                "seam listens beyond loopback, and no token guards agent{} {}: set `serve.bearer_token_env` (or `_file`), or start with `--insecure-no-auth`",
-                if open.len() > 1 { "s" } else { "" },
-                open.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
-            );
-            refused.push(Diagnostic::new(crate::codes::SERVE_TOKEN_REQUIRED, locate(tree, &at), &at, message));
-        }
-        refused
     }
 
     /// Swaps the next generation in: the changes mounts take while they run are applied

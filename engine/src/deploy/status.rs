@@ -82,3 +82,21 @@ impl Deployment {
         }
     }
 }
+
+impl Deployment {
+    /// How many requests reached the call stage, by what became of them, since the start.
+    pub fn decision_counts(&self) -> [(crate::audit::Decision, u64); 8] {
+        std::array::from_fn(|i| (crate::audit::Decision::ALL[i], self.decisions[i].load(Ordering::Relaxed)))
+    }
+
+    /// Counts a request's decision (`relay`).
+    pub(crate) fn decided(&self, decision: crate::audit::Decision) {
+        let at = crate::audit::Decision::ALL.iter().position(|d| *d == decision).expect("every decision is listed");
+        self.decisions[at].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many reloads (the start included) ended each way since the start.
+    pub fn reload_counts(&self) -> [(OutcomeKind, u64); 3] {
+        std::array::from_fn(|i| (OutcomeKind::ALL[i], self.reloads[i].load(Ordering::Relaxed)))
+    }
+}
