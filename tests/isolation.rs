@@ -156,7 +156,8 @@ fn a_2026_client_has_the_connection_of_the_name_it_gives_until_it_idles() {
 ",
     );
     let g = flaky_mount("g", &[("FLAKY_TOOLS", "alpha")], "    isolation: { per-session: { idle_timeout: 1s } }\n");
-    write_atomically(&file, &format!("seam: 1\nmounts:\n{f}{g}"));
+    let h = flaky_mount("h", &[("FLAKY_TOOLS", "alpha")], "    isolation: { per-session: { max_connections: 2 } }\n");
+    write_atomically(&file, &format!("seam: 1\nmounts:\n{f}{g}{h}"));
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let url = format!("{}/mcp", seam.base);
     let pid_of = |tool: &str, name: &str| {
@@ -173,6 +174,14 @@ fn a_2026_client_has_the_connection_of_the_name_it_gives_until_it_idles() {
     crate::support::wait_dead(&[idle.parse().unwrap()]);
     seam.wait_status("the idle connection gone", |s| s["mounts"]["g"]["connections"] == 0);
     assert_ne!(pid_of("mcp__g__pid", "x"), idle, "a client that comes back gets a new connection");
+
+    // Names an agent gives its clients take at most half a mount's connections: of
+    // `h`'s 2, one (at the limit), not two (one past).
+    pid_of("mcp__h__pid", "x");
+    let past =
+        crate::support::python_peer_with_env("py-tools.py", &["2026-07-28", "mcp__h__pid", "{}", &url], &[("SEAM_CLIENT_NAME", "y")]);
+    let text = past["call"]["text"].as_str().unwrap_or_default();
+    assert!(past["call"]["error"] == true && text.starts_with("MCP_SESSION_CONNECTIONS_FULL: "), "{past}");
     assert!(seam.terminate().success());
 }
 
