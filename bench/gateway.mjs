@@ -200,8 +200,8 @@ async function startEchoServer(name) {
 
 // `seam serve FILE` over HTTP on a free port, started as `name` (with `env` added): the
 // process and the URL its serving line gives.
-async function seamOverHttp(name, file, env = {}) {
-  const p = start(name, SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0'], { env });
+async function seamOverHttp(name, file, env = {}, flags = []) {
+  const p = start(name, SEAM, ['serve', file, '--transport', 'http', '--listen', '127.0.0.1:0', ...flags], { env });
   const url = await until('seam serving line', () => {
     const m = p.stderrText().match(/serving agent `[^`]*` at (http:\/\/\S+\/mcp)/);
     if (p.child.exitCode !== null) throw new Error(`seam exited: ${p.stderrText()}`);
@@ -214,8 +214,9 @@ async function seamOverHttp(name, file, env = {}) {
 const seamTarget = (seam) => ({ pid: seam.child.pid, makeTransport: () => new StreamableHTTPClientTransport(seam.url), stop: () => stopGroup(seam.child) });
 
 // seam over HTTP in front of a fresh rmcp echo server, mounted as `echo` with `lines` added
-// to the mount; with `lock`, the lock is written first (`seam lock FILE`, the release binary).
-async function seamOverEcho(name, composition, lines = [], { lock = false, env = {} } = {}) {
+// to the mount; with `lock`, the lock is written first (`seam lock FILE`, the release binary);
+// `flags` go to `seam serve`.
+async function seamOverEcho(name, composition, lines = [], { lock = false, env = {}, flags = [] } = {}) {
   const echo = await startEchoServer(`${name}-upstream`);
   const file = path.join(OUT, `${composition}.yaml`);
   fs.writeFileSync(file, ['seam: 1', `name: bench-${composition}`, 'mounts:', '  echo:', '    kind: mcp.http', `    url: ${echo.url}`, ...lines, ''].join('\n'));
@@ -224,7 +225,7 @@ async function seamOverEcho(name, composition, lines = [], { lock = false, env =
     const errFd = fs.openSync(path.join(OUT, `${name}-lock.stderr.log`), 'w');
     try { execFileSync(SEAM, ['lock', file], { cwd: OUT, stdio: ['ignore', 'ignore', errFd] }); } finally { fs.closeSync(errFd); }
   }
-  const seam = seamTarget(await seamOverHttp(name, file, env));
+  const seam = seamTarget(await seamOverHttp(name, file, env, flags));
   return { ...seam, stop: async () => { await seam.stop(); await stopGroup(echo.child); } };
 }
 
@@ -289,6 +290,12 @@ const TARGETS = [
         'serve:', `  audit: { path: ${JSON.stringify(path.join(OUT, 'audit', 'trail.jsonl'))}, key_env: SEAM_BENCH_AUDIT_KEY }`,
       ], { env: { SEAM_BENCH_AUDIT_KEY: 'bench-audit-key' } });
     },
+  },
+  {
+    // The plain pair with nothing measured for /metrics (issue 41): what metrics cost a call.
+    name: 'seam → rmcp echo server, --no-metrics', key: 'seam-http-echo-unmeasured', transport: 'streamable HTTP', tool: 'mcp__echo__echo',
+    optional: true,
+    setup: () => seamOverEcho('seam-http-echo-unmeasured', 'added-latency-unmeasured', [], { flags: ['--no-metrics'] }),
   },
   {
     name: 'seam', key: 'seam-stdio', transport: 'stdio', tool: 'mcp__ev__echo', stdio: true,
@@ -454,7 +461,7 @@ function available(t) {
   if (!t.optional) return true;
   if (t.key === 'relay') return Boolean(RELAY);
   if (t.key === 'seam-http-nodelay') return Boolean(NODELAY_SHIM);
-  return Boolean(ECHO_SERVER); // echo-direct, seam-http-echo, seam-http-echo-pinned, seam-http-echo-governed
+  return Boolean(ECHO_SERVER); // echo-direct and every seam-http-echo target
 }
 
 // --- Interleaved: one client per target, calls alternating ----------------------

@@ -56,8 +56,9 @@ struct App {
     hosts: Arc<Vec<String>>,
     /// The port seam listens on: its own origins are `http://` each of `hosts` at it.
     port: u16,
-    /// What `/metrics` shows: this front end's requests and the deployment now.
-    metrics: Arc<crate::metrics::Metrics>,
+    /// What `/metrics` shows: this front end's requests and the deployment now; `None`
+    /// with `--no-metrics`.
+    metrics: Option<Arc<crate::metrics::Metrics>>,
     /// The bytes of request bodies the gate holds, against `max_buffered_request_bytes`.
     budget: Arc<crate::body::Budget>,
 }
@@ -522,8 +523,15 @@ fn ended_at_stop(app: &App, exchange: &Exchange, response: Response) -> Response
 
 /// Serves until `stop`, then lets the open connections finish what they are
 /// answering (the calls running included) before the MCP sessions end.
-/// `listen` is where; `hosts` gain its address.
-pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: CancellationToken) -> Result<(), crate::error::Error> {
+/// `listen` is where; `hosts` gain its address. `mount_durations` is the hook of the
+/// deployment's call stage that `/metrics` reads (`crate::metrics`); without it nothing
+/// is measured and `/metrics` is not served (`--no-metrics`).
+pub async fn serve(
+    deployment: Arc<Deployment>,
+    listen: SocketAddr,
+    stop: CancellationToken,
+    mount_durations: Option<&crate::metrics::MountDurations>,
+) -> Result<(), crate::error::Error> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| crate::error::Error::Listen { listen, source })?;
     let local = listener.local_addr().map_err(crate::error::Error::Socket)?;
     // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
@@ -564,7 +572,7 @@ pub async fn serve(deployment: Arc<Deployment>, listen: SocketAddr, stop: Cancel
         hosts: Arc::new(hosts),
         port: local.port(),
         budget: Arc::default(),
-        metrics: crate::metrics::Metrics::new(deployment.clone(), clients.clone()),
+        metrics: mount_durations.map(|mounts| crate::metrics::Metrics::new(deployment.clone(), clients.clone(), mounts)),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
     let router = Router::new()
@@ -626,7 +634,8 @@ async fn status(State(app): State<App>) -> Response {
 
 /// `/metrics`, in the OpenMetrics text Prometheus scrapes.
 async fn metrics(State(app): State<App>) -> Response {
-    ([(CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], app.metrics.encode()).into_response()
+    let Some(metrics) = &app.metrics else { return plain(StatusCode::NOT_FOUND, "metrics are off (--no-metrics)\n") };
+    ([(CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], metrics.encode()).into_response()
 }
 
 async fn ui_page(State(app): State<App>) -> Response {

@@ -180,6 +180,9 @@ pub enum Command {
         /// Listen beyond loopback although some agent has no token (`serve.bearer_token_env`): anyone who can reach seam can call its tools.
         #[arg(long)]
         insecure_no_auth: bool,
+        /// Measure nothing for `/metrics` (over HTTP), which then answers 404.
+        #[arg(long)]
+        no_metrics: bool,
     },
     /// Print the snippet of an MCP client's config that connects it to `seam serve FILE`.
     Export {
@@ -301,10 +304,19 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
             commands::inventory::run(&engine, &file, agent.as_deref(), format, probe)
         }
         Command::Schema { test } => commands::schema::run(&engine, test),
-        Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth } => {
+        Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth, no_metrics } => {
             log::init(cli.log_format);
-            let args =
-                commands::serve::Args { file, agent, transport, listen, watch: !no_watch, debounce, drain_timeout, insecure_no_auth };
+            let args = commands::serve::Args {
+                file,
+                agent,
+                transport,
+                listen,
+                watch: !no_watch,
+                debounce,
+                drain_timeout,
+                insecure_no_auth,
+                metrics: !no_metrics,
+            };
             commands::serve::run(engine, args)
         }
         Command::Export { file, client, transport, agent, listen } => {

@@ -3,8 +3,10 @@
 //! Prometheus's names and units. Every request a client sends is measured around the
 //! gateway (`Observed`, a `ServerHandler` that forwards each method to `Gateway`: rmcp's
 //! `StreamableHttpService` serves a `ServerHandler`), lists and `initialize` included.
-//! What the deployment is (its generation, reloads, calls in flight, mounts' states) is
-//! read at each scrape (`DeploymentNow`).
+//! What seam sends its mounts is measured by a hook of the call stage (`MountDurations`),
+//! sessions when they end (`Tally::when_session_ends`). What the deployment is (its
+//! generation, reloads, calls in flight, mounts' states and what they counted) is read at
+//! each scrape (`DeploymentNow`).
 //!
 //! Every label's values are bounded: methods are the handler's own, tools are names the
 //! agent's live catalog has (any other is `_other`), agents are the composition's. No
@@ -24,7 +26,9 @@ use prometheus_client::registry::{Registry, Unit};
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
-use seam_engine::deploy::Deployment;
+use seam_engine::chain::{Answer, Answered, Hook, Passed};
+use seam_engine::deploy::{Deployment, Source};
+use seam_engine::offers::RequestError;
 
 use crate::gateway::Gateway;
 
@@ -44,6 +48,49 @@ struct ServerOperation {
     error_type: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClientOperation {
+    mcp_method_name: &'static str,
+    mount: String,
+    /// As `ServerOperation`'s; a failure seam made at the mount is its code.
+    error_type: String,
+}
+
+/// seam as its mounts' client: how long each mount took to answer what seam sent it
+/// (`mcp.client.operation.duration`, by mount). A hook of the call stage, outermost, so
+/// that it sees every request that reached a mount, whichever hook let it through.
+pub struct MountDurations(Family<ClientOperation, Histogram>);
+
+impl Default for MountDurations {
+    fn default() -> MountDurations {
+        MountDurations(Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)))
+    }
+}
+
+impl Hook for MountDurations {
+    fn after(&self, passed: &Passed<'_>, answer: &mut Answered) {
+        let (Source::Mount(mount), Some(took)) = (passed.source, passed.served_in) else { return };
+        let error_type = match answer {
+            Err(e) => request_error_type(e),
+            Ok(Answer::Tool(output)) if output.is_error => output.code.map_or("tool_error", |code| code.code).to_owned(),
+            Ok(_) => String::new(),
+        };
+        let operation = ClientOperation { mcp_method_name: passed.request.method(), mount: mount.clone(), error_type };
+        self.0.get_or_create(&operation).observe(took.as_secs_f64());
+    }
+}
+
+/// A request's error as `error_type`: a server's JSON-RPC code, or what kept seam from an answer.
+fn request_error_type(e: &RequestError) -> String {
+    match e {
+        RequestError::Upstream { code, .. } => code.to_string(),
+        RequestError::Unknown(_) => "unknown".to_owned(),
+        RequestError::Unavailable(_) => "unavailable".to_owned(),
+        RequestError::Refused(_) | RequestError::Denied { .. } => "refused".to_owned(),
+        RequestError::TimedOut(_) => "timed_out".to_owned(),
+    }
+}
+
 /// One front end's metrics.
 pub struct Metrics {
     registry: Registry,
@@ -51,7 +98,9 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(deployment: Arc<Deployment>, clients: Arc<crate::gateway::Clients>) -> Arc<Metrics> {
+    /// The metrics of a front end whose sessions share `clients`, on a deployment whose
+    /// call stage has `mounts` among its hooks.
+    pub fn new(deployment: Arc<Deployment>, clients: Arc<crate::gateway::Clients>, mounts: &MountDurations) -> Arc<Metrics> {
         let mut registry = Registry::default();
         let server = Family::<ServerOperation, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         registry.register_with_unit(
@@ -60,6 +109,23 @@ impl Metrics {
             Unit::Seconds,
             server.clone(),
         );
+        registry.register_with_unit(
+            "mcp_client_operation_duration",
+            "How long a mount took to answer what seam sent it (mcp.client.operation.duration)",
+            Unit::Seconds,
+            mounts.0.clone(),
+        );
+        let sessions = Family::<AgentLabel, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
+        registry.register_with_unit(
+            "mcp_server_session_duration",
+            "How long the MCP sessions that ended lasted (mcp.server.session.duration)",
+            Unit::Seconds,
+            sessions.clone(),
+        );
+        let known = deployment.clone();
+        clients.tally.when_session_ends(Box::new(move |agent, lasted| {
+            sessions.get_or_create(&agent_label(&known, agent)).observe(lasted.as_secs_f64());
+        }));
         registry.register_collector(Box::new(ClientsNow { deployment: deployment.clone(), clients }));
         registry.register_collector(Box::new(DeploymentNow(deployment)));
         Arc::new(Metrics { registry, server })
@@ -96,6 +162,17 @@ struct Decided {
 struct MountState {
     mount: String,
     state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MountLabel {
+    mount: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MountFailure {
+    mount: String,
+    code: &'static str,
 }
 
 impl prometheus_client::collector::Collector for DeploymentNow {
@@ -140,8 +217,50 @@ impl prometheus_client::collector::Collector for DeploymentNow {
                 serde_json::to_value(slot.running.status().state).ok().and_then(|s| s.as_str().map(str::to_owned)).unwrap_or_default();
             ConstGauge::new(1i64).encode(states.encode_family(&MountState { mount: id.clone(), state })?)?;
         }
-        Ok(())
+        encode_mount_counts(&mut encoder, live.iter().flat_map(|g| g.mounts.iter().map(|(id, slot)| (id, slot.running.counts()))))
     }
+}
+
+/// What each mount counted (`Running::counts`). A mount appears in a family once it has
+/// counted something of it, as a labelled counter does; a mount built again counts from 0.
+fn encode_mount_counts<'a>(
+    encoder: &mut DescriptorEncoder,
+    mounts: impl Iterator<Item = (&'a String, seam_engine::runtime::MountCounts)>,
+) -> Result<(), std::fmt::Error> {
+    let mounts: Vec<_> = mounts.collect();
+    type Count = fn(&seam_engine::runtime::MountCounts) -> u64;
+    let counters: [(&str, &str, Count); 3] = [
+        ("seam_upstream_reconnects", "Times an MCP mount set out to connect to its server again", |c| c.reconnects),
+        ("seam_language_server_starts", "Language servers a language-server mount started", |c| c.server_starts),
+        ("seam_web_provider_selections", "Web tool calls that selected the provider", |c| c.selections),
+    ];
+    for (name, help, count) in counters {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for (id, counts) in mounts.iter().filter(|(_, c)| count(c) > 0) {
+            ConstCounter::new(count(counts)).encode(family.encode_family(&MountLabel { mount: (*id).clone() })?)?;
+        }
+    }
+    let mut failures = encoder.encode_descriptor(
+        "seam_web_provider_failures",
+        "Web tool calls that failed on the provider they selected, by code",
+        None,
+        MetricType::Counter,
+    )?;
+    for (id, counts) in &mounts {
+        for (code, n) in &counts.failures {
+            ConstCounter::new(*n).encode(failures.encode_family(&MountFailure { mount: (*id).clone(), code })?)?;
+        }
+    }
+    let mut held = encoder.encode_descriptor(
+        "seam_held_definitions",
+        "Definitions a mount's pin holds back now (mounts that hold none are left out)",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (id, counts) in mounts.iter().filter(|(_, c)| c.held > 0) {
+        ConstGauge::new(counts.held as i64).encode(held.encode_family(&MountLabel { mount: (*id).clone() })?)?;
+    }
+    Ok(())
 }
 
 /// What this front end's clients hold at a scrape, per agent of the live composition
@@ -162,12 +281,15 @@ struct AgentLabel {
     agent: String,
 }
 
+/// `agent` as a label: itself when the live composition has it, else `_other`.
+fn agent_label(deployment: &Deployment, agent: &str) -> AgentLabel {
+    let known = deployment.live().is_some_and(|g| g.resolved.agents.contains_key(agent));
+    AgentLabel { agent: if known { agent.to_owned() } else { OTHER.to_owned() } }
+}
+
 impl prometheus_client::collector::Collector for ClientsNow {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let live = self.deployment.live();
-        let label = |agent: &str| AgentLabel {
-            agent: if live.as_ref().is_some_and(|g| g.resolved.agents.contains_key(agent)) { agent.to_owned() } else { OTHER.to_owned() },
-        };
+        let label = |agent: &str| agent_label(&self.deployment, agent);
         let held = self.clients.tally.status();
         let mut by_agent: std::collections::BTreeMap<AgentLabel, [i64; 4]> = std::collections::BTreeMap::new();
         for (agent, holds) in &held.agents {
@@ -195,18 +317,17 @@ impl prometheus_client::collector::Collector for ClientsNow {
     }
 }
 
-/// The gateway of one session, each request measured.
+/// The gateway of one session, each request measured (unless metrics are off, `None`).
 #[derive(Clone)]
 pub struct Observed {
     pub gateway: Gateway,
-    pub metrics: Arc<Metrics>,
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl Observed {
     /// The agent's label: the session's agent when the live composition has it.
     fn agent(&self) -> String {
-        let known = self.gateway.deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&self.gateway.agent));
-        if known { self.gateway.agent.clone() } else { OTHER.to_owned() }
+        agent_label(&self.gateway.deployment, &self.gateway.agent).agent
     }
 
     /// `answer`, its time and outcome recorded under `method` (and `tool`, for a call);
@@ -221,13 +342,14 @@ impl Observed {
         let started = Instant::now();
         async move {
             let answered = answer.await;
+            let Some(metrics) = &self.metrics else { return answered };
             let error_type = match &answered {
                 Err(e) => e.code.0.to_string(),
                 Ok(result) if failed(result) => "tool_error".to_owned(),
                 Ok(_) => String::new(),
             };
             let operation = ServerOperation { mcp_method_name: method, gen_ai_tool_name: tool, agent: self.agent(), error_type };
-            self.metrics.server.get_or_create(&operation).observe(started.elapsed().as_secs_f64());
+            metrics.server.get_or_create(&operation).observe(started.elapsed().as_secs_f64());
             answered
         }
     }

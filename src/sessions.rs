@@ -95,8 +95,9 @@ impl Sessions {
     /// rmcp has opened a session for `agent` (its `initialize` was answered with this id), in
     /// the `place` the gate took for it: the session is counted until it leaves this table
     /// (ended by its client, or closed idle).
-    pub fn opened(&self, id: &str, agent: &str, manager: Arc<LocalSessionManager>, place: crate::tally::Held) {
+    pub fn opened(&self, id: &str, agent: &str, manager: Arc<LocalSessionManager>, mut place: crate::tally::Held) {
         let used = Arc::new(Use { last: AtomicU64::new(millis_since(self.epoch)), busy: AtomicUsize::new(0) });
+        place.opened();
         let session = Session { manager, agent: agent.to_owned(), used, _place: place };
         self.open.lock().expect("sessions lock").insert(Arc::from(id), session);
         self.wake.notify_one();

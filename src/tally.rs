@@ -74,11 +74,15 @@ impl Full {
 /// Counts per agent: sessions, listen streams, subscriptions.
 type Counts = [usize; 3];
 
+/// Told an agent's session ended, and how long it lasted (`/metrics`).
+pub type SessionEnded = Box<dyn Fn(&str, std::time::Duration) + Send + Sync>;
+
 /// Each agent's counts (only agents that hold something); every agent's sessions
 /// together are their sum.
 #[derive(Default)]
 pub struct Tally {
     counts: Mutex<HashMap<Arc<str>, Counts>>,
+    session_ended: std::sync::OnceLock<SessionEnded>,
 }
 
 fn sessions(by_agent: &HashMap<Arc<str>, Counts>) -> usize {
@@ -90,6 +94,8 @@ pub struct Held {
     tally: Arc<Tally>,
     agent: Arc<str>,
     what: Holding,
+    /// When the session it counts opened (`opened`): one that never opened is no session that ended.
+    opened: Option<std::time::Instant>,
 }
 
 impl std::fmt::Debug for Held {
@@ -98,8 +104,20 @@ impl std::fmt::Debug for Held {
     }
 }
 
+impl Held {
+    /// The session this place was taken for has opened: its end is told (`Tally::when_session_ends`).
+    pub fn opened(&mut self) {
+        if self.what == Holding::Session {
+            self.opened = Some(std::time::Instant::now());
+        }
+    }
+}
+
 impl Drop for Held {
     fn drop(&mut self) {
+        if let (Some(opened), Some(told)) = (self.opened, self.tally.session_ended.get()) {
+            told(&self.agent, opened.elapsed());
+        }
         let mut by_agent = self.tally.counts.lock().expect("tally lock");
         if let Some(row) = by_agent.get_mut(&self.agent) {
             row[self.what.index()] -= 1;
@@ -124,7 +142,12 @@ impl Tally {
             None => Arc::from(agent),
         };
         by_agent.entry(agent.clone()).or_default()[what.index()] += 1;
-        Ok(Held { tally: self.clone(), agent, what })
+        Ok(Held { tally: self.clone(), agent, what, opened: None })
+    }
+
+    /// From now on `told` hears of each session that ends (once: a second is ignored).
+    pub fn when_session_ends(&self, told: SessionEnded) {
+        let _ = self.session_ended.set(told);
     }
 
     /// What each agent holds now, for `/status`: agents that hold nothing are left out.

@@ -380,6 +380,8 @@ fn faults_in_servers_and_in_seam_are_survived() {
         assert!(kind.starts_with(explained), "a failure no kill explains, {kind}: {stopped:?}");
     }
     assert_eq!(caller.call_text("mcp__victim__sleep", json!({ "ms": 1 })), "slept", "it serves again");
+    let reconnects = seam.metric("seam_upstream_reconnects_total{mount=\"victim\"}").unwrap_or_default();
+    assert!(reconnects >= kills as f64, "each kill is a reconnect on /metrics: {reconnects}");
     for old in killed {
         assert!(!alive(old), "killed server {old} is gone");
     }
@@ -469,6 +471,8 @@ fn a_language_server_killed_during_questions_is_replaced() {
     assert!(stopped.succeeded > 0, "questions were answered between kills: {stopped:?}");
     let last = asker.call("lsp", question);
     assert_eq!(last["content"][0]["text"], answer, "it answers again: {last}");
+    let starts = seam.metric("seam_language_server_starts_total{mount=\"typescript\"}");
+    assert_eq!(starts, Some(kills as f64 + 1.0), "the first server and one after each kill, on /metrics");
     asker.close();
     probe.close();
     wait_dead(&killed);

@@ -167,7 +167,7 @@ async fn searxng_is_asked_for_json_and_its_results_become_sources() {
 }
 
 fn tool_call(provider: Arc<dyn SearchProvider>, queries: Value) -> ToolCall {
-    let running = Arc::new(SearchMount(provider));
+    let running = Arc::new(SearchMount(provider, Default::default()));
     ToolCall {
         settings: json!({}),
         section: None,
@@ -186,8 +186,12 @@ fn settings(max_results: u32) -> WebSearchSettings {
 #[tokio::test]
 async fn web_search_runs_queries_together_and_merges_their_sources_by_rank() {
     let stub = Stub::start(|r| Reply::json(200, &searxng_answer(&query_of(&r.target))));
-    let out = call_search(settings(4), tool_call(Arc::new(searxng(&stub)), json!(["alpha", "beta", "alpha"]))).await;
+    let call = tool_call(Arc::new(searxng(&stub)), json!(["alpha", "beta", "alpha"]));
+    let mount = call.providers[0].running.clone();
+    let out = call_search(settings(4), call).await;
     assert!(!out.is_error, "{out:?}");
+    let counts = mount.counts();
+    assert_eq!((counts.selections, counts.failures.len()), (1, 0), "one call selected it, and it did not fail");
     let structured = out.structured_content.unwrap();
     let urls: Vec<&str> = structured["sources"].as_array().unwrap().iter().map(|s| s["url"].as_str().unwrap()).collect();
     assert_eq!(urls, ["https://alpha.test/1", "https://beta.test/1", "https://shared.test/", "https://alpha.test/3"]);
@@ -212,9 +216,14 @@ async fn the_first_failing_query_fails_the_search_and_cancels_the_rest() {
             Reply(vec![Step::HoldUntilClosed])
         }
     }));
-    let out = call_search(settings(8), tool_call(Arc::new(searxng(&stub)), json!(["slow", "broken"]))).await;
+    let call = tool_call(Arc::new(searxng(&stub)), json!(["slow", "broken"]));
+    let mount = call.providers[0].running.clone();
+    let out = call_search(settings(8), call).await;
     assert!(out.is_error);
     assert_eq!(out.structured_content.unwrap()["error"]["code"], "WEB_PROVIDER_ERROR");
+    let counts = mount.counts();
+    assert_eq!(counts.selections, 1);
+    assert_eq!(counts.failures, [("WEB_PROVIDER_ERROR", 1)].into(), "the provider's failure is counted by its code");
     let waiting = stub.clone();
     let event = tokio::task::spawn_blocking(move || waiting.next_event()).await.unwrap();
     assert!(matches!(event, crate::support::stub_http::Event::Closed(t) if t.contains("q=slow")), "the slow query's request was dropped");

@@ -8,9 +8,9 @@
 //!
 //! A record names the agent, the token's name (never the token), the mount, the method,
 //! the target, the sha256 of the canonical arguments (the arguments only with
-//! `include_arguments`), the decision, the result (seam's code when routing or a hook
-//! refused it; an error result seam made further in is `tool_error`, as `ToolOutput`
-//! keeps no code), the time taken and the generation. It quotes no message, so no
+//! `include_arguments`), the decision, the result (seam's code when seam made the
+//! failure, routing, a hook or a mount; `tool_error` for a server's error result), the
+//! time taken and the generation. It quotes no message, so no
 //! secret a message might hold reaches it.
 //!
 //! Records are written in order under one lock, each a `write` to the file (not synced):
@@ -82,8 +82,8 @@ pub struct Record<'a> {
     pub target: &'a str,
     pub arguments: &'a Map<String, Json>,
     pub decision: Decision,
-    /// `ok`, `tool_error` (a result with `isError`), `error` (a JSON-RPC error), or the
-    /// code seam answered with.
+    /// `ok`, `tool_error` (a server's result with `isError`), `error` (a JSON-RPC error),
+    /// or the code of the failure seam answered with.
     pub result: &'a str,
     pub took: std::time::Duration,
     pub generation: u64,

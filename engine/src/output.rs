@@ -17,6 +17,10 @@ pub struct ToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Json>,
     pub is_error: bool,
+    /// The code of an error seam made (`error`, `typed_error`); `None` for a server's
+    /// result, an error or not. What `/metrics` and the audit trail say of a failed call.
+    #[serde(skip)]
+    pub code: Option<crate::codes::Code>,
     /// A server's JSON-RPC error that the client must get as an error, not as
     /// this result: one it acts on itself (a URL elicitation required, -32042,
     /// which it answers by opening the URLs and calling again). The result
@@ -83,11 +87,11 @@ impl PartialEq for Payload {
 impl ToolOutput {
     /// The error result every surface uses: one text block `CODE: message`.
     pub fn error(code: crate::codes::Code, message: impl std::fmt::Display) -> ToolOutput {
-        let code = code.code;
         ToolOutput {
-            content: vec![json!({ "type": "text", "text": format!("{code}: {message}") })],
+            content: vec![json!({ "type": "text", "text": format!("{}: {message}", code.code) })],
             structured_content: None,
             is_error: true,
+            code: Some(code),
             relayed_error: None,
             task: None,
             payload: None,

@@ -292,19 +292,89 @@ pub trait Running: AsAny + Send + Sync {
     fn reconfigure(&self, _new: &dyn MountConfig) -> Option<Box<dyn FnOnce() + Send>> {
         None
     }
-    /// Facts for `/status` (a child's `pid`, a URL).
     /// What its server offers now, as a lock holds it (`crate::lock`): every tool, prompt
     /// and resource template its filters pass, whatever its pin holds back. `None` for a
     /// mount with no server, or one that has not listed yet (`seam lock`).
     fn offered(&self) -> Option<crate::lock::MountLock> {
         None
     }
+    /// Facts for `/status` (a child's `pid`, a URL).
     fn facts(&self) -> Map<String, Json> {
         Map::new()
+    }
+    /// What it has counted of its work since it was built (`MountCounters`), for `/metrics`.
+    fn counts(&self) -> MountCounts {
+        MountCounts::default()
     }
     /// How this mount hears of calls that may have written files, if it wants to.
     fn write_watcher(&self) -> Option<&dyn WriteWatcher> {
         None
+    }
+}
+
+/// What a mount counts of its own work since it was built, for `/metrics`: each kind
+/// counts what it does (an MCP mount its reconnects, a language-server mount the servers
+/// it starts, a web provider the calls it was selected for and their failures by code).
+/// A mount built again by a reload counts from 0, as a restarted process does.
+#[derive(Debug, Default)]
+pub struct MountCounters {
+    reconnects: std::sync::atomic::AtomicU64,
+    server_starts: std::sync::atomic::AtomicU64,
+    selections: std::sync::atomic::AtomicU64,
+    /// By code: codes are the catalog's (`crate::codes`), so the keys are bounded.
+    failures: Mutex<std::collections::BTreeMap<&'static str, u64>>,
+}
+
+impl MountCounters {
+    /// It set out to connect to its server again, after a connection was lost or failed.
+    pub fn reconnecting(&self) {
+        self.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// It started a server process (a language server for a workspace).
+    pub fn server_started(&self) {
+        self.server_starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// A call selected it (a web provider).
+    pub fn selected(&self) {
+        self.selections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// A call it served failed with `code`.
+    pub fn failed(&self, code: crate::codes::Code) {
+        *self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entry(code.code).or_default() += 1;
+    }
+    pub fn read(&self) -> MountCounts {
+        use std::sync::atomic::Ordering::Relaxed;
+        MountCounts {
+            reconnects: self.reconnects.load(Relaxed),
+            server_starts: self.server_starts.load(Relaxed),
+            selections: self.selections.load(Relaxed),
+            failures: self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+            held: 0,
+        }
+    }
+}
+
+/// [`MountCounters`] as read at one moment, and how many definitions the mount's pin
+/// holds back now (`held`, a count of now, not a counter).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MountCounts {
+    pub reconnects: u64,
+    pub server_starts: u64,
+    pub selections: u64,
+    pub failures: std::collections::BTreeMap<&'static str, u64>,
+    pub held: u64,
+}
+
+impl std::ops::AddAssign for MountCounts {
+    /// The counts of a mount that keeps several connections (`isolation`) are their sum.
+    fn add_assign(&mut self, other: MountCounts) {
+        self.reconnects += other.reconnects;
+        self.server_starts += other.server_starts;
+        self.selections += other.selections;
+        self.held += other.held;
+        for (code, n) in other.failures {
+            *self.failures.entry(code).or_default() += n;
+        }
     }
 }
 

@@ -18,7 +18,8 @@ pub fn run(engine: Engine, file: PathBuf, tool: String, args: String, agent: Str
     };
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30), super::serve::Reach::Local).await else {
+        let Ok(deployment) = super::serve::start(engine, &file, Duration::from_secs(30), super::serve::Reach::Local, Vec::new()).await
+        else {
             return Ok(Exit::UsageOrIo);
         };
         let known = deployment.live().is_some_and(|g| g.resolved.agents.contains_key(&agent));

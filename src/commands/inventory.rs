@@ -29,7 +29,7 @@ pub fn run(engine: &Engine, file: &Path, agent: Option<&str>, format: Format, pr
 fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await {
+        match super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local, Vec::new()).await {
             Ok(deployment) => {
                 let mut status = serde_json::to_value(deployment.status()).expect("a status serializes");
                 if let Some(live) = deployment.live() {

@@ -80,7 +80,9 @@ fn offered(file: &Path) -> Result<Option<BTreeMap<String, MountLock>>, crate::er
     let runtime = super::runtime()?;
     runtime.block_on(async {
         let engine = crate::engine().ignoring_lock();
-        let Ok(deployment) = super::serve::start(engine, file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await else {
+        let Ok(deployment) =
+            super::serve::start(engine, file, std::time::Duration::from_secs(5), super::serve::Reach::Local, Vec::new()).await
+        else {
             return Ok(None);
         };
         let mut offered = BTreeMap::new();

@@ -26,6 +26,8 @@ pub struct Args {
     pub drain_timeout: Duration,
     /// Serve past loopback with agents no token guards.
     pub insecure_no_auth: bool,
+    /// Measure for `/metrics` (HTTP only).
+    pub metrics: bool,
 }
 
 /// How a started composition is served, which decides what a reload must hold to.
@@ -39,9 +41,15 @@ pub enum Reach {
     Network,
 }
 
-/// Starts the composition; `Err(exit)` when it was rejected (its
-/// diagnostics are printed).
-pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, reach: Reach) -> Result<Arc<Deployment>, Exit> {
+/// Starts the composition, with `hooks` outermost in its call stage; `Err(exit)` when it
+/// was rejected (its diagnostics are printed).
+pub async fn start(
+    engine: Engine,
+    file: &Path,
+    drain_timeout: Duration,
+    reach: Reach,
+    hooks: Vec<Arc<dyn seam_engine::chain::Hook>>,
+) -> Result<Arc<Deployment>, Exit> {
     use std::io::IsTerminal as _;
     // On a terminal, start-up shows live progress; elsewhere the per-mount lines after it are enough.
     let progress = std::io::stderr().is_terminal().then(|| {
@@ -63,6 +71,7 @@ pub async fn start(engine: Engine, file: &Path, drain_timeout: Duration, reach: 
         check_serve_token: reach != Reach::Local,
         require_tokens: reach == Reach::Network,
         audit: true,
+        hooks,
         ..Default::default()
     };
     let deployment = Deployment::new(Arc::new(engine), file, Arc::new(seam_engine::env::ProcessEnv), options);
@@ -133,7 +142,11 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
         }
         Transport::Http => Reach::Network,
     };
-    let deployment = match start(engine, &args.file, args.drain_timeout, reach).await {
+    // Over HTTP, `/metrics` measures what reaches the mounts from inside the call stage.
+    let mount_durations = (args.transport == Transport::Http && args.metrics).then(|| Arc::new(crate::metrics::MountDurations::default()));
+    let hooks: Vec<Arc<dyn seam_engine::chain::Hook>> =
+        mount_durations.iter().map(|hook| hook.clone() as Arc<dyn seam_engine::chain::Hook>).collect();
+    let deployment = match start(engine, &args.file, args.drain_timeout, reach, hooks).await {
         Ok(d) => d,
         Err(exit) => return Ok(exit),
     };
@@ -158,7 +171,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
     }
     let served = match args.transport {
         Transport::Stdio => serve_stdio(deployment.clone(), args.agent.clone(), stop.clone()).await,
-        Transport::Http => crate::http::serve(deployment.clone(), args.listen, stop.clone()).await,
+        Transport::Http => crate::http::serve(deployment.clone(), args.listen, stop.clone(), mount_durations.as_deref()).await,
     };
     stop.cancel();
     deployment.shutdown().await;

@@ -292,7 +292,8 @@ async fn check_live(
         }
         None => composition,
     };
-    let started = super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local).await;
+    let started =
+        super::serve::start(crate::engine(), file, std::time::Duration::from_secs(5), super::serve::Reach::Local, Vec::new()).await;
     if let Some(Ok(file)) = &written {
         let _ = std::fs::remove_file(file);
     }

@@ -429,6 +429,14 @@ impl HttpSeam {
         http_get_as(&format!("{}{path}", self.base), self.token.as_deref())
     }
 
+    /// The value of one series of `/metrics` (`name{label="value",…}`, labels as seam
+    /// writes them), `None` when it has none.
+    pub fn metric(&self, series: &str) -> Option<f64> {
+        let (code, text) = self.get("/metrics");
+        assert_eq!(code, 200, "{text}");
+        text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
     pub fn status(&self) -> Value {
         let (code, body) = self.get("/status");
         assert_eq!(code, 200, "{body}");

@@ -111,6 +111,9 @@ pub struct Passed<'a> {
     pub may_write: bool,
     /// From the request's arrival here to its answer.
     pub took: Duration,
+    /// How long what serves it took to answer, when it was sent there (no hook refused
+    /// it): the mount's or the service's part of `took`.
+    pub served_in: Option<Duration>,
     /// The name agents' rules give a call's tool, when a rewrite shows it under another.
     pub ruled_as: Option<String>,
 }

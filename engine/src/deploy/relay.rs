@@ -100,7 +100,8 @@ impl Deployment {
         let (answer, seen) = self.relay_seen(caller, request, context).await;
         let result = match (&answer, seen.code) {
             (_, Some(code)) => code.code,
-            (Ok(Answer::Tool(output)), None) if output.is_error => "tool_error",
+            // A failure seam made past the hooks (a mount's `MCP_CALL_FAILED`) by its code.
+            (Ok(Answer::Tool(output)), None) if output.is_error => output.code.map_or("tool_error", |code| code.code),
             (Ok(_), None) => "ok",
             (Err(_), None) => "error",
         };
@@ -168,9 +169,13 @@ impl Deployment {
                 Seen { generation: generation.number, mount, decision, code: Some(refusal.code) }
             }
         };
-        let mut answer = match refusal {
-            Some(refusal) => refusal.answer(&request),
-            None => generation.dispatch(&caller.agent, &route, request.clone(), context).await,
+        let sent = std::time::Instant::now();
+        let (mut answer, served_in) = match refusal {
+            Some(refusal) => (refusal.answer(&request), None),
+            None => {
+                let answer = generation.dispatch(&caller.agent, &route, request.clone(), context).await;
+                (answer, Some(sent.elapsed()))
+            }
         };
         let entry = route.entry.as_ref();
         let done = Passed {
@@ -181,6 +186,7 @@ impl Deployment {
             max_output_chars: entry.and_then(|entry| entry.max_output_chars),
             may_write: entry.is_some_and(|entry| !entry.spec.is_read_only()),
             took: started.elapsed(),
+            served_in,
             ruled_as: entry.and_then(|entry| entry.spec.ruled_as.clone()),
         };
         self.chain.after(passed, &done, &mut answer);
@@ -293,6 +299,8 @@ impl Deployment {
                 max_output_chars: held.finish.max_output_chars,
                 may_write: held.finish.may_write,
                 took: started.elapsed(),
+                // Counted as the `tasks/get` that brought it.
+                served_in: None,
                 ruled_as: None,
             };
             let mut finished = Ok(Answer::Tool(ToolOutput::from_json(std::mem::take(result))));

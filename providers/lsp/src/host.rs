@@ -103,6 +103,8 @@ pub struct LspMount {
     disposed: AtomicBool,
     /// Told when a server starts or ends: the mount's facts (its servers) changed.
     status: seam_engine::runtime::Changes,
+    /// The servers it started, for `/metrics`.
+    counters: seam_engine::runtime::MountCounters,
 }
 
 /// Why an `lsp.stdio` mount could not be built.
@@ -148,6 +150,7 @@ impl LspMount {
             live: Mutex::new(HashMap::new()),
             disposed: AtomicBool::new(false),
             status: cx.status,
+            counters: Default::default(),
         })
     }
 
@@ -191,6 +194,7 @@ impl LspMount {
                     let started = Connection::start(&self.config, &self.subprocess, workspace).await.map_err(|e| {
                         LspError::new(crate::codes::LSP_UNAVAILABLE, format!("language server of mount `{}`: {e}", self.id))
                     })?;
+                    self.counters.server_started();
                     **server = Some(started.clone());
                     self.live.lock().expect("live lock").insert(workspace.to_owned(), started.clone());
                     self.status.notify();
@@ -368,6 +372,9 @@ async fn ask(connection: &Connection, q: &Query, uri: &str, written: &AtomicBool
 }
 
 impl Running for LspMount {
+    fn counts(&self) -> seam_engine::runtime::MountCounts {
+        self.counters.read()
+    }
     fn status(&self) -> Status {
         if self.disposed.load(Ordering::SeqCst) {
             return Status::new(State::Retired, None);

@@ -279,6 +279,8 @@ struct McpMount {
     connection: Mutex<Connection>,
     /// How many connections were made ready so far (`Running::connection`).
     connections: std::sync::atomic::AtomicU64,
+    /// Its reconnects, for `/metrics`.
+    counters: seam_engine::runtime::MountCounters,
     /// Calls sent and not answered, with their clients (`asks`).
     calls: Arc<crate::asks::InFlight>,
     stop: CancellationToken,
@@ -373,6 +375,7 @@ fn start(
             imports: Mutex::new(Arc::default()),
             connection: Mutex::default(),
             connections: Default::default(),
+            counters: Default::default(),
             calls: Arc::default(),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
@@ -508,6 +511,10 @@ impl Running for Handle {
         })
     }
 
+    fn counts(&self) -> seam_engine::runtime::MountCounts {
+        let held = self.0.imports.lock().expect("imports lock").held.len() as u64;
+        seam_engine::runtime::MountCounts { held, ..self.0.counters.read() }
+    }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
         match &self.0.transport {

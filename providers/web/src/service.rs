@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use seam_engine::runtime::{AsAny, BuildCx, ProviderError, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled};
+use seam_engine::runtime::{
+    AsAny, BuildCx, MountCounters, MountCounts, ProviderError, Running, State, Status, ToolOutput, cap_with_footer, until_cancelled,
+};
 use seam_engine::surface::{Provider, StatusCx, ToolCall, Unselected};
 use serde_json::{Map, Value as Json, json};
 
@@ -62,10 +64,29 @@ impl WebError {
     }
 }
 
-/// A running search mount.
-pub struct SearchMount(pub Arc<dyn SearchProvider>);
-/// A running fetch mount.
-pub struct FetchMount(pub Arc<Fetcher>);
+/// A running search mount, and the calls it was selected for.
+pub struct SearchMount(pub Arc<dyn SearchProvider>, pub MountCounters);
+/// A running fetch mount, and the calls it was selected for.
+pub struct FetchMount(pub Arc<Fetcher>, pub MountCounters);
+
+/// What a provider counts: `Running::counts` of a provider mount.
+fn counters(p: &Provider) -> Option<&MountCounters> {
+    let running = AsAny::as_any(&*p.running);
+    if let Some(SearchMount(_, counters)) = running.downcast_ref() {
+        return Some(counters);
+    }
+    running.downcast_ref::<FetchMount>().map(|FetchMount(_, counters)| counters)
+}
+
+/// Counts a call the provider `chosen` was selected for, and its failure's code.
+fn count_call<T>(chosen: &Provider, result: &Result<T, WebError>) {
+    if let Some(counters) = counters(chosen) {
+        counters.selected();
+        if let Err(e) = result {
+            counters.failed(e.code);
+        }
+    }
+}
 
 /// What an available provider gives the call that selected it: the search
 /// snapshot taken while checking (so settings and key are read once per call), or the fetcher.
@@ -77,10 +98,10 @@ enum Usable {
 /// A provider's availability now, as selection and `/status` see it.
 fn availability(p: &Provider) -> Result<Usable, WebError> {
     let running = AsAny::as_any(&*p.running);
-    if let Some(SearchMount(search)) = running.downcast_ref() {
+    if let Some(SearchMount(search, _)) = running.downcast_ref() {
         return search.prepare().map(Usable::Search);
     }
-    if let Some(FetchMount(fetcher)) = running.downcast_ref() {
+    if let Some(FetchMount(fetcher, _)) = running.downcast_ref() {
         return Ok(Usable::Fetch(fetcher.clone()));
     }
     // A mount whose build failed (or has no runtime): registered, not usable.
@@ -89,6 +110,9 @@ fn availability(p: &Provider) -> Result<Usable, WebError> {
 }
 
 impl Running for SearchMount {
+    fn counts(&self) -> MountCounts {
+        self.1.read()
+    }
     fn status(&self) -> Status {
         match self.0.prepare() {
             Ok(_) => Status::new(State::Ready, None),
@@ -101,6 +125,9 @@ impl Running for SearchMount {
 }
 
 impl Running for FetchMount {
+    fn counts(&self) -> MountCounts {
+        self.1.read()
+    }
     fn status(&self) -> Status {
         Status::new(State::Ready, None)
     }
@@ -113,15 +140,15 @@ impl Running for FetchMount {
 type Built = seam_engine::runtime::BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>>;
 
 pub fn build_deepseek(config: DeepseekSearch, _: BuildCx) -> Built {
-    Box::pin(async move { Ok(Arc::new(SearchMount(Arc::new(Deepseek::new(config)?))) as Arc<dyn Running>) })
+    Box::pin(async move { Ok(Arc::new(SearchMount(Arc::new(Deepseek::new(config)?), MountCounters::default())) as Arc<dyn Running>) })
 }
 
 pub fn build_searxng(config: SearxngSearch, _: BuildCx) -> Built {
-    Box::pin(async move { Ok(Arc::new(SearchMount(Arc::new(Searxng::new(config)?))) as Arc<dyn Running>) })
+    Box::pin(async move { Ok(Arc::new(SearchMount(Arc::new(Searxng::new(config)?), MountCounters::default())) as Arc<dyn Running>) })
 }
 
 pub fn build_fetch(config: HttpFetch, _: BuildCx) -> Built {
-    Box::pin(async move { Ok(Arc::new(FetchMount(Arc::new(Fetcher::new(config)?))) as Arc<dyn Running>) })
+    Box::pin(async move { Ok(Arc::new(FetchMount(Arc::new(Fetcher::new(config)?), MountCounters::default())) as Arc<dyn Running>) })
 }
 
 /// Which provider a call uses, decided from the pin and the providers the
@@ -291,10 +318,9 @@ pub fn call_search(settings: WebSearchSettings, call: ToolCall) -> BoxFuture<'st
             let pin = pins(section.as_ref()).search;
             let (chosen, usable) = select("search", pin.as_deref(), &searchers, availability)?;
             let Usable::Search(prepared) = usable else { unreachable!("a search provider gives a search snapshot") };
-            let results = futures::future::try_join_all(queries.iter().map(|q| prepared.clone().query(q.clone()))).await.map_err(|e| {
-                let provider = chosen.id.clone();
-                e.with("provider", provider)
-            })?;
+            let results = futures::future::try_join_all(queries.iter().map(|q| prepared.clone().query(q.clone()))).await;
+            count_call(chosen, &results);
+            let results = results.map_err(|e| e.with("provider", chosen.id.clone()))?;
             Ok::<_, WebError>(present_search(&chosen.id, queries.into_iter().zip(results).collect(), settings.max_results as usize))
         };
         result.await.unwrap_or_else(WebError::into_output)
@@ -396,20 +422,20 @@ pub fn call_fetch(settings: WebFetchSettings, call: ToolCall) -> BoxFuture<'stat
                 .ok_or_else(|| WebError::new(crate::codes::WEB_INVALID_ARGUMENTS, "`url` must be a string"))?;
             let fetchers: Vec<Provider> = providers.into_iter().filter(|p| p.registry == FETCH).collect();
             let pin = pins(section.as_ref()).fetch;
-            let (_, usable) = select("fetch", pin.as_deref(), &fetchers, availability)?;
+            let (chosen, usable) = select("fetch", pin.as_deref(), &fetchers, availability)?;
             let Usable::Fetch(fetcher) = usable else { unreachable!("a fetch provider gives a fetcher") };
             // The tool's timeout and the mount's are both in force; whichever is shorter ends the fetch with WEB_FETCH_TIMEOUT.
             let limit = settings.timeout;
             let fetched = match tokio::time::timeout(limit.to_std(), fetcher.fetch(url)).await {
-                Ok(result) => result.map_err(|e| e.with("url", url))?,
-                Err(_) => {
-                    return Err(WebError::new(
-                        crate::codes::WEB_FETCH_TIMEOUT,
-                        format!("`{url}` did not finish within the tool's timeout of {limit}"),
-                    )
-                    .with("url", url));
-                }
+                Ok(result) => result.map_err(|e| e.with("url", url)),
+                Err(_) => Err(WebError::new(
+                    crate::codes::WEB_FETCH_TIMEOUT,
+                    format!("`{url}` did not finish within the tool's timeout of {limit}"),
+                )
+                .with("url", url)),
             };
+            count_call(chosen, &fetched);
+            let fetched = fetched?;
             let max = settings.max_output_chars;
             let output = tokio::task::spawn_blocking(move || present_fetch(fetched, max))
                 .await
@@ -621,7 +647,7 @@ mod tests {
             id: id.into(),
             registry: SEARCH,
             config: Arc::new(()),
-            running: Arc::new(FetchMount(Arc::new(Fetcher::new(crate::tests::fetch_config()).unwrap()))),
+            running: Arc::new(FetchMount(Arc::new(Fetcher::new(crate::tests::fetch_config()).unwrap()), MountCounters::default())),
             layer: 0,
         }
     }

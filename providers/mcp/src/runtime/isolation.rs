@@ -122,6 +122,13 @@ impl Running for PerAgent {
     fn holds_tool(&self, name: &str) -> bool {
         self.by_agent.values().any(|r| r.holds_tool(name))
     }
+    fn counts(&self) -> seam_engine::runtime::MountCounts {
+        let mut counts = seam_engine::runtime::MountCounts::default();
+        for running in self.by_agent.values() {
+            counts += running.counts();
+        }
+        counts
+    }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
         facts.insert("connections".into(), Json::from(self.by_agent.len()));
@@ -165,6 +172,9 @@ pub(super) struct PerSession {
     starter: Arc<Starter>,
     limits: SessionConnections,
     sessions: Arc<Mutex<HashMap<ClientKey, Arc<SessionSlot>>>>,
+    /// What the sessions' connections that ended had counted: the mount's counts
+    /// (`Running::counts`) never go back when one ends.
+    retired: Arc<Mutex<seam_engine::runtime::MountCounts>>,
     /// Stops the task that ends idle connections.
     stop: CancellationToken,
 }
@@ -228,11 +238,14 @@ impl SessionSlot {
         running == 0 && last.elapsed() >= idle
     }
 
-    /// Ends its connection (now, or when its start finishes), saying why.
-    fn end(&self, mount: &str, why: &str) {
+    /// Ends its connection (now, or when its start finishes), saying why; what it counted
+    /// is kept in `retired`.
+    fn end(&self, mount: &str, why: &str, retired: &Mutex<seam_engine::runtime::MountCounts>) {
         self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
         tracing::info!(mount = %mount, "the connection for {} ends: {why}", self.key);
         if let Some(Ok(connection)) = &*self.connection.borrow() {
+            // What it holds goes with it; what it counted stays.
+            *retired.lock().expect("retired lock") += seam_engine::runtime::MountCounts { held: 0, ..connection.counts() };
             tokio::spawn(connection.dispose(EXIT_GRACE));
         }
     }
@@ -242,9 +255,10 @@ impl PerSession {
     fn new(lister: Arc<dyn Running>, transport: Transport, common: Common, cx: BuildCx, limits: SessionConnections) -> Arc<PerSession> {
         let sessions: Arc<Mutex<HashMap<ClientKey, Arc<SessionSlot>>>> = Arc::default();
         let stop = CancellationToken::new();
-        tokio::spawn(end_idle(cx.id.clone(), sessions.clone(), limits.idle_timeout.to_std(), stop.clone()));
+        let retired: Arc<Mutex<seam_engine::runtime::MountCounts>> = Arc::default();
+        tokio::spawn(end_idle(cx.id.clone(), sessions.clone(), retired.clone(), limits.idle_timeout.to_std(), stop.clone()));
         let starter = Arc::new(Starter { transport, common: Mutex::new(common), cx });
-        Arc::new(PerSession { lister, starter, limits, sessions, stop })
+        Arc::new(PerSession { lister, starter, limits, sessions, retired, stop })
     }
 
     /// The slot of `key`'s session, made if it has none and the limits leave room, with
@@ -318,7 +332,13 @@ impl Starter {
 
 /// Ends the connections of `sessions` that have carried no request for `idle`, looking
 /// a few times per `idle`, until `stop`.
-async fn end_idle(mount: String, sessions: Arc<Mutex<HashMap<ClientKey, Arc<SessionSlot>>>>, idle: Duration, stop: CancellationToken) {
+async fn end_idle(
+    mount: String,
+    sessions: Arc<Mutex<HashMap<ClientKey, Arc<SessionSlot>>>>,
+    retired: Arc<Mutex<seam_engine::runtime::MountCounts>>,
+    idle: Duration,
+    stop: CancellationToken,
+) {
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
     let mut tick = tokio::time::interval(every);
     loop {
@@ -335,7 +355,7 @@ async fn end_idle(mount: String, sessions: Arc<Mutex<HashMap<ClientKey, Arc<Sess
             keep
         });
         for slot in ended {
-            slot.end(&mount, "idle past `idle_timeout`");
+            slot.end(&mount, "idle past `idle_timeout`", &retired);
         }
     }
 }
@@ -388,7 +408,7 @@ impl Running for PerSession {
     fn session_ended(&self, session: u64) {
         let ended = self.sessions.lock().expect("sessions lock").remove(&ClientKey::Session(session));
         if let Some(slot) = ended {
-            slot.end(&self.starter.cx.id, "its session ended");
+            slot.end(&self.starter.cx.id, "its session ended", &self.retired);
         }
     }
     fn dispose(&self, within: Duration) -> BoxFuture<'static, ()> {
@@ -431,6 +451,16 @@ impl Running for PerSession {
     }
     fn holds_tool(&self, name: &str) -> bool {
         self.lister.holds_tool(name)
+    }
+    fn counts(&self) -> seam_engine::runtime::MountCounts {
+        let mut counts = self.lister.counts();
+        counts += self.retired.lock().expect("retired lock").clone();
+        for slot in self.sessions.lock().expect("sessions lock").values() {
+            if let Some(Ok(connection)) = &*slot.connection.borrow() {
+                counts += connection.counts();
+            }
+        }
+        counts
     }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = self.lister.facts();

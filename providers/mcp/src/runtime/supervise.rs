@@ -78,6 +78,7 @@ impl McpMount {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(delay) => {}
             }
+            self.counters.reconnecting();
         }
     }
 
