@@ -291,11 +291,13 @@ async fn gate(State(app): State<App>, mut request: Request, next: axum::middlewa
     finish(&app, exchange, response, (bytes, share)).await
 }
 
-/// The Host must be one of seam's own names (DNS rebinding), and a browser's
-/// `Origin` seam's own or one `allowed_origins` names.
+/// The Host must be one of seam's own names or one `allowed_hosts` names (DNS
+/// rebinding), and a browser's `Origin` seam's own or one `allowed_origins` names.
+/// This is the one Host check: rmcp's own is off, since it cannot follow reloads.
 fn host_or_origin_answer(app: &App, request: &Request, limits: &ServeLimits) -> Option<Response> {
     let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
-    if host.is_some_and(|h| !app.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h))) {
+    let known = |h: &str| app.hosts.iter().any(|own| own.eq_ignore_ascii_case(h)) || limits.allowed_hosts.iter().any(|a| a.matches(h));
+    if host.is_some_and(|h| !known(h)) {
         return Some(plain(StatusCode::FORBIDDEN, "forbidden host\n"));
     }
     if let Some(origin) = request.headers().get(ORIGIN)
@@ -534,11 +536,12 @@ pub async fn serve(
 ) -> Result<(), crate::error::Error> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| crate::error::Error::Listen { listen, source })?;
     let local = listener.local_addr().map_err(crate::error::Error::Socket)?;
-    // DNS-rebinding defence stays on: only loopback names and the address we listen on are accepted as Host.
+    // DNS-rebinding defence stays on: loopback names, the address we listen on and the live
+    // `serve.allowed_hosts` are accepted as Host, by the gate (`host_or_origin_answer`).
     let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
     hosts.push(local.ip().to_string());
-    // The body limit is the gate's (`max_request_bytes`, read per request), not rmcp's own.
-    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone()).with_max_request_body_bytes(usize::MAX);
+    // The body limit is the gate's (`max_request_bytes`, read per request), not rmcp's own; so is the Host check.
+    let mut config = StreamableHttpServerConfig::default().disable_allowed_hosts().with_max_request_body_bytes(usize::MAX);
     // The sessions end after the connections have drained, not at `stop`: ending them would cancel
     // the calls running and cut the streams their answers come on.
     let sessions_end = CancellationToken::new();

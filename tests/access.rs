@@ -903,3 +903,31 @@ fn one_agent_s_links_never_route_another_agent_s_reads() {
     let forgotten = read("/mcp", "x://flood/3");
     assert!(!forgotten.starts_with("pub:"), "default's oldest links are forgotten past its bound: {forgotten}");
 }
+
+/// Behind a load balancer or a Kubernetes Service, clients name seam by a name of its
+/// own: `serve.allowed_hosts` lets that Host in (any case, any port), and only it; a
+/// reload changes it. MCP's own endpoint answers it, not only seam's routes.
+#[test]
+fn a_host_name_is_answered_once_allowed_hosts_names_it() {
+    let dir = scratch("access-allowed-hosts");
+    let file = dir.join("c.yaml");
+    compose(&file, "");
+    let mut seam = HttpSeam::start(&file, &[]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let body: Value = serde_json::from_str(&initialize()).unwrap();
+    let opened_as = |host: &str| {
+        runtime.block_on(async {
+            let sent = mcp_post(&client, &format!("{}/mcp", seam.base), "2025-11-25", None, &body).header("host", host);
+            sent.send().await.unwrap().status().as_u16()
+        })
+    };
+    assert_eq!(opened_as("seam.tools.internal:8931"), 403, "a name seam was not told of");
+    compose(&file, "serve:\n  allowed_hosts: [seam.tools.internal]\n");
+    seam.stderr.wait_outcome(1, "applied");
+    assert_eq!(opened_as("seam.tools.internal:8931"), 200);
+    assert_eq!(opened_as("SEAM.Tools.Internal"), 200, "names compare as DNS compares them");
+    assert_eq!(opened_as("evil.example"), 403);
+    assert_eq!(opened_as("tools.internal"), 403, "the name, not a suffix of it");
+    assert!(seam.terminate().success());
+}

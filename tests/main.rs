@@ -12,6 +12,7 @@ mod cli;
 mod fixtures;
 mod fleet;
 mod generated;
+mod image;
 mod import;
 mod isolation;
 mod lsp;

@@ -129,6 +129,12 @@ pub struct Serve {
     /// against DNS rebinding. Follows reloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<Origin>,
+    /// Host names (no port) seam answers to besides loopback's and the address it listens
+    /// on: the names clients reach it by through a load balancer or a Kubernetes Service
+    /// (`seam`, `seam.tools.svc.cluster.local`). A request whose `Host` is none of them gets
+    /// 403, against DNS rebinding. Follows reloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<HostName>,
     /// Serve `/metrics` (Prometheus) without the default agent's token, for a scraper
     /// that cannot send one; it names tools, agents and mounts, never a secret.
     #[serde(default)]
@@ -177,6 +183,22 @@ pub struct AuditConfig {
     pub keep: u32,
     pub include_arguments: bool,
     pub key_env: Option<String>,
+}
+
+/// A host name as a `Host` header names it, without its port: a DNS name, an IPv4
+/// address, or an IPv6 address in brackets (`[fd00::1]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HostName(
+    #[schemars(pattern(r"^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$"))]
+    pub  String,
+);
+
+impl HostName {
+    /// Whether a `Host` header's name (port and brackets taken off) is this one, as DNS
+    /// compares names: case aside.
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.trim_start_matches('[').trim_end_matches(']').eq_ignore_ascii_case(name)
+    }
 }
 
 /// A web origin as a browser sends it: `https://app.example.com`, `http://localhost:3000`.
@@ -236,6 +258,7 @@ impl Default for Serve {
             max_buffered_request_bytes: Serve::default_max_buffered_request_bytes(),
             input_timeout: Serve::default_input_timeout(),
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             audit: None,
             metrics_public: false,
         }
@@ -261,6 +284,7 @@ pub struct ServeLimits {
     pub max_buffered_request_bytes: crate::units::Size,
     pub input_timeout: Duration,
     pub allowed_origins: Vec<Origin>,
+    pub allowed_hosts: Vec<HostName>,
     /// `serve.audit`, its path made absolute at resolve.
     pub audit: Option<AuditConfig>,
     pub metrics_public: bool,
@@ -281,6 +305,7 @@ impl From<&Serve> for ServeLimits {
             max_buffered_request_bytes: serve.max_buffered_request_bytes,
             input_timeout: serve.input_timeout,
             allowed_origins: serve.allowed_origins.clone(),
+            allowed_hosts: serve.allowed_hosts.clone(),
             metrics_public: serve.metrics_public,
             audit: serve.audit.as_ref().map(|a| AuditConfig {
                 path: a.path.clone().into(),
