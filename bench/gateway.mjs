@@ -471,7 +471,9 @@ function available(t) {
 // target after another cannot promise. Prints p50/p99 per target and each one's p50 minus
 // the first target's, and its calls/s (10⁶ ÷ its mean latency in µs: one sequential client's rate).
 if (argv.includes('--interleave')) {
-  const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && available(t));
+  // In --only's order, so that `--pair FIRST,SECOND` compares SECOND against FIRST as it says.
+  const chosen = TARGETS.filter((t) => (!ONLY || ONLY.includes(t.key)) && available(t))
+    .sort((a, b) => (ONLY ? ONLY.indexOf(a.key) - ONLY.indexOf(b.key) : 0));
   const live = [];
   for (const t of chosen) {
     const env = await t.setup();

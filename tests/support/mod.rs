@@ -511,7 +511,16 @@ pub fn mcp_post(client: &reqwest::Client, url: &str, version: &str, session: Opt
 
 /// A request of `method` with `params` as a 2026-07-28 client sends it, at `path`: no
 /// session, the version and the `capabilities` it declares in `_meta`.
-pub fn modern_request(base: &str, path: &str, method: &str, mut params: Value, capabilities: Value) -> Value {
+pub fn modern_request(base: &str, path: &str, method: &str, params: Value, capabilities: Value) -> Value {
+    modern_request_with(base, path, None, method, params, capabilities)
+}
+
+/// [`modern_request`] with an agent's bearer token.
+pub fn modern_request_as(base: &str, path: &str, token: &str, method: &str, params: Value, capabilities: Value) -> Value {
+    modern_request_with(base, path, Some(token), method, params, capabilities)
+}
+
+fn modern_request_with(base: &str, path: &str, token: Option<&str>, method: &str, mut params: Value, capabilities: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -523,6 +532,9 @@ pub fn modern_request(base: &str, path: &str, method: &str, mut params: Value, c
         let mut sent = mcp_post(&client, &format!("{base}{path}"), "2026-07-28", None, &body).header("mcp-method", method);
         if !name.is_empty() {
             sent = sent.header("mcp-name", name);
+        }
+        if let Some(token) = token {
+            sent = sent.bearer_auth(token);
         }
         sent.send().await.unwrap().json::<Value>().await.unwrap()
     })
@@ -728,4 +740,47 @@ pub fn rmcp_over_http<S: rmcp::ServerHandler + Clone + Send + Sync + 'static>(se
     let router = axum::Router::new().nest_service("/mcp", service);
     runtime.spawn(async move { axum::serve(listener, router).await });
     (runtime, url)
+}
+
+/// What a hammer of `tests/peers/sdk-client.mjs` counted: every call it made,
+/// and each failure under its kind (`tool error: CODE: what failed`, `wrong
+/// answer`, `thrown: …`), with a few whole messages of each kind.
+#[derive(Debug)]
+pub struct Hammered {
+    pub calls: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub kinds: std::collections::BTreeMap<String, u64>,
+    #[allow(dead_code, reason = "read in failure messages, through Debug")]
+    pub samples: Value,
+}
+
+/// Starts `c` calling `name` with `args` over and over, one call at a time;
+/// with `expect`, an answer must start with it.
+pub fn hammer_start(c: &mut SdkClient, name: &str, args: Value, expect: Option<&str>) {
+    let mut command = json!({ "op": "hammer_start", "name": name, "args": args });
+    if let Some(expect) = expect {
+        command["expect"] = json!(expect);
+    }
+    let started = c.send(command);
+    assert_eq!(started["ok"], true, "hammer_start: {started}");
+}
+
+/// The hammer's counts after `op`: `hammer_tally` (now), `hammer_next` (once
+/// a call that ends after it has succeeded) or `hammer_stop`.
+pub fn hammer(c: &mut SdkClient, op: &str) -> Hammered {
+    // `hammer_next` gives up a little before this client's own read does, so that a timeout says what was counted.
+    let answer = c.send(json!({ "op": op, "timeout_ms": (PATIENCE * 9 / 10).as_millis() as u64 }));
+    assert_eq!(answer["ok"], true, "{op}: {answer}");
+    let count = |key: &str| answer[key].as_u64().unwrap_or_else(|| panic!("{op}: no {key}: {answer}"));
+    let tally = Hammered {
+        calls: count("calls"),
+        succeeded: count("succeeded"),
+        failed: count("failed"),
+        kinds: serde_json::from_value(answer["kinds"].clone()).unwrap_or_else(|e| panic!("{op}: kinds: {e}: {answer}")),
+        samples: answer["samples"].clone(),
+    };
+    assert_eq!(tally.calls, tally.succeeded + tally.failed, "{op}: {answer}");
+    assert_eq!(tally.kinds.values().sum::<u64>(), tally.failed, "{op}: every failure has its kind: {answer}");
+    tally
 }
