@@ -56,6 +56,8 @@ struct App {
     hosts: Arc<Vec<String>>,
     /// The port seam listens on: its own origins are `http://` each of `hosts` at it.
     port: u16,
+    /// The call stage's traffic, for the status page.
+    traffic: Arc<crate::traffic::Traffic>,
     /// What `/metrics` shows: this front end's requests and the deployment now; `None`
     /// with `--no-metrics`.
     metrics: Option<Arc<crate::metrics::Metrics>>,
@@ -525,13 +527,14 @@ fn ended_at_stop(app: &App, exchange: &Exchange, response: Response) -> Response
 
 /// Serves until `stop`, then lets the open connections finish what they are
 /// answering (the calls running included) before the MCP sessions end.
-/// `listen` is where; `hosts` gain its address. `mount_durations` is the hook of the
-/// deployment's call stage that `/metrics` reads (`crate::metrics`); without it nothing
-/// is measured and `/metrics` is not served (`--no-metrics`).
+/// `listen` is where; `hosts` gain its address. `traffic` and `mount_durations` are hooks
+/// of the deployment's call stage, read by the status page and `/metrics`; without
+/// `mount_durations` nothing is measured and `/metrics` is not served (`--no-metrics`).
 pub async fn serve(
     deployment: Arc<Deployment>,
     listen: SocketAddr,
     stop: CancellationToken,
+    traffic: Arc<crate::traffic::Traffic>,
     mount_durations: Option<&crate::metrics::MountDurations>,
 ) -> Result<(), crate::error::Error> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| crate::error::Error::Listen { listen, source })?;
@@ -575,6 +578,7 @@ pub async fn serve(
         hosts: Arc::new(hosts),
         port: local.port(),
         budget: Arc::default(),
+        traffic,
         metrics: mount_durations.map(|mounts| crate::metrics::Metrics::new(deployment.clone(), clients.clone(), mounts)),
     };
     let (default_service, _) = app.service(DEFAULT_AGENT);
@@ -644,7 +648,10 @@ async fn metrics(State(app): State<App>) -> Response {
 async fn ui_page(State(app): State<App>) -> Response {
     // A new generation's graph is laid out on a thread of its own; the page waits for it a little.
     app.drawings.wait(&app.deployment, Duration::from_secs(2)).await;
-    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], crate::ui::page(&app.deployment, &app.drawings))
+    (
+        [(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")],
+        crate::ui::page(&app.deployment, &app.drawings, &app.traffic),
+    )
         .into_response()
 }
 
@@ -658,6 +665,7 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
         catalogs: tokio::sync::watch::Receiver<u64>,
         statuses: tokio::sync::watch::Receiver<u64>,
         drawings: tokio::sync::watch::Receiver<u64>,
+        traffic_beat: tokio::time::Interval,
         shown: crate::ui::Fragments,
     }
     let deployment = app.deployment.clone();
@@ -665,6 +673,7 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
         catalogs: deployment.subscribe(),
         statuses: deployment.subscribe_status(),
         drawings: app.drawings.subscribe(),
+        traffic_beat: tokio::time::interval(crate::ui::TRAFFIC_BEAT),
         shown: crate::ui::Fragments::new(),
         app,
     };
@@ -676,11 +685,13 @@ async fn events(State(app): State<App>) -> Sse<impl futures::Stream<Item = Resul
                     changed = s.catalogs.changed() => changed.ok()?,
                     changed = s.statuses.changed() => changed.ok()?,
                     changed = s.drawings.changed() => changed.ok()?,
+                    // Traffic changes with every call: it is drawn again on a beat, and sent when it differs.
+                    _ = s.traffic_beat.tick() => {}
                     _ = s.app.stop.cancelled() => return None,
                 }
             }
             first = false;
-            let now = crate::ui::fragments(&s.app.deployment, &s.app.drawings);
+            let now = crate::ui::fragments(&s.app.deployment, &s.app.drawings, &s.app.traffic);
             let initial = s.shown.is_empty();
             let Some(mut update) = crate::ui::changed(&s.shown, &now) else { continue };
             s.shown = now;

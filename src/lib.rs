@@ -21,6 +21,7 @@ mod metrics;
 mod refusal;
 mod sessions;
 mod tally;
+mod traffic;
 mod ui;
 mod waiting;
 mod watch;

@@ -23,10 +23,11 @@ pub const CSS: &str = include_str!("ui/page.css");
 pub const JS: &str = include_str!("ui/page.js");
 
 /// The page's sections, in the order they are shown: (id, heading).
-const SECTIONS: [(&str, &str); 8] = [
+const SECTIONS: [(&str, &str); 9] = [
     ("generation", "Live generation"),
     ("outcome", "Last reload"),
     ("mounts", "Mounts"),
+    ("traffic", "Traffic, last 5 minutes"),
     ("graph", "Dependency graph"),
     ("agents", "Agents and their tools"),
     ("quotas", "Quotas"),
@@ -37,8 +38,11 @@ const SECTIONS: [(&str, &str); 8] = [
 /// Each section's inner HTML, by section id.
 pub type Fragments = BTreeMap<&'static str, String>;
 
+/// How often an open page's traffic is drawn again (and sent when it changed).
+pub const TRAFFIC_BEAT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Every section as it is now.
-pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>) -> Fragments {
+pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>, traffic: &crate::traffic::Traffic) -> Fragments {
     let status = deployment.status();
     let live = deployment.live();
     let mut out = Fragments::new();
@@ -46,6 +50,7 @@ pub fn fragments(deployment: &Deployment, drawings: &Arc<Drawings>) -> Fragments
     put("generation", generation(deployment, &status));
     put("outcome", outcome(&status));
     put("mounts", mounts(&status.mounts));
+    put("traffic", traffic_table(&traffic.shown()));
     put("graph", live.as_deref().map(|g| graph(g, &status.mounts, drawings)).unwrap_or_else(|| none("No generation is live.")));
     put("agents", live.as_deref().map(agents).unwrap_or_else(|| none("No generation is live.")));
     put("quotas", quotas(&status.quotas));
@@ -83,8 +88,8 @@ fn name(deployment: &Deployment) -> String {
 }
 
 /// The whole page, every section rendered now.
-pub fn page(deployment: &Deployment, drawings: &Arc<Drawings>) -> String {
-    let fragments = fragments(deployment, drawings);
+pub fn page(deployment: &Deployment, drawings: &Arc<Drawings>, traffic: &crate::traffic::Traffic) -> String {
+    let fragments = fragments(deployment, drawings, traffic);
     let outcome_at = deployment.last_outcome().map(|o| seam_engine::runtime::timestamp(o.at)).unwrap_or_default();
     let path = std::path::absolute(deployment.path()).unwrap_or_else(|_| deployment.path().to_owned());
     // Rendered already, and from the same generation as every section.
@@ -442,6 +447,55 @@ fn history(outcomes: &[seam_engine::outcome::Outcome]) -> Markup {
                 }
             }
         } }
+    }
+}
+
+/// A duration as the traffic table shows it: ms, with a decimal below 10 ms.
+fn millis(d: std::time::Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 10.0 { format!("{ms:.1} ms") } else { format!("{ms:.0} ms") }
+}
+
+/// Each agent's tool calls of the last five minutes, per mount (or service) and tool,
+/// with their rate, errors, quantiles and last errors.
+fn traffic_table(rows: &[crate::traffic::Shown]) -> Markup {
+    if rows.is_empty() {
+        return none("No tool was called in the last 5 minutes.");
+    }
+    html! {
+        table {
+            thead { tr {
+                th { "Agent" } th { "Mount" } th { "Tool" } th.num { "Calls/s" } th.num { "Calls" } th.num { "Errors" }
+                th.num { "p50" } th.num { "p99" } th { "Last errors" }
+            } }
+            tbody {
+                @for row in rows {
+                    tr data-key={ "traffic-" (row.agent) "-" (row.source) "-" (row.tool) } data-agent=(row.agent) data-tool=(row.tool)
+                        data-calls=(row.calls) data-errors=(row.errors) {
+                        td { (code(&row.agent)) }
+                        td { (code(&row.source)) }
+                        td { (code(&row.tool)) }
+                        td.num { (format!("{:.2}", row.calls_per_second)) }
+                        td.num { (row.calls) }
+                        td.num { @if row.errors > 0 { span.bad { (row.errors) } } @else { "0" } }
+                        td.num { (millis(row.p50)) }
+                        td.num { (millis(row.p99)) }
+                        td {
+                            @if row.last_errors.is_empty() { "–" } @else {
+                                details data-key={ "errors-" (row.agent) "-" (row.source) "-" (row.tool) } {
+                                    summary { (code(&row.last_errors[0].code)) }
+                                    ul.errors { @for e in &row.last_errors {
+                                        li data-code=(e.code) {
+                                            (time(Some(&seam_engine::runtime::timestamp(e.at)))) " " (code(&e.code)) " " (e.message)
+                                        }
+                                    } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

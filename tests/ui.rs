@@ -24,6 +24,55 @@ fn planned_nodes(file: &Path) -> u64 {
     plan["nodes"].as_array().unwrap().len() as u64
 }
 
+/// Traffic on the page: per agent, mount and tool, the calls of the last five minutes, their
+/// rate, errors, p50 and p99, and the last errors by code and message (no argument in it),
+/// drawn in place as calls are made, in a real browser.
+#[test]
+fn the_status_page_shows_traffic_live_in_a_real_browser() {
+    let dir = scratch("ui-traffic");
+    let file = dir.join("seam.yaml");
+    let quota = "quota:\n  - { tools: mcp__alpha__fail, calls: { max: 2, per: 1h } }\n";
+    compose(&file, &[mcp_mount("alpha")], quota);
+    let seam = HttpSeam::start(&file, &[]);
+    let mut browser = Browser::start();
+    assert_eq!(browser.goto(&format!("{}/ui", seam.base)), 200);
+    browser.wait("#live", Some("live"));
+    browser.wait(".card-traffic", Some("No tool was called"));
+    browser.send(json!({ "op": "mark" }));
+
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    for ms in [20, 40, 60] {
+        assert_eq!(client.call_text("mcp__alpha__sleep", json!({ "ms": ms })), "slept");
+    }
+    // A server's error result twice, then the quota's refusal: three errors, the newest first.
+    for _ in 0..3 {
+        assert_eq!(client.call("mcp__alpha__fail", json!({}))["isError"], true);
+    }
+    browser.wait("tr[data-agent=\"default\"][data-tool=\"mcp__alpha__sleep\"][data-calls=\"3\"][data-errors=\"0\"]", None);
+    browser.wait("tr[data-tool=\"mcp__alpha__fail\"][data-calls=\"3\"][data-errors=\"3\"]", None);
+    assert_eq!(browser.send(json!({ "op": "marked" }))["marked"], true, "drawn in place, not reloaded");
+    let sleep = browser.text("tr[data-tool=\"mcp__alpha__sleep\"]");
+    assert!(sleep.contains("alpha"), "the mount: {sleep}");
+    let p50 = browser.text("tr[data-tool=\"mcp__alpha__sleep\"] td:nth-child(7)");
+    let ms: f64 = p50.trim_end_matches(" ms").parse().unwrap_or_else(|e| panic!("{p50}: {e}"));
+    assert!((40.0..=60.0).contains(&ms), "the middle call took 40 ms and a bit, within a bucket: {p50}");
+    let codes: Vec<String> = (1..=3)
+        .map(|n| {
+            browser.send(
+                json!({ "op": "attr", "selector": format!("tr[data-tool=\"mcp__alpha__fail\"] li:nth-child({n})"), "name": "data-code" }),
+            )["value"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(codes, ["QUOTA_EXCEEDED", "tool_error", "tool_error"]);
+    let errors = browser.text("tr[data-tool=\"mcp__alpha__fail\"] ul.errors");
+    assert!(errors.contains("it failed") && errors.contains("QUOTA_EXCEEDED"), "code and message: {errors}");
+    browser.screenshot("traffic");
+    client.close();
+}
+
 #[test]
 fn the_status_page_follows_reloads_live_in_a_real_browser() {
     let dir = scratch("ui-live");

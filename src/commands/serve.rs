@@ -142,10 +142,16 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
         }
         Transport::Http => Reach::Network,
     };
-    // Over HTTP, `/metrics` measures what reaches the mounts from inside the call stage.
-    let mount_durations = (args.transport == Transport::Http && args.metrics).then(|| Arc::new(crate::metrics::MountDurations::default()));
-    let hooks: Vec<Arc<dyn seam_engine::chain::Hook>> =
-        mount_durations.iter().map(|hook| hook.clone() as Arc<dyn seam_engine::chain::Hook>).collect();
+    // Over HTTP, the status page shows the call stage's traffic, and `/metrics` measures what
+    // reaches the mounts, each read from the call stage by a hook.
+    let http = args.transport == Transport::Http;
+    let traffic = Arc::new(crate::traffic::Traffic::default());
+    let mount_durations = (http && args.metrics).then(|| Arc::new(crate::metrics::MountDurations::default()));
+    let mut hooks: Vec<Arc<dyn seam_engine::chain::Hook>> = Vec::new();
+    if http {
+        hooks.push(traffic.clone());
+    }
+    hooks.extend(mount_durations.iter().map(|hook| hook.clone() as Arc<dyn seam_engine::chain::Hook>));
     let deployment = match start(engine, &args.file, args.drain_timeout, reach, hooks).await {
         Ok(d) => d,
         Err(exit) => return Ok(exit),
@@ -171,7 +177,7 @@ async fn serve(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> 
     }
     let served = match args.transport {
         Transport::Stdio => serve_stdio(deployment.clone(), args.agent.clone(), stop.clone()).await,
-        Transport::Http => crate::http::serve(deployment.clone(), args.listen, stop.clone(), mount_durations.as_deref()).await,
+        Transport::Http => crate::http::serve(deployment.clone(), args.listen, stop.clone(), traffic, mount_durations.as_deref()).await,
     };
     stop.cancel();
     deployment.shutdown().await;

@@ -116,6 +116,9 @@ pub struct Passed<'a> {
     pub served_in: Option<Duration>,
     /// The name agents' rules give a call's tool, when a rewrite shows it under another.
     pub ruled_as: Option<String>,
+    /// This is a task's result, given at a `tasks/get` and finished as its call's would
+    /// have been: the call itself passed when it made the task.
+    pub task_result: bool,
 }
 
 /// A hook's refusal: the request is answered with it and goes no further.

@@ -188,6 +188,7 @@ impl Deployment {
             took: started.elapsed(),
             served_in,
             ruled_as: entry.and_then(|entry| entry.spec.ruled_as.clone()),
+            task_result: false,
         };
         self.chain.after(passed, &done, &mut answer);
         drop(holds);
@@ -302,6 +303,7 @@ impl Deployment {
                 // Counted as the `tasks/get` that brought it.
                 served_in: None,
                 ruled_as: None,
+                task_result: true,
             };
             let mut finished = Ok(Answer::Tool(ToolOutput::from_json(std::mem::take(result))));
             self.chain.after(self.chain.len(), &done, &mut finished);
