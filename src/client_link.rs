@@ -52,6 +52,8 @@ pub struct CallLink {
     progress: ProgressSlot,
     peer: Peer<RoleServer>,
     asks: mpsc::Sender<Ask>,
+    /// The span of the request the call came in, when seam traces (`crate::telemetry`).
+    trace: Option<crate::telemetry::ServerContext>,
 }
 
 /// The client's token and the call's progress queue to its stream, when the client asked
@@ -69,6 +71,7 @@ pub struct CallAsks {
 
 /// A link for one call of a session, and the questions its mounts will ask through it,
 /// each answered within `patience` (`serve.input_timeout`) or withdrawn.
+#[allow(clippy::too_many_arguments, reason = "each is one thing the call's link keeps; two call sites")]
 pub fn for_call(
     session: u64,
     key: seam_engine::runtime::ClientKey,
@@ -77,10 +80,11 @@ pub fn for_call(
     progress_token: Option<ProgressToken>,
     peer: Peer<RoleServer>,
     patience: seam_engine::units::Duration,
+    trace: Option<crate::telemetry::ServerContext>,
 ) -> (Arc<CallLink>, CallAsks) {
     let (asks, waiting) = mpsc::channel(WAITING_ASKS);
     let progress = ProgressSlot::new(std::sync::Mutex::new(progress_token.map(|token| progress_to(&peer, token))));
-    let link = CallLink { session, key, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks };
+    let link = CallLink { session, key, agent: agent.to_owned(), capabilities, progress: progress.clone(), peer, asks, trace };
     (Arc::new(link), CallAsks { asks: waiting, progress, patience })
 }
 
@@ -142,6 +146,9 @@ async fn send_progress(peer: Peer<RoleServer>, mut queued: mpsc::Receiver<Report
 impl ClientLink for CallLink {
     fn session(&self) -> u64 {
         self.session
+    }
+    fn upstream_span(&self, mount: &str, method: &str, target: &str) -> Option<Box<dyn seam_engine::runtime::UpstreamSpan>> {
+        crate::telemetry::upstream_span(self.trace.as_ref()?, mount, method, target)
     }
 
     fn key(&self) -> seam_engine::runtime::ClientKey {
@@ -475,6 +482,7 @@ mod tests {
             None,
             peer.clone(),
             seam_engine::units::Duration::from_secs(60),
+            None,
         );
         let questions = futures::future::join_all((0..=WAITING_ASKS).map(|_| link.ask(AskKind::Roots, Json::Null, None)));
         let let_go = async {
@@ -514,6 +522,7 @@ mod tests {
             Some(token.clone()),
             peer.clone(),
             seam_engine::units::Duration::from_secs(60),
+            None,
         );
         // One runtime thread and no await between them: the queue's task sends none before the last is reported.
         for n in 1..=QUEUED_PROGRESS + 1 {

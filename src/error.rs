@@ -40,6 +40,8 @@ pub enum Error {
     Runtime(#[source] std::io::Error),
     #[error("cannot install signal handlers: {0}")]
     Signals(#[source] std::io::Error),
+    #[error("cannot export traces as OTEL_EXPORTER_OTLP_* asks: {0}")]
+    Telemetry(#[source] opentelemetry_otlp::ExporterBuildError),
     #[error("cannot listen on {listen}: {source}")]
     Listen { listen: SocketAddr, source: std::io::Error },
     #[error("cannot read the address seam listens on: {0}")]

@@ -273,6 +273,7 @@ impl Gateway {
             token,
             context.peer.clone(),
             patience,
+            context.extensions.get::<crate::telemetry::ServerContext>().cloned(),
         );
         (seam_engine::runtime::Client::new(link), asks)
     }

@@ -299,7 +299,8 @@ async fn gate(State(app): State<App>, mut request: Request, next: axum::middlewa
 fn host_or_origin_answer(app: &App, request: &Request, limits: &ServeLimits) -> Option<Response> {
     let host = request.headers().get(HOST).and_then(|h| h.to_str().ok()).map(host_name);
     let known = |h: &str| app.hosts.iter().any(|own| own.eq_ignore_ascii_case(h)) || limits.allowed_hosts.iter().any(|a| a.matches(h));
-    if host.is_some_and(|h| !known(h)) {
+    // No Host (HTTP/1.0) names nothing seam knows: refused, as rmcp's own check did.
+    if host.is_none_or(|h| !known(h)) {
         return Some(plain(StatusCode::FORBIDDEN, "forbidden host\n"));
     }
     if let Some(origin) = request.headers().get(ORIGIN)

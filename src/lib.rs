@@ -21,6 +21,7 @@ mod metrics;
 mod refusal;
 mod sessions;
 mod tally;
+mod telemetry;
 mod traffic;
 mod ui;
 mod waiting;

@@ -83,7 +83,9 @@ impl Hook for MountDurations {
 /// A request's error as `error_type`: a server's JSON-RPC code, or what kept seam from an answer.
 fn request_error_type(e: &RequestError) -> String {
     match e {
-        RequestError::Upstream { code, .. } => code.to_string(),
+        // JSON-RPC's reserved codes, MCP's among them; any other a server makes up is one label.
+        RequestError::Upstream { code, .. } if (-32768..=-32000).contains(code) => code.to_string(),
+        RequestError::Upstream { .. } => OTHER.to_owned(),
         RequestError::Unknown(_) => "unknown".to_owned(),
         RequestError::Unavailable(_) => "unavailable".to_owned(),
         RequestError::Refused(_) | RequestError::Denied { .. } => "refused".to_owned(),
@@ -330,24 +332,32 @@ impl Observed {
         agent_label(&self.gateway.deployment, &self.gateway.agent).agent
     }
 
-    /// `answer`, its time and outcome recorded under `method` (and `tool`, for a call);
-    /// `failed` says whether an answer that is no JSON-RPC error is a tool error.
+    /// `answer`, its time and outcome recorded under `method` (and `tool`, for a call), and
+    /// its SERVER span (`crate::telemetry`) ended with them; `failed` says whether an answer
+    /// that is no JSON-RPC error is a tool error.
     fn timed<'a, T: 'a>(
         &'a self,
         method: &'static str,
         tool: String,
         failed: fn(&T) -> bool,
+        span: Option<crate::telemetry::ServerSpan>,
         answer: impl Future<Output = Result<T, McpError>> + Send + 'a,
     ) -> impl Future<Output = Result<T, McpError>> + Send + 'a {
         let started = Instant::now();
         async move {
             let answered = answer.await;
-            let Some(metrics) = &self.metrics else { return answered };
+            if self.metrics.is_none() && span.is_none() {
+                return answered;
+            }
             let error_type = match &answered {
                 Err(e) => e.code.0.to_string(),
                 Ok(result) if failed(result) => "tool_error".to_owned(),
                 Ok(_) => String::new(),
             };
+            if let Some(span) = span {
+                span.end(Some(error_type.as_str()).filter(|e| !e.is_empty()));
+            }
+            let Some(metrics) = &self.metrics else { return answered };
             let operation = ServerOperation { mcp_method_name: method, gen_ai_tool_name: tool, agent: self.agent(), error_type };
             metrics.server.get_or_create(&operation).observe(started.elapsed().as_secs_f64());
             answered
@@ -365,9 +375,10 @@ macro_rules! timed {
         fn $name(
             &self,
             request: $params,
-            context: RequestContext<RoleServer>,
+            mut context: RequestContext<RoleServer>,
         ) -> impl Future<Output = Result<$result, McpError>> + Send + '_ {
-            self.timed($method, String::new(), never, self.gateway.$name(request, context))
+            let span = crate::telemetry::server_span($method, None, &mut context);
+            self.timed($method, String::new(), never, span, self.gateway.$name(request, context))
         }
     };
 }
@@ -375,8 +386,9 @@ macro_rules! timed {
 // Logging and `resources/subscribe` are deprecated by SEP-2577, and still what 2025-11-25 clients send.
 #[allow(deprecated)]
 impl ServerHandler for Observed {
-    fn ping(&self, context: RequestContext<RoleServer>) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
-        self.timed("ping", String::new(), never, self.gateway.ping(context))
+    fn ping(&self, mut context: RequestContext<RoleServer>) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
+        let span = crate::telemetry::server_span("ping", None, &mut context);
+        self.timed("ping", String::new(), never, span, self.gateway.ping(context))
     }
     timed!(initialize, "initialize", InitializeRequestParams, InitializeResult);
     fn negotiate_initialize(&self, request: &InitializeRequestParams) -> Result<InitializeResult, McpError> {
@@ -385,8 +397,9 @@ impl ServerHandler for Observed {
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         self.gateway.supported_protocol_versions()
     }
-    fn discover(&self, context: RequestContext<RoleServer>) -> impl Future<Output = Result<DiscoverResult, McpError>> + Send + '_ {
-        self.timed("server/discover", String::new(), never, self.gateway.discover(context))
+    fn discover(&self, mut context: RequestContext<RoleServer>) -> impl Future<Output = Result<DiscoverResult, McpError>> + Send + '_ {
+        let span = crate::telemetry::server_span("server/discover", None, &mut context);
+        self.timed("server/discover", String::new(), never, span, self.gateway.discover(context))
     }
     timed!(complete, "completion/complete", CompleteRequestParams, CompleteResult);
     timed!(set_level, "logging/setLevel", SetLevelRequestParams, ());
@@ -406,13 +419,14 @@ impl ServerHandler for Observed {
     fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
         let live = self.gateway.deployment.live();
         let known = live.and_then(|g| g.lookup(&self.gateway.agent, &request.name)).flatten().is_some();
         let tool = if known { request.name.to_string() } else { OTHER.to_owned() };
         let failed = |answer: &CallToolResponse| matches!(answer, CallToolResponse::Complete(result) if result.is_error == Some(true));
-        self.timed("tools/call", tool, failed, self.gateway.call_tool(request, context))
+        let span = crate::telemetry::server_span("tools/call", Some(&tool), &mut context);
+        self.timed("tools/call", tool, failed, span, self.gateway.call_tool(request, context))
     }
     timed!(list_tools, "tools/list", Option<PaginatedRequestParams>, ListToolsResult);
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -421,10 +435,11 @@ impl ServerHandler for Observed {
     fn on_custom_request(
         &self,
         request: CustomRequest,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CustomResult, McpError>> + Send + '_ {
-        // Its method is the client's to name: counted under one label.
-        self.timed(OTHER, String::new(), never, self.gateway.on_custom_request(request, context))
+        // Its method is the client's to name: counted, and traced, under one name.
+        let span = crate::telemetry::server_span(OTHER, None, &mut context);
+        self.timed(OTHER, String::new(), never, span, self.gateway.on_custom_request(request, context))
     }
     fn on_cancelled(
         &self,

@@ -6,9 +6,10 @@
 //! true quantile. A row with no call in the window is dropped, so the table is bounded by
 //! the live catalogs (a call that routed names a tool its agent is offered).
 //!
-//! The last errors of a row keep their code and message, the message masked as seam masks
-//! secrets and with every string the call's arguments held cut out of it: they quote no
-//! argument and no secret.
+//! The last errors of a row keep their code, and the message of an error seam made (a
+//! server's own words are not kept: they may quote anything it was sent), with every
+//! string the call's arguments held cut out of it (each line of it too, and its
+//! JSON-escaped form) and then secrets masked as seam masks them.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -76,11 +77,13 @@ pub struct Shown {
 pub struct Traffic {
     epoch: Instant,
     rows: Mutex<BTreeMap<(String, String, String), Row>>,
+    /// The slice at which the rows were last swept.
+    swept: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Traffic {
     fn default() -> Traffic {
-        Traffic { epoch: Instant::now(), rows: Mutex::default() }
+        Traffic { epoch: Instant::now(), rows: Mutex::default(), swept: Default::default() }
     }
 }
 
@@ -104,26 +107,36 @@ fn bound(i: usize) -> Duration {
     FIRST_BOUND.mul_f64(2f64.powf(i as f64 / 4.0))
 }
 
-/// `message` with secrets masked, each string argument of `arguments` (of 3 characters
-/// or more) cut out, on one line and at most `MESSAGE_CHARS` characters.
+/// `message` with each string argument of `arguments` (of 3 characters or more: each
+/// of its lines too, and its JSON-escaped form) cut out of it, then its first line with
+/// secrets masked, at most `MESSAGE_CHARS` characters.
 fn without_arguments(message: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
-    let mut shown = message.lines().next().unwrap_or_default().to_owned();
-    let mut strings = Vec::new();
+    let mut cut: Vec<String> = Vec::new();
     let mut stack: Vec<&serde_json::Value> = arguments.values().collect();
     while let Some(value) = stack.pop() {
         match value {
-            serde_json::Value::String(s) if s.chars().count() >= 3 => strings.push(s.as_str()),
+            serde_json::Value::String(s) => {
+                // The JSON string without its own two quotes (an escaped one at its end stays).
+                let escaped = |text: &str| {
+                    let json = serde_json::to_string(text).unwrap_or_default();
+                    json.get(1..json.len().saturating_sub(1)).unwrap_or_default().to_owned()
+                };
+                for form in std::iter::once(s.as_str()).chain(s.lines()) {
+                    cut.extend([form.to_owned(), escaped(form)].into_iter().filter(|f| f.chars().count() >= 3));
+                }
+            }
             serde_json::Value::Array(items) => stack.extend(items),
             serde_json::Value::Object(fields) => stack.extend(fields.values()),
             _ => {}
         }
     }
     // Longest first, so that a value inside another is not cut out of it first.
-    strings.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    for s in strings {
-        shown = shown.replace(s, "…");
+    cut.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut whole = message.to_owned();
+    for s in &cut {
+        whole = whole.replace(s.as_str(), "…");
     }
-    let mut shown = seam_engine::redact::text(&shown).into_owned();
+    let mut shown = seam_engine::redact::text(whole.lines().next().unwrap_or_default()).into_owned();
     if seam_engine::runtime::truncate_chars(&mut shown, MESSAGE_CHARS as u64) {
         shown.push('…');
     }
@@ -136,8 +149,13 @@ impl Traffic {
     }
 
     fn record(&self, key: (String, String, String), took: Duration, error: Option<LastError>) {
-        let now = self.slice_index(Instant::now());
         let mut rows = self.rows.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Read under the lock, so that slices are pushed in order.
+        let now = self.slice_index(Instant::now());
+        // Once a slice, rows with no call left in the window go, whether or not a page looks.
+        if self.swept.swap(now, std::sync::atomic::Ordering::Relaxed) != now {
+            rows.retain(|_, row| row.slices.back().is_some_and(|s| in_window(s.index, now, WINDOW)));
+        }
         let row = rows.entry(key).or_default();
         if row.slices.back().is_none_or(|s| s.index != now) {
             row.slices.push_back(Slice { index: now, calls: 0, errors: 0, buckets: [0; BUCKETS] });
@@ -161,8 +179,11 @@ impl Traffic {
     pub fn shown(&self) -> Vec<Shown> {
         let now = Instant::now();
         let current = self.slice_index(now);
-        // The rate's span: the last minute, or as much of it as seam has run.
-        let rate_span = now.duration_since(self.epoch).min(RATE_WINDOW).max(Duration::from_secs(1));
+        // The rate's span: the slices counted (the current one as far as it has gone), or as
+        // much of that as seam has run.
+        let elapsed = now.duration_since(self.epoch);
+        let within = elapsed.saturating_sub(SLICE * current as u32);
+        let rate_span = elapsed.min(RATE_WINDOW - SLICE + within).max(Duration::from_secs(1));
         let mut rows = self.rows.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         rows.retain(|_, row| {
             row.slices.retain(|s| in_window(s.index, current, WINDOW));
@@ -218,24 +239,26 @@ impl Hook for Traffic {
             Source::Mount(id) => id.clone(),
             Source::Service(name) => (*name).to_owned(),
         };
+        // A server's own words are not kept (`message` is empty): they may quote anything.
         let error = match answer {
+            Err(seam_engine::offers::RequestError::Upstream { code, .. }) => {
+                Some(LastError { at: std::time::SystemTime::now(), code: code.to_string(), message: String::new() })
+            }
             Err(e) => Some(LastError {
                 at: std::time::SystemTime::now(),
-                code: match e {
-                    seam_engine::offers::RequestError::Upstream { code, .. } => code.to_string(),
-                    _ => "error".to_owned(),
-                },
+                code: "error".to_owned(),
                 message: without_arguments(&e.to_string(), arguments),
             }),
             Ok(Answer::Tool(output)) if output.is_error => {
-                let mut text = output.clone();
-                text.read();
-                let said = text.content.iter().find_map(|c| c["text"].as_str()).unwrap_or_default().to_owned();
-                Some(LastError {
-                    at: std::time::SystemTime::now(),
-                    code: output.code.map_or("tool_error", |c| c.code).to_owned(),
-                    message: without_arguments(&said, arguments),
-                })
+                let message = match output.code {
+                    Some(_) => {
+                        let mut text = output.clone();
+                        text.read();
+                        without_arguments(text.content.iter().find_map(|c| c["text"].as_str()).unwrap_or_default(), arguments)
+                    }
+                    None => String::new(),
+                };
+                Some(LastError { at: std::time::SystemTime::now(), code: output.code.map_or("tool_error", |c| c.code).to_owned(), message })
             }
             Ok(_) => None,
         };
@@ -275,14 +298,17 @@ mod tests {
     #[test]
     fn an_error_keeps_its_code_and_no_argument() {
         let traffic = Traffic::default();
-        let arguments = serde_json::json!({ "url": "https://example.test/private?token=abc", "n": 3, "nested": ["swordfish-7"] });
-        let message = "WEB_FETCH_FAILED: `https://example.test/private?token=abc` failed: swordfish-7 rejected\nsecond line";
+        let arguments = serde_json::json!({
+            "url": "https://example.test/private?token=abc", "n": 3, "nested": ["swordfish-7"], "lines": "first half\nsecret \"tail\""
+        });
+        let message = "WEB_FETCH_FAILED: `https://example.test/private?token=abc` failed: swordfish-7 rejected \
+            first half; \"secret \\\"tail\\\"\"\nsecond line";
         let error = LastError {
             at: std::time::SystemTime::now(),
             code: "WEB_FETCH_FAILED".to_owned(),
             message: without_arguments(message, arguments.as_object().unwrap()),
         };
-        assert_eq!(error.message, "WEB_FETCH_FAILED: `…` failed: … rejected");
+        assert_eq!(error.message, "WEB_FETCH_FAILED: `…` failed: … rejected …; \"…\"", "each line, and the escaped form, cut");
         for n in 0..=LAST_ERRORS {
             let mut e = error.clone();
             e.code = format!("SEAM_CODE_{n}");

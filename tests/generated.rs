@@ -69,8 +69,9 @@ fn every_emitted_code_is_documented() {
                 && word.contains('_')
                 && word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
                 && !word.starts_with('_')
-                // seam's own environment variables (`SEAM_MAX_COMPOSITION_BYTES`).
+                // seam's own environment variables (`SEAM_MAX_COMPOSITION_BYTES`), and OpenTelemetry's.
                 && !word.starts_with("SEAM_")
+                && !word.starts_with("OTEL_")
                 && !matches!(
                     word,
                     "PATH" | "HOME" | "USER" | "LANG" | "LC_ALL" | "TERM" | "TMPDIR" | "DEEPSEEK_API_KEY" | "CARGO_PKG_VERSION"

@@ -29,6 +29,7 @@ mod serve;
 mod skills;
 mod skills_discovery;
 mod test_files;
+mod traces;
 mod ui;
 mod web;
 mod web_fetch;

@@ -539,6 +539,21 @@ pub trait ClientLink: Send + Sync {
     fn takes_tasks(&self) -> bool {
         false
     }
+    /// The span of a request the call sends mount `mount`'s server (`method` about
+    /// `target`), for tracing: `None` when the front end traces nothing.
+    fn upstream_span(&self, _mount: &str, _method: &str, _target: &str) -> Option<Box<dyn UpstreamSpan>> {
+        None
+    }
+}
+
+/// A span of seam's request to a mount's server (the front end's tracing), ended when
+/// dropped: the mount holds it for as long as the request runs.
+pub trait UpstreamSpan: Send + Sync {
+    /// The W3C Trace Context the request carries in its `_meta` (SEP-414): `traceparent`,
+    /// and `tracestate` when there is one.
+    fn trace_context(&self) -> (String, Option<String>);
+    /// The request failed, as `error_type` says.
+    fn failed(&self, error_type: &str);
 }
 
 /// The MCP client's roots (`roots/list`) as local paths, fetched when a tool

@@ -124,10 +124,14 @@ impl Running for PerAgent {
     }
     fn counts(&self) -> seam_engine::runtime::MountCounts {
         let mut counts = seam_engine::runtime::MountCounts::default();
+        let mut held = 0;
         for running in self.by_agent.values() {
-            counts += running.counts();
+            let own = running.counts();
+            // Each connection's pin holds back the same definitions: the most any holds.
+            held = held.max(own.held);
+            counts += own;
         }
-        counts
+        seam_engine::runtime::MountCounts { held, ..counts }
     }
     fn facts(&self) -> Map<String, Json> {
         let mut facts = Map::new();
@@ -346,17 +350,14 @@ async fn end_idle(
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let mut ended = Vec::new();
+        // Ended under the lock, so that its counts move to `retired` as it leaves the table.
         sessions.lock().expect("sessions lock").retain(|_, slot| {
             let keep = !slot.idle_for(idle);
             if !keep {
-                ended.push(slot.clone());
+                slot.end(&mount, "idle past `idle_timeout`", &retired);
             }
             keep
         });
-        for slot in ended {
-            slot.end(&mount, "idle past `idle_timeout`", &retired);
-        }
     }
 }
 
@@ -406,8 +407,8 @@ impl Running for PerSession {
         })
     }
     fn session_ended(&self, session: u64) {
-        let ended = self.sessions.lock().expect("sessions lock").remove(&ClientKey::Session(session));
-        if let Some(slot) = ended {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        if let Some(slot) = sessions.remove(&ClientKey::Session(session)) {
             slot.end(&self.starter.cx.id, "its session ended", &self.retired);
         }
     }
@@ -454,10 +455,13 @@ impl Running for PerSession {
     }
     fn counts(&self) -> seam_engine::runtime::MountCounts {
         let mut counts = self.lister.counts();
+        // Under the sessions lock, as a slot's end moves its counts to `retired`: none is seen twice or not at all.
+        let sessions = self.sessions.lock().expect("sessions lock");
         counts += self.retired.lock().expect("retired lock").clone();
-        for slot in self.sessions.lock().expect("sessions lock").values() {
+        for slot in sessions.values() {
             if let Some(Ok(connection)) = &*slot.connection.borrow() {
-                counts += connection.counts();
+                // What the pin holds is the lister's to say: every connection holds the same.
+                counts += seam_engine::runtime::MountCounts { held: 0, ..connection.counts() };
             }
         }
         counts

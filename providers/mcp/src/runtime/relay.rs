@@ -23,6 +23,20 @@ pub(super) enum Unanswered {
     Input(Box<InputError>),
 }
 
+impl Unanswered {
+    /// How it failed, as a span's `error.type` says: the server's JSON-RPC code, or a word.
+    fn error_type(&self) -> String {
+        match self {
+            Unanswered::Refused(e) => e.code.0.to_string(),
+            Unanswered::Disconnected(_) => "disconnected".to_owned(),
+            Unanswered::Cancelled => "cancelled".to_owned(),
+            Unanswered::TimedOut => "timeout".to_owned(),
+            Unanswered::Unreachable(_) => "unreachable".to_owned(),
+            Unanswered::Input(_) => "input".to_owned(),
+        }
+    }
+}
+
 impl McpMount {
     /// The connection requests go on now, if it is up.
     pub(super) fn peer(&self) -> Option<Peer<RoleClient>> {
@@ -52,9 +66,19 @@ impl McpMount {
         // `inputRequests`, and a poll in flight must not make another session's call look
         // like one of several.
         let about_task = is_about_task(&request);
+        // The request's span, when the front end traces: each round carries it (SEP-414).
+        let span = client.link().and_then(|link| link.upstream_span(&self.id, request.method(), &target_of(&request)));
         let rounds = async {
             for round in 0..=MAX_INPUT_ROUNDS {
-                let options = request_options(client, speaks_modern(peer), tasks);
+                let mut options = request_options(client, speaks_modern(peer), tasks);
+                if let Some(span) = &span {
+                    let (traceparent, tracestate) = span.trace_context();
+                    let meta = options.meta.get_or_insert_with(rmcp::model::RequestMetaObject::new);
+                    meta.set_traceparent(traceparent);
+                    if let Some(tracestate) = tracestate {
+                        meta.set_tracestate(tracestate);
+                    }
+                }
                 let handle = peer.send_cancellable_request(request.clone(), options).await.map_err(|e| self.unreachable(e))?;
                 let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
                 let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
@@ -75,11 +99,15 @@ impl McpMount {
             }
             unreachable!("the last round returns")
         };
-        tokio::select! {
+        let answered = tokio::select! {
             answered = rounds => answered,
             _ = client.clock().spent(self.common.call_timeout.to_std()) => Err(Unanswered::TimedOut),
             _ = cancel.cancelled() => Err(Unanswered::Cancelled),
+        };
+        if let (Some(span), Err(e)) = (&span, &answered) {
+            span.failed(&e.error_type());
         }
+        answered
     }
 
     /// A request that could not reach the server: the connection is treated as closed when
@@ -305,6 +333,16 @@ impl McpMount {
             },
             None => ToolOutput::error(crate::codes::MCP_CALL_FAILED, format!("{what}: {}", e.message)),
         }
+    }
+}
+
+/// What a request to a server is about, as its span names it: a tool's or a prompt's
+/// name (the server's own); nothing for the rest (a URI is no span name).
+fn target_of(request: &ClientRequest) -> String {
+    match request {
+        ClientRequest::CallToolRequest(r) => r.params.name.to_string(),
+        ClientRequest::GetPromptRequest(r) => r.params.name.to_string(),
+        _ => String::new(),
     }
 }
 
