@@ -307,7 +307,10 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         }
         Command::Schema { test } => commands::schema::run(&engine, test),
         Command::Serve { file, agent, transport, listen, no_watch, debounce, drain_timeout, insecure_no_auth, no_metrics } => {
-            log::init(cli.log_format);
+            // Before any async runtime (the exporter's client is a blocking one), and before the
+            // log, which exports seam's own spans through it. Dropped after the run: it flushes.
+            let tracing = telemetry::start().map_err(error::Error::Telemetry)?;
+            log::init_exporting(cli.log_format, tracing.as_ref().map(telemetry::Tracing::tracer));
             let args = commands::serve::Args {
                 file,
                 agent,
@@ -319,7 +322,9 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
                 insecure_no_auth,
                 metrics: !no_metrics,
             };
-            commands::serve::run(engine, args)
+            let served = commands::serve::run(engine, args);
+            drop(tracing);
+            served
         }
         Command::Export { file, client, transport, agent, listen } => {
             commands::export::run(&engine, &file, client, transport, agent, listen)

@@ -36,19 +36,41 @@ pub fn say(line: std::fmt::Arguments<'_>) {
 
 /// Installs the log for a command that runs mounts; `RUST_LOG` filters it.
 pub fn init(format: Format) {
+    init_exporting(format, None);
+}
+
+/// [`init`], and with `spans` (tracing on, `crate::telemetry`) seam's own spans (a
+/// reload, a mount's start: targets `seam…`) are exported as traces. The log shows
+/// events only: a span's name never prefixes a line.
+pub fn init_exporting(format: Format, spans: Option<opentelemetry_sdk::trace::SdkTracer>) {
     use std::io::IsTerminal as _;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     // rmcp logs every handshake and notification at `info`; seam's own lines are what an operator wants.
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let builder = tracing_subscriber::fmt()
+    let events = tracing_subscriber::filter::filter_fn(|meta| !meta.is_span()).and(filter);
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(|| RedactedLine(Vec::new()))
         // By default a failed write is reported with `eprintln!`, which panics on a closed stderr.
-        .log_internal_errors(false)
-        .with_env_filter(filter);
-    let installed = match format {
-        Format::Human => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
-        Format::Json => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).try_init(),
+        .log_internal_errors(false);
+    let log = match format {
+        Format::Human => layer.with_ansi(std::io::stderr().is_terminal()).with_filter(events).boxed(),
+        Format::Json => layer.json().flatten_event(true).with_current_span(false).with_span_list(false).with_filter(events).boxed(),
     };
+    let exported = spans.map(|tracer| {
+        let seams = tracing_subscriber::filter::filter_fn(|meta| meta.is_span() && meta.target().starts_with("seam"));
+        // The span's own fields only: no source location, thread or busy/idle timings.
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
+            .with_filter(seams)
+    });
+    let installed = tracing_subscriber::registry().with(log).with(exported).try_init();
     JSON.store(installed.is_ok() && format == Format::Json, Ordering::Relaxed);
 }
 

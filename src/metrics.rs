@@ -161,6 +161,11 @@ struct Decided {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApprovalAnswer {
+    answer: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MountState {
     mount: String,
     state: String,
@@ -207,6 +212,15 @@ impl prometheus_client::collector::Collector for DeploymentNow {
         )?;
         for (decision, n) in self.0.decision_counts() {
             ConstCounter::new(n).encode(decisions.encode_family(&Decided { decision: decision.as_str() })?)?;
+        }
+        let mut approvals = encoder.encode_descriptor(
+            "seam_approvals",
+            "Calls a person was asked about (`approve`), by answer: yes, no, timeout, unavailable",
+            None,
+            MetricType::Counter,
+        )?;
+        for (answer, n) in self.0.approval_counts() {
+            ConstCounter::new(n).encode(approvals.encode_family(&ApprovalAnswer { answer })?)?;
         }
         let mut states = encoder.encode_descriptor(
             "seam_mount_state",

@@ -12,6 +12,10 @@
 //!   the mount through its call's link (`ClientLink::upstream_span`); the request carries
 //!   it in its own `_meta.traceparent`, so the server's spans are its children.
 //!
+//! - seam's own work, a reload (`seam.reload`) and a mount's start (`seam.mount.start`),
+//!   are `tracing` spans of the engine's, exported through the log's subscriber
+//!   (`crate::log::init_exporting`).
+//!
 //! One trace then spans client → seam → server; a 2026-07-28 client's retries each
 //! continue it (each carries the client's `traceparent`), and the call's upstream span
 //! stays the child of the round that started it.
@@ -30,6 +34,13 @@ static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
 /// Tracing, on until dropped: the spans not yet exported are flushed then.
 pub struct Tracing(SdkTracerProvider);
+
+impl Tracing {
+    /// The tracer seam's own spans (reloads, mount starts) are exported with, through the log.
+    pub fn tracer(&self) -> SdkTracer {
+        TRACER.get().expect("set at start").clone()
+    }
+}
 
 impl Drop for Tracing {
     fn drop(&mut self) {

@@ -59,6 +59,12 @@ fn a_call_that_needs_approval_goes_on_only_with_a_yes_in_both_eras() {
         assert_eq!(pid["call"]["error"], false, "{era}: {pid}");
         assert_eq!(calls_heard(&heard), before + 2);
     }
+    // On `/metrics`, by answer: per era one yes, two noes, one that could not be asked.
+    let answered = |answer: &str| seam.metric(&format!("seam_approvals_total{{answer=\"{answer}\"}}"));
+    assert_eq!(
+        [answered("yes"), answered("no"), answered("timeout"), answered("unavailable")],
+        [Some(2.0), Some(4.0), Some(0.0), Some(2.0)]
+    );
     assert!(seam.terminate().success());
 }
 

@@ -54,6 +54,21 @@ impl Receiver {
     }
 }
 
+impl Receiver {
+    /// Every span received once `enough` holds for them.
+    fn all(&mut self, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let spans: Vec<Value> = self.spans.seen.iter().skip(1).map(|l| serde_json::from_str::<Value>(l).unwrap()).collect();
+            if enough(&spans) {
+                return spans;
+            }
+            assert!(std::time::Instant::now() < deadline, "never received what was waited for: {spans:#?}");
+            self.spans.next(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
 fn one<'a>(spans: &'a [Value], service: &str, kind: &str) -> &'a Value {
     let found: Vec<&Value> = spans
         .iter()
@@ -75,10 +90,12 @@ fn one_trace_spans_client_seam_and_server_in_both_eras() {
     write_atomically(
         &file,
         &format!(
-            "seam: 1\nmounts:\n  traced:\n    kind: mcp.stdio\n    command: {}\n    args: [{}, server]\n    env: {{ OTEL_EXPORTER_OTLP_ENDPOINT: {} }}\n",
+            "seam: 1\nmounts:\n  traced:\n    kind: mcp.stdio\n    command: {}\n    args: [{}, server]\n    env: {{ OTEL_EXPORTER_OTLP_ENDPOINT: {} }}\n  \
+             everything:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n",
             json!(python()),
             json!(server.display().to_string()),
-            json!(receiver.url)
+            json!(receiver.url),
+            json!(peer_bin("mcp-server-everything"))
         ),
     );
     let endpoint = receiver.url.clone();
@@ -117,5 +134,39 @@ fn one_trace_spans_client_seam_and_server_in_both_eras() {
         assert_eq!(seam_client["name"], "tools/call echo", "the server's own name for its tool");
         assert_eq!(seam_client["attributes"]["seam.mount"], "traced");
     }
+    // A 2026-07-28 call whose server asks the client a question: two rounds, each the
+    // client's request, each a SERVER span of seam's in the client's trace; the request
+    // to the server is one CLIENT span, under the round that started it.
+    let sampling = "mcp__everything__trigger-sampling-request";
+    let asked =
+        python_peer_with_env("py-traced.py", &["client", "2026-07-28", &url, sampling, r#"{"prompt": "hi", "maxTokens": 5}"#], &otel);
+    assert!(asked["text"].as_str().is_some_and(|t| t.contains("sampled")), "{asked}");
+    let trace_id = asked["trace_id"].as_str().unwrap();
+    let rounds = receiver.trace(trace_id, |spans| {
+        spans.iter().filter(|s| s["service"] == "seam" && s["kind"] == "server" && s["name"] == format!("tools/call {sampling}")).count()
+            == 2
+            && spans.iter().any(|s| s["service"] == "seam" && s["kind"] == "client")
+    });
+    let servers: Vec<&Value> = rounds
+        .iter()
+        .filter(|s| s["service"] == "seam" && s["kind"] == "server" && s["name"] == format!("tools/call {sampling}"))
+        .collect();
+    let upstream = one(&rounds, "seam", "client");
+    assert!(servers.iter().any(|s| s["span_id"] == upstream["parent_span_id"]), "the server's request is under a round: {rounds:#?}");
+    let by_id: HashMap<&str, &Value> = rounds.iter().map(|s| (s["span_id"].as_str().unwrap(), s)).collect();
+    for round in &servers {
+        let parent = by_id.get(round["parent_span_id"].as_str().unwrap()).unwrap_or_else(|| panic!("{round}"));
+        assert_eq!(parent["service"], "py-traced-client", "each round continues the client's own span: {parent}");
+    }
+
+    // seam's own work: the start's reload, and the mount's start within it.
+    let own = receiver.all(|spans| {
+        spans.iter().any(|s| s["name"] == "seam.reload") && spans.iter().filter(|s| s["name"] == "seam.mount.start").count() == 2
+    });
+    let reload = own.iter().find(|s| s["name"] == "seam.reload").unwrap();
+    let start = own.iter().find(|s| s["name"] == "seam.mount.start" && s["attributes"]["seam.mount"] == "traced").unwrap();
+    assert_eq!((&reload["service"], &reload["attributes"]["seam.outcome"]), (&json!("seam"), &json!("applied")), "{reload}");
+    assert_eq!(start["attributes"]["seam.mount"], "traced", "{start}");
+    assert_eq!(start["parent_span_id"], reload["span_id"], "a mount starts within its reload");
     assert!(seam.terminate().success());
 }

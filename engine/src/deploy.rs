@@ -346,6 +346,8 @@ pub struct Deployment {
     reloads: [AtomicU64; 3],
     /// How many requests `relay` was given, by what became of them (`Decision::ALL`'s order).
     decisions: [AtomicU64; 8],
+    /// Calls a person was asked about (`approve`), by answer (`APPROVAL_ANSWERS`).
+    approvals: [AtomicU64; 4],
     /// When the reload running now started, for `/status`: until its outcome, the last one is not the news.
     reloading_since: Mutex<Option<SystemTime>>,
     /// Checks on the blocking pool, the ones left past `CHECK_DEADLINE` included.
@@ -387,6 +389,7 @@ impl Deployment {
             outcomes: Mutex::new(VecDeque::new()),
             reloads: Default::default(),
             decisions: Default::default(),
+            approvals: Default::default(),
             reloading_since: Mutex::new(None),
             checks_running: Arc::default(),
             files: Mutex::new(vec![path.to_owned()]),
@@ -514,7 +517,14 @@ impl Deployment {
         *self.reloading_since.lock().expect("reloading lock") = Some(SystemTime::now());
         let reloading = Reloading(&self.reloading_since);
         self.status_changes.notify();
-        let mut outcome = self.reload_locked().await;
+        // A span of seam's own work, for a front end that exports spans (traces).
+        let span = tracing::info_span!("seam.reload", seam.outcome = tracing::field::Empty, seam.generation = tracing::field::Empty);
+        let mut outcome = tracing::Instrument::instrument(self.reload_locked(), span.clone()).await;
+        span.record("seam.outcome", outcome.outcome.as_str());
+        if let Some(generation) = outcome.generation {
+            span.record("seam.generation", generation);
+        }
+        drop(span);
         drop(reloading);
         let mut outcomes = self.outcomes.lock().expect("outcomes lock");
         outcome.number = outcomes.back().map_or(1, |last| last.number + 1);

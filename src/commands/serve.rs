@@ -103,9 +103,6 @@ pub fn print_mounts(g: &Generation) {
 
 pub fn run(engine: Engine, args: Args) -> Result<Exit, crate::error::Error> {
     raise_descriptor_limit();
-    // Before the runtime: the exporter's client is a blocking one. Dropped after it, which
-    // flushes the spans not yet exported.
-    let _tracing = crate::telemetry::start().map_err(crate::error::Error::Telemetry)?;
     let runtime = match args.transport {
         Transport::Stdio => super::single_client_runtime()?,
         Transport::Http => super::http_runtime()?,

@@ -4,9 +4,11 @@ answers, and carries W3C Trace Context in `_meta`, SEP-414) exported over OTLP/H
 to OTEL_EXPORTER_OTLP_ENDPOINT, each span as it ends.
 
     python py-traced.py server                  a server over stdio: tool `echo`
-    python py-traced.py client ERA URL TOOL     calls TOOL with {"text": "traced"} at URL, in
-                                                ERA (`legacy` or `2026-07-28`), inside a span
-                                                of its own; prints its trace id and the text
+    python py-traced.py client ERA URL TOOL [ARGS_JSON]
+                                                calls TOOL (with {"text": "traced"}, or ARGS_JSON)
+                                                at URL, in ERA (`legacy` or `2026-07-28`), inside
+                                                a span of its own, answering a sampling request;
+                                                prints its trace id and the text
 """
 import asyncio
 import json
@@ -39,13 +41,17 @@ def server():
     served.run("stdio")
 
 
-async def client(era, url, tool):
+async def client(era, url, tool, arguments='{"text": "traced"}'):
+    import mcp_types as types
     from mcp.client.client import Client
+
+    async def sampling(context, params):
+        return types.CreateMessageResult(role="assistant", model="py-traced", content=types.TextContent(type="text", text="sampled"))
 
     provider = traced("py-traced-client")
     with trace.get_tracer("py-traced").start_as_current_span("agent turn") as turn:
-        async with Client(url, mode=era) as connected:
-            result = await connected.call_tool(tool, {"text": "traced"})
+        async with Client(url, mode=era, sampling_callback=sampling) as connected:
+            result = await connected.call_tool(tool, json.loads(arguments))
         trace_id = format(turn.get_span_context().trace_id, "032x")
     provider.force_flush()
     return {"trace_id": trace_id, "text": result.content[0].text if result.content else None}
@@ -54,4 +60,4 @@ async def client(era, url, tool):
 if sys.argv[1] == "server":
     server()
 else:
-    print(json.dumps(asyncio.run(client(*sys.argv[2:5]))))
+    print(json.dumps(asyncio.run(client(*sys.argv[2:]))))

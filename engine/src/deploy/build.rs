@@ -173,7 +173,9 @@ pub(super) fn build_slot(
     cx: BuildCx,
 ) -> impl Future<Output = (Slot, Option<String>)> + use<> {
     let (config, exposure, required) = (r.config.clone(), r.exposure.clone(), r.required);
-    async move {
+    // A span of seam's own work, for a front end that exports spans (traces).
+    let span = tracing::info_span!("seam.mount.start", seam.mount = %id, seam.kind = kind.name());
+    let started = async move {
         let (running, error): (Arc<dyn Running>, _) = match kind.build(&*config, cx) {
             Some(build) => match build.await {
                 Ok(running) => (running, None),
@@ -185,7 +187,8 @@ pub(super) fn build_slot(
             None => (Arc::new(Inert::no_runtime(kind.name())), None),
         };
         (Slot { id, kind: kind.name(), registry: kind.registry(), required, exposure, running }, error)
-    }
+    };
+    tracing::Instrument::instrument(started, span)
 }
 
 /// Takes the built mounts into `next`: each required one that failed or is not ready is

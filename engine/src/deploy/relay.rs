@@ -149,6 +149,16 @@ impl Deployment {
             Source::Mount(id) => Some(id.clone()),
             Source::Service(_) => None,
         };
+        let answer = match refusal.as_ref().map(|r| r.code) {
+            None if approved => Some("yes"),
+            Some(code) if code == crate::codes::APPROVAL_DECLINED => Some("no"),
+            Some(code) if code == crate::codes::APPROVAL_TIMEOUT => Some("timeout"),
+            Some(code) if code == crate::codes::APPROVAL_UNAVAILABLE => Some("unavailable"),
+            _ => None,
+        };
+        if let Some(answer) = answer {
+            self.approval_answered(answer);
+        }
         let seen = match &refusal {
             None => Seen {
                 generation: generation.number,

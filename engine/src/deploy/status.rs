@@ -83,7 +83,22 @@ impl Deployment {
     }
 }
 
+/// What a person asked about a call (`approve`) answered: yes, no, nothing in time, or
+/// nothing at all (the client could not be asked).
+pub const APPROVAL_ANSWERS: [&str; 4] = ["yes", "no", "timeout", "unavailable"];
+
 impl Deployment {
+    /// How many calls a person was asked about since the start, by answer.
+    pub fn approval_counts(&self) -> [(&'static str, u64); 4] {
+        std::array::from_fn(|i| (APPROVAL_ANSWERS[i], self.approvals[i].load(Ordering::Relaxed)))
+    }
+
+    /// Counts an answer of `APPROVAL_ANSWERS`.
+    pub(crate) fn approval_answered(&self, answer: &str) {
+        let at = APPROVAL_ANSWERS.iter().position(|a| *a == answer).expect("every answer is listed");
+        self.approvals[at].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// How many requests reached the call stage, by what became of them, since the start.
     pub fn decision_counts(&self) -> [(crate::audit::Decision, u64); 8] {
         std::array::from_fn(|i| (crate::audit::Decision::ALL[i], self.decisions[i].load(Ordering::Relaxed)))

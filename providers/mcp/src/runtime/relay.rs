@@ -104,8 +104,12 @@ impl McpMount {
             _ = client.clock().spent(self.common.call_timeout.to_std()) => Err(Unanswered::TimedOut),
             _ = cancel.cancelled() => Err(Unanswered::Cancelled),
         };
-        if let (Some(span), Err(e)) = (&span, &answered) {
-            span.failed(&e.error_type());
+        if let Some(span) = &span {
+            match &answered {
+                Err(e) => span.failed(&e.error_type()),
+                Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => span.failed("tool_error"),
+                Ok(_) => {}
+            }
         }
         answered
     }
