@@ -60,6 +60,20 @@ fn human_format_shows_place_source_line_caret_and_help() {
     assert_eq!(stdout(&o), expected);
 }
 
+/// A value that breaks a named type's pattern (a host name, an origin) is told what the
+/// type takes, in the words of its schema's description.
+#[test]
+fn a_pattern_error_says_what_the_value_must_be() {
+    let dir = scratch("pattern-help");
+    let file = write(&dir, "c.yaml", "seam: 1\nserve:\n  allowed_hosts: [\"seam:8931\"]\n  allowed_origins: [app.example.com]\n");
+    let o = seam(&["validate", &file]);
+    assert_eq!(o.status.code(), Some(1));
+    let said = stdout(&o);
+    assert!(said.contains("error[SCHEMA_PATTERN]: `seam:8931` does not match"), "{said}");
+    assert!(said.contains("= help: it takes a host name as a `Host` header names it, without its port"), "{said}");
+    assert!(said.contains("= help: it takes a web origin as a browser sends it"), "{said}");
+}
+
 #[test]
 fn github_format_is_workflow_commands() {
     let dir = scratch("github");

@@ -532,12 +532,19 @@ impl Mapper<'_> {
                 let message = format!("{field} must be {op} {limit}, found {}", short(instance));
                 out.push(Diagnostic::new(crate::codes::VALUE_OUT_OF_RANGE, *span, pointer, message));
             }
-            K::Pattern { pattern } => out.push(Diagnostic::new(
-                crate::codes::SCHEMA_PATTERN,
-                *span,
-                pointer,
-                format!("`{}` does not match `{pattern}`", short(instance)),
-            )),
+            K::Pattern { pattern } => {
+                let d = Diagnostic::new(
+                    crate::codes::SCHEMA_PATTERN,
+                    *span,
+                    pointer,
+                    format!("`{}` does not match `{pattern}`", short(instance)),
+                );
+                // A pattern of a named type (a host name, an origin) says in words what it takes.
+                out.push(match self.pattern_described(pattern) {
+                    Some(what) => d.with_help(format!("it takes {what}")),
+                    None => d,
+                });
+            }
             K::PropertyNames { error: inner } => out.push(self.invalid_key(inner, place)),
             K::AnyOf { context } | K::OneOfNotValid { context } => self.no_branch_fits(error, context, base, kind, place, out),
             K::MinLength { limit: 1 } => {
@@ -695,6 +702,17 @@ impl Mapper<'_> {
     }
 
     /// Property names of the object schema an `additionalProperties` error came from.
+    /// The description of the schema's named type whose pattern is `pattern`, on one
+    /// line, its first letter lowered: what a value of it must be.
+    fn pattern_described(&self, pattern: &str) -> Option<String> {
+        let defs = self.schema.get("$defs")?.as_object()?;
+        let described = defs.values().find(|d| d.get("pattern").and_then(Json::as_str) == Some(pattern))?.get("description")?.as_str()?;
+        let sentence = described.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut chars = sentence.chars();
+        let first = chars.next()?;
+        Some(first.to_lowercase().chain(chars).collect::<String>().trim_end_matches('.').to_owned())
+    }
+
     fn properties_at(&self, schema_path: &str) -> Vec<String> {
         let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
         self.schema
