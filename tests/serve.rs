@@ -394,6 +394,33 @@ fn two_tools_that_map_to_one_name_are_left_out_and_the_rest_served() {
     assert_eq!(a["warnings"], mount["warnings"], "inventory --probe says it too");
 }
 
+/// `inventory --probe` says what each agent's tool list costs a model in every request,
+/// estimated: more tools, more tokens.
+#[test]
+fn inventory_says_what_each_agent_s_tool_list_costs() {
+    let dir = scratch("inventory-tokens");
+    let file = dir.join("c.yaml");
+    let probe = |tools: &str, format: &str| {
+        compose(&file, &[flaky_mount("a", &[("FLAKY_TOOLS", tools)], "")], "");
+        let out = std::process::Command::new(seam_bin())
+            .args(["inventory", &file.display().to_string(), "--probe", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tokens = |tools: &str| {
+        let inventory: Value = serde_json::from_str(&probe(tools, "json")).unwrap();
+        let agent = inventory["agents"].as_array().unwrap().iter().find(|a| a["name"] == "default").unwrap().clone();
+        agent["catalog_tokens"].as_u64().unwrap_or_else(|| panic!("{agent}"))
+    };
+    let one = tokens("ping");
+    let two = tokens("ping,a_second_tool_with_a_longer_name");
+    assert!(one > 0 && two > one, "{one} then {two}");
+    let human = probe("ping", "human");
+    assert!(human.contains(&format!("its tool list costs about {one} tokens a request (o200k_base estimate)")), "{human}");
+}
+
 #[test]
 fn a_stdio_server_gets_only_the_allowlisted_environment_and_its_own_env() {
     let dir = scratch("env");

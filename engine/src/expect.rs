@@ -266,9 +266,7 @@ pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, 
             continue;
         };
         let catalog = generation.catalog(agent).unwrap_or_default();
-        let listed: Vec<Json> = view.tools.iter().map(|t| Json::Object((*t.definition).clone())).collect();
-        let text = serde_json::to_string(&json!({ "tools": listed })).expect("a tool list serializes");
-        let served = Served { tools: view.tools.len(), catalog_tokens: crate::tokens::estimate(&text) };
+        let served = Served { tools: view.tools.len(), catalog_tokens: view.catalog_tokens() };
         let tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
         if let Some(names) = &expected.tools {
             let base = format!("{base}/tools");

@@ -121,6 +121,10 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         }
         a["resolved"] = json!(served);
         a["removed"] = json!(removed);
+        // What its tool list costs a model in every request (an estimate, `crate::tokens`).
+        if let Some(tokens) = status["agents"][&name]["catalog_tokens"].as_u64() {
+            a["catalog_tokens"] = json!(tokens);
+        }
     }
     // The services' own health views (the web providers' `registered / available / reason`).
     if let Some(services) = status.get("services").filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
@@ -308,6 +312,9 @@ fn write_agents(out: &mut String, inventory: &Json) {
         if let Some(resolved) = a["resolved"].as_array() {
             let names: Vec<&str> = resolved.iter().filter_map(Json::as_str).collect();
             let _ = writeln!(out, "  served {} tools: {}", names.len(), if names.is_empty() { "-".to_owned() } else { names.join(", ") });
+            if let Some(tokens) = a["catalog_tokens"].as_u64() {
+                let _ = writeln!(out, "  its tool list costs about {tokens} tokens a request ({} estimate)", crate::tokens::ENCODING);
+            }
             let removed: Vec<&str> = a["removed"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
             if !removed.is_empty() {
                 let _ = writeln!(out, "  removed by its rules: {}", removed.join(", "));

@@ -35,10 +35,11 @@ fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
                 if let Some(live) = deployment.live() {
                     // Each agent's tools as served (no client roots: what a client that offers none sees), and its mounts.
                     for (name, agent) in &live.resolved.agents {
-                        let served: Vec<String> =
-                            live.view(name, &[]).await.unwrap_or_default().tools.into_iter().map(|t| t.name).collect();
+                        let view = live.view(name, &[]).await.unwrap_or_default();
+                        let tokens = view.catalog_tokens();
+                        let served: Vec<String> = view.tools.into_iter().map(|t| t.name).collect();
                         let mounts: Vec<&String> = agent.scope.iter().filter(|id| live.sees(name, id)).collect();
-                        status["agents"][name] = serde_json::json!({ "resolved": served, "mounts": mounts });
+                        status["agents"][name] = serde_json::json!({ "resolved": served, "mounts": mounts, "catalog_tokens": tokens });
                     }
                     for (id, slot) in &live.mounts {
                         let tools: Vec<serde_json::Value> = slot

@@ -14,6 +14,15 @@ pub struct View {
     pub offered: OfferedView,
 }
 
+impl View {
+    /// What its tool list costs a model in every request, estimated (`crate::tokens`): the
+    /// `tools` of a `tools/list` result as the client is sent them.
+    pub fn catalog_tokens(&self) -> usize {
+        let listed: Vec<&Map<String, Json>> = self.tools.iter().map(|t| &*t.definition).collect();
+        crate::tokens::estimate(&serde_json::json!({ "tools": listed }).to_string())
+    }
+}
+
 /// The visible mounts' prompts, resources and resource templates, each sorted by key.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OfferedView {
