@@ -199,29 +199,14 @@ impl prometheus_client::collector::Collector for DeploymentNow {
             None,
             MetricType::Gauge,
         )?)?;
-        let mut reloads =
-            encoder.encode_descriptor("seam_reloads", "Reloads, the start included, by outcome", None, MetricType::Counter)?;
-        for (kind, n) in self.0.reload_counts() {
-            ConstCounter::new(n).encode(reloads.encode_family(&Outcome { outcome: kind.as_str() })?)?;
-        }
-        let mut decisions = encoder.encode_descriptor(
-            "seam_decisions",
-            "Requests to mounts and services' tools, by what the call stage made of them (as the audit trail names it)",
-            None,
-            MetricType::Counter,
-        )?;
-        for (decision, n) in self.0.decision_counts() {
-            ConstCounter::new(n).encode(decisions.encode_family(&Decided { decision: decision.as_str() })?)?;
-        }
-        let mut approvals = encoder.encode_descriptor(
-            "seam_approvals",
-            "Calls a person was asked about (`approve`), by answer: yes, no, timeout, unavailable",
-            None,
-            MetricType::Counter,
-        )?;
-        for (answer, n) in self.0.approval_counts() {
-            ConstCounter::new(n).encode(approvals.encode_family(&ApprovalAnswer { answer })?)?;
-        }
+        let reloads = self.0.reload_counts().map(|(kind, n)| (Outcome { outcome: kind.as_str() }, n));
+        encode_counters(&mut encoder, "seam_reloads", "Reloads, the start included, by outcome", reloads)?;
+        let decisions = self.0.decision_counts().map(|(decision, n)| (Decided { decision: decision.as_str() }, n));
+        let help = "Requests to mounts and services' tools, by what the call stage made of them (as the audit trail names it)";
+        encode_counters(&mut encoder, "seam_decisions", help, decisions)?;
+        let approvals = self.0.approval_counts().map(|(answer, n)| (ApprovalAnswer { answer }, n));
+        let help = "Calls a person was asked about (`approve`), by answer: yes, no, timeout, unavailable";
+        encode_counters(&mut encoder, "seam_approvals", help, approvals)?;
         let mut states = encoder.encode_descriptor(
             "seam_mount_state",
             "1 for each mount of the live generation, labelled with its state",
@@ -235,6 +220,20 @@ impl prometheus_client::collector::Collector for DeploymentNow {
         }
         encode_mount_counts(&mut encoder, live.iter().flat_map(|g| g.mounts.iter().map(|(id, slot)| (id, slot.running.counts()))))
     }
+}
+
+/// A counter family of `name`, a counter per label set of `counts`.
+fn encode_counters<L: EncodeLabelSet + std::fmt::Debug>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    counts: impl IntoIterator<Item = (L, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, n) in counts {
+        ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
 }
 
 /// What each mount counted (`Running::counts`). A mount appears in a family once it has
@@ -251,22 +250,12 @@ fn encode_mount_counts<'a>(
         ("seam_web_provider_selections", "Web tool calls that selected the provider", |c| c.selections),
     ];
     for (name, help, count) in counters {
-        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
-        for (id, counts) in mounts.iter().filter(|(_, c)| count(c) > 0) {
-            ConstCounter::new(count(counts)).encode(family.encode_family(&MountLabel { mount: (*id).clone() })?)?;
-        }
+        let counted = mounts.iter().filter(|(_, c)| count(c) > 0).map(|(id, c)| (MountLabel { mount: (*id).clone() }, count(c)));
+        encode_counters(encoder, name, help, counted)?;
     }
-    let mut failures = encoder.encode_descriptor(
-        "seam_web_provider_failures",
-        "Web tool calls that failed on the provider they selected, by code",
-        None,
-        MetricType::Counter,
-    )?;
-    for (id, counts) in &mounts {
-        for (code, n) in &counts.failures {
-            ConstCounter::new(*n).encode(failures.encode_family(&MountFailure { mount: (*id).clone(), code })?)?;
-        }
-    }
+    let failures =
+        mounts.iter().flat_map(|(id, c)| c.failures.iter().map(move |(code, n)| (MountFailure { mount: (*id).clone(), code }, *n)));
+    encode_counters(encoder, "seam_web_provider_failures", "Web tool calls that failed on the provider they selected, by code", failures)?;
     let mut held = encoder.encode_descriptor(
         "seam_held_definitions",
         "Definitions a mount's pin holds back now (mounts that hold none are left out)",

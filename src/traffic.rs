@@ -282,6 +282,22 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_is_in_the_window_for_its_last_slice_and_not_one_after() {
+        let slices = WINDOW.as_secs() / SLICE.as_secs();
+        assert!(in_window(7, 7 + slices - 1, WINDOW), "the window's oldest slice");
+        assert!(!in_window(7, 7 + slices, WINDOW), "one past it");
+    }
+
+    #[test]
+    fn a_message_is_kept_to_its_limit_and_cut_one_past_it() {
+        let none = serde_json::Map::new();
+        let at_limit = "x".repeat(MESSAGE_CHARS);
+        assert_eq!(without_arguments(&at_limit, &none), at_limit);
+        let past = "x".repeat(MESSAGE_CHARS + 1);
+        assert_eq!(without_arguments(&past, &none), format!("{at_limit}…"));
+    }
+
+    #[test]
     fn quantiles_are_within_a_bucket() {
         let traffic = Traffic::default();
         let key = || ("a".to_owned(), "m".to_owned(), "t".to_owned());
