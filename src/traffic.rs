@@ -238,6 +238,7 @@ impl Hook for Traffic {
         let source = match passed.source {
             Source::Mount(id) => id.clone(),
             Source::Service(name) => (*name).to_owned(),
+            Source::Seam => "seam".to_owned(),
         };
         // A server's own words are not kept (`message` is empty): they may quote anything.
         let error = match answer {

@@ -374,11 +374,18 @@ fn agents(g: &Generation) -> Markup {
     html! {
         @for (name, agent) in &g.resolved.agents {
             @let catalog = g.catalog(name).unwrap_or_default();
+            @let cost = g.catalog_cost(name);
             details.agent data-agent=(name) data-key={ "agent-" (name) } open[name == seam_engine::resolve::DEFAULT_AGENT] {
                 summary {
                     (code(name))
                     @if let Some(parent) = agent.parent.as_deref() { " " span.muted { "(under " (code(parent)) ")" } }
                     " · " (catalog.len()) " tools"
+                    @if let Some(cost) = cost {
+                        " · " span.catalog-cost data-tokens=(cost.tokens) data-tokens-all=(cost.tokens_all) {
+                            "list ≈ " (cost.tokens) " tokens"
+                            @if cost.deferred > 0 { " (" (cost.deferred) " deferred; " (cost.tokens_all) " listing all)" }
+                        }
+                    }
                 }
                 @if catalog.is_empty() {
                     (none("This agent sees no tools."))
@@ -389,12 +396,16 @@ fn agents(g: &Generation) -> Markup {
                         } }
                         tbody {
                             @for entry in &catalog {
-                                tr data-tool=(entry.spec.name) {
-                                    th scope="row" { (code(&entry.spec.name)) }
+                                tr data-tool=(entry.spec.name) data-deferred[entry.deferral != seam_engine::disclosure::Deferral::Never] {
+                                    th scope="row" {
+                                        (code(&entry.spec.name))
+                                        @if entry.deferral != seam_engine::disclosure::Deferral::Never { " " span.muted { "deferred" } }
+                                    }
                                     td {
                                         @match &entry.source {
                                             Source::Mount(id) => { "mount " (code(id)) }
                                             Source::Service(s) => { "service " (code(s)) }
+                                            Source::Seam => { "seam" }
                                         }
                                     }
                                     td { (or_dash(entry.timeout)) }
@@ -564,6 +575,7 @@ mod tests {
             mounts: Default::default(),
             services: Default::default(),
             quotas: Default::default(),
+            catalogs: Default::default(),
             audit: None,
         }
     }

@@ -9,6 +9,7 @@ mod approval;
 mod audit;
 mod chaos;
 mod cli;
+mod disclosure;
 mod fixtures;
 mod fleet;
 mod generated;

@@ -55,8 +55,8 @@ fn calls_per_window_at_the_limit_and_one_past_in_both_eras_and_across_reloads() 
     with_quota(&dir, rule, "agents:\n  other: {}\n");
     seam.stderr.wait_outcome(1, "applied");
     assert_eq!(python_call("legacy", &url)["error"], true, "still past it");
-    // A changed rule counts afresh.
-    with_quota(&dir, "  - { tools: \"mcp__f__alpha\", calls: { max: 3, per: 1h } }\n", "");
+    // A changed rule, and nothing else, is a change of the agent: it counts afresh.
+    with_quota(&dir, "  - { tools: \"mcp__f__alpha\", calls: { max: 3, per: 1h } }\n", "agents:\n  other: {}\n");
     seam.stderr.wait_outcome(2, "applied");
     assert_eq!(python_call("legacy", &url)["error"], false);
     assert!(seam.terminate().success());

@@ -341,3 +341,35 @@ fn live_refuses_a_case_s_environment() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains(&format!("{file}:5:10: error[TEST_FILE_INVALID]: with `--live`")), "{}", text(&o));
 }
+
+/// A case reports what its agent's list costs as disclosed and listed whole, and its
+/// budget holds the list as listed: with a mount's tools deferred, the budget a whole
+/// list would break is kept.
+#[test]
+fn a_case_reports_its_list_with_and_without_disclosure() {
+    let dir = scratch("test-files-disclosure");
+    // Five tools of about a hundred tokens each.
+    let long = "Reads, writes or moves what the workspace holds, as its arguments say, and answers with what it did. ".repeat(5);
+    let tools: Vec<String> = ["read_file", "write_file", "list_directory", "move_file", "search_files"]
+        .iter()
+        .map(|name| format!("{{ name: {name}, description: \"{long}\", inputSchema: {{ type: object }} }}"))
+        .collect();
+    let tools = tools.join(", ");
+    let case = |disclosure: &str| {
+        format!(
+            "seam_test: 1\ncases:\n  lean:\n    composition:\n      seam: 1\n      mounts:\n        \
+             fs: {{ kind: mcp.stdio, command: mcp-server-filesystem, args: [/tmp]{disclosure} }}\n    \
+             tools:\n      fs: [{tools}]\n    \
+             agents:\n      default: {{ max_catalog_tokens: 300, tools: {{ includes: [tool_search, tool_call] }} }}\n"
+        )
+    };
+    let deferred = seam_test(&[&write(&dir, "search.test.yaml", &case(", disclosure: search")), "--format", "json"]);
+    assert_eq!(deferred.status.code(), Some(0), "{}", text(&deferred));
+    let served = &json(&deferred)["files"][0]["cases"][0]["agents"]["default"];
+    assert_eq!(served["deferred"], 5, "{served}");
+    assert!(served["catalog_tokens"].as_u64() < served["catalog_tokens_all"].as_u64(), "{served}");
+    let human = seam_test(&[&write(&dir, "search2.test.yaml", &case(", disclosure: search"))]);
+    assert!(text(&human).contains("and 5 deferred, "), "{}", text(&human));
+    let whole = seam_test(&[&write(&dir, "all.test.yaml", &case(""))]);
+    assert_eq!(whole.status.code(), Some(1), "listed whole, the list is neither lean nor searched: {}", text(&whole));
+}

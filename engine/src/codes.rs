@@ -163,5 +163,8 @@ code_table! { ENGINE_CODES {
     APPROVAL_DECLINED Error "(tool result) The call needs a person's approval (`approve`), and the person asked declined it; the tool was not called.";
     APPROVAL_TIMEOUT Error "(tool result) The call needs a person's approval (`approve`), and none came within `serve.input_timeout`; the tool was not called.";
     APPROVAL_UNAVAILABLE Error "(tool result) The call needs a person's approval (`approve`), and nobody can be asked: the client declared no form elicitation, or there is no MCP client behind the call (`seam call`). A headless client cannot approve, by design; the tool was not called.";
+    DISCLOSURE_GLOB_INVALID Error "A glob of `disclosure.always` does not parse.";
+    DISCLOSURE_ABOVE_UNUSED Warning "`disclosure.above` is given with a `mode` other than `auto`, which alone reads it.";
+    TOOL_SEARCH_INVALID Error "(tool result) `tool_search` or `tool_call` was called with arguments it does not take: no `query` or `name`, a query past 1,000 characters, `max_results` outside 1 to `disclosure.max_results`, `arguments` not an object, or `tool_call` naming seam's own `tool_search` or `tool_call`.";
     INPUT_CALLS_EXCEEDED Error "(question) The agent already has `MAX_WAITING_CALLS` calls waiting for their 2026-07-28 clients' answers; this question is refused to the server.";
 } }

@@ -156,6 +156,9 @@ pub struct Generation {
     in_flight: AtomicUsize,
     /// Fired when the last holder lets the generation go: its calls have finished.
     drained: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    /// Per agent of the composition, what its `disclosure` made of its catalog last
+    /// (`views::Disclosed`): the search index, built again only when the catalog changes.
+    disclosed: Mutex<BTreeMap<String, Arc<views::Disclosed>>>,
 }
 
 impl Generation {
@@ -189,6 +192,7 @@ impl Generation {
             write_watchers,
             callers,
             in_flight: AtomicUsize::new(0),
+            disclosed: Mutex::default(),
             drained: Mutex::new(None),
         }
     }
@@ -211,6 +215,9 @@ pub struct CatalogEntry {
     pub max_output_chars: Option<u64>,
     /// A person is asked before each call (`approve`, as it applies to this tool).
     pub approve: bool,
+    /// Whether it is listed, or deferred (found with `tool_search`). In an agent's
+    /// catalog (`Generation::catalog`), `auto` is decided: `Never` or `Search`.
+    pub deferral: crate::disclosure::Deferral,
 }
 
 /// What a call knows of its caller.
@@ -231,6 +238,8 @@ pub enum Source {
     Mount(String),
     /// A fixed tool of a service (`web_search` of `web`), which picks its provider per call.
     Service(&'static str),
+    /// seam's own `tool_search`, over the agent's deferred tools (`crate::disclosure`).
+    Seam,
 }
 
 /// A fixed tool as one agent sees it in one generation.
@@ -278,6 +287,7 @@ fn fixed_tools(resolved: &Resolved, mounts: &IndexMap<String, Arc<Slot>>) -> BTr
                         .and_then(|t| crate::units::Duration::deserialize(t).ok()),
                     max_output_chars: settings.get("max_output_chars").and_then(Json::as_u64),
                     approve: false,
+                    deferral: crate::disclosure::Deferral::Never,
                 };
                 let section = resolved.services.get(surface.service()).cloned();
                 entries.push(FixedEntry { entry, tool: *tool, settings: settings.clone(), section, providers });

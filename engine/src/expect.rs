@@ -245,6 +245,10 @@ pub struct Served {
     pub tools: usize,
     /// Its tool list's estimated tokens (`crate::tokens`).
     pub catalog_tokens: usize,
+    /// The tools its `disclosure` defers (found with `tool_search`, not listed).
+    pub deferred: usize,
+    /// Its tool list's estimated tokens with every tool listed (`disclosure: all`).
+    pub catalog_tokens_all: usize,
 }
 
 /// Checks case `case` (at pointer `at` in the test file `tree`) against `generation`.
@@ -266,7 +270,13 @@ pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, 
             continue;
         };
         let catalog = generation.catalog(agent).unwrap_or_default();
-        let served = Served { tools: view.tools.len(), catalog_tokens: view.catalog_tokens() };
+        let cost = generation.catalog_cost(agent).expect("the agent has a view");
+        let served = Served {
+            tools: view.tools.len(),
+            catalog_tokens: view.catalog_tokens(),
+            deferred: cost.deferred,
+            catalog_tokens_all: cost.tokens_all,
+        };
         let tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
         if let Some(names) = &expected.tools {
             let base = format!("{base}/tools");
@@ -297,6 +307,7 @@ pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, 
                 let actual = match &entry.source {
                     Source::Mount(id) => id.as_str(),
                     Source::Service(service) => service,
+                    Source::Seam => "seam",
                 };
                 if actual != by {
                     fail(format!("{pointer}/served_by"), format!("`{tool}` is served to agent `{agent}` by `{actual}`, not `{by}`"));

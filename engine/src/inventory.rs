@@ -115,15 +115,22 @@ pub fn add_probe(inventory: &mut Json, status: &Json) {
         let name = a["name"].as_str().unwrap_or_default().to_owned();
         let Some(served) = status["agents"][&name]["resolved"].as_array() else { continue };
         let served: std::collections::BTreeSet<&str> = served.iter().filter_map(Json::as_str).collect();
+        let deferred: std::collections::BTreeSet<&str> =
+            status["agents"][&name]["deferred"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
         let mut removed = std::collections::BTreeSet::new();
         for m in discovered_by_mounts_of(status, &name) {
-            removed.extend(m.iter().filter(|t| !served.contains(t.as_str())).cloned());
+            removed.extend(m.iter().filter(|t| !served.contains(t.as_str()) && !deferred.contains(t.as_str())).cloned());
         }
         a["resolved"] = json!(served);
+        a["deferred"] = json!(deferred);
         a["removed"] = json!(removed);
-        // What its tool list costs a model in every request (an estimate, `crate::tokens`).
+        // What its tool list costs a model in every request (an estimate, `crate::tokens`),
+        // and what it would with every tool listed (`disclosure: all`).
         if let Some(tokens) = status["agents"][&name]["catalog_tokens"].as_u64() {
             a["catalog_tokens"] = json!(tokens);
+        }
+        if let Some(tokens) = status["catalogs"][&name]["tokens_all"].as_u64() {
+            a["catalog_tokens_all"] = json!(tokens);
         }
     }
     // The services' own health views (the web providers' `registered / available / reason`).
@@ -312,8 +319,16 @@ fn write_agents(out: &mut String, inventory: &Json) {
         if let Some(resolved) = a["resolved"].as_array() {
             let names: Vec<&str> = resolved.iter().filter_map(Json::as_str).collect();
             let _ = writeln!(out, "  served {} tools: {}", names.len(), if names.is_empty() { "-".to_owned() } else { names.join(", ") });
+            let deferred: Vec<&str> = a["deferred"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
+            if !deferred.is_empty() {
+                let _ = writeln!(out, "  deferred {} tools, found with tool_search: {}", deferred.len(), deferred.join(", "));
+            }
             if let Some(tokens) = a["catalog_tokens"].as_u64() {
-                let _ = writeln!(out, "  its tool list costs about {tokens} tokens a request ({} estimate)", crate::tokens::ENCODING);
+                let all = match a["catalog_tokens_all"].as_u64() {
+                    Some(all) if !deferred.is_empty() => format!(", {all} with every tool listed"),
+                    _ => String::new(),
+                };
+                let _ = writeln!(out, "  its tool list costs about {tokens} tokens a request{all} ({} estimate)", crate::tokens::ENCODING);
             }
             let removed: Vec<&str> = a["removed"].as_array().into_iter().flatten().filter_map(Json::as_str).collect();
             if !removed.is_empty() {

@@ -14,6 +14,7 @@ pub mod deploy;
 pub use deploy::chain;
 pub mod diagnostic;
 pub mod diff;
+pub mod disclosure;
 pub mod env;
 pub mod expect;
 pub mod inventory;

@@ -68,6 +68,72 @@ impl Approve {
     }
 }
 
+/// `disclosure`: how an agent's MCP tools reach its model. `all` lists every one;
+/// `search` lists seam's fixed tools, the tools `always` names, and seam's `tool_search`
+/// and `tool_call`, and defers the rest: a search returns their definitions, and a
+/// deferred tool is called through `tool_call` or by its name. `auto` is `search` once
+/// the agent's catalog, listed whole, is larger than `above` says. Written for an agent
+/// (its children inherit it whole unless they write their own) or as a mount's mode,
+/// which decides for that mount's tools over the agent's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Disclosure {
+    Mode(DisclosureMode),
+    Rules(DisclosureRules),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DisclosureMode {
+    /// Every tool is listed.
+    #[default]
+    All,
+    /// The tools are deferred: found with `tool_search`.
+    Search,
+    /// `search` once the catalog is larger than `above`, else `all`.
+    Auto,
+}
+
+/// `disclosure` with its settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DisclosureRules {
+    pub mode: DisclosureMode,
+    /// Tools kept listed, by the names agents' rules give them
+    /// (`mcp__<server>__<tool>`, globs allowed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always: Vec<String>,
+    /// The most definitions one `tool_search` returns (a search may ask for fewer).
+    #[serde(default = "DisclosureRules::default_max_results")]
+    #[schemars(range(min = 1, max = 50))]
+    pub max_results: u32,
+    /// With `auto`: the size past which the catalog is searched, not listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above: Option<DisclosureAbove>,
+}
+
+impl DisclosureRules {
+    pub const DEFAULT_MAX_RESULTS: u32 = 5;
+
+    fn default_max_results() -> u32 {
+        Self::DEFAULT_MAX_RESULTS
+    }
+}
+
+/// `disclosure.above`: `auto` searches once the catalog, listed whole, has more tools
+/// than `tools` or costs more estimated tokens than `tokens` (either, when both are
+/// given; without `above`, `crate::disclosure::AUTO_ABOVE_TOKENS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DisclosureAbove {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100_000))]
+    pub tools: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100_000_000))]
+    pub tokens: Option<u64>,
+}
+
 /// `serve`: who may use `seam serve --transport http`, and how much. The
 /// token is the `default` agent's: its endpoint (`/mcp`), `/status`,
 /// `/readyz` and the status page ask for it, and every agent without a token
@@ -491,6 +557,9 @@ pub struct AgentDoc {
     /// its own, whatever its clients' era or session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quota: Vec<crate::quota::QuotaDoc>,
+    /// How its MCP tools reach its model (`all`, `search`, `auto`); its parent's when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disclosure: Option<Disclosure>,
 }
 
 fn tools_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

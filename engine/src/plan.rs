@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{Value as Json, json};
 
+use crate::quota::QuotaDoc;
 use crate::resolve::Resolved;
 use crate::surface::Exposure;
 
@@ -158,7 +159,17 @@ impl Plan {
             // Scope is a set: the order mounts are written in is not part of the agent.
             let scope: BTreeSet<&String> = agent.scope.iter().collect();
             // Budgets are in every agent: MCP tools inherit them at call time.
-            let config = json!({ "scope": scope, "tools": fixed, "dynamic": dynamic, "offers": agent.offers.to_json(), "budgets": resolved.budgets });
+            // Its quota rules as written (a changed rule counts afresh), and its disclosure.
+            let quota: Vec<&QuotaDoc> = agent.quota.iter().map(|rule| &rule.doc).collect();
+            let config = json!({
+                "scope": scope,
+                "tools": fixed,
+                "dynamic": dynamic,
+                "offers": agent.offers.to_json(),
+                "budgets": resolved.budgets,
+                "quota": quota,
+                "disclosure": agent.disclosure.written(),
+            });
             nodes.insert(format!("agent:{agent_name}"), (NodeKind::Agent, config, needs));
         }
 

@@ -61,6 +61,8 @@ pub struct Agent {
     pub tools: ToolTable,
     /// Its `quota` rules, its parent's first; each agent counts on its own.
     pub quota: Vec<Arc<crate::quota::QuotaRule>>,
+    /// How its MCP tools reach its model: its own `disclosure`, else its parent's.
+    pub disclosure: crate::disclosure::Rules,
 }
 
 /// The mounts one agent can see: a mask over the composition's mount ids,

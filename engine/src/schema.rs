@@ -56,6 +56,8 @@ struct Generated {
     serve: Json,
     /// The default agent's `quota` (a list of rules), written at the top.
     quota: Json,
+    /// The default agent's `disclosure`, written at the top.
+    disclosure: Json,
     /// The patterns of a dynamic tool's `tools` key (`mcp__<server>__<tool>`), one per
     /// surface that has dynamic tools: the published `Tools` takes no other key.
     dynamic_keys: Vec<String>,
@@ -72,6 +74,7 @@ impl Generated {
         let agent = generator.subschema_for::<AgentDoc>();
         let serve = generator.subschema_for::<Serve>();
         let quota = generator.subschema_for::<Vec<crate::quota::QuotaDoc>>();
+        let disclosure = generator.subschema_for::<crate::model::Disclosure>();
         let _ = generator.subschema_for::<Duration>();
         let _ = generator.subschema_for::<Size>();
 
@@ -118,7 +121,16 @@ impl Generated {
             }),
         );
         defs.insert("Services".into(), json!({ "type": "object", "properties": services, "additionalProperties": false }));
-        Generated { defs, mount_refs, kinds, agent: agent.to_value(), serve: serve.to_value(), quota: quota.to_value(), dynamic_keys }
+        Generated {
+            defs,
+            mount_refs,
+            kinds,
+            agent: agent.to_value(),
+            serve: serve.to_value(),
+            quota: quota.to_value(),
+            disclosure: disclosure.to_value(),
+            dynamic_keys,
+        }
     }
 
     /// The definitions an editor validates with: a `tools` key is a fixed tool or a
@@ -160,6 +172,7 @@ impl Generated {
                 "prompts": { "description": "The default agent's rules over MCP mounts' prompts (`mcp__<server>__<prompt>`, globs allowed): `false` hides, the last match wins.", "type": "object", "additionalProperties": { "type": "boolean" } },
                 "resources": { "description": "The default agent's rules over MCP mounts' resources, by mount id (globs allowed): `false` hides a mount's resources and templates.", "type": "object", "additionalProperties": { "type": "boolean" } },
                 "quota": self.quota.clone(),
+                "disclosure": self.disclosure.clone(),
                 "agents": { "type": "object", "additionalProperties": self.agent.clone() },
                 "serve": self.serve.clone(),
             },

@@ -29,6 +29,21 @@ pub struct DeploymentStatus {
     /// Per agent with `quota` rules, what its requests use of each now.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub quotas: std::collections::BTreeMap<String, Vec<Json>>,
+    /// Per agent, what its tool list costs a model, as listed and listed whole.
+    pub catalogs: std::collections::BTreeMap<String, CatalogCost>,
+}
+
+/// What an agent's tool list costs a model in every request: its tools and their
+/// estimated tokens (`crate::tokens`) as listed under its `disclosure`, and as they
+/// would be with every tool listed (`all`). Equal when it defers nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CatalogCost {
+    pub tools: usize,
+    pub tokens: usize,
+    /// Deferred: found with `tool_search`, not listed.
+    pub deferred: usize,
+    pub tools_all: usize,
+    pub tokens_all: usize,
 }
 
 /// Mounts by id, in mount order.

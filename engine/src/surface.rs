@@ -335,6 +335,8 @@ pub struct ResolvedMount {
     /// Registries beyond its kind's that it also provides to, so a fixed tool exposing one
     /// of them is given the mount (an MCP mount that imports its server's skills: `skills`).
     pub contributes: Vec<&'static str>,
+    /// How its discovered tools reach agents' models, over each agent's `disclosure`.
+    pub disclosure: Option<crate::model::DisclosureMode>,
 }
 
 /// A kind's own look at this machine for one mount, given the workspace root:
@@ -390,6 +392,7 @@ impl ResolvedMount {
             required: false,
             names: Vec::new(),
             contributes: Vec::new(),
+            disclosure: None,
         }
     }
 }

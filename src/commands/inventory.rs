@@ -38,8 +38,16 @@ fn probe_status(file: &Path) -> Result<serde_json::Value, crate::error::Error> {
                         let view = live.view(name, &[]).await.unwrap_or_default();
                         let tokens = view.catalog_tokens();
                         let served: Vec<String> = view.tools.into_iter().map(|t| t.name).collect();
+                        let deferred: Vec<String> = live
+                            .catalog(name)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter(|e| e.deferral != seam_engine::disclosure::Deferral::Never)
+                            .map(|e| e.spec.name)
+                            .collect();
                         let mounts: Vec<&String> = agent.scope.iter().filter(|id| live.sees(name, id)).collect();
-                        status["agents"][name] = serde_json::json!({ "resolved": served, "mounts": mounts, "catalog_tokens": tokens });
+                        status["agents"][name] =
+                            serde_json::json!({ "resolved": served, "deferred": deferred, "mounts": mounts, "catalog_tokens": tokens });
                     }
                     for (id, slot) in &live.mounts {
                         let tools: Vec<serde_json::Value> = slot

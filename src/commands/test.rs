@@ -339,8 +339,12 @@ fn restore_env(saved: Vec<(String, Option<std::ffi::OsString>)>) {
 
 /// What an agent is served, as every report states it.
 fn served_line(agent: &str, served: &Served) -> String {
+    let deferred = match served.deferred {
+        0 => String::new(),
+        n => format!(" and {n} deferred, {} tokens with every tool listed", served.catalog_tokens_all),
+    };
     format!(
-        "agent `{agent}`: {} tool{}, about {} tokens ({} estimate)",
+        "agent `{agent}`: {} tool{}, about {} tokens{deferred} ({} estimate)",
         served.tools,
         if served.tools == 1 { "" } else { "s" },
         served.catalog_tokens,

@@ -222,7 +222,7 @@ impl Quota {
         let Some(rules) = generation.resolved.agents.get(agent).map(|a| &a.quota[..]) else { return (&[], Vec::new()) };
         let mount = match source {
             Source::Mount(id) => Some(id.as_str()),
-            Source::Service(_) => None,
+            Source::Service(_) | Source::Seam => None,
         };
         let ruled_as = ruled_as.unwrap_or(request.target());
         let mut covering: Vec<&crate::quota::QuotaRule> = Vec::new();
@@ -297,6 +297,7 @@ impl Approval {
         let served_by = match passing.source {
             Source::Mount(id) => format!("mount `{id}`"),
             Source::Service(service) => format!("service `{service}`"),
+            Source::Seam => "seam".to_owned(),
         };
         let message = format!(
             "Agent `{}` asks to call `{}` ({served_by}) with these arguments:\n{arguments}\n\nApprove this call? (arguments digest {})",

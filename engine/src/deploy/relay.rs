@@ -81,6 +81,21 @@ impl Deployment {
     /// and counts on its generation while it runs. With an audit trail, each is recorded
     /// once answered (`crate::audit`).
     pub async fn relay(&self, caller: &Caller, request: MountRequest, context: CallContext) -> Answered {
+        // A `tool_call` is the call it stands for, from here on: routed, decided,
+        // approved, counted and recorded as that tool's. One that stands for none goes
+        // on as itself, to be answered why.
+        let request = match request {
+            MountRequest::CallTool { name, arguments }
+                if name == crate::disclosure::TOOL_CALL
+                    && self.live().and_then(|g| g.lookup(&caller.agent, &name)).flatten().is_some_and(|e| e.source == Source::Seam) =>
+            {
+                match crate::disclosure::unwrap_call(&arguments) {
+                    Ok((name, arguments)) => MountRequest::CallTool { name, arguments },
+                    Err(_) => MountRequest::CallTool { name, arguments },
+                }
+            }
+            request => request,
+        };
         let Some(trail) = self.audit() else {
             let (answer, seen) = self.relay_seen(caller, request, context).await;
             self.decided(seen.decision);
@@ -147,7 +162,7 @@ impl Deployment {
         let approved = passing.approved;
         let mount = match &route.source {
             Source::Mount(id) => Some(id.clone()),
-            Source::Service(_) => None,
+            Source::Service(_) | Source::Seam => None,
         };
         let answer = match refusal.as_ref().map(|r| r.code) {
             None if approved => Some("yes"),
@@ -326,10 +341,29 @@ impl Deployment {
 }
 
 impl Generation {
+    /// A call of seam's own `tool_search`, or of a `tool_call` that stands for no call.
+    fn seam_tool(&self, agent: &str, name: &str, arguments: &Map<String, Json>) -> ToolOutput {
+        let invalid = |why: String| ToolOutput::error(crate::codes::TOOL_SEARCH_INVALID, why);
+        if name == crate::disclosure::TOOL_CALL {
+            return invalid(crate::disclosure::unwrap_call(arguments).err().unwrap_or_default());
+        }
+        let Some((_, _, disclosed)) = self.catalog_disclosed(agent) else {
+            return invalid(format!("agent `{agent}` has no tools to search"));
+        };
+        match crate::disclosure::search_request(arguments, disclosed.max_results) {
+            Ok((query, limit)) => crate::disclosure::search_result(&disclosed.index.search(&query, limit)),
+            Err(why) => invalid(why),
+        }
+    }
+
     /// One tool of the agent's catalog, found without building the catalog: the
     /// name's prefix picks the mount. Outer `None`: no such agent.
     pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
+        if tool == crate::disclosure::TOOL_SEARCH || tool == crate::disclosure::TOOL_CALL {
+            // Offered only with tools deferred, which the whole catalog decides.
+            return Some(self.catalog(agent)?.into_iter().find(|e| e.spec.name == tool));
+        }
         let mut found: Vec<CatalogEntry> =
             self.fixed[agent].iter().filter(|f| f.entry.spec.name == tool).map(|f| f.entry.clone()).collect();
         for (id, slot) in &self.mounts {
@@ -376,7 +410,11 @@ impl Generation {
                 };
                 Box::pin(async move { Ok(Answer::Tool(output.await)) })
             }
-            (Source::Service(_), request) => unreachable!("a service serves only calls, not {request:?}"),
+            (Source::Seam, MountRequest::CallTool { name, arguments }) => {
+                let output = self.seam_tool(agent, &name, &arguments);
+                Box::pin(std::future::ready(Ok(Answer::Tool(output))))
+            }
+            (Source::Service(_) | Source::Seam, request) => unreachable!("a service serves only calls, not {request:?}"),
         };
         let Some(limit) = limit else { return sent.await };
         tokio::select! {

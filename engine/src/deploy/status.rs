@@ -68,9 +68,14 @@ impl Deployment {
                 }
             }
         }
+        let catalogs = live
+            .as_ref()
+            .map(|g| g.resolved.agents.keys().filter_map(|agent| Some((agent.clone(), g.catalog_cost(agent)?))).collect())
+            .unwrap_or_default();
         crate::status::DeploymentStatus {
             audit: self.audit().map(|trail| trail.status()),
             quotas,
+            catalogs,
             generation: live.as_ref().map(|g| g.number),
             digest: live.as_ref().map(|g| g.digest.clone()),
             loaded_at: live.as_ref().map(|g| timestamp(g.loaded_at)),

@@ -2,6 +2,7 @@
 //! prompts, resources and skills, and where a prompt or a URI is served.
 
 use super::*;
+use crate::disclosure::Deferral;
 
 /// What one session of an agent is shown: its tools, prompts and resources.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -18,9 +19,30 @@ impl View {
     /// What its tool list costs a model in every request, estimated (`crate::tokens`): the
     /// `tools` of a `tools/list` result as the client is sent them.
     pub fn catalog_tokens(&self) -> usize {
-        let listed: Vec<&Map<String, Json>> = self.tools.iter().map(|t| &*t.definition).collect();
-        crate::tokens::estimate(&serde_json::json!({ "tools": listed }).to_string())
+        catalog_tokens(self.tools.iter().map(|t| &*t.definition))
     }
+}
+
+/// What an agent's `disclosure` makes of its catalog, for one state of its mounts' tools.
+pub struct Disclosed {
+    /// The definitions of the catalog it was made from (held, so none is another's address).
+    made_from: Vec<Arc<Map<String, Json>>>,
+    /// Whether `auto` defers its tools: the catalog is past its size.
+    auto_searches: bool,
+    /// The deferred tools, for `tool_search` (empty when none is).
+    pub index: crate::disclosure::Index,
+    /// `tool_search`'s and `tool_call`'s definitions, when any tool is deferred.
+    tools: Option<[Arc<Map<String, Json>>; 2]>,
+    /// The most definitions one search returns.
+    pub max_results: u32,
+    /// What the catalog costs, counted once it is asked.
+    cost: std::sync::OnceLock<crate::status::CatalogCost>,
+}
+
+/// The estimated tokens of these definitions listed: a `tools/list` result's `tools`.
+fn catalog_tokens<'d>(definitions: impl Iterator<Item = &'d Map<String, Json>>) -> usize {
+    let listed: Vec<&Map<String, Json>> = definitions.collect();
+    crate::tokens::estimate(&serde_json::json!({ "tools": listed }).to_string())
 }
 
 /// The visible mounts' prompts, resources and resource templates, each sorted by key.
@@ -48,6 +70,13 @@ impl Generation {
     /// (a mount of raw names beside another, or beside a fixed tool): those
     /// are served by neither, so that no call goes where its client did not mean.
     pub(super) fn catalog_and_collisions(&self, agent: &str) -> Option<(Vec<CatalogEntry>, Vec<CatalogEntry>)> {
+        self.catalog_disclosed(agent).map(|(catalog, collisions, _)| (catalog, collisions))
+    }
+
+    /// The agent's catalog, the names left out for their collisions, and what its
+    /// `disclosure` makes of the catalog when any of its tools may be deferred. With
+    /// tools deferred, the catalog has seam's `tool_search` and `tool_call` too.
+    pub(super) fn catalog_disclosed(&self, agent: &str) -> Option<(Vec<CatalogEntry>, Vec<CatalogEntry>, Arc<Disclosed>)> {
         let a = self.resolved.agents.get(agent)?;
         let mut out: Vec<CatalogEntry> = self.fixed[agent].iter().map(|f| f.entry.clone()).collect();
         let mut raw = false;
@@ -66,7 +95,96 @@ impl Generation {
             out = kept;
             collisions = left_out;
         }
-        Some((out, collisions))
+        let disclosed = self.disclosed(agent, a, &out);
+        {
+            for entry in &mut out {
+                if entry.deferral == Deferral::Auto {
+                    entry.deferral = if disclosed.auto_searches { Deferral::Search } else { Deferral::Never };
+                }
+            }
+            for definition in disclosed.tools.iter().flatten() {
+                let name = definition["name"].as_str().expect("seam's tools are named").to_owned();
+                let spec = ToolSpec { name, definition: definition.clone(), ruled_as: None };
+                let entry = CatalogEntry {
+                    spec,
+                    source: Source::Seam,
+                    timeout: None,
+                    max_output_chars: None,
+                    approve: false,
+                    deferral: Deferral::Never,
+                };
+                let at = out.partition_point(|e| e.spec.name < entry.spec.name);
+                out.insert(at, entry);
+            }
+        }
+        Some((out, collisions, disclosed))
+    }
+
+    /// What the agent's tool list costs a model, as listed and listed whole (counted
+    /// once per state of its catalog); `None` for an agent the composition does not have.
+    pub fn catalog_cost(&self, agent: &str) -> Option<crate::status::CatalogCost> {
+        let (catalog, _, disclosed) = self.catalog_disclosed(agent)?;
+        Some(*disclosed.cost.get_or_init(|| {
+            let listed = catalog.iter().filter(|e| e.deferral == Deferral::Never);
+            let whole = catalog.iter().filter(|e| e.source != Source::Seam);
+            crate::status::CatalogCost {
+                tools: listed.clone().count(),
+                tokens: catalog_tokens(listed.map(|e| &*e.spec.definition)),
+                deferred: catalog.iter().filter(|e| e.deferral != Deferral::Never).count(),
+                tools_all: whole.clone().count(),
+                tokens_all: catalog_tokens(whole.map(|e| &*e.spec.definition)),
+            }
+        }))
+    }
+
+    /// What agent `a`'s `disclosure` makes of its catalog `base` (sorted, collisions
+    /// left out, `auto` undecided): kept while the catalog's definitions are the same
+    /// ones, so that a search does not build its index again.
+    fn disclosed(&self, agent: &str, a: &crate::resolve::Agent, base: &[CatalogEntry]) -> Arc<Disclosed> {
+        let mut kept = self.disclosed.lock().expect("disclosed lock");
+        // Most catalogs defer nothing: theirs is made without an index.
+        if let Some(d) = kept.get(agent)
+            && d.made_from.len() == base.len()
+            && d.made_from.iter().zip(base).all(|(made, e)| Arc::ptr_eq(made, &e.spec.definition))
+        {
+            return d.clone();
+        }
+        let rules = &a.disclosure;
+        let auto_searches = base.iter().any(|e| e.deferral == Deferral::Auto) && {
+            let tokens = if rules.auto_counts_tokens() { catalog_tokens(base.iter().map(|e| &*e.spec.definition)) } else { 0 };
+            rules.auto_searches(base.len(), tokens)
+        };
+        let deferred: Vec<&CatalogEntry> =
+            base.iter().filter(|e| e.deferral == Deferral::Search || (e.deferral == Deferral::Auto && auto_searches)).collect();
+        let servers: BTreeSet<&str> = deferred
+            .iter()
+            .filter_map(|e| match &e.source {
+                Source::Mount(id) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let found = deferred
+            .iter()
+            .map(|e| {
+                let server = match &e.source {
+                    Source::Mount(id) => id.as_str(),
+                    _ => "",
+                };
+                (crate::disclosure::Found { name: e.spec.name.clone(), definition: e.spec.definition.clone() }, server)
+            })
+            .collect();
+        let servers: Vec<&str> = servers.into_iter().collect();
+        let tools = (!deferred.is_empty()).then(|| crate::disclosure::tools(&servers, rules.max_results).map(Arc::new));
+        let disclosed = Arc::new(Disclosed {
+            made_from: base.iter().map(|e| e.spec.definition.clone()).collect(),
+            auto_searches,
+            index: crate::disclosure::Index::new(found),
+            tools,
+            max_results: rules.max_results,
+            cost: std::sync::OnceLock::new(),
+        });
+        kept.insert(agent.to_owned(), disclosed.clone());
+        disclosed
     }
 
     /// Per mount, the names of its tools left out for an agent because another thing that agent sees serves the same name.
@@ -82,6 +200,7 @@ impl Generation {
                     .map(|other| match &other.source {
                         Source::Mount(other) => format!("mount `{other}`"),
                         Source::Service(_) => "a fixed tool".to_owned(),
+                        Source::Seam => "seam's tool search".to_owned(),
                     })
                     .collect();
                 out.entry(id.clone()).or_default().push(format!(
@@ -106,9 +225,12 @@ impl Generation {
         let mut view = View::default();
         let mut prompts: Vec<Arc<Vec<PromptSpec>>> = Vec::new();
         for entry in catalog {
+            if entry.deferral != Deferral::Never {
+                continue;
+            }
             let live = match entry.source {
                 Source::Service(_) => self.fixed[agent].iter().find(|f| f.tool.is_live() && f.entry.spec.name == entry.spec.name),
-                Source::Mount(_) => None,
+                Source::Mount(_) | Source::Seam => None,
             };
             let Some(f) = live else {
                 view.tools.push(entry.spec);
@@ -327,12 +449,19 @@ impl Generation {
             _ => ruled.strip_prefix(prefix)?,
         };
         let settings = agent.tools.dynamic_settings(id, tool, &self.resolved.budgets)?;
+        // `always` names a tool as the agent's rules do: `<prefix><tool>`.
+        let rule_name = match exposure {
+            Exposure::Dynamic { raw: true, .. } => format!("{prefix}{ruled}"),
+            _ => ruled.to_owned(),
+        };
+        let mount_mode = self.resolved.mounts.get(id).and_then(|m| m.resolved.as_ref()).and_then(|r| r.disclosure);
         Some(CatalogEntry {
             spec: spec.clone(),
             source: Source::Mount(id.to_owned()),
             timeout: settings.timeout,
             max_output_chars: settings.max_output_chars,
             approve: settings.approve.is_some_and(|approve| approve.asks_for(spec)),
+            deferral: agent.disclosure.deferral(mount_mode, &rule_name),
         })
     }
 

@@ -57,6 +57,7 @@ pub(super) fn resolve_agents(
                 listed: p.listed.clone(),
                 depth: p.depth + 1,
                 quota: p.quota.clone(),
+                disclosure: p.disclosure.clone(),
             },
             None => AgentState::root(fixed_tools, budgets),
         };
@@ -74,6 +75,9 @@ pub(super) fn resolve_agents(
             state.offers.prompts.extend(prompts);
             state.offers.resources.extend(resources);
             state.quota.extend(quota_rules(node.get("quota"), &format!("{at}/quota"), mounts, unknown_mounts, tree, out));
+            if let Some(rules) = disclosure_rules(node.get("disclosure"), &format!("{at}/disclosure"), tree, out) {
+                state.disclosure = rules;
+            }
         }
         let mut entries: Vec<&Mapping> = Vec::new();
         if name == DEFAULT_AGENT {
@@ -95,7 +99,8 @@ pub(super) fn resolve_agents(
         let mut table = ToolTable::new(state.fixed.iter().map(|(t, (s, on))| (*t, on.then(|| s.clone()))).collect(), state.dynamic.clone());
         table.hide_servers(dynamic_servers.iter().copied().filter(|id| scope.contains(id)));
         let quota = state.quota.clone();
-        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table, quota });
+        let disclosure = state.disclosure.clone();
+        agents.insert(name.clone(), Agent { parent, offers: state.offers.clone(), scope, layers, tools: table, quota, disclosure });
         states.insert(name.clone(), state);
     }
     agents
@@ -144,6 +149,29 @@ fn quota_rules(
         out.extend(found);
     }
     rules
+}
+
+/// An agent's `disclosure` as written at `at`, resolved; `None` when it is not written,
+/// or fails the schema (reported there) or has a glob that does not parse.
+fn disclosure_rules(node: Option<&Node>, at: &str, tree: &Node, out: &mut Vec<Diagnostic>) -> Option<crate::disclosure::Rules> {
+    use serde::Deserialize;
+    let written = crate::model::Disclosure::deserialize(node?).ok()?;
+    if let crate::model::Disclosure::Rules(rules) = &written
+        && rules.above.is_some()
+        && rules.mode != crate::model::DisclosureMode::Auto
+    {
+        let pointer = format!("{at}/above");
+        let message = "`above` is read only by `mode: auto`: this agent's tools are disclosed by their mode alone";
+        out.push(Diagnostic::new(crate::codes::DISCLOSURE_ABOVE_UNUSED, crate::surface::locate_key(tree, &pointer), &pointer, message));
+    }
+    match crate::disclosure::Rules::new(&written) {
+        Ok(rules) => Some(rules),
+        Err((i, message)) => {
+            let pointer = format!("{at}/always/{i}");
+            out.push(Diagnostic::new(crate::codes::DISCLOSURE_GLOB_INVALID, locate(tree, &pointer), &pointer, message));
+            None
+        }
+    }
 }
 
 /// The rules of one `prompts` or `resources` map, in the order written; a key that is not a glob is an error.
@@ -422,6 +450,8 @@ struct AgentState {
     depth: u32,
     /// `quota` rules on the chain so far, the root's first.
     quota: Vec<Arc<crate::quota::QuotaRule>>,
+    /// The nearest `disclosure` on the chain so far.
+    disclosure: crate::disclosure::Rules,
 }
 
 impl AgentState {
@@ -445,7 +475,15 @@ impl AgentState {
                 (tool.name(), (settings, false))
             })
             .collect();
-        AgentState { fixed, dynamic: Vec::new(), offers: OfferRules::default(), listed: BTreeMap::new(), depth: 1, quota: Vec::new() }
+        AgentState {
+            fixed,
+            dynamic: Vec::new(),
+            offers: OfferRules::default(),
+            listed: BTreeMap::new(),
+            depth: 1,
+            quota: Vec::new(),
+            disclosure: Default::default(),
+        }
     }
 
     /// A `tools` map's fixed-tool entries: `true`/`false` switch a tool; a map enables it

@@ -179,6 +179,11 @@ pub struct Common {
     /// see the mount starts it again.
     #[serde(default)]
     pub isolation: Isolation,
+    /// How the server's tools reach agents' models: `all` (listed), `search` (deferred:
+    /// found with seam's `tool_search`) or `auto`; over each agent's `disclosure` for
+    /// this mount's tools. Each agent's own when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disclosure: Option<seam_engine::model::DisclosureMode>,
     /// The lock's entry for this mount, put here at resolve when it pins; never written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
@@ -483,6 +488,7 @@ fn resolved(cx: &MountCx<'_>, common: &Common, config: impl seam_engine::surface
             .collect();
     }
     r.required = required;
+    r.disclosure = common.disclosure;
     if common.skills.import {
         r.contributes.push("skills");
     }

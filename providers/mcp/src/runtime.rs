@@ -396,7 +396,7 @@ fn speaks_modern(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
-/// `config` with `new`'s filters and pin (its lock entry included) replaced by `old`'s:
+/// `config` with `new`'s filters, pin (its lock entry included) and disclosure replaced by `old`'s:
 /// equal to the old config when only those changed, which a running mount takes.
 fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T) -> T {
     config(Common {
@@ -406,6 +406,8 @@ fn same_but_filters<T>(new: &Common, old: &Common, config: impl Fn(Common) -> T)
         pin: old.pin,
         locked: old.locked.clone(),
         rewrite: old.rewrite.clone(),
+        // Read by the deployment from the composition, never by the running mount.
+        disclosure: old.disclosure,
         ..new.clone()
     })
 }
