@@ -3,12 +3,14 @@
 //!
 //! What is deferred is decided per catalog entry (`Deferral`), from the mount's mode or
 //! else the agent's, and the agent's `always` globs. The search is BM25 (the `bm25`
-//! crate's scorer, k1 1.2, b 0.75) over one document per deferred tool: its name's
-//! words twice (a name is the densest description a tool has), its server's id, its
-//! description, and its parameters' names and descriptions. Words are lower-cased,
-//! split at `_`, `-` and case changes, English stop words dropped and the rest
-//! stemmed (Snowball's English). Ties are broken by name, so a query always gets the
-//! same answer from the same catalog.
+//! crate's scorer, k1 1.2, b 0.75) over one document per deferred tool: its own name,
+//! its server's id twice (requests name the server more often than the tool), its
+//! title and description, and its parameters' names and descriptions. Words are
+//! lower-cased, split at `_`, `-` and case changes, English stop words dropped, the
+//! rest stemmed (Snowball's English), and the words of one group of [`SYNONYMS`] made
+//! one. A query is read without the values it carries (quoted text, URLs, paths:
+//! `intent`). Ties are broken by name, so a query always gets the same answer from
+//! the same catalog. What each choice bought is measured in `bench/tool-search`.
 
 use std::sync::Arc;
 
@@ -23,9 +25,13 @@ pub const TOOL_SEARCH: &str = "tool_search";
 pub const TOOL_CALL: &str = "tool_call";
 
 /// `auto`'s size without `above`: past this many estimated tokens of tool definitions,
-/// a catalog is searched rather than listed. Where a search pays for its extra turn
-/// from a session's first request on, as `bench/tool-search` measures it (BENCHMARKS.md).
-pub const AUTO_ABOVE_TOKENS: u64 = 2_000;
+/// a catalog is searched rather than listed. A search costs a turn and leaves its
+/// definitions in the conversation, so the longer the conversation the larger the
+/// catalog it pays for: past this size it pays from the first request through a
+/// twenty-request conversation, raw and with the catalog cached, as `bench/tool-search`
+/// measures it (BENCHMARKS.md, Part 9). A composition whose conversations are short
+/// gains from a lower `above`.
+pub const AUTO_ABOVE_TOKENS: u64 = 24_000;
 
 /// The longest query `tool_search` takes, in characters: what one query costs to score
 /// is bounded by it.
@@ -198,18 +204,51 @@ pub fn search_request(arguments: &Map<String, Json>, max_results: u32) -> Result
     Ok((query.clone(), wanted as usize))
 }
 
+/// Words requests and tools' descriptions use for one thing, each group read as its
+/// first: general words of what tools do and what they act on (no tool's or server's
+/// name), in their base forms; inflections meet through the stemmer.
+const SYNONYMS: &[&[&str]] = &[
+    &["navigate", "open", "visit", "go", "load", "browse"],
+    &["fetch", "grab", "download", "retrieve"],
+    &["read", "show", "display", "print", "view", "see", "content"],
+    &["list", "enumerate"],
+    &["create", "make", "new", "start"],
+    &["delete", "remove", "erase", "drop", "discard"],
+    &["edit", "change", "modify", "update", "alter"],
+    &["search", "find", "lookup", "locate", "query", "grep"],
+    &["directory", "folder", "dir"],
+    &["write", "save", "store"],
+    &["move", "rename", "relocate"],
+    &["memory", "remember", "memorize", "recall", "knowledge"],
+    &["screenshot", "picture", "capture"],
+    &["click", "press", "tap"],
+    &["type", "enter", "fill"],
+    &["repository", "repo"],
+    &["page", "site", "website", "webpage"],
+];
+
 /// Splits text into the words the index compares: lower-cased, split at anything not
 /// a letter or digit and where lower case turns upper (`readFile`), stop words dropped,
-/// stemmed.
+/// stemmed, and each synonym read as its group's first word.
 #[derive(Clone)]
 struct Words {
     stemmer: Arc<rust_stemmers::Stemmer>,
     stop: &'static [&'static str],
+    /// Each synonym's stem, with its group's first word's.
+    synonyms: Arc<std::collections::HashMap<String, String>>,
 }
 
 impl Words {
     fn new() -> Words {
-        Words { stemmer: Arc::new(rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)), stop: stop_words::get("en") }
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let mut synonyms = std::collections::HashMap::new();
+        for group in SYNONYMS {
+            let first = stemmer.stem(group[0]).into_owned();
+            for word in *group {
+                synonyms.insert(stemmer.stem(word).into_owned(), first.clone());
+            }
+        }
+        Words { stemmer: Arc::new(stemmer), stop: stop_words::get("en"), synonyms: Arc::new(synonyms) }
     }
 }
 
@@ -231,8 +270,38 @@ impl bm25::Tokenizer for Words {
         if !word.is_empty() {
             words.push(word);
         }
-        words.into_iter().filter(|w| !self.stop.contains(&w.as_str())).map(|w| self.stemmer.stem(&w).into_owned()).collect()
+        words
+            .into_iter()
+            .filter(|w| !self.stop.contains(&w.as_str()))
+            .map(|w| {
+                let stem = self.stemmer.stem(&w);
+                self.synonyms.get(stem.as_ref()).cloned().unwrap_or_else(|| stem.into_owned())
+            })
+            .collect()
     }
+}
+
+/// What a query asks for, without the values it carries: text in quotes or backticks,
+/// and words that are URLs or paths, are a call's arguments, not words for what a tool
+/// does. An apostrophe within a word (`what's`) quotes nothing.
+fn intent(query: &str) -> String {
+    let mut unquoted = String::with_capacity(query.len());
+    let mut quote: Option<char> = None;
+    let mut previous = ' ';
+    for c in query.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if matches!(c, '\'' | '"' | '`') && !previous.is_alphanumeric() => quote = Some(c),
+            None => unquoted.push(c),
+        }
+        previous = c;
+    }
+    let is_value = |word: &str| {
+        let word = word.trim_end_matches(['.', ',', ';', ':', '?', '!', ')']);
+        word.contains("://") || word.contains('/') || word.contains('.')
+    };
+    unquoted.split_whitespace().filter(|word| !is_value(word)).collect::<Vec<_>>().join(" ")
 }
 
 /// One deferred tool as the index holds it.
@@ -265,7 +334,7 @@ impl Index {
     /// The `limit` best matches of `query`, best first, ties in name order; none when no
     /// word of the query is in any tool's document.
     pub fn search(&self, query: &str, limit: usize) -> Vec<&Found> {
-        let mut scored = self.scorer.matches(&self.embedder.embed(query));
+        let mut scored = self.scorer.matches(&self.embedder.embed(&intent(query)));
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| self.tools[a.id].name.cmp(&self.tools[b.id].name)));
         scored.into_iter().take(limit).map(|s| &self.tools[s.id]).collect()
     }
@@ -284,7 +353,7 @@ fn document(found: &Found, server: &str) -> String {
     let definition = &found.definition;
     // The tool's own name, without the mount's `mcp__<server>__`.
     let own = found.name.rsplit("__").next().unwrap_or(&found.name);
-    let mut text = format!("{own} {own} {server}");
+    let mut text = format!("{own} {server} {server}");
     for key in ["title", "description"] {
         if let Some(s) = definition.get(key).and_then(Json::as_str) {
             text.push(' ');
@@ -328,6 +397,16 @@ mod tests {
         use bm25::Tokenizer;
         assert_eq!(words.tokenize("readFile the list_directories"), ["read", "file", "list", "directori"]);
         assert_eq!(words.tokenize("mcp__git__git_status"), ["mcp", "git", "git", "status"]);
+        // Synonyms meet, inflected or not.
+        assert_eq!(words.tokenize("Opens the folder"), words.tokenize("navigate directories"));
+    }
+
+    /// Quoted text, URLs and paths are a query's values, not its intent.
+    #[test]
+    fn a_query_is_read_without_its_values() {
+        assert_eq!(intent("Send 'ping from staging' back, what's new?"), "Send back, what's new?");
+        assert_eq!(intent("Open https://example.com/login and config/settings.yaml."), "Open and");
+        assert_eq!(intent("Search for `createMcpServer(` calls"), "Search for calls");
     }
 
     /// The best match comes first; equal scores come in name order; a query none of
