@@ -188,6 +188,13 @@ fn main() {
     let build_ms = built.elapsed().as_secs_f64() * 1e3;
     let large = latency(&big);
 
+    // What one search's result costs, on average over the requests.
+    let result_tokens = requests
+        .iter()
+        .map(|r| estimate(seam_engine::disclosure::search_result(&idx.search(&r.text, K)).content[0]["text"].as_str().unwrap()))
+        .sum::<usize>() as f64
+        / n;
+
     // Tokens: the list listed whole against seam's two tools (the corpus's servers named).
     let all = listed_tokens(tools.iter().map(|t| &*t.definition));
     let servers: Vec<&str> = {
@@ -242,6 +249,7 @@ fn main() {
         "recall_at_5": at5 as f64 / n,
         "held_out": { "requests": odd, "recall_at_1": odd1 as f64 / odd, "recall_at_5": odd5 as f64 / odd },
         "catalog_tokens": { "all": all, "search": search, "fewer": 1.0 - search as f64 / all as f64 },
+        "search_result_tokens": result_tokens.round(),
         "latency_us": {
             "tools_116": { "p50": small.0, "p99": small.1 },
             "tools_1000": { "p50": large.0, "p99": large.1, "index_build_ms": build_ms },
