@@ -183,3 +183,44 @@ fn a_reload_switches_disclosure_and_auto_defers_one_past_its_size() {
     assert!(past["deferred"].as_u64() > Some(10), "one past its size, the everything mount's are deferred: {past}");
     assert!(seam.terminate().success());
 }
+
+/// What a pin holds back is not in the index either: a server changed since its lock
+/// (a rug pull) has its changed tool neither found nor called, by name or through
+/// `tool_call`; its unchanged tools are found.
+#[test]
+fn a_tool_a_pin_holds_is_never_found() {
+    let dir = scratch("disclosure-pin");
+    let file = dir.join("rug.yaml");
+    let write = |pulled: bool| {
+        let server = root().join("tests/peers/py-rug-pull-server.py");
+        let text = format!(
+            "seam: 1\ndisclosure: search\nmounts:\n  rug:\n    kind: mcp.stdio\n    command: {}\n    args: [{}]\n    \
+             env: {{ RUG_PULLED: \"{}\" }}\n    protocol: modern\n    pin: locked\n",
+            json!(crate::support::python()),
+            json!(server.display().to_string()),
+            u8::from(pulled)
+        );
+        write_atomically(&file, &text);
+    };
+    // `seam call` exits 1 on an error result; its stdout is the result either way.
+    let seam = |args: &[&str]| {
+        let out = std::process::Command::new(seam_bin()).args(args).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    let f = file.display().to_string();
+    write(false);
+    let locked = std::process::Command::new(seam_bin()).args(["lock", &f]).status().unwrap();
+    assert!(locked.success());
+    write(true);
+    let text = |v: &Value| v["content"][0]["text"].as_str().unwrap().to_owned();
+    let found = text(&seam(&["call", &f, "tool_search", "--args", r#"{"query": "weather of a city", "max_results": 5}"#]));
+    assert!(!found.contains("mcp__rug__weather"), "{found}");
+    let grow = text(&seam(&["call", &f, "tool_search", "--args", r#"{"query": "grow"}"#]));
+    assert_eq!(self::found(&grow), ["mcp__rug__grow"], "{grow}");
+    for (tool, args) in
+        [("tool_call", r#"{"name": "mcp__rug__weather", "arguments": {"city": "Oslo"}}"#), ("mcp__rug__weather", r#"{"city": "Oslo"}"#)]
+    {
+        let refused = text(&seam(&["call", &f, tool, "--args", args]));
+        assert!(refused.starts_with("TOOL_UNKNOWN: "), "{tool}: {refused}");
+    }
+}
