@@ -69,8 +69,9 @@ fn search_lists_a_few_tools_and_finds_and_calls_the_rest_in_both_eras() {
         assert_eq!((by_name.1.as_str(), by_name.2), ("The sum of 2 and 3 is 5.", false), "{era}: by its name");
 
         // Visibility first: what the rules hide is not in the index, nor callable.
-        let (_, text, _) = python(era, &url, "tool_search", json!({ "query": "environment variables get env", "max_results": 50 }));
-        assert!(!text.contains("get-env"), "{era}: a hidden tool is never found: {text}");
+        let (_, text, _) = python(era, &url, "tool_search", json!({ "query": "environment variables get env", "max_results": 5 }));
+        let names = found(&text);
+        assert!(!names.is_empty() && !names.iter().any(|n| n.contains("get-env")), "{era}: a hidden tool is never found: {text}");
         let hidden = python(era, &url, "tool_call", json!({ "name": "mcp__everything__get-env" }));
         assert!(hidden.2 && hidden.1.starts_with("TOOL_UNKNOWN: "), "{era}: {hidden:?}");
 
@@ -80,7 +81,8 @@ fn search_lists_a_few_tools_and_finds_and_calls_the_rest_in_both_eras() {
         assert!(past.2 && past.1.starts_with("TOOL_SEARCH_INVALID: "), "{era}: one past `max_results`: {past:?}");
     }
     let cost = &seam.status()["catalogs"]["default"];
-    assert!(cost["deferred"].as_u64() > Some(10) && cost["tokens"].as_u64() < cost["tokens_all"].as_u64(), "{cost}");
+    let (tokens, all) = (cost["tokens"].as_u64().unwrap(), cost["tokens_all"].as_u64().unwrap());
+    assert!(cost["deferred"].as_u64() > Some(10) && tokens < all, "{cost}");
     let (code, page) = seam.get("/ui");
     let shown = format!(r#"data-tokens="{}" data-tokens-all="{}""#, cost["tokens"], cost["tokens_all"]);
     assert!(code == 200 && page.contains(&shown), "the status page shows the list's cost both ways: {page}");
@@ -208,12 +210,19 @@ fn a_tool_a_pin_holds_is_never_found() {
         serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
     };
     let f = file.display().to_string();
+    let text = |v: &Value| v["content"][0]["text"].as_str().unwrap().to_owned();
+    let weather = r#"{"query": "weather of a city", "max_results": 5}"#;
+    // Unpinned and honest, it is found.
     write(false);
+    let honest = std::fs::read_to_string(&file).unwrap().replace("    pin: locked\n", "");
+    let unpinned = dir.join("unpinned.yaml");
+    std::fs::write(&unpinned, honest).unwrap();
+    let found_before = text(&seam(&["call", &unpinned.display().to_string(), "tool_search", "--args", weather]));
+    assert_eq!(self::found(&found_before).first().map(String::as_str), Some("mcp__rug__weather"), "{found_before}");
     let locked = std::process::Command::new(seam_bin()).args(["lock", &f]).status().unwrap();
     assert!(locked.success());
     write(true);
-    let text = |v: &Value| v["content"][0]["text"].as_str().unwrap().to_owned();
-    let found = text(&seam(&["call", &f, "tool_search", "--args", r#"{"query": "weather of a city", "max_results": 5}"#]));
+    let found = text(&seam(&["call", &f, "tool_search", "--args", weather]));
     assert!(!found.contains("mcp__rug__weather"), "{found}");
     let grow = text(&seam(&["call", &f, "tool_search", "--args", r#"{"query": "grow"}"#]));
     assert_eq!(self::found(&grow), ["mcp__rug__grow"], "{grow}");
@@ -223,4 +232,28 @@ fn a_tool_a_pin_holds_is_never_found() {
         let refused = text(&seam(&["call", &f, tool, "--args", args]));
         assert!(refused.starts_with("TOOL_UNKNOWN: "), "{tool}: {refused}");
     }
+}
+
+/// A raw-named mount's tool called `tool_call` is left out while the agent's tools are
+/// deferred, and said so in the mount's warnings; `tool_call` is seam's.
+#[test]
+fn a_mount_s_tool_named_like_seam_s_is_left_out_while_tools_are_deferred() {
+    let dir = scratch("disclosure-raw");
+    let file = dir.join("raw.yaml");
+    let text = format!(
+        "seam: 1\ndisclosure: search\nmounts:\n  everything:\n    kind: mcp.stdio\n    command: {}\n    args: [stdio]\n    \
+         naming: raw\n    rewrite:\n      echo: {{ name: tool_call }}\n",
+        json!(peer_bin("mcp-server-everything"))
+    );
+    write_atomically(&file, &text);
+    let f = file.display().to_string();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(seam_bin()).args(args).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let inventory = run(&["inventory", "--probe", "--format", "json", &f]);
+    let warnings = inventory["mounts"].as_array().unwrap().iter().find(|m| m["id"] == "everything").unwrap()["warnings"].to_string();
+    assert!(warnings.contains("tool `tool_call` is seam's own while agent `default`'s tools are deferred"), "{inventory}");
+    let sum = run(&["call", &f, "tool_call", "--args", r#"{"name": "get-sum", "arguments": {"a": 1, "b": 2}}"#]);
+    assert_eq!(sum["content"][0]["text"], "The sum of 1 and 2 is 3.", "seam's tool_call: {sum}");
 }

@@ -360,7 +360,7 @@ fn a_case_reports_its_list_with_and_without_disclosure() {
             "seam_test: 1\ncases:\n  lean:\n    composition:\n      seam: 1\n      mounts:\n        \
              fs: {{ kind: mcp.stdio, command: mcp-server-filesystem, args: [/tmp]{disclosure} }}\n    \
              tools:\n      fs: [{tools}]\n    \
-             agents:\n      default: {{ max_catalog_tokens: 300, tools: {{ includes: [tool_search, tool_call] }} }}\n"
+             agents:\n      default: {{ max_catalog_tokens: 300, tools: {{ includes: [tool_search, tool_call, mcp__fs__move_file] }} }}\n"
         )
     };
     let deferred = seam_test(&[&write(&dir, "search.test.yaml", &case(", disclosure: search")), "--format", "json"]);

@@ -24,6 +24,11 @@ pub const TOOL_SEARCH: &str = "tool_search";
 /// seam's call of a tool a search found, by name.
 pub const TOOL_CALL: &str = "tool_call";
 
+/// Whether `name` is one of seam's two tools.
+pub fn is_seam_tool(name: &str) -> bool {
+    name == TOOL_SEARCH || name == TOOL_CALL
+}
+
 /// `auto`'s size without `above`: past this many estimated tokens of tool definitions,
 /// a catalog is searched rather than listed. A search costs a turn and leaves its
 /// definitions in the conversation, so the longer the conversation the larger the
@@ -33,9 +38,14 @@ pub const TOOL_CALL: &str = "tool_call";
 /// gains from a lower `above`.
 pub const AUTO_ABOVE_TOKENS: u64 = 24_000;
 
-/// The longest query `tool_search` takes, in characters: what one query costs to score
-/// is bounded by it.
+/// The longest query `tool_search` takes, in characters.
 pub const MAX_QUERY_CHARS: usize = 1_000;
+
+/// The most distinct words of a query that are scored, and the most characters of a
+/// tool's definition that are indexed: scoring a document costs its words times the
+/// query's, and definitions come from servers, so both are bounded.
+const MAX_QUERY_WORDS: usize = 32;
+const MAX_DOCUMENT_CHARS: usize = 4_000;
 
 /// An agent's `disclosure`, resolved.
 #[derive(Clone, Debug)]
@@ -68,7 +78,11 @@ impl Rules {
         for (i, glob) in rules.always.iter().enumerate() {
             globs.add(globset::Glob::new(glob).map_err(|e| (i, format!("`{glob}` is not a valid glob: {e}")))?);
         }
-        let always = (!rules.always.is_empty()).then(|| globs.build().expect("each glob parsed"));
+        // Each glob parsed; the set can still be too large to build.
+        let always = match rules.always.is_empty() {
+            true => None,
+            false => Some(globs.build().map_err(|e| (0, format!("`always`'s globs cannot be matched together: {e}")))?),
+        };
         Ok(Rules { written: Some(written.clone()), mode: rules.mode, always, max_results: rules.max_results, above: rules.above })
     }
 
@@ -283,25 +297,35 @@ impl bm25::Tokenizer for Words {
 
 /// What a query asks for, without the values it carries: text in quotes or backticks,
 /// and words that are URLs or paths, are a call's arguments, not words for what a tool
-/// does. An apostrophe within a word (`what's`) quotes nothing.
+/// does. An apostrophe within a word (`what's`) quotes nothing, nor does a quote never
+/// closed; a query that is all values is read whole.
 fn intent(query: &str) -> String {
     let mut unquoted = String::with_capacity(query.len());
-    let mut quote: Option<char> = None;
+    // The quote open, and what it holds so far (kept if it never closes).
+    let mut quote: Option<(char, String)> = None;
     let mut previous = ' ';
     for c in query.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if matches!(c, '\'' | '"' | '`') && !previous.is_alphanumeric() => quote = Some(c),
+        match &mut quote {
+            Some((q, _)) if c == *q => quote = None,
+            Some((_, held)) => held.push(c),
+            None if matches!(c, '\'' | '"' | '`') && !previous.is_alphanumeric() => quote = Some((c, String::new())),
             None => unquoted.push(c),
         }
         previous = c;
+    }
+    if let Some((_, held)) = quote {
+        unquoted.push(' ');
+        unquoted.push_str(&held);
     }
     let is_value = |word: &str| {
         let word = word.trim_end_matches(['.', ',', ';', ':', '?', '!', ')']);
         word.contains("://") || word.contains('/') || word.contains('.')
     };
-    unquoted.split_whitespace().filter(|word| !is_value(word)).collect::<Vec<_>>().join(" ")
+    let words: Vec<&str> = unquoted.split_whitespace().filter(|word| !is_value(word)).collect();
+    if words.iter().all(|w| !w.chars().any(char::is_alphanumeric)) {
+        return query.to_owned();
+    }
+    words.join(" ")
 }
 
 /// One deferred tool as the index holds it.
@@ -334,7 +358,14 @@ impl Index {
     /// The `limit` best matches of `query`, best first, ties in name order; none when no
     /// word of the query is in any tool's document.
     pub fn search(&self, query: &str, limit: usize) -> Vec<&Found> {
-        let mut scored = self.scorer.matches(&self.embedder.embed(&intent(query)));
+        let mut words: Vec<&str> = Vec::new();
+        let intent = intent(query);
+        for word in intent.split_whitespace() {
+            if !words.contains(&word) && words.len() < MAX_QUERY_WORDS {
+                words.push(word);
+            }
+        }
+        let mut scored = self.scorer.matches(&self.embedder.embed(&words.join(" ")));
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| self.tools[a.id].name.cmp(&self.tools[b.id].name)));
         scored.into_iter().take(limit).map(|s| &self.tools[s.id]).collect()
     }
@@ -369,6 +400,7 @@ fn document(found: &Found, server: &str) -> String {
             text.push_str(s);
         }
     }
+    crate::text::truncate_chars(&mut text, MAX_DOCUMENT_CHARS as u64);
     text
 }
 
@@ -407,6 +439,9 @@ mod tests {
         assert_eq!(intent("Send 'ping from staging' back, what's new?"), "Send back, what's new?");
         assert_eq!(intent("Open https://example.com/login and config/settings.yaml."), "Open and");
         assert_eq!(intent("Search for `createMcpServer(` calls"), "Search for calls");
+        // All quoted, or a quote never closed: the words stay.
+        assert_eq!(intent("\"list directory contents\""), "\"list directory contents\"");
+        assert_eq!(intent("list 'directory contents"), "list directory contents");
     }
 
     /// The best match comes first; equal scores come in name order; a query none of

@@ -76,7 +76,8 @@ pub enum CompositionRef {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expectations {
-    /// Its tools, by name (globs allowed in `includes` and `excludes`).
+    /// Its tools, by name (globs allowed in `includes` and `excludes`): those it lists and
+    /// those its `disclosure` defers, which it can find and call all the same.
     pub tools: Option<Names>,
     /// Per tool, how it is served: by which mount (or service), with which timeout and cap.
     #[serde(default)]
@@ -277,7 +278,10 @@ pub async fn check(generation: &Generation, case: &Case, unfixtured: &[(String, 
             deferred: cost.deferred,
             catalog_tokens_all: cost.tokens_all,
         };
-        let tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
+        // What it is served: what it lists, and what it can find and call (deferred).
+        let deferred = catalog.iter().filter(|e| e.deferral != crate::disclosure::Deferral::Never).map(|e| e.spec.name.as_str());
+        let mut tool_names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).chain(deferred).collect();
+        tool_names.sort_unstable();
         if let Some(names) = &expected.tools {
             let base = format!("{base}/tools");
             let globs = names.includes.iter().enumerate().map(|(i, p)| (format!("{base}/includes/{i}"), p));

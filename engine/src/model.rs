@@ -122,9 +122,11 @@ impl DisclosureRules {
 
 /// `disclosure.above`: `auto` searches once the catalog, listed whole, has more tools
 /// than `tools` or costs more estimated tokens than `tokens` (either, when both are
-/// given; without `above`, `crate::disclosure::AUTO_ABOVE_TOKENS`).
+/// given; without `above`, `crate::disclosure::AUTO_ABOVE_TOKENS`). Read by an agent's
+/// `auto` and by a mount's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 pub struct DisclosureAbove {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 100_000))]

@@ -81,13 +81,15 @@ impl Deployment {
     /// and counts on its generation while it runs. With an audit trail, each is recorded
     /// once answered (`crate::audit`).
     pub async fn relay(&self, caller: &Caller, request: MountRequest, context: CallContext) -> Answered {
+        // One generation, taken once: the request is unwrapped, routed and recorded on it.
+        let live = self.live();
         // A `tool_call` is the call it stands for, from here on: routed, decided,
         // approved, counted and recorded as that tool's. One that stands for none goes
         // on as itself, to be answered why.
         let request = match request {
             MountRequest::CallTool { name, arguments }
                 if name == crate::disclosure::TOOL_CALL
-                    && self.live().and_then(|g| g.lookup(&caller.agent, &name)).flatten().is_some_and(|e| e.source == Source::Seam) =>
+                    && live.as_ref().and_then(|g| g.lookup(&caller.agent, &name)).flatten().is_some_and(|e| e.source == Source::Seam) =>
             {
                 match crate::disclosure::unwrap_call(&arguments) {
                     Ok((name, arguments)) => MountRequest::CallTool { name, arguments },
@@ -97,7 +99,7 @@ impl Deployment {
             request => request,
         };
         let Some(trail) = self.audit() else {
-            let (answer, seen) = self.relay_seen(caller, request, context).await;
+            let (answer, seen) = self.relay_seen(live, caller, request, context).await;
             self.decided(seen.decision);
             return answer;
         };
@@ -108,11 +110,11 @@ impl Deployment {
             method: request.method(),
             target: request.target().to_owned(),
             arguments: request.arguments().clone(),
-            generation: self.live().map_or(0, |g| g.number),
+            generation: live.as_ref().map_or(0, |g| g.number),
             started: std::time::Instant::now(),
             recorded: false,
         };
-        let (answer, seen) = self.relay_seen(caller, request, context).await;
+        let (answer, seen) = self.relay_seen(live, caller, request, context).await;
         let result = match (&answer, seen.code) {
             (_, Some(code)) => code.code,
             // A failure seam made past the hooks (a mount's `MCP_CALL_FAILED`) by its code.
@@ -124,11 +126,18 @@ impl Deployment {
         answer
     }
 
-    /// `relay`, and what became of the request, as the audit trail records it.
-    async fn relay_seen(&self, caller: &Caller, mut request: MountRequest, context: CallContext) -> (Answered, Seen) {
+    /// `relay` on generation `live`, and what became of the request, as the audit trail
+    /// records it.
+    async fn relay_seen(
+        &self,
+        live: Option<Arc<Generation>>,
+        caller: &Caller,
+        mut request: MountRequest,
+        context: CallContext,
+    ) -> (Answered, Seen) {
         use crate::audit::Decision;
         let started = std::time::Instant::now();
-        let Some(generation) = self.live() else {
+        let Some(generation) = live else {
             let none = RequestError::Unavailable("no generation is live".to_owned());
             let seen = Seen { generation: 0, mount: None, decision: Decision::Refused, code: Some(crate::codes::TOOL_UNAVAILABLE) };
             return (unanswerable(&request, crate::codes::TOOL_UNAVAILABLE, none), seen);
@@ -356,11 +365,12 @@ impl Generation {
         }
     }
 
-    /// One tool of the agent's catalog, found without building the catalog: the
-    /// name's prefix picks the mount. Outer `None`: no such agent.
+    /// One tool of the agent's catalog, found without building the catalog (but for
+    /// seam's two tools, offered by what the whole catalog defers): the name's prefix
+    /// picks the mount. Outer `None`: no such agent.
     pub fn lookup(&self, agent: &str, tool: &str) -> Option<Option<CatalogEntry>> {
         let a = self.resolved.agents.get(agent)?;
-        if tool == crate::disclosure::TOOL_SEARCH || tool == crate::disclosure::TOOL_CALL {
+        if crate::disclosure::is_seam_tool(tool) && self.may_defer(agent) {
             // Offered only with tools deferred, which the whole catalog decides.
             return Some(self.catalog(agent)?.into_iter().find(|e| e.spec.name == tool));
         }

@@ -116,6 +116,14 @@ impl Generation {
                 let at = out.partition_point(|e| e.spec.name < entry.spec.name);
                 out.insert(at, entry);
             }
+            // seam's two names are its own while tools are deferred: a raw-named mount's
+            // tool of either name is left out, and `/status` says so (`collisions`).
+            if disclosed.tools.is_some() {
+                let (taken, kept): (Vec<CatalogEntry>, Vec<CatalogEntry>) =
+                    out.into_iter().partition(|e| e.source != Source::Seam && crate::disclosure::is_seam_tool(&e.spec.name));
+                out = kept;
+                collisions.extend(taken);
+            }
         }
         Some((out, collisions, disclosed))
     }
@@ -141,13 +149,16 @@ impl Generation {
     /// left out, `auto` undecided): kept while the catalog's definitions are the same
     /// ones, so that a search does not build its index again.
     fn disclosed(&self, agent: &str, a: &crate::resolve::Agent, base: &[CatalogEntry]) -> Arc<Disclosed> {
-        let mut kept = self.disclosed.lock().expect("disclosed lock");
-        // Most catalogs defer nothing: theirs is made without an index.
-        if let Some(d) = kept.get(agent)
-            && d.made_from.len() == base.len()
-            && d.made_from.iter().zip(base).all(|(made, e)| Arc::ptr_eq(made, &e.spec.definition))
-        {
-            return d.clone();
+        let kept = |kept: &BTreeMap<String, Arc<Disclosed>>| {
+            kept.get(agent)
+                .filter(|d| {
+                    d.made_from.len() == base.len() && d.made_from.iter().zip(base).all(|(made, e)| Arc::ptr_eq(made, &e.spec.definition))
+                })
+                .cloned()
+        };
+        // Nothing is built under the lock: a catalog's count and index are made beside it.
+        if let Some(d) = kept(&self.disclosed.lock().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+            return d;
         }
         let rules = &a.disclosure;
         let auto_searches = base.iter().any(|e| e.deferral == Deferral::Auto) && {
@@ -183,8 +194,23 @@ impl Generation {
             max_results: rules.max_results,
             cost: std::sync::OnceLock::new(),
         });
-        kept.insert(agent.to_owned(), disclosed.clone());
+        self.disclosed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(agent.to_owned(), disclosed.clone());
         disclosed
+    }
+
+    /// Whether any of the agent's tools may be deferred: its `disclosure`, or that of a
+    /// mount it sees, is not `all`. Without, seam's two tools are never its.
+    pub(super) fn may_defer(&self, agent: &str) -> bool {
+        let Some(a) = self.resolved.agents.get(agent) else { return false };
+        a.disclosure.mode != crate::model::DisclosureMode::All
+            || self.mounts.keys().any(|id| {
+                self.sees(agent, id)
+                    && self.resolved.mounts[id.as_str()]
+                        .resolved
+                        .as_ref()
+                        .and_then(|r| r.disclosure)
+                        .is_some_and(|m| m != crate::model::DisclosureMode::All)
+            })
     }
 
     /// Per mount, the names of its tools left out for an agent because another thing that agent sees serves the same name.
@@ -199,10 +225,16 @@ impl Generation {
                     .filter(|other| other.spec.name == entry.spec.name && other.source != entry.source)
                     .map(|other| match &other.source {
                         Source::Mount(other) => format!("mount `{other}`"),
-                        Source::Service(_) => "a fixed tool".to_owned(),
-                        Source::Seam => "seam's tool search".to_owned(),
+                        Source::Service(_) | Source::Seam => "a fixed tool".to_owned(),
                     })
                     .collect();
+                if others.is_empty() {
+                    out.entry(id.clone()).or_default().push(format!(
+                        "tool `{}` is seam's own while agent `{agent}`'s tools are deferred (`disclosure`): the mount's is not served to it",
+                        entry.spec.name
+                    ));
+                    continue;
+                }
                 out.entry(id.clone()).or_default().push(format!(
                     "tool `{}` is also served by {} to agent `{agent}`: neither is served to it",
                     entry.spec.name,

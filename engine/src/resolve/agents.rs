@@ -45,6 +45,9 @@ pub(super) fn resolve_agents(
         .collect();
     let mount_ids: Arc<IndexSet<String, foldhash::fast::RandomState>> = Arc::new(mounts.keys().cloned().collect());
     let is_scoped: Vec<bool> = mount_ids.iter().map(|id| scoped.contains(id.as_str())).collect();
+    // A mount of `disclosure: auto` reads its agents' `above`, whatever their own mode.
+    let any_auto_mount =
+        mounts.values().any(|m| m.resolved.as_ref().and_then(|r| r.disclosure) == Some(crate::model::DisclosureMode::Auto));
     let mut states: HashMap<String, AgentState> = HashMap::new();
     let mut agents = BTreeMap::new();
     for name in parents_first(&parents) {
@@ -75,7 +78,7 @@ pub(super) fn resolve_agents(
             state.offers.prompts.extend(prompts);
             state.offers.resources.extend(resources);
             state.quota.extend(quota_rules(node.get("quota"), &format!("{at}/quota"), mounts, unknown_mounts, tree, out));
-            if let Some(rules) = disclosure_rules(node.get("disclosure"), &format!("{at}/disclosure"), tree, out) {
+            if let Some(rules) = disclosure_rules(node.get("disclosure"), &format!("{at}/disclosure"), any_auto_mount, tree, out) {
                 state.disclosure = rules;
             }
         }
@@ -153,12 +156,19 @@ fn quota_rules(
 
 /// An agent's `disclosure` as written at `at`, resolved; `None` when it is not written,
 /// or fails the schema (reported there) or has a glob that does not parse.
-fn disclosure_rules(node: Option<&Node>, at: &str, tree: &Node, out: &mut Vec<Diagnostic>) -> Option<crate::disclosure::Rules> {
+fn disclosure_rules(
+    node: Option<&Node>,
+    at: &str,
+    any_auto_mount: bool,
+    tree: &Node,
+    out: &mut Vec<Diagnostic>,
+) -> Option<crate::disclosure::Rules> {
     use serde::Deserialize;
     let written = crate::model::Disclosure::deserialize(node?).ok()?;
     if let crate::model::Disclosure::Rules(rules) = &written
         && rules.above.is_some()
         && rules.mode != crate::model::DisclosureMode::Auto
+        && !any_auto_mount
     {
         let pointer = format!("{at}/above");
         let message = "`above` is read only by `mode: auto`: this agent's tools are disclosed by their mode alone";
