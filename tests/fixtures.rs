@@ -406,3 +406,20 @@ fn the_shipped_test_files_are_valid_to_the_published_test_schema() {
         .expect("check-jsonschema runs (scripts/install-peers installs it)");
     assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
 }
+
+/// `auth.oauth` as resolved: `per_agent` gives the mount a connection per agent, and
+/// the files it names are made absolute against the composition's folder.
+#[test]
+fn oauth_per_agent_implies_a_connection_per_agent_and_its_files_resolve() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid/mcp-oauth.yaml");
+    let env: HashMap<String, String> = HashMap::new();
+    let checked = seam::engine().check_file(&path, &env).unwrap();
+    let resolved = checked.resolved.as_ref().expect("valid");
+    let config = |id: &str| resolved.mounts[id].resolved.as_ref().unwrap().config.to_json();
+    let (docs, jobs) = (config("docs"), config("jobs"));
+    assert_eq!(docs["isolation"], "per-agent", "{docs}");
+    assert_eq!(config("open")["isolation"], "shared");
+    let folder = path.parent().unwrap();
+    assert_eq!(docs["auth"]["oauth"]["state_file"], folder.join("state/docs.json").display().to_string());
+    assert_eq!(jobs["auth"]["oauth"]["client_secret_file"], folder.join("secrets/jobs").display().to_string());
+}

@@ -402,8 +402,100 @@ pub struct HttpServer {
     /// The variable holding a bearer token for `Authorization`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<EnvName>,
+    /// How seam proves who it is to a server that authorizes with OAuth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Auth>,
     #[serde(flatten)]
     pub common: Common,
+}
+
+/// `auth`: authorization beyond a header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// OAuth 2.1 as MCP's authorization spec describes it: the server's protected-resource
+    /// metadata, then its authorization server's, PKCE (S256) and the resource indicator.
+    pub oauth: OAuth,
+}
+
+/// `auth.oauth`: who seam is to the authorization server, how it gets tokens, and where
+/// it keeps them. seam identifies itself, in the spec's order, by a pre-registered
+/// `client_id`, else by its Client ID Metadata Document (`client_metadata_url`), else by
+/// registering itself (dynamic client registration).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OAuth {
+    /// `authorization_code`: a person logs in once (`seam login`) and seam refreshes the
+    /// tokens; `client_credentials`: no person, the client's own secret or key.
+    #[serde(default)]
+    pub grant: Grant,
+    /// The id the authorization server registered for seam.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub client_id: Option<String>,
+    /// The variable holding the client's secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<EnvName>,
+    /// A file holding the client's secret; relative to the file that names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<String>,
+    /// A PEM private key the client signs its assertions with (`private_key_jwt`), instead
+    /// of a secret; relative to the file that names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<String>,
+    /// The HTTPS URL of a Client ID Metadata Document that describes seam: its client id,
+    /// where no client is registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^https://[^/?#]+/[^#]*$"))]
+    pub client_metadata_url: Option<String>,
+    /// The scopes asked for; without them, those the server says it needs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// Each agent that sees the mount holds its own tokens (`seam login FILE MOUNT --agent
+    /// A`), and its own connection: it implies `isolation: per-agent`.
+    #[serde(default)]
+    pub per_agent: bool,
+    /// Where the tokens are kept (created 0600, outside the composition); relative to the
+    /// file that names it. Without it, under the user's state folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_file: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    #[default]
+    AuthorizationCode,
+    ClientCredentials,
+}
+
+/// How seam identifies itself to an authorization server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientIdentity {
+    PreRegistered,
+    MetadataDocument,
+    DynamicRegistration,
+}
+
+impl ClientIdentity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientIdentity::PreRegistered => "pre-registered",
+            ClientIdentity::MetadataDocument => "metadata document",
+            ClientIdentity::DynamicRegistration => "dynamic registration",
+        }
+    }
+}
+
+impl OAuth {
+    /// Who seam is to the authorization server, in the spec's order of preference.
+    pub fn client_identity(&self) -> ClientIdentity {
+        match (&self.client_id, &self.client_metadata_url) {
+            (Some(_), _) => ClientIdentity::PreRegistered,
+            (None, Some(_)) => ClientIdentity::MetadataDocument,
+            (None, None) => ClientIdentity::DynamicRegistration,
+        }
+    }
 }
 
 static STDIO: Kind<StdioServer> = Kind {
@@ -594,10 +686,20 @@ fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<Resolved
     ) {
         ok = false;
     }
+    let mut requirements = Vec::new();
+    if let Some(auth) = &mut config.auth {
+        ok &= resolve_oauth(cx, &mut auth.oauth, &config.bearer_token_env, &config.headers_env, &mut requirements);
+        // Agents' identities never share a connection.
+        if auth.oauth.per_agent && config.common.isolation == Isolation::default() {
+            config.common.isolation = Isolation::Mode(IsolationMode::PerAgent);
+        }
+    }
     if !ok {
         return None;
     }
-    if (config.bearer_token_env.is_some() || !config.headers_env.is_empty()) && seam_engine::surface::in_clear_beyond_loopback(&config.url)
+    let oauth = config.auth.is_some();
+    if (oauth || config.bearer_token_env.is_some() || !config.headers_env.is_empty())
+        && seam_engine::surface::in_clear_beyond_loopback(&config.url)
     {
         cx.report(
             seam_engine::codes::SECRET_SENT_IN_CLEAR,
@@ -610,7 +712,88 @@ fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<Resolved
         .help = Some("use https://".into());
     }
     let common = config.common.clone();
-    Some(resolved(cx, &common, config))
+    let oauth = config.auth.as_ref().map(|a| a.oauth.clone());
+    let mut r = resolved(cx, &common, config);
+    r.requirements.extend(requirements);
+    if let Some(oauth) = oauth {
+        r.environment = Some(seam_engine::surface::EnvironmentProbe::new(move |_| oauth_environment(&oauth)));
+    }
+    Some(r)
+}
+
+/// `auth.oauth`'s fields checked together: one way to authorize, one secret, a secret
+/// only for a registered client, and `client_credentials` with a client that can prove
+/// itself; files made absolute. Whether each is valid on its own is the schema's.
+fn resolve_oauth(
+    cx: &mut MountCx<'_>,
+    oauth: &mut OAuth,
+    bearer: &Option<EnvName>,
+    headers_env: &BTreeMap<String, EnvName>,
+    requirements: &mut Vec<seam_engine::surface::Requirement>,
+) -> bool {
+    let mut ok = true;
+    let at = "/auth/oauth";
+    let header = headers_env.keys().find(|h| h.eq_ignore_ascii_case("authorization"));
+    if bearer.is_some() || header.is_some() {
+        let message =
+            "the mount authorizes with `auth.oauth`: a `bearer_token_env` or an `Authorization` header would send a second credential";
+        cx.report(crate::codes::MCP_OAUTH_CONFLICT, at, message).help = Some("keep one of them".into());
+        ok = false;
+    }
+    let secrets: Vec<&str> = [
+        oauth.client_secret_env.as_ref().map(|_| "client_secret_env"),
+        oauth.client_secret_file.as_ref().map(|_| "client_secret_file"),
+        oauth.private_key_file.as_ref().map(|_| "private_key_file"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if secrets.len() > 1 {
+        let message = format!("`{}` and `{}` both prove the client: give one", secrets[0], secrets[1]);
+        cx.report(crate::codes::MCP_OAUTH_CONFLICT, &format!("{at}/{}", secrets[1]), message);
+        ok = false;
+    }
+    if let (Some(secret), None) = (secrets.first(), &oauth.client_id) {
+        let message = format!("`{secret}` proves a registered client, and no `client_id` is given");
+        cx.report(crate::codes::MCP_OAUTH_INCOMPLETE, &format!("{at}/{secret}"), message).help =
+            Some("add the `client_id` the authorization server registered".into());
+        ok = false;
+    }
+    if oauth.grant == Grant::ClientCredentials && (oauth.client_id.is_none() || secrets.is_empty()) {
+        let message = "`client_credentials` gets tokens with no person: it needs `client_id` and its `client_secret_env`, `client_secret_file` or `private_key_file`";
+        cx.report(crate::codes::MCP_OAUTH_INCOMPLETE, &format!("{at}/grant"), message);
+        ok = false;
+    }
+    for (field, file) in [("client_secret_file", &mut oauth.client_secret_file), ("private_key_file", &mut oauth.private_key_file)] {
+        if let Some(file) = file {
+            let path = cx.path(&format!("{at}/{field}"), file);
+            *file = path.display().to_string();
+            requirements.push(seam_engine::surface::Requirement::ReadableFile { path, pointer: format!("{}{at}/{field}", cx.pointer) });
+        }
+    }
+    if let Some(file) = &mut oauth.state_file {
+        *file = cx.path(&format!("{at}/state_file"), file).display().to_string();
+    }
+    ok
+}
+
+/// What `seam inventory` says of a mount's OAuth: who seam is to the authorization
+/// server, and how it gets its tokens.
+fn oauth_environment(oauth: &OAuth) -> seam_engine::surface::Environment {
+    let identity = oauth.client_identity().as_str();
+    let grant = match oauth.grant {
+        Grant::AuthorizationCode => "authorization_code",
+        Grant::ClientCredentials => "client_credentials",
+    };
+    let mut line = format!("oauth: {grant}; client: {identity}");
+    if oauth.per_agent {
+        line.push_str(", each agent its own tokens");
+    }
+    seam_engine::surface::Environment {
+        findings: Vec::new(),
+        facts: Some(serde_json::json!({ "oauth": { "grant": grant, "client": identity, "per_agent": oauth.per_agent } })),
+        lines: vec![line],
+    }
 }
 
 impl Surface for McpSurface {
@@ -643,6 +826,8 @@ pub mod codes {
         MCP_REWRITE_HIDDEN_REQUIRED Error "A `rewrite` hides an argument the server requires (its definition in the lock says so) with no fixed value or default.";
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
+        MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), or two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`).";
+        MCP_OAUTH_INCOMPLETE Error "`auth.oauth` lacks what it needs: a client secret or key without its `client_id`, or `grant: client_credentials` without a `client_id` and its secret or key.";
         MCP_SESSION_CONNECTIONS_FULL Error "(tool result) A mount with `isolation: per-session` has a connection for as many client sessions as its `max_connections` allows (or the calling agent for as many 2026-07-28 clients as one agent may), and another session's request was refused: it may try again when a session ends or idles out.";
         MCP_CALL_FAILED Error "(tool result) The MCP server answered the call with a JSON-RPC error.";
         MCP_URL_ELICITATION_REQUIRED Error "(tool result) The call's server wants the user to open URLs first (JSON-RPC -32042): an MCP client gets the server's error as it is; `seam call` shows this result.";
