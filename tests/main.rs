@@ -18,6 +18,7 @@ mod import;
 mod isolation;
 mod lsp;
 mod metrics;
+mod oauth;
 mod pinning;
 mod promises;
 mod properties;

@@ -59,6 +59,13 @@ pub enum ConnectError {
         #[source]
         source: reqwest::Error,
     },
+    /// No token could be got for the server (`auth.oauth`).
+    #[error("cannot authorize at {}: {source}", seam_engine::redact::url(url))]
+    OAuth {
+        url: String,
+        #[source]
+        source: crate::oauth::OAuthError,
+    },
     /// The Streamable HTTP server could not be reached, or failed the handshake.
     #[error("cannot connect to {}: {}", seam_engine::redact::url(url), InWords(&**source))]
     Connect {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 pub mod asks;
 pub mod failure;
+pub mod oauth;
 pub mod runtime;
 
 use schemars::JsonSchema;

@@ -78,10 +78,21 @@ impl McpMount {
             transport_config = transport_config.auth_header(env(&var.0)?);
         }
         let client = reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
-        let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-        match tokio::time::timeout(patience, self.handshake(handler, transport)).await {
-            Ok(Ok(service)) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
-            Ok(Err(e)) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
+        // Getting a token counts in the mount's startup time, as the handshake does.
+        let connected = async {
+            match config.auth.as_ref().map(|auth| &auth.oauth) {
+                None => Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await),
+                Some(oauth) => {
+                    let manager = crate::oauth::authorize(&config.url, oauth).await?;
+                    let client = rmcp::transport::auth::AuthClient::new(client, manager);
+                    Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await)
+                }
+            }
+        };
+        match tokio::time::timeout(patience, connected).await {
+            Ok(Ok(Ok(service))) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
+            Ok(Ok(Err(e))) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
+            Ok(Err(source)) => Err(Failed::proven(ConnectError::OAuth { url: config.url.clone(), source })),
             Err(_) => {
                 Err(Failed::proven(ConnectError::StartupTimeout { startup: self.common.startup_timeout, stderr: StderrTail::default() }))
             }
