@@ -1,11 +1,15 @@
-//! OAuth for `mcp.http` mounts (`auth.oauth`, issue 43), against the official MCP
-//! conformance suite's authorization servers: seam is the suite's client through
-//! `tests/peers/conformance-auth-client.sh`, which mounts the scenario's server and
-//! connects. The suite's verdict is its exit status.
+//! OAuth for `mcp.http` mounts (`auth.oauth`, issue 43): against the official MCP
+//! conformance suite's authorization servers, seam being the suite's client through
+//! `tests/peers/conformance-auth-client.sh` (the suite's verdict is its exit status);
+//! and against a real one, npm's oidc-provider in front of the SDK's server
+//! (`tests/peers/oauth-server.mjs`).
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
 
-use crate::support::{root, seam_bin};
+use serde_json::{Value, json};
+
+use crate::support::{HttpSeam, Peer, SdkClient, root, scratch, seam_bin, write_atomically};
 
 /// `conformance client --scenario SCENARIO`, seam the client, with `env` set for the wrapper.
 fn scenario(name: &str, env: &[(&str, &str)]) -> Output {
@@ -31,4 +35,63 @@ fn client_credentials_pass_the_conformance_scenario_and_a_wrong_secret_fails_it(
     assert!(passed.status.success(), "{}", text(&passed));
     let wrong = scenario("auth/client-credentials-basic", &[("SEAM_WRONG_SECRET", "1")]);
     assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong));
+}
+
+/// `tests/peers/oauth-server.mjs` (oidc-provider in front of the SDK's server) with
+/// tokens of `ttl` seconds: the peer, and its MCP endpoint's URL.
+fn oauth_server(ttl: u64) -> (Peer, String) {
+    let mut child = Command::new("node")
+        .arg(root().join("tests/peers/oauth-server.mjs"))
+        .env("OAUTH_TOKEN_TTL", ttl.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the OAuth server runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let started: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("the OAuth server's first line: {line}"));
+    (Peer(child), started["mcp"].as_str().unwrap().to_owned())
+}
+
+/// The composition: the server as `jobs`, by `client_credentials` with its secret in a file.
+fn composition(dir: &std::path::Path, url: &str, secret: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("jobs.secret"), secret).unwrap();
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  jobs:\n    kind: mcp.http\n    url: {url}\n    \
+         auth: {{ oauth: {{ grant: client_credentials, client_id: seam-jobs, client_secret_file: jobs.secret }} }}\n"
+    );
+    write_atomically(&file, &text);
+    file
+}
+
+/// Against a real authorization server: seam gets a token for the server's resource,
+/// calls with it, and exchanges the credentials again before the token expires, on the
+/// same connection (no reconnect); the secret is shown nowhere. With a wrong secret the
+/// mount fails, saying it cannot authorize, and still shows no secret.
+#[test]
+fn client_credentials_are_exchanged_again_before_the_token_expires() {
+    let dir = scratch("oauth-client-credentials");
+    // Due again at 6 s left (`due`): after 4 s of the 10.
+    let (_server, url) = oauth_server(10);
+    let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret"), &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1");
+    // The token's life is what is tested: it must pass.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 2");
+    assert_eq!(seam.metric("seam_upstream_reconnects_total{mount=\"jobs\"}").unwrap_or(0.0), 0.0);
+    client.close();
+    let (_, status) = seam.get("/status");
+    assert!(!status.contains("jobs-secret"), "{status}");
+    let log = serde_json::to_string(&seam.stderr.events_seen(|_| true)).unwrap();
+    assert!(!log.contains("jobs-secret"), "{log}");
+    assert!(seam.terminate().success());
+
+    let wrong = HttpSeam::start(&composition(&dir, &url, "not-the-secret"), &["--no-watch"]);
+    let status = wrong.wait_status("the mount failed", |s| s["mounts"]["jobs"]["state"] == "failed");
+    let detail = status["mounts"]["jobs"]["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("cannot authorize at"), "{status}");
+    assert!(!status.to_string().contains("not-the-secret"), "{status}");
+    assert!(wrong.terminate().success());
 }
