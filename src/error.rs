@@ -9,6 +9,12 @@ use std::path::PathBuf;
 pub enum Error {
     #[error("--args must be a JSON object")]
     ArgsNotAnObject,
+    /// `login`/`logout` of a mount that is no `mcp.http` mount with `auth.oauth`.
+    #[error("mount `{mount}` in {} is no `mcp.http` mount with `auth.oauth`", file.display())]
+    NoOAuth { mount: String, file: PathBuf },
+    /// A login that could not be made (the message never holds a token or a secret).
+    #[error("cannot log in: {0}")]
+    Login(String),
     #[error("--args is not JSON: {0}")]
     ArgsNotJson(#[source] serde_json::Error),
     #[error("no agent `{agent}` in {}", file.display())]

@@ -211,6 +211,20 @@ pub enum Command {
         #[arg(short, long)]
         out: Option<PathBuf>,
     },
+    /// Log in for an `mcp.http` mount whose server asks for OAuth (`auth.oauth`): prints the
+    /// URL to open and keeps the tokens in the mount's state file
+    Login {
+        file: PathBuf,
+        mount: String,
+        /// Do not open a browser (implied without a display)
+        #[arg(long)]
+        no_browser: bool,
+        /// Scopes to ask for beyond the mount's `scopes` (space-separated; a step-up the server asked for)
+        #[arg(long)]
+        scope: Option<String>,
+    },
+    /// Forget the tokens `seam login` kept for a mount
+    Logout { file: PathBuf, mount: String },
     /// Make one tool call through the composition and print the MCP result.
     Call {
         file: PathBuf,
@@ -332,6 +346,12 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         Command::Import { file, format, out } => {
             commands::import::run(&engine, &file, format, out.as_deref(), cli.max_composition_bytes.bytes())
         }
+        Command::Login { file, mount, no_browser, scope } => {
+            log::init(cli.log_format);
+            let scopes = scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect();
+            commands::login::login(&engine, file, mount, no_browser, scopes)
+        }
+        Command::Logout { file, mount } => commands::login::logout(&engine, file, mount),
         Command::Call { file, tool, args, agent } => {
             log::init(cli.log_format);
             commands::call::run(engine, file, tool, args, agent)

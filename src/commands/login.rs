@@ -1,0 +1,100 @@
+//! `seam login FILE MOUNT` and `seam logout FILE MOUNT`: a person's OAuth login for an
+//! `mcp.http` mount with `auth.oauth` (`grant: authorization_code`). seam listens on a
+//! loopback port for the authorization server's redirect, prints the URL to open, and
+//! keeps the tokens in the mount's state file; where the browser cannot reach seam's
+//! loopback (a remote machine), the URL the browser was sent back to can be pasted on
+//! standard input instead. The protocol is rmcp's (`seam_mcp::oauth`).
+
+use std::path::PathBuf;
+
+use seam_engine::Engine;
+
+use crate::Exit;
+use crate::error::Error;
+
+/// The mount's server URL and `auth.oauth`, from the checked composition.
+fn oauth_of(engine: &Engine, file: &std::path::Path, mount: &str) -> Result<Option<(String, seam_mcp::OAuth)>, Error> {
+    let checked = super::check(engine, file)?;
+    if super::report_errors(&checked) {
+        return Ok(None);
+    }
+    let resolved = checked.resolved.as_ref().expect("a composition without errors is resolved");
+    let config = resolved.mounts.get(mount).and_then(|m| m.resolved.as_ref()).map(|r| r.config.clone());
+    let http = config.as_ref().and_then(|c| c.as_any().downcast_ref::<seam_mcp::HttpServer>());
+    match http.and_then(|h| Some((h.url.clone(), h.auth.as_ref()?.oauth.clone()))) {
+        Some(found) => Ok(Some(found)),
+        None => Err(Error::NoOAuth { mount: mount.to_owned(), file: file.to_owned() }),
+    }
+}
+
+pub fn login(engine: &Engine, file: PathBuf, mount: String, no_browser: bool, scopes: Vec<String>) -> Result<Exit, Error> {
+    let Some((url, mut oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
+    for scope in scopes {
+        if !oauth.scopes.contains(&scope) {
+            oauth.scopes.push(scope);
+        }
+    }
+    if oauth.grant != seam_mcp::Grant::AuthorizationCode {
+        return Err(Error::Login(format!("mount `{mount}` gets its tokens by `client_credentials`: no one logs in")));
+    }
+    super::runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(Error::Socket)?;
+        let port = listener.local_addr().map_err(Error::Socket)?.port();
+        let redirect = format!("http://127.0.0.1:{port}/callback");
+        let begun = seam_mcp::oauth::begin_login(&mount, &url, &oauth, &redirect).await.map_err(|e| Error::Login(e.to_string()))?;
+        eprintln!(
+            "To log in for mount `{mount}`, open:\n\n  {}\n\nOn another machine than seam's, paste here the address your browser was sent back to.",
+            begun.url
+        );
+        // No browser on a headless machine, nor when asked for none.
+        let graphical = std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+        if graphical && !no_browser {
+            let _ = std::process::Command::new("xdg-open").arg(&begun.url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn();
+        }
+        let callback = tokio::select! {
+            url = redirected(listener, port) => url,
+            Some(url) = pasted() => url,
+        };
+        seam_mcp::oauth::finish_login(begun, &callback).await.map_err(|e| Error::Login(e.to_string()))?;
+        eprintln!("Logged in: the tokens are kept in {}", seam_mcp::oauth::state_path(&oauth).display());
+        Ok(Exit::Valid)
+    })
+}
+
+pub fn logout(engine: &Engine, file: PathBuf, mount: String) -> Result<Exit, Error> {
+    let Some((url, oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
+    super::runtime()?.block_on(seam_mcp::oauth::logout(&mount, &url, &oauth)).map_err(|e| Error::Login(e.to_string()))?;
+    eprintln!("Logged out: mount `{mount}`'s tokens are gone from {}", seam_mcp::oauth::state_path(&oauth).display());
+    Ok(Exit::Valid)
+}
+
+/// The address the authorization server sent the browser back to, as seam's loopback
+/// heard it (the first request to `/callback`).
+async fn redirected(listener: tokio::net::TcpListener, port: u16) -> String {
+    let (heard, mut answer) = tokio::sync::mpsc::channel::<String>(1);
+    let callback = move |uri: axum::http::Uri| {
+        let heard = heard.clone();
+        async move {
+            let _ = heard.try_send(format!("http://127.0.0.1:{port}{uri}"));
+            "seam has the answer; this page can be closed."
+        }
+    };
+    let app = axum::Router::new().route("/callback", axum::routing::get(callback));
+    let served = tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = answer.recv().await.unwrap_or_default();
+    served.abort();
+    url
+}
+
+/// An address pasted on standard input; `None` once it closes without one.
+async fn pasted() -> Option<String> {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = line.trim();
+        if line.starts_with("http://") || line.starts_with("https://") {
+            return Some(line.to_owned());
+        }
+    }
+    None
+}
