@@ -21,6 +21,10 @@ chmod 600 "$dir/secret"
 client=
 if [[ -n $(field client_id) ]]; then client="client_id: \"$(field client_id)\","; fi
 if [[ -n $(field client_secret) ]]; then client="$client client_secret_file: secret,"; fi
+if [[ -n $(field private_key_pem) ]]; then
+  field private_key_pem >"$dir/key.pem"
+  client="$client private_key_file: key.pem, signing_algorithm: $(field signing_algorithm),"
+fi
 case ${MCP_CONFORMANCE_SCENARIO:-} in
   auth/client-credentials*) oauth="{ grant: client_credentials, $client }" ;;
   auth/basic-cimd) oauth="{ client_metadata_url: \"https://conformance-test.local/client-metadata.json\", state_file: state.json }" ;;

@@ -444,6 +444,10 @@ pub struct OAuth {
     /// of a secret; relative to the file that names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_key_file: Option<String>,
+    /// The algorithm `private_key_file`'s assertions are signed with; without it, RS256
+    /// for a key labelled `RSA PRIVATE KEY`, else ES256 (give it for a PKCS#8 RSA key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<SigningAlgorithm>,
     /// The HTTPS URL of a Client ID Metadata Document that describes seam: its client id,
     /// where no client is registered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -460,6 +464,15 @@ pub struct OAuth {
     /// file that names it. Without it, under the user's state folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_file: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SigningAlgorithm {
+    RS256,
+    RS384,
+    RS512,
+    ES256,
+    ES384,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

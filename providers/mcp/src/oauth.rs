@@ -4,15 +4,16 @@
 //! the manager to the connection (`rmcp`'s `AuthClient`), which sends the token and
 //! reacts to the server's challenges.
 //!
-//! `client_credentials` with a client secret: the grant has no refresh token, so the
+//! `client_credentials` with a client secret or a signed assertion (`private_key_jwt`,
+//! RFC 7523): the grant has no refresh token, so the
 //! token is exchanged again before it expires (`Renewing`), and kept in memory only: a
 //! machine's credentials get a new one at every start. `authorization_code`: a person
 //! logs in once (`seam login`, `begin_login` and `finish_login` here), and the tokens
 //! are kept in the state file (`StateFile`), which the connection reads and rmcp's
 //! manager refreshes and rotates in (replicas sharing the file take turns, under its
 //! lock). Discovery starts from the server's own challenge to a request without a token
-//! (`challenge`), which may name its metadata and the scopes it wants. `private_key_jwt`
-//! and `per_agent` tokens are not built yet: such a mount fails to connect and says so.
+//! (`challenge`), which may name its metadata and the scopes it wants. `per_agent`
+//! tokens are not built yet: such a mount fails to connect and says so.
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, ClientCredentialsConfig, CredentialStore, StoredCredentials};
 
@@ -50,16 +51,22 @@ pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<A
             }
         }
         Grant::ClientCredentials => {
-            if oauth.private_key_file.is_some() {
-                return Err(OAuthError::NotBuilt("`private_key_jwt` (`private_key_file`)"));
-            }
             let client_id = oauth.client_id.clone().expect("resolve checked: client_credentials has a client id");
-            let client_secret = secret(oauth)?;
-            let config = ClientCredentialsConfig::ClientSecret {
-                client_id,
-                client_secret,
-                scopes: oauth.scopes.clone(),
-                resource: Some(url.to_owned()),
+            let (scopes, resource) = (oauth.scopes.clone(), Some(url.to_owned()));
+            let config = match &oauth.private_key_file {
+                Some(file) => {
+                    let signing_key = std::fs::read(file).map_err(|e| OAuthError::Secret(format!("{file}: {e}")))?;
+                    let signing_algorithm = signing_algorithm(oauth.signing_algorithm, &signing_key);
+                    ClientCredentialsConfig::PrivateKeyJwt {
+                        client_id,
+                        signing_key,
+                        signing_algorithm,
+                        token_endpoint_audience: None,
+                        scopes,
+                        resource,
+                    }
+                }
+                None => ClientCredentialsConfig::ClientSecret { client_id, client_secret: secret(oauth)?, scopes, resource },
             };
             // One manager exchanges the credentials; the connection's reads its token
             // from the store that has the first exchange it when due.
@@ -70,6 +77,7 @@ pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<A
             exchanger.validate_client_credentials_metadata(&config).map_err(protocol)?;
             exchanger.configure_client_credentials(&config).map_err(protocol)?;
             let client_id = oauth.client_id.clone().unwrap_or_default();
+            let exchanger = std::sync::Arc::new(exchanger);
             let store = Renewing { exchanger, config: config.clone(), client_id, current: tokio::sync::Mutex::new(None) };
             store.load().await.map_err(protocol)?;
             let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
@@ -78,6 +86,22 @@ pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<A
             manager.set_credential_store(store);
             Ok(manager)
         }
+    }
+}
+
+/// The algorithm a client's key signs with: the one written, else RS256 for a PEM
+/// labelled `RSA PRIVATE KEY`, else ES256.
+fn signing_algorithm(written: Option<crate::SigningAlgorithm>, pem: &[u8]) -> rmcp::transport::auth::JwtSigningAlgorithm {
+    use crate::SigningAlgorithm as Written;
+    use rmcp::transport::auth::JwtSigningAlgorithm as Signing;
+    match written {
+        Some(Written::RS256) => Signing::RS256,
+        Some(Written::RS384) => Signing::RS384,
+        Some(Written::RS512) => Signing::RS512,
+        Some(Written::ES256) => Signing::ES256,
+        Some(Written::ES384) => Signing::ES384,
+        None if pem.windows(15).any(|w| w == b"RSA PRIVATE KEY") => Signing::RS256,
+        None => Signing::ES256,
     }
 }
 
@@ -98,7 +122,7 @@ fn secret(oauth: &OAuth) -> Result<String, OAuthError> {
 /// `client_credentials`' token, exchanged again once it is within the time of its end
 /// where rmcp's manager would try to refresh it (`due`), which this grant cannot.
 struct Renewing {
-    exchanger: AuthorizationManager,
+    exchanger: std::sync::Arc<AuthorizationManager>,
     config: ClientCredentialsConfig,
     client_id: String,
     current: tokio::sync::Mutex<Option<StoredCredentials>>,
@@ -123,7 +147,12 @@ impl CredentialStore for Renewing {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let mut current = self.current.lock().await;
         if current.as_ref().is_none_or(|c| due(c, now())) {
-            let token = self.exchanger.exchange_client_credentials(&self.config).await?;
+            // rmcp's signed-assertion exchange holds what is not `Send` across an await:
+            // it runs on a blocking thread of its own, which waits for it.
+            let (exchanger, config) = (self.exchanger.clone(), self.config.clone());
+            let runtime = tokio::runtime::Handle::current();
+            let exchanged = tokio::task::spawn_blocking(move || runtime.block_on(exchanger.exchange_client_credentials(&config)));
+            let token = exchanged.await.map_err(|e| AuthError::InternalError(e.to_string()))??;
             *current = Some(StoredCredentials::new(self.client_id.clone(), Some(token), Vec::new(), Some(now())));
         }
         Ok(current.clone())
