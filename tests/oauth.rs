@@ -121,3 +121,81 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(!status.to_string().contains("not-the-secret"), "{status}");
     assert!(wrong.terminate().success());
 }
+
+/// A port free now, for a peer that must be told its ports before it listens.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A person's login against the SDK's example server with its demo authorization server
+/// (`simpleStreamableHttp --oauth`: dynamic registration, PKCE, consent given at once),
+/// while `seam serve` runs: the mount waits, saying to log in; `seam login` prints the
+/// URL, the browser (reqwest) opens it and is sent back to seam's loopback; the tokens
+/// land in a 0600 state file that the running mount picks up, with no restart; a call
+/// goes through; no token shows in `/status` or the log; `seam logout` forgets them.
+#[test]
+fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = scratch("oauth-login");
+    let (mcp_port, auth_port) = (free_port(), free_port());
+    let example = root().join(".cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    let server = Command::new("node")
+        .arg(example)
+        .arg("--oauth")
+        .env("MCP_PORT", mcp_port.to_string())
+        .env("MCP_AUTH_PORT", auth_port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the SDK's example server runs");
+    let _server = Peer(server);
+    crate::support::wait_until("the example server to listen", || {
+        [mcp_port, auth_port].iter().all(|port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok())
+    });
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
+    );
+    write_atomically(&file, &text);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "failed");
+    assert!(waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default().contains("run `seam login FILE demo`"), "{waiting}");
+
+    let mut login = Command::new(seam_bin())
+        .args(["login", file.to_str().unwrap(), "demo", "--no-browser"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(login.stderr.take().unwrap());
+    let authorize = loop {
+        let mut line = String::new();
+        assert!(said.read_line(&mut line).unwrap() > 0, "seam login ended before printing the URL");
+        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
+            break url.to_owned();
+        }
+    };
+    let browser = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
+    assert!(browser.get(&authorize).send().unwrap().status().is_success(), "the redirect reached seam's loopback");
+    assert!(login.wait().unwrap().success());
+
+    let state = dir.join("state.json");
+    assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let entry = kept.as_object().unwrap().values().next().expect("one mount's entry").clone();
+    let token = entry["token_response"]["access_token"].as_str().expect("an access token").to_owned();
+
+    seam.wait_status("the mount up with the login", |s| s["mounts"]["demo"]["state"] == "ready");
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__demo__greet", json!({ "name": "seam" })), "Hello, seam!");
+    client.close();
+    let (_, status) = seam.get("/status");
+    let log = serde_json::to_string(&seam.stderr.events_seen(|_| true)).unwrap();
+    assert!(!status.contains(&token) && !log.contains(&token), "no token shown");
+    assert!(seam.terminate().success());
+
+    let out = Command::new(seam_bin()).args(["logout", file.to_str().unwrap(), "demo"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(after, json!({}), "logged out");
+}

@@ -29,7 +29,7 @@ pub enum OAuthError {
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
     #[error("no one has logged in for it: run `seam login FILE {mount}`")]
-    LoginNeeded { mount: String },
+    LoginNeeded { mount: String, state: std::path::PathBuf },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
@@ -47,7 +47,7 @@ pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<A
             manager.set_credential_store(StateFile::of(mount, url, oauth));
             match manager.initialize_from_store().await.map_err(protocol)? {
                 true => Ok(manager),
-                false => Err(OAuthError::LoginNeeded { mount: mount.to_owned() }),
+                false => Err(OAuthError::LoginNeeded { mount: mount.to_owned(), state: state_path(oauth) }),
             }
         }
         Grant::ClientCredentials => {
@@ -233,6 +233,19 @@ async fn challenge(url: &str) -> Option<String> {
     answer.headers().get(reqwest::header::WWW_AUTHENTICATE)?.to_str().ok().map(str::to_owned)
 }
 
+/// Resolves once the state file at `path` changes (is written, made or removed): a
+/// login a mount waits for. Looked at once a second, as a file's modification time.
+pub(crate) async fn changed(path: &std::path::Path) {
+    let seen = |path: &std::path::Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let before = seen(path);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        if seen(path) != before {
+            return;
+        }
+    }
+}
+
 /// Forgets the tokens a login kept for mount `mount`.
 pub async fn logout(mount: &str, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
     StateFile::of(mount, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
@@ -313,6 +326,17 @@ impl CredentialStore for StateFile {
             self.write(&entries)?;
         }
         Ok(())
+    }
+
+    /// A refresh token the authorization server refused (revoked, expired) is forgotten,
+    /// unless another login has replaced it since: the mount then waits for a login.
+    async fn on_refresh_token_rejected(&self, rejected: &StoredCredentials) -> Result<(), AuthError> {
+        use oauth2::TokenResponse as _;
+        let refresh = |c: &StoredCredentials| c.token_response.as_ref().and_then(|t| t.refresh_token().map(|r| r.secret().clone()));
+        match self.load().await? {
+            Some(current) if refresh(&current) == refresh(rejected) => self.clear().await,
+            _ => Ok(()),
+        }
     }
 
     /// Replicas sharing the file take turns refreshing, so that a rotated refresh token

@@ -36,9 +36,14 @@ impl McpMount {
                 _ = self.stop.cancelled() => return,
                 r = self.connect(resync.clone()) => r,
             };
+            // A mount no one has logged in for waits for a login, however long: not a failure to count.
+            let mut awaits_login = None;
             let mut connection = match attempt {
                 Ok(c) => Some(c),
                 Err(Failed { error, proven: true }) => {
+                    if let ConnectError::OAuth { source: crate::oauth::OAuthError::LoginNeeded { state, .. }, .. } = &error {
+                        awaits_login = Some(state.clone());
+                    }
                     self.status.set(self.outage_state(), Some(error.to_string()));
                     None
                 }
@@ -72,6 +77,12 @@ impl McpMount {
                 // A required mount that did not come up rejects the reload that built it and is disposed
                 // with it: there is no reconnect to plan, nor one to announce.
                 return;
+            }
+            if let Some(state) = awaits_login {
+                tokio::select! {
+                    _ = self.stop.cancelled() => return,
+                    _ = crate::oauth::changed(&state) => continue,
+                }
             }
             let Some(delay) = self.plan_reconnect(&mut failures, up_since) else { return };
             tokio::select! {
