@@ -159,7 +159,8 @@ fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
     write_atomically(&file, &text);
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "failed");
-    assert!(waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default().contains("run `seam login FILE demo`"), "{waiting}");
+    let detail = waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("MCP_OAUTH_LOGIN_NEEDED: ") && detail.contains("run `seam login FILE demo`"), "{waiting}");
 
     let mut login = Command::new(seam_bin())
         .args(["login", file.to_str().unwrap(), "demo", "--no-browser"])

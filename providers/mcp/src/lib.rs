@@ -727,10 +727,12 @@ fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<Resolved
     }
     let common = config.common.clone();
     let oauth = config.auth.as_ref().map(|a| a.oauth.clone());
+    let url = config.url.clone();
     let mut r = resolved(cx, &common, config);
     r.requirements.extend(requirements);
     if let Some(oauth) = oauth {
-        r.environment = Some(seam_engine::surface::EnvironmentProbe::new(move |_| oauth_environment(&oauth)));
+        let (mount, url) = (cx.id.to_owned(), url);
+        r.environment = Some(seam_engine::surface::EnvironmentProbe::new(move |_| oauth_environment(&mount, &url, &oauth)));
     }
     Some(r)
 }
@@ -792,8 +794,9 @@ fn resolve_oauth(
 }
 
 /// What `seam inventory` says of a mount's OAuth: who seam is to the authorization
-/// server, and how it gets its tokens.
-fn oauth_environment(oauth: &OAuth) -> seam_engine::surface::Environment {
+/// server, and how it gets its tokens; and what `validate --environment` finds: a
+/// mount a person logs in for that no one has logged in for yet.
+fn oauth_environment(mount: &str, url: &str, oauth: &OAuth) -> seam_engine::surface::Environment {
     let identity = oauth.client_identity().as_str();
     let grant = match oauth.grant {
         Grant::AuthorizationCode => "authorization_code",
@@ -803,8 +806,19 @@ fn oauth_environment(oauth: &OAuth) -> seam_engine::surface::Environment {
     if oauth.per_agent {
         line.push_str(", each agent its own tokens");
     }
+    let mut findings = Vec::new();
+    if oauth.grant == Grant::AuthorizationCode && !oauth.per_agent && !oauth::logged_in(mount, url, oauth) {
+        findings.push(seam_engine::surface::Finding {
+            code: crate::codes::MCP_OAUTH_LOGIN_NEEDED,
+            pointer: "/auth/oauth".to_owned(),
+            message: format!(
+                "no one has logged in for mount `{mount}` (tokens in {}): run `seam login FILE {mount}`",
+                oauth::state_path(oauth).display()
+            ),
+        });
+    }
     seam_engine::surface::Environment {
-        findings: Vec::new(),
+        findings,
         facts: Some(serde_json::json!({ "oauth": { "grant": grant, "client": identity, "per_agent": oauth.per_agent } })),
         lines: vec![line],
     }
@@ -841,6 +855,7 @@ pub mod codes {
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
         MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), or two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`).";
+        MCP_OAUTH_LOGIN_NEEDED Warning "(`--environment`, and a waiting mount's `detail` in `/status`) A mount whose tokens a person gets (`grant: authorization_code`) has none in its state file: run `seam login FILE MOUNT`. The mount waits for the login.";
         MCP_OAUTH_INCOMPLETE Error "`auth.oauth` lacks what it needs: a client secret or key without its `client_id`, or `grant: client_credentials` without a `client_id` and its secret or key.";
         MCP_SESSION_CONNECTIONS_FULL Error "(tool result) A mount with `isolation: per-session` has a connection for as many client sessions as its `max_connections` allows (or the calling agent for as many 2026-07-28 clients as one agent may), and another session's request was refused: it may try again when a session ends or idles out.";
         MCP_CALL_FAILED Error "(tool result) The MCP server answered the call with a JSON-RPC error.";

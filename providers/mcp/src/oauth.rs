@@ -28,7 +28,7 @@ pub enum OAuthError {
     Protocol(String),
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
-    #[error("no one has logged in for it: run `seam login FILE {mount}`")]
+    #[error("{}: no one has logged in for it: run `seam login FILE {mount}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
     LoginNeeded { mount: String, state: std::path::PathBuf },
 }
 
@@ -244,6 +244,12 @@ pub(crate) async fn changed(path: &std::path::Path) {
             return;
         }
     }
+}
+
+/// Whether the state file holds tokens for mount `mount` (what `validate --environment` checks).
+pub fn logged_in(mount: &str, url: &str, oauth: &OAuth) -> bool {
+    let state = StateFile::of(mount, url, oauth);
+    state.read().is_ok_and(|entries| entries.get(&state.key).is_some_and(|e| !e["token_response"].is_null()))
 }
 
 /// Forgets the tokens a login kept for mount `mount`.
