@@ -216,6 +216,9 @@ pub enum Command {
     Login {
         file: PathBuf,
         mount: String,
+        /// The agent whose own tokens these are (a mount with `per_agent: true`)
+        #[arg(long)]
+        agent: Option<String>,
         /// Do not open a browser (implied without a display)
         #[arg(long)]
         no_browser: bool,
@@ -224,7 +227,13 @@ pub enum Command {
         scope: Option<String>,
     },
     /// Forget the tokens `seam login` kept for a mount
-    Logout { file: PathBuf, mount: String },
+    Logout {
+        file: PathBuf,
+        mount: String,
+        /// The agent whose own tokens to forget (a mount with `per_agent: true`)
+        #[arg(long)]
+        agent: Option<String>,
+    },
     /// Make one tool call through the composition and print the MCP result.
     Call {
         file: PathBuf,
@@ -346,12 +355,12 @@ pub fn run(cli: Cli) -> Result<Exit, error::Error> {
         Command::Import { file, format, out } => {
             commands::import::run(&engine, &file, format, out.as_deref(), cli.max_composition_bytes.bytes())
         }
-        Command::Login { file, mount, no_browser, scope } => {
+        Command::Login { file, mount, agent, no_browser, scope } => {
             log::init(cli.log_format);
             let scopes = scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect();
-            commands::login::login(&engine, file, mount, no_browser, scopes)
+            commands::login::login(&engine, file, mount, agent, no_browser, scopes)
         }
-        Command::Logout { file, mount } => commands::login::logout(&engine, file, mount),
+        Command::Logout { file, mount, agent } => commands::login::logout(&engine, file, mount, agent),
         Command::Call { file, tool, args, agent } => {
             log::init(cli.log_format);
             commands::call::run(engine, file, tool, args, agent)

@@ -122,48 +122,12 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(wrong.terminate().success());
 }
 
-/// A port free now, for a peer that must be told its ports before it listens.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A person's login against the SDK's example server with its demo authorization server
-/// (`simpleStreamableHttp --oauth`: dynamic registration, PKCE, consent given at once),
-/// while `seam serve` runs: the mount waits, saying to log in; `seam login` prints the
-/// URL, the browser (reqwest) opens it and is sent back to seam's loopback; the tokens
-/// land in a 0600 state file that the running mount picks up, with no restart; a call
-/// goes through; no token shows in `/status` or the log; `seam logout` forgets them.
-#[test]
-fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
-    use std::os::unix::fs::PermissionsExt as _;
-    let dir = scratch("oauth-login");
-    let (mcp_port, auth_port) = (free_port(), free_port());
-    let example = root().join(".cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
-    let server = Command::new("node")
-        .arg(example)
-        .arg("--oauth")
-        .env("MCP_PORT", mcp_port.to_string())
-        .env("MCP_AUTH_PORT", auth_port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the SDK's example server runs");
-    let _server = Peer(server);
-    crate::support::wait_until("the example server to listen", || {
-        [mcp_port, auth_port].iter().all(|port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok())
-    });
-    let file = dir.join("c.yaml");
-    let text = format!(
-        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
-    );
-    write_atomically(&file, &text);
-    let seam = HttpSeam::start(&file, &["--no-watch"]);
-    let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "failed");
-    let detail = waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("MCP_OAUTH_LOGIN_NEEDED: ") && detail.contains("run `seam login FILE demo`"), "{waiting}");
-
+/// `seam login FILE MOUNT ARGS… --no-browser`, the person being reqwest: it opens the
+/// URL seam prints, and the demo authorization server sends it back to seam's loopback.
+fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
     let mut login = Command::new(seam_bin())
-        .args(["login", file.to_str().unwrap(), "demo", "--no-browser"])
+        .args(["login", file.to_str().unwrap(), mount, "--no-browser"])
+        .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -179,6 +143,55 @@ fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
     let browser = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
     assert!(browser.get(&authorize).send().unwrap().status().is_success(), "the redirect reached seam's loopback");
     assert!(login.wait().unwrap().success());
+}
+
+/// The SDK's example server with its demo authorization server, on ports of its own.
+fn example_server() -> (Peer, u16) {
+    let (mcp_port, auth_port) = (free_port(), free_port());
+    let example = root().join(".cache/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    let server = Command::new("node")
+        .arg(example)
+        .arg("--oauth")
+        .env("MCP_PORT", mcp_port.to_string())
+        .env("MCP_AUTH_PORT", auth_port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the SDK's example server runs");
+    let server = Peer(server);
+    crate::support::wait_until("the example server to listen", || {
+        [mcp_port, auth_port].iter().all(|port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok())
+    });
+    (server, mcp_port)
+}
+
+/// A port free now, for a peer that must be told its ports before it listens.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A person's login against the SDK's example server with its demo authorization server
+/// (`simpleStreamableHttp --oauth`: dynamic registration, PKCE, consent given at once),
+/// while `seam serve` runs: the mount waits, saying to log in; `seam login` prints the
+/// URL, the browser (reqwest) opens it and is sent back to seam's loopback; the tokens
+/// land in a 0600 state file that the running mount picks up, with no restart; a call
+/// goes through; no token shows in `/status` or the log; `seam logout` forgets them.
+#[test]
+fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = scratch("oauth-login");
+    let (_server, mcp_port) = example_server();
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
+    );
+    write_atomically(&file, &text);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "failed");
+    let detail = waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("MCP_OAUTH_LOGIN_NEEDED: ") && detail.contains("run `seam login FILE demo`"), "{waiting}");
+
+    log_in(&file, "demo", &[]);
 
     let state = dir.join("state.json");
     assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
@@ -199,4 +212,43 @@ fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let after: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(after, json!({}), "logged out");
+}
+
+/// `per_agent: true`: each agent that sees the mount logs in for itself and has its own
+/// connection, sending only its own tokens. Before `b` logs in, `a`'s login serves `a`
+/// and not `b`; after, each has its own entry in the state file, with its own token.
+#[test]
+fn each_agent_logs_in_for_itself_and_is_sent_only_its_own_tokens() {
+    let dir = scratch("oauth-per-agent");
+    let (_server, mcp_port) = example_server();
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    \
+         auth: {{ oauth: {{ per_agent: true, state_file: state.json }} }}\nagents:\n  a: {{}}\n  b: {{}}\n"
+    );
+    write_atomically(&file, &text);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let refused =
+        Command::new(seam_bin()).args(["login", file.to_str().unwrap(), "demo", "--no-browser"]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "a per-agent mount's login names its agent");
+    log_in(&file, "demo", &["--agent", "a"]);
+    let (mut a, mut b) = (SdkClient::http(&format!("{}/agents/a/mcp", seam.base)), SdkClient::http(&format!("{}/agents/b/mcp", seam.base)));
+    crate::support::wait_until("agent a's connection up with its login", || a.tool_names().contains(&"mcp__demo__greet".to_owned()));
+    assert_eq!(a.call_text("mcp__demo__greet", json!({ "name": "a" })), "Hello, a!");
+    assert!(!b.tool_names().contains(&"mcp__demo__greet".to_owned()), "a's login serves only a");
+    let refused = b.call("mcp__demo__greet", json!({ "name": "b" }));
+    assert!(refused["content"][0]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{refused}");
+
+    log_in(&file, "demo", &["--agent", "b"]);
+    crate::support::wait_until("agent b's connection up with its own login", || b.tool_names().contains(&"mcp__demo__greet".to_owned()));
+    assert_eq!(b.call_text("mcp__demo__greet", json!({ "name": "b" })), "Hello, b!");
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    let token = |agent: &str| {
+        let key = format!("demo http://localhost:{mcp_port}/mcp agent {agent}");
+        kept[&key]["token_response"]["access_token"].as_str().unwrap_or_else(|| panic!("{agent}'s entry: {kept}")).to_owned()
+    };
+    assert_ne!(token("a"), token("b"));
+    a.close();
+    b.close();
+    assert!(seam.terminate().success());
 }

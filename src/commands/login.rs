@@ -27,8 +27,26 @@ fn oauth_of(engine: &Engine, file: &std::path::Path, mount: &str) -> Result<Opti
     }
 }
 
-pub fn login(engine: &Engine, file: PathBuf, mount: String, no_browser: bool, scopes: Vec<String>) -> Result<Exit, Error> {
+/// The agent whose tokens a login or logout is for: given exactly when the mount keeps
+/// each agent's own (`per_agent`).
+fn agent_for(mount: &str, oauth: &seam_mcp::OAuth, agent: Option<String>) -> Result<Option<String>, Error> {
+    match (oauth.per_agent, agent) {
+        (true, None) => Err(Error::Login(format!("mount `{mount}` keeps each agent's own tokens (`per_agent`): say whose, `--agent A`"))),
+        (false, Some(_)) => Err(Error::Login(format!("mount `{mount}`'s agents share one login: no `--agent`"))),
+        (_, agent) => Ok(agent),
+    }
+}
+
+pub fn login(
+    engine: &Engine,
+    file: PathBuf,
+    mount: String,
+    agent: Option<String>,
+    no_browser: bool,
+    scopes: Vec<String>,
+) -> Result<Exit, Error> {
     let Some((url, mut oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
+    let agent = agent_for(&mount, &oauth, agent)?;
     for scope in scopes {
         if !oauth.scopes.contains(&scope) {
             oauth.scopes.push(scope);
@@ -41,7 +59,7 @@ pub fn login(engine: &Engine, file: PathBuf, mount: String, no_browser: bool, sc
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(Error::Socket)?;
         let port = listener.local_addr().map_err(Error::Socket)?.port();
         let redirect = format!("http://127.0.0.1:{port}/callback");
-        let begun = seam_mcp::oauth::begin_login(&mount, &url, &oauth, &redirect).await.map_err(|e| Error::Login(e.to_string()))?;
+        let begun = seam_mcp::oauth::begin_login(&mount, agent.as_deref(), &url, &oauth, &redirect).await.map_err(|e| Error::Login(e.to_string()))?;
         eprintln!(
             "To log in for mount `{mount}`, open:\n\n  {}\n\nOn another machine than seam's, paste here the address your browser was sent back to.",
             begun.url
@@ -61,9 +79,10 @@ pub fn login(engine: &Engine, file: PathBuf, mount: String, no_browser: bool, sc
     })
 }
 
-pub fn logout(engine: &Engine, file: PathBuf, mount: String) -> Result<Exit, Error> {
+pub fn logout(engine: &Engine, file: PathBuf, mount: String, agent: Option<String>) -> Result<Exit, Error> {
     let Some((url, oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
-    super::runtime()?.block_on(seam_mcp::oauth::logout(&mount, &url, &oauth)).map_err(|e| Error::Login(e.to_string()))?;
+    let agent = agent_for(&mount, &oauth, agent)?;
+    super::runtime()?.block_on(seam_mcp::oauth::logout(&mount, agent.as_deref(), &url, &oauth)).map_err(|e| Error::Login(e.to_string()))?;
     eprintln!("Logged out: mount `{mount}`'s tokens are gone from {}", seam_mcp::oauth::state_path(&oauth).display());
     Ok(Exit::Valid)
 }

@@ -457,7 +457,8 @@ pub struct OAuth {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// Each agent that sees the mount holds its own tokens (`seam login FILE MOUNT --agent
-    /// A`), and its own connection: it implies `isolation: per-agent`.
+    /// A`), and its own connection: it implies `isolation: per-agent` (and refuses
+    /// `per-session`, whose connections are no agent's).
     #[serde(default)]
     pub per_agent: bool,
     /// Where the tokens are kept (created 0600, outside the composition); relative to the
@@ -707,6 +708,12 @@ fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<Resolved
         if auth.oauth.per_agent && config.common.isolation == Isolation::default() {
             config.common.isolation = Isolation::Mode(IsolationMode::PerAgent);
         }
+        if auth.oauth.per_agent && config.common.isolation.per_session().is_some() {
+            let message = "`per_agent` tokens are sent on each agent's own connection: `isolation: per-session` keeps no agent's";
+            cx.report(crate::codes::MCP_OAUTH_CONFLICT, "/auth/oauth/per_agent", message).help =
+                Some("drop `isolation`, or make it `per-agent`".into());
+            ok = false;
+        }
     }
     if !ok {
         return None;
@@ -854,7 +861,7 @@ pub mod codes {
         MCP_REWRITE_HIDDEN_REQUIRED Error "A `rewrite` hides an argument the server requires (its definition in the lock says so) with no fixed value or default.";
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
-        MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), or two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`).";
+        MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`), or `per_agent` with `isolation: per-session`.";
         MCP_OAUTH_LOGIN_NEEDED Warning "(`--environment`, and a waiting mount's `detail` in `/status`) A mount whose tokens a person gets (`grant: authorization_code`) has none in its state file: run `seam login FILE MOUNT`. The mount waits for the login.";
         MCP_OAUTH_INCOMPLETE Error "`auth.oauth` lacks what it needs: a client secret or key without its `client_id`, or `grant: client_credentials` without a `client_id` and its secret or key.";
         MCP_SESSION_CONNECTIONS_FULL Error "(tool result) A mount with `isolation: per-session` has a connection for as many client sessions as its `max_connections` allows (or the calling agent for as many 2026-07-28 clients as one agent may), and another session's request was refused: it may try again when a session ends or idles out.";

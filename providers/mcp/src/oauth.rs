@@ -12,8 +12,8 @@
 //! are kept in the state file (`StateFile`), which the connection reads and rmcp's
 //! manager refreshes and rotates in (replicas sharing the file take turns, under its
 //! lock). Discovery starts from the server's own challenge to a request without a token
-//! (`challenge`), which may name its metadata and the scopes it wants. `per_agent`
-//! tokens are not built yet: such a mount fails to connect and says so.
+//! (`challenge`), which may name its metadata and the scopes it wants. With `per_agent`
+//! each agent's connection (`isolation: per-agent`) keeps and sends its own tokens only.
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, ClientCredentialsConfig, CredentialStore, StoredCredentials};
 
@@ -28,26 +28,29 @@ pub enum OAuthError {
     Protocol(String),
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
-    #[error("{}: no one has logged in for it: run `seam login FILE {mount}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
-    LoginNeeded { mount: String, state: std::path::PathBuf },
+    #[error("{}: no one has logged in for it: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
+    LoginNeeded { login: String, state: std::path::PathBuf },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
-pub(crate) async fn authorize(mount: &str, url: &str, oauth: &OAuth) -> Result<AuthorizationManager, OAuthError> {
+pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Result<AuthorizationManager, OAuthError> {
     let protocol = |e: rmcp::transport::auth::AuthError| OAuthError::Protocol(e.to_string());
-    if oauth.per_agent {
-        return Err(OAuthError::NotBuilt("each agent's own tokens (`per_agent`)"));
-    }
+    // Each agent's own tokens, on its own connection: never another's, never a shared one.
+    let agent = match (oauth.per_agent, agent) {
+        (false, _) => None,
+        (true, Some(agent)) => Some(agent),
+        (true, None) => return Err(OAuthError::Protocol("`per_agent` tokens need a connection per agent".to_owned())),
+    };
     match oauth.grant {
         Grant::AuthorizationCode => {
             let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
             let challenge = challenge(url).await;
             let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
             manager.set_metadata(metadata);
-            manager.set_credential_store(StateFile::of(mount, url, oauth));
+            manager.set_credential_store(StateFile::of(mount, agent, url, oauth));
             match manager.initialize_from_store().await.map_err(protocol)? {
                 true => Ok(manager),
-                false => Err(OAuthError::LoginNeeded { mount: mount.to_owned(), state: state_path(oauth) }),
+                false => Err(OAuthError::LoginNeeded { login: login_command(mount, agent), state: state_path(oauth) }),
             }
         }
         Grant::ClientCredentials => {
@@ -179,10 +182,10 @@ pub struct Login {
 /// Begins a person's login at the server `url` for mount `mount`, the answer to come to
 /// `redirect_uri` (seam's loopback): discovery, then the client as `oauth` says (a
 /// pre-registered one, seam's metadata document, or one registered now), PKCE.
-pub async fn begin_login(mount: &str, url: &str, oauth: &OAuth, redirect_uri: &str) -> Result<Login, OAuthError> {
+pub async fn begin_login(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth, redirect_uri: &str) -> Result<Login, OAuthError> {
     let protocol = |e: rmcp::transport::auth::AuthError| OAuthError::Protocol(e.to_string());
     let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
-    manager.set_credential_store(StateFile::of(mount, url, oauth));
+    manager.set_credential_store(StateFile::of(mount, agent, url, oauth));
     let challenge = challenge(url).await;
     let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
     manager.set_metadata(metadata);
@@ -248,13 +251,21 @@ pub(crate) async fn changed(path: &std::path::Path) {
 
 /// Whether the state file holds tokens for mount `mount` (what `validate --environment` checks).
 pub fn logged_in(mount: &str, url: &str, oauth: &OAuth) -> bool {
-    let state = StateFile::of(mount, url, oauth);
+    let state = StateFile::of(mount, None, url, oauth);
     state.read().is_ok_and(|entries| entries.get(&state.key).is_some_and(|e| !e["token_response"].is_null()))
 }
 
-/// Forgets the tokens a login kept for mount `mount`.
-pub async fn logout(mount: &str, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
-    StateFile::of(mount, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
+/// Forgets the tokens a login kept for mount `mount` (`agent`'s own, with `per_agent`).
+pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
+    StateFile::of(mount, agent, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
+}
+
+/// The command that logs in for mount `mount` (for agent `agent`, with `per_agent`).
+fn login_command(mount: &str, agent: Option<&str>) -> String {
+    match agent {
+        Some(agent) => format!("seam login FILE {mount} --agent {agent}"),
+        None => format!("seam login FILE {mount}"),
+    }
 }
 
 /// Where a mount's tokens are kept: its `state_file`, else `seam/oauth.json` under the
@@ -271,18 +282,22 @@ pub fn state_path(oauth: &OAuth) -> std::path::PathBuf {
     state.join("seam/oauth.json")
 }
 
-/// One mount's tokens in a state file of tokens by mount and server: created 0600,
+/// One mount's tokens (one agent's, with `per_agent`) in a state file of tokens by mount, server and agent: created 0600,
 /// written whole to a temporary file beside it and renamed over it, so a reader never
 /// sees half a file and a crash never loses the last good one.
 struct StateFile {
     path: std::path::PathBuf,
-    /// The mount's entry: its id and its server's URL.
+    /// The mount's entry: its id, its server's URL, and the agent with `per_agent`.
     key: String,
 }
 
 impl StateFile {
-    fn of(mount: &str, url: &str, oauth: &OAuth) -> StateFile {
-        StateFile { path: state_path(oauth), key: format!("{mount} {url}") }
+    fn of(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> StateFile {
+        let key = match agent {
+            Some(agent) => format!("{mount} {url} agent {agent}"),
+            None => format!("{mount} {url}"),
+        };
+        StateFile { path: state_path(oauth), key }
     }
 
     fn read(&self) -> Result<serde_json::Map<String, serde_json::Value>, AuthError> {
@@ -402,7 +417,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("seam-oauth-state-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let oauth = OAuth { state_file: Some(dir.join("deep/state.json").display().to_string()), ..OAuth::default() };
-        let (a, b) = (StateFile::of("a", "https://a.example/mcp", &oauth), StateFile::of("b", "https://b.example/mcp", &oauth));
+        let (a, b) =
+            (StateFile::of("a", None, "https://a.example/mcp", &oauth), StateFile::of("b", Some("x"), "https://b.example/mcp", &oauth));
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             assert!(a.load().await.unwrap().is_none());

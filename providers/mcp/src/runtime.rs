@@ -264,6 +264,9 @@ struct McpMount {
     /// The roots of the client session this connection is for (`isolation: per-session`
     /// with `roots: client`): what the server is told when it asks outside a call.
     client_roots: Option<Vec<std::path::PathBuf>>,
+    /// The agent this connection is for (`isolation: per-agent`): whose own tokens it
+    /// sends, with `auth.oauth.per_agent`.
+    agent: Option<String>,
     transport: Transport,
     common: Common,
     cx: BuildCx,
@@ -348,17 +351,19 @@ impl Filter {
 
 /// Starts a connection to the server as the mount's config says, for every client of the
 /// mount or for one (`client_roots`: the roots of the client session it is for, with
-/// `roots: client`, given to its server when it asks outside a call).
+/// `roots: client`, given to its server when it asks outside a call), or for one agent.
 fn start(
     transport: Transport,
     common: Common,
     cx: BuildCx,
     client_roots: Option<Vec<std::path::PathBuf>>,
+    agent: Option<String>,
 ) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
             client_roots,
+            agent,
             listing: Mutex::new(Listing {
                 filters: Filters::new(&common),
                 tools: Arc::default(),

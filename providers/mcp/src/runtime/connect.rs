@@ -83,7 +83,7 @@ impl McpMount {
             match config.auth.as_ref().map(|auth| &auth.oauth) {
                 None => Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await),
                 Some(oauth) => {
-                    let manager = crate::oauth::authorize(&self.id, &config.url, oauth).await?;
+                    let manager = crate::oauth::authorize(&self.id, self.agent.as_deref(), &config.url, oauth).await?;
                     let client = rmcp::transport::auth::AuthClient::new(client, manager);
                     Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await)
                 }
