@@ -252,3 +252,41 @@ fn each_agent_logs_in_for_itself_and_is_sent_only_its_own_tokens() {
     b.close();
     assert!(seam.terminate().success());
 }
+
+/// A headless login, where the browser cannot reach seam's loopback: the person pastes
+/// the address the authorization server sent the browser to, and seam finishes with it.
+#[test]
+fn a_login_finishes_with_the_address_pasted_on_standard_input() {
+    use std::io::Write as _;
+    let dir = scratch("oauth-paste");
+    let (_server, mcp_port) = example_server();
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
+    );
+    write_atomically(&file, &text);
+    let mut login = Command::new(seam_bin())
+        .args(["login", file.to_str().unwrap(), "demo", "--no-browser"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(login.stderr.take().unwrap());
+    let authorize = loop {
+        let mut line = String::new();
+        assert!(said.read_line(&mut line).unwrap() > 0, "seam login ended before printing the URL");
+        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
+            break url.to_owned();
+        }
+    };
+    // A browser elsewhere: it is sent to seam's loopback, which it cannot reach.
+    let browser = reqwest::blocking::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let sent = browser.get(&authorize).send().unwrap();
+    let back = sent.headers()["location"].to_str().unwrap().to_owned();
+    assert!(back.contains("/callback?") && back.contains("code="), "{back}");
+    let mut stdin = login.stdin.take().unwrap();
+    writeln!(stdin, "{back}").unwrap();
+    assert!(login.wait().unwrap().success());
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert!(kept.as_object().unwrap().values().next().is_some_and(|e| e["token_response"]["access_token"].is_string()), "{kept}");
+}
