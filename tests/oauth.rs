@@ -122,8 +122,9 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(wrong.terminate().success());
 }
 
-/// `seam login FILE MOUNT ARGS… --no-browser`, the person being reqwest: it opens the
-/// URL seam prints, and the demo authorization server sends it back to seam's loopback.
+/// `seam login FILE MOUNT ARGS… --no-browser`, the person being curl with a cookie jar:
+/// it opens the URL seam prints, logs in and consents where the authorization server
+/// asks (at once), and is sent back to seam's loopback.
 fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
     let mut login = Command::new(seam_bin())
         .args(["login", file.to_str().unwrap(), mount, "--no-browser"])
@@ -140,8 +141,17 @@ fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
             break url.to_owned();
         }
     };
-    let browser = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
-    assert!(browser.get(&authorize).send().unwrap().status().is_success(), "the redirect reached seam's loopback");
+    let jar = std::env::temp_dir().join(format!("seam-oauth-jar-{}-{mount}", std::process::id()));
+    let browsed = Command::new("curl")
+        .args(["-s", "-f", "-L", "-o", "/dev/null", "-c"])
+        .arg(&jar)
+        .arg("-b")
+        .arg(&jar)
+        .arg(&authorize)
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_file(&jar);
+    assert!(browsed.success(), "the browser reached seam's loopback");
     assert!(login.wait().unwrap().success());
 }
 
@@ -289,4 +299,46 @@ fn a_login_finishes_with_the_address_pasted_on_standard_input() {
     assert!(login.wait().unwrap().success());
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
     assert!(kept.as_object().unwrap().values().next().is_some_and(|e| e["token_response"]["access_token"].is_string()), "{kept}");
+}
+
+/// A person's tokens against a real authorization server (oidc-provider: registration,
+/// PKCE, resource-bound tokens of 8 s, rotating refresh tokens): the running mount
+/// refreshes the token before it expires and keeps the rotated refresh token in the
+/// state file; once an administrator revokes the grant, the refused refresh token is
+/// forgotten and the mount waits for a login, which brings it back.
+#[test]
+fn a_person_s_tokens_are_refreshed_and_a_revoked_grant_waits_for_a_login() {
+    let dir = scratch("oauth-refresh");
+    let (_server, url) = oauth_server(8);
+    let file = dir.join("c.yaml");
+    let text =
+        format!("seam: 1\nmounts:\n  docs:\n    kind: mcp.http\n    url: {url}\n    auth: {{ oauth: {{ state_file: state.json }} }}\n");
+    write_atomically(&file, &text);
+    log_in(&file, "docs", &[]);
+    let refresh_token = || {
+        let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+        kept[&format!("docs {url}")]["token_response"]["refresh_token"].as_str().map(str::to_owned)
+    };
+    let first = refresh_token().expect("a refresh token");
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__docs__whoami", json!({})), "client person; tokens 1");
+    // The token's life is what is tested: rmcp refreshes it with 4 s of its 8 left.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert_eq!(client.call_text("mcp__docs__whoami", json!({})), "client person; tokens 2");
+    let rotated = refresh_token().expect("the rotated refresh token");
+    assert_ne!(rotated, first, "the rotated refresh token is kept");
+
+    assert_eq!(client.call_text("mcp__docs__revoke", json!({})), "revoked");
+    let refused = client.call("mcp__docs__whoami", json!({}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let waiting = seam.wait_status("the mount waiting for a login", |s| {
+        s["mounts"]["docs"]["detail"].as_str().is_some_and(|d| d.contains("MCP_OAUTH_LOGIN_NEEDED: "))
+    });
+    assert_eq!(refresh_token(), None, "the refused refresh token is forgotten: {waiting}");
+    log_in(&file, "docs", &[]);
+    seam.wait_status("the mount back with the new login", |s| s["mounts"]["docs"]["state"] == "ready");
+    assert!(client.call_text("mcp__docs__whoami", json!({})).starts_with("client person; "));
+    client.close();
+    assert!(seam.terminate().success());
 }

@@ -3,12 +3,16 @@
 // the official SDK's Streamable HTTP server, behind the SDK's `requireBearerAuth`,
 // is the resource. The server publishes its protected-resource metadata (RFC 9728)
 // naming the provider; the provider issues opaque access tokens for that resource
-// only (RFC 8707) to one client by `client_credentials`.
+// only (RFC 8707): to one client by `client_credentials`, and to clients that register
+// themselves (RFC 7591) by a person's `authorization_code` with PKCE, with refresh
+// tokens that rotate. The person is automatic: every login and consent is given at
+// once (`/interaction/…`), as to the account `person`.
 //   OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET   the client (default `seam-jobs` / `jobs-secret`)
 //   OAUTH_TOKEN_TTL                        an access token's life in seconds (default 3600)
 // Prints one line, `{"mcp": URL, "issuer": URL}`, once both listen on 127.0.0.1.
-// Its tool `whoami` answers with the calling client's id and how many distinct
-// tokens the server has been sent.
+// Tools: `whoami` answers with the caller (the client's id, or the person's account)
+// and how many distinct tokens the server has been sent; `revoke` revokes every grant
+// the person gave, with its tokens, as an administrator would.
 import http from 'node:http';
 
 const peers = new URL('../../.cache/peers/node_modules/', import.meta.url);
@@ -39,7 +43,14 @@ const resourceServer = await listen((req, res) => resourceHandler(req, res));
 const base = `http://127.0.0.1:${resourceServer.address().port}`;
 const resource = `${base}/mcp`;
 
+const grants = new Set();
 const provider = new Provider(issuer, {
+  findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+  interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+  issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
+  rotateRefreshToken: true,
+  clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+  ttl: { AccessToken: ttl, ClientCredentials: ttl, RefreshToken: 3600, Grant: 3600, Interaction: 600, Session: 3600 },
   clients: [
     {
       client_id: clientId,
@@ -50,8 +61,11 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_post',
     },
   ],
-  scopes: ['mcp'],
+  scopes: ['mcp', 'offline_access'],
   features: {
+    devInteractions: { enabled: false },
+    registration: { enabled: true },
+    revocation: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,
@@ -65,15 +79,32 @@ const provider = new Provider(issuer, {
   },
 });
 provider.proxy = false;
-providerHandler = provider.callback();
+const callback = provider.callback();
+// The person: every interaction is a login as `person` and a consent to what is asked.
+providerHandler = async (req, res) => {
+  if (!req.url.startsWith('/interaction/')) return callback(req, res);
+  try {
+    const details = await provider.interactionDetails(req, res);
+    const grant = new provider.Grant({ accountId: 'person', clientId: details.params.client_id });
+    const scopes = String(details.params.scope ?? '').split(' ').filter(Boolean);
+    grant.addOIDCScope(scopes.join(' '));
+    grant.addResourceScope(resource, 'mcp');
+    const grantId = await grant.save();
+    grants.add(grantId);
+    await provider.interactionFinished(req, res, { login: { accountId: 'person' }, consent: { grantId } }, { mergeWithLastSubmission: false });
+  } catch (e) {
+    res.writeHead(500).end(String(e));
+  }
+};
 
 const seen = new Set();
 const verifier = {
   async verifyAccessToken(token) {
-    const found = await provider.ClientCredentials.find(token);
+    const found = (await provider.AccessToken.find(token)) ?? (await provider.ClientCredentials.find(token));
     if (!found) throw new InvalidTokenError('unknown or expired token');
     seen.add(token);
-    return { token, clientId: found.clientId, scopes: (found.scope ?? '').split(' ').filter(Boolean), expiresAt: found.exp, resource: new URL(found.aud) };
+    const caller = found.accountId ?? found.clientId;
+    return { token, clientId: caller, scopes: (found.scope ?? '').split(' ').filter(Boolean), expiresAt: found.exp, resource: new URL(found.aud) };
   },
 };
 
@@ -88,6 +119,15 @@ app.post('/mcp', requireBearerAuth({ verifier, resourceMetadataUrl: metadata, ex
   server.registerTool('whoami', { description: 'Says which client called, and how many tokens the server was sent' }, async (extra) => ({
     content: [{ type: 'text', text: `client ${extra.authInfo?.clientId}; tokens ${seen.size}` }],
   }));
+  server.registerTool('revoke', { description: "Revokes every grant the person gave, and its tokens" }, async () => {
+    for (const grantId of grants) {
+      await provider.AccessToken.revokeByGrantId(grantId);
+      await provider.RefreshToken.revokeByGrantId(grantId);
+      await (await provider.Grant.find(grantId))?.destroy();
+    }
+    grants.clear();
+    return { content: [{ type: 'text', text: 'revoked' }] };
+  });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     transport.close();
