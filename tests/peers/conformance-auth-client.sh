@@ -55,9 +55,10 @@ login() {
 }
 [[ $oauth == *client_credentials* ]] || login
 # Connect, list, and call the scenario server's tool. A call the server refuses for its
-# scope is a step-up that needs the person: they log in again with the scopes it names.
+# scope is a step-up that needs the person: seam's answer names the login to run, with
+# the scopes; they run it, and call again.
 if ! "$seam" call "$dir/composition.yaml" mcp__conformance__test-tool >"$dir/call.json"; then
-  wanted=$(grep -o 'insufficient_scope' "$dir/call.json" >/dev/null && grep -o 'scope=\\"[^\\]*' "$dir/call.json" | head -1 | sed 's/scope=\\"//')
+  wanted=$(grep -o -- '--scope \\"[^\\]*' "$dir/call.json" | head -1 | sed 's/--scope \\"//')
   [[ -n $wanted ]] || { cat "$dir/call.json" >&2; exit 1; }
   login --scope "$wanted"
   "$seam" call "$dir/composition.yaml" mcp__conformance__test-tool >/dev/null

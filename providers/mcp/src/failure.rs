@@ -156,6 +156,15 @@ pub fn in_words(error: &(dyn Error + 'static)) -> String {
     words
 }
 
+/// The scope a server's refusal asks for (`403`, `insufficient_scope`), if that is what
+/// `error` is.
+pub fn scope_needed(error: &(dyn Error + 'static)) -> Option<String> {
+    match beneath_wrappers(error).downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+        StreamableHttpError::InsufficientScope(refusal) => refusal.get_required_scope().map(str::to_owned),
+        _ => None,
+    }
+}
+
 /// The transport's own error beneath rmcp's wrappers, whose text names types.
 fn beneath_wrappers<'a>(mut error: &'a (dyn Error + 'static)) -> &'a (dyn Error + 'static) {
     loop {

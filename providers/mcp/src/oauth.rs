@@ -261,7 +261,7 @@ pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) 
 }
 
 /// The command that logs in for mount `mount` (for agent `agent`, with `per_agent`).
-fn login_command(mount: &str, agent: Option<&str>) -> String {
+pub(crate) fn login_command(mount: &str, agent: Option<&str>) -> String {
     match agent {
         Some(agent) => format!("seam login FILE {mount} --agent {agent}"),
         None => format!("seam login FILE {mount}"),
@@ -432,7 +432,12 @@ mod tests {
             a.clear().await.unwrap();
             assert!(a.load().await.unwrap().is_none());
             assert_eq!(b.load().await.unwrap().unwrap().token_received_at, Some(2));
-            let _guard = a.acquire_refresh_guard().await.unwrap().expect("a lock");
+            // A refresh holds the lock: another holder (another replica) cannot take it until it ends.
+            let guard = a.acquire_refresh_guard().await.unwrap().expect("a lock");
+            let other = std::fs::OpenOptions::new().write(true).open(a.path.with_extension("lock")).unwrap();
+            assert!(matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+            drop(guard);
+            other.try_lock().expect("free once the refresh is done");
         });
         let _ = std::fs::remove_dir_all(&dir);
     }

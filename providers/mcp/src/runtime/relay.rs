@@ -124,6 +124,14 @@ impl McpMount {
         Unanswered::Unreachable(e)
     }
 
+    /// Whether a person logs in for this mount's tokens (`auth.oauth`, `authorization_code`).
+    fn logs_in(&self) -> bool {
+        match &self.transport {
+            Transport::Http(config) => config.auth.as_ref().is_some_and(|auth| auth.oauth.grant == crate::Grant::AuthorizationCode),
+            Transport::Stdio(_) => false,
+        }
+    }
+
     /// What a request for `what` (`` `tool` ``, ``prompt `name` ``) that got no answer
     /// says: its code and message. A server's own error is the caller's to pass on.
     pub(super) fn unanswered(&self, e: &Unanswered, what: &str) -> (seam_engine::codes::Code, String) {
@@ -135,6 +143,13 @@ impl McpMount {
                 seam_engine::codes::TOOL_TIMEOUT,
                 format!("MCP server `{id}` did not answer {what} within call_timeout {}", self.common.call_timeout),
             ),
+            // A step-up a person must give: they log in again with the scope the server named.
+            Unanswered::Unreachable(e) if self.logs_in() && crate::failure::scope_needed(e).is_some() => {
+                let scope = crate::failure::scope_needed(e).unwrap_or_default();
+                let login = crate::oauth::login_command(id, self.agent.as_deref());
+                let message = format!("MCP server `{id}` asks for more scope for {what}: run `{login} --scope \"{scope}\"`");
+                (crate::codes::MCP_OAUTH_LOGIN_NEEDED, message)
+            }
             Unanswered::Unreachable(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 (crate::codes::MCP_UNAVAILABLE, format!("MCP server `{id}` is unreachable during {what}: {}", InWords(e)))
             }
