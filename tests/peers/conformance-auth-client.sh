@@ -36,6 +36,7 @@ mounts:
   conformance:
     kind: mcp.http
     url: "$url"
+    protocol: auto
     auth: { oauth: $oauth }
 YAML
 seam=${SEAM:?the seam binary}
@@ -55,11 +56,13 @@ login() {
 }
 [[ $oauth == *client_credentials* ]] || login
 # Connect, list, and call the scenario server's tool. A call the server refuses for its
-# scope is a step-up that needs the person: seam's answer names the login to run, with
-# the scopes; they run it, and call again.
+# scope, or because it wants a login again, needs the person: seam's answer names the
+# login to run (with the scopes, for a step-up); they run it, and call again.
 if ! "$seam" call "$dir/composition.yaml" mcp__conformance__test-tool >"$dir/call.json"; then
-  wanted=$(grep -o -- '--scope \\"[^\\]*' "$dir/call.json" | head -1 | sed 's/--scope \\"//')
-  [[ -n $wanted ]] || { cat "$dir/call.json" >&2; exit 1; }
-  login --scope "$wanted"
+  # A mount that did not come up says why where the composition's state is shown.
+  grep -q MCP_OAUTH_LOGIN_NEEDED "$dir/call.json" || "$seam" inventory --probe --format json "$dir/composition.yaml" >>"$dir/call.json" 2>/dev/null || true
+  grep -q MCP_OAUTH_LOGIN_NEEDED "$dir/call.json" || { cat "$dir/call.json" >&2; exit 1; }
+  wanted=$(grep -o -- '--scope \\"[^\\]*' "$dir/call.json" | head -1 | sed 's/--scope \\"//' || true)
+  if [[ -n $wanted ]]; then login --scope "$wanted"; else login; fi
   "$seam" call "$dir/composition.yaml" mcp__conformance__test-tool >/dev/null
 fi

@@ -165,6 +165,12 @@ pub fn scope_needed(error: &(dyn Error + 'static)) -> Option<String> {
     }
 }
 
+/// Whether `error` is the server asking for authorization again (`401`) after what
+/// the connection holds was refused and could not be refreshed.
+pub fn login_asked(error: &(dyn Error + 'static)) -> bool {
+    matches!(beneath_wrappers(error).downcast_ref::<StreamableHttpError<reqwest::Error>>(), Some(StreamableHttpError::AuthRequired(_)))
+}
+
 /// The transport's own error beneath rmcp's wrappers, whose text names types.
 fn beneath_wrappers<'a>(mut error: &'a (dyn Error + 'static)) -> &'a (dyn Error + 'static) {
     loop {

@@ -30,6 +30,8 @@ pub enum OAuthError {
     NotBuilt(&'static str),
     #[error("{}: no one has logged in for it: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
     LoginNeeded { login: String, state: std::path::PathBuf },
+    #[error("{}: the server refused the login's tokens, and they could not be refreshed: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
+    LoginRefused { login: String, state: std::path::PathBuf },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
@@ -217,23 +219,31 @@ pub async fn finish_login(login: Login, callback_url: &str) -> Result<(), OAuthE
     login.session.handle_callback_url(callback_url).await.map(drop).map_err(|e| OAuthError::Protocol(e.to_string()))
 }
 
-/// What the server at `url` answers a request without a token: its `WWW-Authenticate`
+/// What the server at `url` answers requests without a token: its `WWW-Authenticate`
 /// challenge, which may name its protected-resource metadata and the scopes it wants;
 /// `None` when it asks nothing or cannot be reached (discovery then goes by the
-/// well-known places).
+/// well-known places). A server may let `initialize` in and guard what follows: then
+/// `tools/list` is asked too.
 async fn challenge(url: &str) -> Option<String> {
-    let initialize = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "seam", "version": env!("CARGO_PKG_VERSION") } },
-    });
+    let request = |method: &str| {
+        let mut request = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": method });
+        if method == "initialize" {
+            request["params"] = serde_json::json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "seam", "version": env!("CARGO_PKG_VERSION") },
+            });
+        }
+        request
+    };
     let client = reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(10)).build().ok()?;
-    let answer = client.post(url).header("Accept", "application/json, text/event-stream").json(&initialize).send().await.ok()?;
-    if answer.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
+    for method in ["initialize", "tools/list"] {
+        let answer = client.post(url).header("Accept", "application/json, text/event-stream").json(&request(method)).send().await.ok()?;
+        if answer.status() == reqwest::StatusCode::UNAUTHORIZED {
+            return answer.headers().get(reqwest::header::WWW_AUTHENTICATE)?.to_str().ok().map(str::to_owned);
+        }
     }
-    answer.headers().get(reqwest::header::WWW_AUTHENTICATE)?.to_str().ok().map(str::to_owned)
+    None
 }
 
 /// Resolves once the state file at `path` changes (is written, made or removed): a
@@ -258,6 +268,16 @@ pub fn logged_in(mount: &str, url: &str, oauth: &OAuth) -> bool {
 /// Forgets the tokens a login kept for mount `mount` (`agent`'s own, with `per_agent`).
 pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
     StateFile::of(mount, agent, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
+}
+
+impl OAuthError {
+    /// The state file a mount waits on for a login, when that is what it needs.
+    pub(crate) fn awaits_login(&self) -> Option<&std::path::Path> {
+        match self {
+            OAuthError::LoginNeeded { state, .. } | OAuthError::LoginRefused { state, .. } => Some(state),
+            _ => None,
+        }
+    }
 }
 
 /// The command that logs in for mount `mount` (for agent `agent`, with `per_agent`).

@@ -91,6 +91,13 @@ impl McpMount {
         };
         match tokio::time::timeout(patience, connected).await {
             Ok(Ok(Ok(service))) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
+            // The login's tokens refused at the handshake, past refreshing: the mount waits for another login.
+            Ok(Ok(Err(e))) if self.logs_in() && crate::failure::login_asked(&e) => {
+                let oauth = &config.auth.as_ref().expect("a mount a person logs in for has `auth`").oauth;
+                let login = crate::oauth::login_command(&self.id, self.agent.as_deref());
+                let source = crate::oauth::OAuthError::LoginRefused { login, state: crate::oauth::state_path(oauth) };
+                Err(Failed::proven(ConnectError::OAuth { url: config.url.clone(), source }))
+            }
             Ok(Ok(Err(e))) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),
             Ok(Err(source)) => Err(Failed::proven(ConnectError::OAuth { url: config.url.clone(), source })),
             Err(_) => {

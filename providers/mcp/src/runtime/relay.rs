@@ -125,7 +125,7 @@ impl McpMount {
     }
 
     /// Whether a person logs in for this mount's tokens (`auth.oauth`, `authorization_code`).
-    fn logs_in(&self) -> bool {
+    pub(super) fn logs_in(&self) -> bool {
         match &self.transport {
             Transport::Http(config) => config.auth.as_ref().is_some_and(|auth| auth.oauth.grant == crate::Grant::AuthorizationCode),
             Transport::Stdio(_) => false,
@@ -149,6 +149,11 @@ impl McpMount {
                 let login = crate::oauth::login_command(id, self.agent.as_deref());
                 let message = format!("MCP server `{id}` asks for more scope for {what}: run `{login} --scope \"{scope}\"`");
                 (crate::codes::MCP_OAUTH_LOGIN_NEEDED, message)
+            }
+            // The server refused the tokens and they could not be refreshed: a person logs in again.
+            Unanswered::Unreachable(e) if self.logs_in() && crate::failure::login_asked(e) => {
+                let login = crate::oauth::login_command(id, self.agent.as_deref());
+                (crate::codes::MCP_OAUTH_LOGIN_NEEDED, format!("MCP server `{id}` asks for a login again for {what}: run `{login}`"))
             }
             Unanswered::Unreachable(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 (crate::codes::MCP_UNAVAILABLE, format!("MCP server `{id}` is unreachable during {what}: {}", InWords(e)))

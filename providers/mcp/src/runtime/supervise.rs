@@ -41,8 +41,8 @@ impl McpMount {
             let mut connection = match attempt {
                 Ok(c) => Some(c),
                 Err(Failed { error, proven: true }) => {
-                    if let ConnectError::OAuth { source: crate::oauth::OAuthError::LoginNeeded { state, .. }, .. } = &error {
-                        awaits_login = Some(state.clone());
+                    if let ConnectError::OAuth { source, .. } = &error {
+                        awaits_login = source.awaits_login().map(std::path::Path::to_owned);
                     }
                     self.status.set(self.outage_state(), Some(error.to_string()));
                     None
