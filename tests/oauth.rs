@@ -122,25 +122,31 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(wrong.terminate().success());
 }
 
-/// `seam login FILE MOUNT ARGS… --no-browser`, the person being curl with a cookie jar:
-/// it opens the URL seam prints, logs in and consents where the authorization server
-/// asks (at once), and is sent back to seam's loopback.
-fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
+/// `seam login FILE MOUNT ARGS… --no-browser` started, its standard input `stdin`: the
+/// process, and the URL it prints for the person to open.
+fn start_login(file: &std::path::Path, mount: &str, args: &[&str], stdin: Stdio) -> (std::process::Child, String) {
     let mut login = Command::new(seam_bin())
         .args(["login", file.to_str().unwrap(), mount, "--no-browser"])
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut said = BufReader::new(login.stderr.take().unwrap());
-    let authorize = loop {
+    loop {
         let mut line = String::new();
         assert!(said.read_line(&mut line).unwrap() > 0, "seam login ended before printing the URL");
         if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
-            break url.to_owned();
+            return (login, url.to_owned());
         }
-    };
+    }
+}
+
+/// `seam login FILE MOUNT ARGS… --no-browser`, the person being curl with a cookie jar:
+/// it opens the URL seam prints, logs in and consents where the authorization server
+/// asks (at once), and is sent back to seam's loopback.
+fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
+    let (mut login, authorize) = start_login(file, mount, args, Stdio::null());
     let jar = std::env::temp_dir().join(format!("seam-oauth-jar-{}-{mount}", std::process::id()));
     let browsed = Command::new("curl")
         .args(["-s", "-f", "-L", "-o", "/dev/null", "-c"])
@@ -275,20 +281,7 @@ fn a_login_finishes_with_the_address_pasted_on_standard_input() {
         "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
     );
     write_atomically(&file, &text);
-    let mut login = Command::new(seam_bin())
-        .args(["login", file.to_str().unwrap(), "demo", "--no-browser"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = BufReader::new(login.stderr.take().unwrap());
-    let authorize = loop {
-        let mut line = String::new();
-        assert!(said.read_line(&mut line).unwrap() > 0, "seam login ended before printing the URL");
-        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
-            break url.to_owned();
-        }
-    };
+    let (mut login, authorize) = start_login(&file, "demo", &[], Stdio::piped());
     // A browser elsewhere: it is sent to seam's loopback, which it cannot reach.
     let browser = reqwest::blocking::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let sent = browser.get(&authorize).send().unwrap();
