@@ -123,7 +123,8 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
 }
 
 /// `seam login FILE MOUNT ARGS… --no-browser` started, its standard input `stdin`: the
-/// process, and the URL it prints for the person to open.
+/// process, and the URL it prints for the person to open. What it says after is read
+/// on, so that it can say it.
 fn start_login(file: &std::path::Path, mount: &str, args: &[&str], stdin: Stdio) -> (std::process::Child, String) {
     let mut login = Command::new(seam_bin())
         .args(["login", file.to_str().unwrap(), mount, "--no-browser"])
@@ -133,13 +134,19 @@ fn start_login(file: &std::path::Path, mount: &str, args: &[&str], stdin: Stdio)
         .spawn()
         .unwrap();
     let mut said = BufReader::new(login.stderr.take().unwrap());
-    loop {
-        let mut line = String::new();
-        assert!(said.read_line(&mut line).unwrap() > 0, "seam login ended before printing the URL");
-        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
-            return (login, url.to_owned());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        if said.read_line(&mut line).unwrap() == 0 {
+            let _ = login.wait();
+            panic!("seam login ended before printing the URL");
         }
-    }
+        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
+            break url.to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut said, &mut std::io::sink()));
+    (login, url)
 }
 
 /// `seam login FILE MOUNT ARGS… --no-browser`, the person being curl with a cookie jar:
