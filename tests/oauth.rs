@@ -103,6 +103,7 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret"), &["--no-watch"]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1");
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1", "a token serves until it is due");
     // The token's life is what is tested: it must pass.
     std::thread::sleep(std::time::Duration::from_secs(5));
     assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 2");
@@ -301,18 +302,22 @@ fn a_login_finishes_with_the_address_pasted_on_standard_input() {
     assert!(kept.as_object().unwrap().values().next().is_some_and(|e| e["token_response"]["access_token"].is_string()), "{kept}");
 }
 
-/// A person's tokens against a real authorization server (oidc-provider: registration,
-/// PKCE, resource-bound tokens of 8 s, rotating refresh tokens): the running mount
-/// refreshes the token before it expires and keeps the rotated refresh token in the
-/// state file; once an administrator revokes the grant, the refused refresh token is
-/// forgotten and the mount waits for a login, which brings it back.
+/// A person's tokens against a real authorization server (oidc-provider: a registered
+/// confidential client, PKCE, resource-bound tokens of 8 s, rotating refresh tokens): the
+/// running mount refreshes the token before it expires, proving the client with its
+/// secret, and keeps the rotated refresh token in the state file; once an administrator
+/// revokes the grant, the refused refresh token is forgotten and the mount waits for a
+/// login, which brings it back.
 #[test]
 fn a_person_s_tokens_are_refreshed_and_a_revoked_grant_waits_for_a_login() {
     let dir = scratch("oauth-refresh");
     let (_server, url) = oauth_server(8);
     let file = dir.join("c.yaml");
-    let text =
-        format!("seam: 1\nmounts:\n  docs:\n    kind: mcp.http\n    url: {url}\n    auth: {{ oauth: {{ state_file: state.json }} }}\n");
+    std::fs::write(dir.join("docs.secret"), "docs-secret").unwrap();
+    let text = format!(
+        "seam: 1\nmounts:\n  docs:\n    kind: mcp.http\n    url: {url}\n    \
+         auth: {{ oauth: {{ client_id: seam-docs, client_secret_file: docs.secret, state_file: state.json }} }}\n"
+    );
     write_atomically(&file, &text);
     log_in(&file, "docs", &[]);
     let refresh_token = || {

@@ -60,6 +60,10 @@ pub fn login(
         let port = listener.local_addr().map_err(Error::Socket)?.port();
         let redirect = format!("http://127.0.0.1:{port}/callback");
         let begun = seam_mcp::oauth::begin_login(&mount, agent.as_deref(), &url, &oauth, &redirect).await.map_err(|e| Error::Login(e.to_string()))?;
+        // The address comes from the authorization server's metadata: only a web page is opened or shown.
+        if !(begun.url.starts_with("https://") || begun.url.starts_with("http://127.0.0.1") || begun.url.starts_with("http://localhost")) {
+            return Err(Error::Login("the authorization server's address is neither https:// nor on loopback".to_owned()));
+        }
         eprintln!(
             "To log in for mount `{mount}`, open:\n\n  {}\n\nOn another machine than seam's, paste here the address your browser was sent back to.",
             begun.url
@@ -105,15 +109,18 @@ async fn redirected(listener: tokio::net::TcpListener, port: u16) -> String {
     url
 }
 
-/// An address pasted on standard input; `None` once it closes without one.
+/// An address pasted on standard input; `None` once it closes without one. Read on a
+/// thread of its own, which nothing waits for: a terminal's read cannot be cancelled,
+/// and the login must end when the redirect comes first.
 async fn pasted() -> Option<String> {
-    use tokio::io::AsyncBufReadExt as _;
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line = line.trim();
-        if line.starts_with("http://") || line.starts_with("https://") {
-            return Some(line.to_owned());
-        }
-    }
-    None
+    let (found, address) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let address = std::io::stdin()
+            .lines()
+            .map_while(Result::ok)
+            .map(|line| line.trim().to_owned())
+            .find(|line| line.starts_with("http://") || line.starts_with("https://"));
+        let _ = found.send(address);
+    });
+    address.await.ok().flatten()
 }

@@ -60,6 +60,16 @@ const provider = new Provider(issuer, {
       response_types: [],
       token_endpoint_auth_method: 'client_secret_post',
     },
+    // A registered confidential client a person logs in through (seam's loopback on any port).
+    {
+      client_id: 'seam-docs',
+      client_secret: 'docs-secret',
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: ['http://127.0.0.1/callback'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    },
   ],
   scopes: ['mcp', 'offline_access'],
   features: {

@@ -29,9 +29,9 @@ pub enum OAuthError {
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
     #[error("{}: no one has logged in for it: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
-    LoginNeeded { login: String, state: std::path::PathBuf },
+    LoginNeeded { login: String, state: std::path::PathBuf, seen: Option<std::time::SystemTime> },
     #[error("{}: the server refused the login's tokens, and they could not be refreshed: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
-    LoginRefused { login: String, state: std::path::PathBuf },
+    LoginRefused { login: String, state: std::path::PathBuf, seen: Option<std::time::SystemTime> },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
@@ -50,10 +50,18 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
             let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
             manager.set_metadata(metadata);
             manager.set_credential_store(StateFile::of(mount, agent, url, oauth));
-            match manager.initialize_from_store().await.map_err(protocol)? {
-                true => Ok(manager),
-                false => Err(OAuthError::LoginNeeded { login: login_command(mount, agent), state: state_path(oauth) }),
+            let seen = written_at(&state_path(oauth));
+            if !manager.initialize_from_store().await.map_err(protocol)? {
+                return Err(OAuthError::LoginNeeded { login: login_command(mount, agent), state: state_path(oauth), seen });
             }
+            // A registered client with a secret proves itself when it refreshes, too: the
+            // store gave the manager the client's id alone.
+            if let (Some(id), true) = (&oauth.client_id, oauth.client_secret_env.is_some() || oauth.client_secret_file.is_some()) {
+                let client = rmcp::transport::auth::OAuthClientConfig::new(id.clone(), "http://127.0.0.1/callback")
+                    .with_client_secret(secret(oauth)?);
+                manager.configure_client(client).map_err(protocol)?;
+            }
+            Ok(manager)
         }
         Grant::ClientCredentials => {
             let client_id = oauth.client_id.clone().expect("resolve checked: client_credentials has a client id");
@@ -236,7 +244,13 @@ async fn challenge(url: &str) -> Option<String> {
         }
         request
     };
-    let client = reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(10)).build().ok()?;
+    // Only the server's own answer: a redirect elsewhere would name another's metadata.
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .ok()?;
     for method in ["initialize", "tools/list"] {
         let answer = client.post(url).header("Accept", "application/json, text/event-stream").json(&request(method)).send().await.ok()?;
         if answer.status() == reqwest::StatusCode::UNAUTHORIZED {
@@ -246,16 +260,16 @@ async fn challenge(url: &str) -> Option<String> {
     None
 }
 
-/// Resolves once the state file at `path` changes (is written, made or removed): a
-/// login a mount waits for. Looked at once a second, as a file's modification time.
-pub(crate) async fn changed(path: &std::path::Path) {
-    let seen = |path: &std::path::Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let before = seen(path);
-    loop {
+/// When the file at `path` was last written (replaced, since it is written by rename); `None` when it is not there.
+pub(crate) fn written_at(path: &std::path::Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Resolves once the state file at `path` is no longer as it was `seen` (written, made
+/// or removed since): a login a mount waits for. Looked at once a second.
+pub(crate) async fn changed(path: &std::path::Path, seen: Option<std::time::SystemTime>) {
+    while written_at(path) == seen {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        if seen(path) != before {
-            return;
-        }
     }
 }
 
@@ -271,10 +285,11 @@ pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) 
 }
 
 impl OAuthError {
-    /// The state file a mount waits on for a login, when that is what it needs.
-    pub(crate) fn awaits_login(&self) -> Option<&std::path::Path> {
+    /// The state file a mount waits on for a login, when that is what it needs, and when
+    /// it was last written before the tokens were looked for: a login since is the one.
+    pub(crate) fn awaits_login(&self) -> Option<(&std::path::Path, Option<std::time::SystemTime>)> {
         match self {
-            OAuthError::LoginNeeded { state, .. } | OAuthError::LoginRefused { state, .. } => Some(state),
+            OAuthError::LoginNeeded { state, seen, .. } | OAuthError::LoginRefused { state, seen, .. } => Some((state, *seen)),
             _ => None,
         }
     }
@@ -294,12 +309,21 @@ pub fn state_path(oauth: &OAuth) -> std::path::PathBuf {
     if let Some(file) = &oauth.state_file {
         return file.into();
     }
+    // No shared folder (`/tmp`) stands in for a user's own: without one, a relative path
+    // that fails to open says so.
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|d| !d.is_empty())
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".local/state")))
-        .unwrap_or_else(std::env::temp_dir);
+        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| std::path::Path::new(&home).join(".local/state")))
+        .unwrap_or_else(|| std::path::PathBuf::from("no-HOME-for-the-seam-state-folder"));
     state.join("seam/oauth.json")
+}
+
+/// A path beside `path` with `suffix` added to its name (`oauth.json.lock`).
+fn beside(path: &std::path::Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(suffix);
+    path.with_file_name(name)
 }
 
 /// One mount's tokens (one agent's, with `per_agent`) in a state file of tokens by mount, server and agent: created 0600,
@@ -330,18 +354,49 @@ impl StateFile {
         }
     }
 
+    /// Writes the whole file anew: a temporary file made only now (never one found there,
+    /// nor through a link), 0600, synced, renamed over the state file, the folder synced.
     fn write(&self, entries: &serde_json::Map<String, serde_json::Value>) -> Result<(), AuthError> {
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
         let failed = |e: std::io::Error| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()));
-        if let Some(folder) = self.path.parent() {
-            std::fs::create_dir_all(folder).map_err(failed)?;
+        let folder = self.folder().map_err(failed)?;
+        let temporary = beside(&self.path, &format!(".tmp-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
+        let written = (|| {
+            let mut file =
+                std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(&temporary)?;
+            file.write_all(&serde_json::to_vec_pretty(entries).expect("JSON"))?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, &self.path)?;
+            std::fs::File::open(&folder)?.sync_all()
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
         }
-        let temporary = self.path.with_extension(format!("tmp{}", std::process::id()));
-        let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temporary).map_err(failed)?;
-        file.write_all(&serde_json::to_vec_pretty(entries).expect("JSON")).map_err(failed)?;
-        file.sync_all().map_err(failed)?;
-        std::fs::rename(&temporary, &self.path).map_err(failed)
+        written.map_err(failed)
+    }
+
+    /// The file's folder, made (0700) if it is not there.
+    fn folder(&self) -> std::io::Result<std::path::PathBuf> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let folder = self.path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")).to_owned();
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&folder)?;
+        Ok(folder)
+    }
+
+    /// Holds `FILE.write` exclusively while `change` reads and writes the file whole, so
+    /// that two writers (a login and a refresh, two replicas) never drop each other's entry.
+    fn rewrite(&self, change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> bool) -> Result<(), AuthError> {
+        let failed = |e: std::io::Error| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()));
+        self.folder().map_err(failed)?;
+        let lock =
+            std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(beside(&self.path, ".write")).map_err(failed)?;
+        lock.lock().map_err(failed)?;
+        let mut entries = self.read()?;
+        if change(&mut entries) {
+            self.write(&entries)?;
+        }
+        Ok(())
     }
 }
 
@@ -356,17 +411,15 @@ impl CredentialStore for StateFile {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let mut entries = self.read()?;
-        entries.insert(self.key.clone(), serde_json::to_value(&credentials).expect("credentials serialize"));
-        self.write(&entries)
+        let entry = serde_json::to_value(&credentials).expect("credentials serialize");
+        self.rewrite(|entries| {
+            entries.insert(self.key.clone(), entry);
+            true
+        })
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        let mut entries = self.read()?;
-        if entries.remove(&self.key).is_some() {
-            self.write(&entries)?;
-        }
-        Ok(())
+        self.rewrite(|entries| entries.remove(&self.key).is_some())
     }
 
     /// A refresh token the authorization server refused (revoked, expired) is forgotten,
@@ -382,13 +435,11 @@ impl CredentialStore for StateFile {
 
     /// Replicas sharing the file take turns refreshing, so that a rotated refresh token
     /// is never lost to a race: an exclusive lock on `FILE.lock`, held through the
-    /// refresh and its save.
+    /// refresh and its save (which takes `FILE.write` within).
     async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
         let failed = |e: std::io::Error| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display()));
-        if let Some(folder) = self.path.parent() {
-            std::fs::create_dir_all(folder).map_err(failed)?;
-        }
-        let lock = self.path.with_extension("lock");
+        self.folder().map_err(failed)?;
+        let lock = beside(&self.path, ".lock");
         let file = tokio::task::spawn_blocking(move || {
             let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lock)?;
             file.lock()?;
@@ -446,15 +497,19 @@ mod tests {
             b.save(token(Some(60), 2)).await.unwrap();
             let mode = std::fs::metadata(&a.path).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
-            let beside: Vec<_> = std::fs::read_dir(a.path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
-            assert_eq!(beside, ["state.json"]);
+            // Nothing half-written beside it: the file, and the lock its writers take turns on.
+            let mut files: Vec<_> = std::fs::read_dir(a.path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            files.sort();
+            assert_eq!(files, ["state.json", "state.json.write"]);
+            let folder_mode = std::fs::metadata(a.path.parent().unwrap()).unwrap().permissions().mode() & 0o777;
+            assert_eq!(folder_mode, 0o700);
             assert_eq!(a.load().await.unwrap().unwrap().token_received_at, Some(1));
             a.clear().await.unwrap();
             assert!(a.load().await.unwrap().is_none());
             assert_eq!(b.load().await.unwrap().unwrap().token_received_at, Some(2));
             // A refresh holds the lock: another holder (another replica) cannot take it until it ends.
             let guard = a.acquire_refresh_guard().await.unwrap().expect("a lock");
-            let other = std::fs::OpenOptions::new().write(true).open(a.path.with_extension("lock")).unwrap();
+            let other = std::fs::OpenOptions::new().write(true).open(beside(&a.path, ".lock")).unwrap();
             assert!(matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
             drop(guard);
             other.try_lock().expect("free once the refresh is done");

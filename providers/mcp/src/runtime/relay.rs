@@ -144,7 +144,9 @@ impl McpMount {
                 format!("MCP server `{id}` did not answer {what} within call_timeout {}", self.common.call_timeout),
             ),
             // A step-up a person must give: they log in again with the scope the server named.
-            Unanswered::Unreachable(e) if self.logs_in() && crate::failure::scope_needed(e).is_some() => {
+            Unanswered::Unreachable(e)
+                if self.logs_in() && crate::failure::scope_needed(e).is_some_and(|scope| printable_scope(&scope)) =>
+            {
                 let scope = crate::failure::scope_needed(e).unwrap_or_default();
                 let login = crate::oauth::login_command(id, self.agent.as_deref());
                 let message = format!("MCP server `{id}` asks for more scope for {what}: run `{login} --scope \"{scope}\"`");
@@ -513,4 +515,11 @@ fn result_links(result: &(dyn std::any::Any + Send + Sync)) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// Whether a scope the server asks for can be shown in a command to run: OAuth scope
+/// tokens, space-separated, of characters no shell reads as its own (a server's scope
+/// could be `$(…)` otherwise).
+fn printable_scope(scope: &str) -> bool {
+    !scope.is_empty() && scope.len() <= 1024 && scope.chars().all(|c| c.is_ascii_alphanumeric() || " ._:/-".contains(c))
 }

@@ -42,7 +42,7 @@ impl McpMount {
                 Ok(c) => Some(c),
                 Err(Failed { error, proven: true }) => {
                     if let ConnectError::OAuth { source, .. } = &error {
-                        awaits_login = source.awaits_login().map(std::path::Path::to_owned);
+                        awaits_login = source.awaits_login().map(|(state, seen)| (state.to_owned(), seen));
                     }
                     self.status.set(self.outage_state(), Some(error.to_string()));
                     None
@@ -78,10 +78,10 @@ impl McpMount {
                 // with it: there is no reconnect to plan, nor one to announce.
                 return;
             }
-            if let Some(state) = awaits_login {
+            if let Some((state, seen)) = awaits_login {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
-                    _ = crate::oauth::changed(&state) => continue,
+                    _ = crate::oauth::changed(&state, seen) => continue,
                 }
             }
             let Some(delay) = self.plan_reconnect(&mut failures, up_since) else { return };
