@@ -255,6 +255,12 @@ fn each_agent_logs_in_for_itself_and_is_sent_only_its_own_tokens() {
     let refused =
         Command::new(seam_bin()).args(["login", file.to_str().unwrap(), "demo", "--no-browser"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(refused.status.code(), Some(2), "a per-agent mount's login names its agent");
+    let nobody = Command::new(seam_bin())
+        .args(["login", file.to_str().unwrap(), "demo", "--no-browser", "--agent", "nobody"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(nobody.status.code(), Some(2), "an agent that does not see the mount gets no login");
     log_in(&file, "demo", &["--agent", "a"]);
     let (mut a, mut b) = (SdkClient::http(&format!("{}/agents/a/mcp", seam.base)), SdkClient::http(&format!("{}/agents/b/mcp", seam.base)));
     crate::support::wait_until("agent a's connection up with its login", || a.tool_names().contains(&"mcp__demo__greet".to_owned()));

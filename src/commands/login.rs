@@ -12,27 +12,33 @@ use seam_engine::Engine;
 use crate::Exit;
 use crate::error::Error;
 
-/// The mount's server URL and `auth.oauth`, from the checked composition.
-fn oauth_of(engine: &Engine, file: &std::path::Path, mount: &str) -> Result<Option<(String, seam_mcp::OAuth)>, Error> {
+/// The mount's server URL and `auth.oauth`, from the checked composition, and the agents
+/// that see the mount.
+fn oauth_of(engine: &Engine, file: &std::path::Path, mount: &str) -> Result<Option<(String, seam_mcp::OAuth, Vec<String>)>, Error> {
     let checked = super::check(engine, file)?;
     if super::report_errors(&checked) {
         return Ok(None);
     }
     let resolved = checked.resolved.as_ref().expect("a composition without errors is resolved");
+    let seeing: Vec<String> = resolved.visible_agents(mount).into_iter().map(str::to_owned).collect();
     let config = resolved.mounts.get(mount).and_then(|m| m.resolved.as_ref()).map(|r| r.config.clone());
     let http = config.as_ref().and_then(|c| c.as_any().downcast_ref::<seam_mcp::HttpServer>());
-    match http.and_then(|h| Some((h.url.clone(), h.auth.as_ref()?.oauth.clone()))) {
+    match http.and_then(|h| Some((h.url.clone(), h.auth.as_ref()?.oauth.clone(), seeing))) {
         Some(found) => Ok(Some(found)),
         None => Err(Error::NoOAuth { mount: mount.to_owned(), file: file.to_owned() }),
     }
 }
 
 /// The agent whose tokens a login or logout is for: given exactly when the mount keeps
-/// each agent's own (`per_agent`).
-fn agent_for(mount: &str, oauth: &seam_mcp::OAuth, agent: Option<String>) -> Result<Option<String>, Error> {
+/// each agent's own (`per_agent`), and one that sees the mount.
+fn agent_for(mount: &str, oauth: &seam_mcp::OAuth, seeing: &[String], agent: Option<String>) -> Result<Option<String>, Error> {
     match (oauth.per_agent, agent) {
         (true, None) => Err(Error::Login(format!("mount `{mount}` keeps each agent's own tokens (`per_agent`): say whose, `--agent A`"))),
         (false, Some(_)) => Err(Error::Login(format!("mount `{mount}`'s agents share one login: no `--agent`"))),
+        (true, Some(agent)) if !seeing.contains(&agent) => {
+            let seeing = if seeing.is_empty() { "none".to_owned() } else { seeing.join(", ") };
+            Err(Error::Login(format!("agent `{agent}` does not see mount `{mount}` (agents that do: {seeing})")))
+        }
         (_, agent) => Ok(agent),
     }
 }
@@ -45,8 +51,8 @@ pub fn login(
     no_browser: bool,
     scopes: Vec<String>,
 ) -> Result<Exit, Error> {
-    let Some((url, mut oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
-    let agent = agent_for(&mount, &oauth, agent)?;
+    let Some((url, mut oauth, seeing)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
+    let agent = agent_for(&mount, &oauth, &seeing, agent)?;
     for scope in scopes {
         if !oauth.scopes.contains(&scope) {
             oauth.scopes.push(scope);
@@ -84,8 +90,8 @@ pub fn login(
 }
 
 pub fn logout(engine: &Engine, file: PathBuf, mount: String, agent: Option<String>) -> Result<Exit, Error> {
-    let Some((url, oauth)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
-    let agent = agent_for(&mount, &oauth, agent)?;
+    let Some((url, oauth, seeing)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
+    let agent = agent_for(&mount, &oauth, &seeing, agent)?;
     super::runtime()?.block_on(seam_mcp::oauth::logout(&mount, agent.as_deref(), &url, &oauth)).map_err(|e| Error::Login(e.to_string()))?;
     eprintln!("Logged out: mount `{mount}`'s tokens are gone from {}", seam_mcp::oauth::state_path(&oauth).display());
     Ok(Exit::Valid)

@@ -782,6 +782,18 @@ fn resolve_oauth(
             Some("add the `client_id` the authorization server registered".into());
         ok = false;
     }
+    // What one grant reads and the other would leave unread.
+    // (One proof of the client at a time: two are said above.)
+    if oauth.grant == Grant::AuthorizationCode && oauth.private_key_file.is_some() && secrets.len() == 1 {
+        let message = "a signed assertion (`private_key_file`) proves a `client_credentials` client; a person's login proves its client with a secret, or none";
+        cx.report(crate::codes::MCP_OAUTH_CONFLICT, &format!("{at}/private_key_file"), message);
+        ok = false;
+    }
+    if oauth.grant == Grant::ClientCredentials && oauth.client_metadata_url.is_some() {
+        let message = "a metadata document names a client a person logs in through; `client_credentials` needs a registered `client_id`";
+        cx.report(crate::codes::MCP_OAUTH_CONFLICT, &format!("{at}/client_metadata_url"), message);
+        ok = false;
+    }
     if oauth.grant == Grant::ClientCredentials && (oauth.client_id.is_none() || secrets.is_empty()) {
         let message = "`client_credentials` gets tokens with no person: it needs `client_id` and its `client_secret_env`, `client_secret_file` or `private_key_file`";
         cx.report(crate::codes::MCP_OAUTH_INCOMPLETE, &format!("{at}/grant"), message);
@@ -861,7 +873,7 @@ pub mod codes {
         MCP_REWRITE_HIDDEN_REQUIRED Error "A `rewrite` hides an argument the server requires (its definition in the lock says so) with no fixed value or default.";
         MCP_FILTER_GLOB_INVALID Error "A `prompts` or `resources` `allow`/`deny` glob does not parse.";
         MCP_UNAVAILABLE Error "(tool result) The MCP server is not connected now (starting, reconnecting, or out of reconnect attempts).";
-        MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`), or `per_agent` with `isolation: per-session`.";
+        MCP_OAUTH_CONFLICT Error "`auth.oauth` beside another way to authorize (`bearer_token_env`, an `Authorization` header), two ways for the client to prove itself (`client_secret_env`, `client_secret_file`, `private_key_file`), a setting its `grant` would leave unread (`private_key_file` with `authorization_code`, `client_metadata_url` with `client_credentials`), or `per_agent` with `isolation: per-session`.";
         MCP_OAUTH_LOGIN_NEEDED Warning "(`--environment`, a waiting mount's `detail` in `/status`, and a tool result) A mount whose tokens a person gets (`grant: authorization_code`) has none in its state file: run `seam login FILE MOUNT`, and the mount, which waits for it, comes up. As a call's result: the server asks for more scope than the person gave; the message names the `seam login … --scope` to run.";
         MCP_OAUTH_INCOMPLETE Error "`auth.oauth` lacks what it needs: a client secret or key without its `client_id`, or `grant: client_credentials` without a `client_id` and its secret or key.";
         MCP_SESSION_CONNECTIONS_FULL Error "(tool result) A mount with `isolation: per-session` has a connection for as many client sessions as its `max_connections` allows (or the calling agent for as many 2026-07-28 clients as one agent may), and another session's request was refused: it may try again when a session ends or idles out.";
