@@ -260,7 +260,10 @@ fn mounts(mounts: &Mounts) -> Markup {
                         }
                         td { (time(Some(&m.since))) }
                         td.num { (m.tools) }
-                        td.detail { (m.detail.as_deref().unwrap_or_default()) }
+                        td.detail {
+                            @if let Some(c) = m.code { (code(c)) " " }
+                            (m.detail.as_deref().unwrap_or_default())
+                        }
                         td.facts-cell { (joined(facts.chain(warnings), " ", |(k, v)| html! { span.fact { span.k { (k) } " " (fact_text(&v)) } })) }
                     }
                 }
@@ -594,14 +597,16 @@ mod tests {
         );
     }
 
-    /// A mount's facts read as words, not JSON: counts by name, a list's items one after another.
+    /// A mount's facts read as words, not JSON: counts by name, a list's items one after
+    /// another; its code before its detail.
     #[test]
     fn a_mount_s_facts_read_as_words() {
         let mount = seam_engine::status::MountStatus {
             kind: "mcp.stdio",
             state: seam_engine::runtime::State::Ready,
             since: "2026-12-05T13:00:00Z".into(),
-            detail: None,
+            code: Some("MCP_OAUTH_LOGIN_NEEDED"),
+            detail: Some("run `seam login`".into()),
             tools: 1,
             required: false,
             offers: None,
@@ -611,5 +616,6 @@ mod tests {
         let table = super::mounts(&[("m".to_owned(), mount)].into_iter().collect()).into_string();
         assert!(table.contains("<span class=\"k\">asks</span> sampling 2, roots 1</span>"), "{table}");
         assert!(table.contains("<span class=\"k\">warnings</span> a &lt;b&gt;; c</span>"), "{table}");
+        assert!(table.contains("<code>MCP_OAUTH_LOGIN_NEEDED</code> run `seam login`"), "the code, then the detail: {table}");
     }
 }

@@ -138,12 +138,14 @@ impl State {
 pub struct Status {
     pub state: State,
     pub since: SystemTime,
+    /// The code of what keeps it from being ready, when one names it (a login it waits for).
+    pub code: Option<&'static str>,
     pub detail: Option<String>,
 }
 
 impl Status {
     pub fn new(state: State, detail: Option<String>) -> Status {
-        Status { state, since: SystemTime::now(), detail }
+        Status { state, since: SystemTime::now(), code: None, detail }
     }
 }
 
@@ -168,12 +170,18 @@ impl StatusCell {
     }
 
     pub fn set(&self, state: State, detail: Option<String>) {
+        self.set_coded(state, None, detail);
+    }
+
+    /// [`set`](Self::set), with the code of what keeps the mount from being ready.
+    pub fn set_coded(&self, state: State, code: Option<&'static str>, detail: Option<String>) {
         let mut status = self.0.lock().expect("status lock");
-        let changed = status.state != state || status.detail != detail;
+        let changed = status.state != state || status.code != code || status.detail != detail;
         if status.state != state {
             status.since = SystemTime::now();
         }
         status.state = state;
+        status.code = code;
         status.detail = detail;
         drop(status);
         if changed && let Some(changes) = &self.1 {

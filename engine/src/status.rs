@@ -56,6 +56,9 @@ pub struct MountStatus {
     pub state: State,
     /// When it entered `state`.
     pub since: String,
+    /// The code of what keeps it from being ready, when one names it (`MCP_OAUTH_LOGIN_NEEDED`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
     pub detail: Option<String>,
     /// How many tools it discovered.
     pub tools: usize,

@@ -25,6 +25,7 @@ impl Deployment {
                     kind: slot.kind,
                     state: status.state,
                     since: timestamp(status.since),
+                    code: status.code,
                     detail: status.detail,
                     tools: slot.running.tools().len(),
                     required: slot.required,
