@@ -460,6 +460,26 @@ mod tests {
         assert!(names("quantum chromodynamics", 5).is_empty());
     }
 
+    /// A query is read up to `MAX_QUERY_WORDS` distinct words and a tool's document up
+    /// to `MAX_DOCUMENT_CHARS` characters: a word just inside either bound counts, one
+    /// just past it does not.
+    #[test]
+    fn queries_and_documents_are_read_up_to_their_bounds() {
+        let filler = (1..MAX_QUERY_WORDS).map(|i| format!("filler{i}")).collect::<Vec<_>>().join(" ");
+        let index = Index::new(vec![found("mcp__a__weather", "Tells the weather"), found("mcp__a__other", "Unrelated words")]);
+        let names = |index: &Index, q: &str| index.search(q, 5).iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&index, &format!("{filler} weather")), ["mcp__a__weather"]);
+        assert!(names(&index, &format!("{filler} beyond weather")).is_empty());
+
+        let (bare, server) = found("mcp__a__tool", "");
+        let room = MAX_DOCUMENT_CHARS - document(&bare, server).chars().count() - " zebra".len();
+        let padded = |pad: usize| found("mcp__a__tool", &format!("{} zebra", "x".repeat(pad)));
+        let at_limit = Index::new(vec![padded(room), found("mcp__a__other", "Unrelated words")]);
+        assert_eq!(names(&at_limit, "zebra"), ["mcp__a__tool"]);
+        let past = Index::new(vec![padded(room + 1), found("mcp__a__other", "Unrelated words")]);
+        assert!(names(&past, "zebra").is_empty(), "the word's end is cut off");
+    }
+
     #[test]
     fn tool_call_unwraps_to_the_call_it_stands_for() {
         let args = |v: Json| v.as_object().unwrap().clone();
