@@ -142,10 +142,15 @@ fn one_trace_spans_client_seam_and_server_in_both_eras() {
         python_peer_with_env("py-traced.py", &["client", "2026-07-28", &url, sampling, r#"{"prompt": "hi", "maxTokens": 5}"#], &otel);
     assert!(asked["text"].as_str().is_some_and(|t| t.contains("sampled")), "{asked}");
     let trace_id = asked["trace_id"].as_str().unwrap();
+    // Until both rounds, seam's request to the server, and the client's spans each round is under are in (each process exports in its own time).
     let rounds = receiver.trace(trace_id, |spans| {
-        spans.iter().filter(|s| s["service"] == "seam" && s["kind"] == "server" && s["name"] == format!("tools/call {sampling}")).count()
-            == 2
+        let rounds: Vec<&Value> = spans
+            .iter()
+            .filter(|s| s["service"] == "seam" && s["kind"] == "server" && s["name"] == format!("tools/call {sampling}"))
+            .collect();
+        rounds.len() == 2
             && spans.iter().any(|s| s["service"] == "seam" && s["kind"] == "client")
+            && rounds.iter().all(|round| spans.iter().any(|s| s["span_id"] == round["parent_span_id"]))
     });
     let servers: Vec<&Value> = rounds
         .iter()
