@@ -51,7 +51,7 @@ pub fn init_exporting(format: Format, spans: Option<opentelemetry_sdk::trace::Sd
     // rmcp logs every handshake and notification at `info`; seam's own lines are what an operator wants.
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let events = tracing_subscriber::filter::filter_fn(|meta| !meta.is_span()).and(filter);
+    let events = tracing_subscriber::filter::filter_fn(|meta| !meta.is_span() && !quotes_secrets(meta)).and(filter);
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(|| RedactedLine(Vec::new()))
         // By default a failed write is reported with `eprintln!`, which panics on a closed stderr.
@@ -72,6 +72,13 @@ pub fn init_exporting(format: Format, spans: Option<opentelemetry_sdk::trace::Sd
     });
     let installed = tracing_subscriber::registry().with(log).with(exported).try_init();
     JSON.store(installed.is_ok() && format == Format::Json, Ordering::Relaxed);
+}
+
+/// Whether an event is one a library writes with a secret in it, which no `RUST_LOG`
+/// lets through: rmcp's OAuth, below `info`, quotes the authorization code it exchanges
+/// (the code and its PKCE verifier make a token).
+fn quotes_secrets(meta: &tracing::Metadata<'_>) -> bool {
+    meta.target().starts_with("rmcp::transport::auth") && *meta.level() > tracing::Level::INFO
 }
 
 /// One log event on its way to stderr, written there whole when dropped, with any secret

@@ -65,10 +65,17 @@ fn every_authorization_scenario_of_the_conformance_suite_passes() {
 
 /// `tests/peers/oauth-server.mjs` (oidc-provider in front of the SDK's server) with
 /// tokens of `ttl` seconds: the peer, and its MCP endpoint's URL.
-fn oauth_server(ttl: u64) -> (Peer, String) {
+pub(crate) fn oauth_server(ttl: u64) -> (Peer, String) {
+    let (server, mcp, _issuer) = oauth_server_with(ttl, &[]);
+    (server, mcp)
+}
+
+/// [`oauth_server`] with `env` set (`OAUTH_LIST_SCOPE`), and its authorization server's issuer.
+fn oauth_server_with(ttl: u64, env: &[(&str, &str)]) -> (Peer, String, String) {
     let mut child = Command::new("node")
         .arg(root().join("tests/peers/oauth-server.mjs"))
         .env("OAUTH_TOKEN_TTL", ttl.to_string())
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -76,16 +83,32 @@ fn oauth_server(ttl: u64) -> (Peer, String) {
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let started: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("the OAuth server's first line: {line}"));
-    (Peer(child), started["mcp"].as_str().unwrap().to_owned())
+    (Peer(child), started["mcp"].as_str().unwrap().to_owned(), started["issuer"].as_str().unwrap().to_owned())
 }
 
-/// The composition: the server as `jobs`, by `client_credentials` with its secret in a file.
-fn composition(dir: &std::path::Path, url: &str, secret: &str) -> std::path::PathBuf {
+/// The composition: the server as `jobs`, by `client_credentials` with its secret in a
+/// file, `oauth` more of its `auth.oauth`, and `rest` after the mounts.
+fn composition(dir: &std::path::Path, url: &str, secret: &str, oauth: &str, rest: &str) -> std::path::PathBuf {
     std::fs::write(dir.join("jobs.secret"), secret).unwrap();
     let file = dir.join("c.yaml");
     let text = format!(
         "seam: 1\nmounts:\n  jobs:\n    kind: mcp.http\n    url: {url}\n    \
-         auth: {{ oauth: {{ grant: client_credentials, client_id: seam-jobs, client_secret_file: jobs.secret }} }}\n"
+         auth: {{ oauth: {{ grant: client_credentials, client_id: seam-jobs, client_secret_file: jobs.secret{oauth} }} }}\n{rest}"
+    );
+    write_atomically(&file, &text);
+    file
+}
+
+/// The composition: the server at `url` as `docs` (`mount` more of its settings, a
+/// line each), a person logging in through the registered client `seam-docs` (its
+/// secret in a file, the tokens in `state.json`), `oauth` more of its `auth.oauth`, and
+/// `rest` after the mounts.
+pub(crate) fn docs_composition(dir: &std::path::Path, url: &str, mount: &str, oauth: &str, rest: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("docs.secret"), "docs-secret").unwrap();
+    let file = dir.join("c.yaml");
+    let text = format!(
+        "seam: 1\nmounts:\n  docs:\n    kind: mcp.http\n    url: {url}\n{mount}    \
+         auth: {{ oauth: {{ client_id: seam-docs, client_secret_file: docs.secret, state_file: state.json{oauth} }} }}\n{rest}"
     );
     write_atomically(&file, &text);
     file
@@ -100,7 +123,7 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     let dir = scratch("oauth-client-credentials");
     // Due again at 6 s left (`due`): after 4 s of the 10.
     let (_server, url) = oauth_server(10);
-    let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret"), &["--no-watch"]);
+    let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret", "", ""), &["--no-watch"]);
     let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
     assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1");
     assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1", "a token serves until it is due");
@@ -115,7 +138,7 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(!log.contains("jobs-secret"), "{log}");
     assert!(seam.terminate().success());
 
-    let wrong = HttpSeam::start(&composition(&dir, &url, "not-the-secret"), &["--no-watch"]);
+    let wrong = HttpSeam::start(&composition(&dir, &url, "not-the-secret", "", ""), &["--no-watch"]);
     let status = wrong.wait_status("the mount failed", |s| s["mounts"]["jobs"]["state"] == "failed");
     let detail = status["mounts"]["jobs"]["detail"].as_str().unwrap_or_default().to_owned();
     assert!(detail.contains("cannot authorize at"), "{status}");
@@ -123,50 +146,133 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
     assert!(wrong.terminate().success());
 }
 
-/// `seam login FILE MOUNT ARGS… --no-browser` started, its standard input `stdin`: the
-/// process, and the URL it prints for the person to open. What it says after is read
-/// on, so that it can say it.
-fn start_login(file: &std::path::Path, mount: &str, args: &[&str], stdin: Stdio) -> (std::process::Child, String) {
+/// `issuer` pins the authorization server: the one the server names is used (written
+/// with a trailing slash or not); another is refused before seam sends it anything: the
+/// mount fails with `MCP_OAUTH_ISSUER_MISMATCH`, and `seam login` stops before a URL.
+#[test]
+fn a_pinned_issuer_is_the_only_authorization_server_seam_asks() {
+    let dir = scratch("oauth-issuer");
+    let (_server, url, issuer) = oauth_server_with(3600, &[]);
+    let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret", &format!(", issuer: \"{issuer}/\""), ""), &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1");
+    client.close();
+    assert!(seam.terminate().success());
+
+    let elsewhere = ", issuer: \"https://login.example.com\"";
+    let seam = HttpSeam::start(&composition(&dir, &url, "jobs-secret", elsewhere, ""), &["--no-watch"]);
+    let status = seam.wait_status("the mount refused", |s| s["mounts"]["jobs"]["state"] == "failed");
+    let detail = status["mounts"]["jobs"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(&format!("MCP_OAUTH_ISSUER_MISMATCH: the server's authorization server is `{issuer}`")), "{status}");
+    assert!(seam.terminate().success());
+    let person = docs_composition(&dir, &url, "", elsewhere, "");
+    let login =
+        Command::new(seam_bin()).args(["login", person.to_str().unwrap(), "docs", "--no-browser"]).stdin(Stdio::null()).output().unwrap();
+    let said = String::from_utf8_lossy(&login.stderr);
+    assert!(!login.status.success() && said.contains("MCP_OAUTH_ISSUER_MISMATCH") && !said.contains("open:"), "{said}");
+}
+
+/// A client-credentials token the server refuses before it is due (an administrator
+/// revoked it): the credentials are exchanged again and the call sent once more, so the
+/// caller sees no error and the connection stays up. A reload that leaves the mount's
+/// `auth.oauth` as it was keeps its token; one that changes it starts the mount afresh,
+/// with a token of its own.
+#[test]
+fn a_refused_client_credentials_token_is_exchanged_again_and_a_reload_keeps_it() {
+    let dir = scratch("oauth-client-credentials-refused");
+    let (_server, url) = oauth_server(3600);
+    let file = composition(&dir, &url, "jobs-secret", "", "");
+    let seam = HttpSeam::start(&file, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 1");
+    assert_eq!(client.call_text("mcp__jobs__revoke", json!({})), "revoked");
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 2", "exchanged again, sent again");
+    assert_eq!(seam.metric("seam_upstream_reconnects_total{mount=\"jobs\"}").unwrap_or(0.0), 0.0);
+
+    composition(&dir, &url, "jobs-secret", "", "agents:\n  other: {}\n");
+    assert_eq!(seam.wait_reload(2)["outcome"], "applied");
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 2", "the mount and its token kept");
+    composition(&dir, &url, "jobs-secret", ", scopes: [mcp]", "agents:\n  other: {}\n");
+    assert_eq!(seam.wait_reload(3)["outcome"], "applied");
+    assert_eq!(client.call_text("mcp__jobs__whoami", json!({})), "client seam-jobs; tokens 3", "a new mount, a new token");
+    client.close();
+    assert!(seam.terminate().success());
+}
+
+/// `seam login FILE MOUNT ARGS… --no-browser` started, its standard input `stdin` and
+/// `env` set: the process, the URL it prints for the person to open, and all it says
+/// (read on, so that it can say it; the whole once it ends).
+fn start_login(
+    file: &std::path::Path,
+    mount: &str,
+    args: &[&str],
+    stdin: Stdio,
+    env: &[(&str, &str)],
+) -> (std::process::Child, String, std::thread::JoinHandle<String>) {
     let mut login = Command::new(seam_bin())
         .args(["login", file.to_str().unwrap(), mount, "--no-browser"])
         .args(args)
+        .envs(env.iter().copied())
         .stdin(stdin)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut said = BufReader::new(login.stderr.take().unwrap());
-    let mut line = String::new();
+    let mut before = String::new();
+    // The URL is the line after `… open:` and a blank one (a log line before may name others).
+    let mut asked = false;
     let url = loop {
-        line.clear();
+        let mut line = String::new();
         if said.read_line(&mut line).unwrap() == 0 {
             let _ = login.wait();
-            panic!("seam login ended before printing the URL");
+            panic!("seam login ended before printing the URL: {before}");
         }
-        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http")) {
-            break url.to_owned();
+        before.push_str(&line);
+        match line.trim() {
+            url if asked && url.starts_with("http") => break url.to_owned(),
+            said => asked |= said.ends_with("open:"),
         }
     };
-    std::thread::spawn(move || std::io::copy(&mut said, &mut std::io::sink()));
-    (login, url)
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut said, &mut rest);
+        before + &rest
+    });
+    (login, url, rest)
+}
+
+/// A person's login (`seam login`): where the browser was sent back, and what it said.
+pub(crate) struct LoggedIn {
+    /// The address the authorization server sent the browser back to (the code in it).
+    pub callback: String,
+    pub said: String,
 }
 
 /// `seam login FILE MOUNT ARGS… --no-browser`, the person being curl with a cookie jar:
-/// it opens the URL seam prints, logs in and consents where the authorization server
-/// asks (at once), and is sent back to seam's loopback.
-fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) {
-    let (mut login, authorize) = start_login(file, mount, args, Stdio::null());
-    let jar = std::env::temp_dir().join(format!("seam-oauth-jar-{}-{mount}", std::process::id()));
+/// it opens the URL seam prints, logs in (as `person`) and consents where the
+/// authorization server asks (at once), and is sent back to seam's loopback.
+pub(crate) fn log_in(file: &std::path::Path, mount: &str, args: &[&str]) -> LoggedIn {
+    log_in_as("person", file, mount, args, &[])
+}
+
+/// [`log_in`] as `account` (`tests/peers/oauth-server.mjs` reads it from a cookie),
+/// `seam login` run with `env`.
+pub(crate) fn log_in_as(account: &str, file: &std::path::Path, mount: &str, args: &[&str], env: &[(&str, &str)]) -> LoggedIn {
+    let (mut login, authorize, said) = start_login(file, mount, args, Stdio::null(), env);
+    let jar = std::env::temp_dir().join(format!("seam-oauth-jar-{}-{mount}-{account}", std::process::id()));
+    std::fs::write(&jar, format!("127.0.0.1\tFALSE\t/\tFALSE\t0\taccount\t{account}\n")).unwrap();
     let browsed = Command::new("curl")
-        .args(["-s", "-f", "-L", "-o", "/dev/null", "-c"])
+        .args(["-s", "-f", "-L", "-o", "/dev/null", "-w", "%{url_effective}", "-c"])
         .arg(&jar)
         .arg("-b")
         .arg(&jar)
         .arg(&authorize)
-        .status()
+        .output()
         .unwrap();
     let _ = std::fs::remove_file(&jar);
-    assert!(browsed.success(), "the browser reached seam's loopback");
+    assert!(browsed.status.success(), "the browser reached seam's loopback");
     assert!(login.wait().unwrap().success());
+    LoggedIn { callback: String::from_utf8_lossy(&browsed.stdout).into_owned(), said: said.join().unwrap() }
 }
 
 /// The SDK's example server with its demo authorization server, on ports of its own.
@@ -211,9 +317,10 @@ fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
     );
     write_atomically(&file, &text);
     let seam = HttpSeam::start(&file, &["--no-watch"]);
-    let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "failed");
+    let waiting = seam.wait_status("the mount waiting for a login", |s| s["mounts"]["demo"]["state"] == "degraded");
+    assert_eq!(waiting["mounts"]["demo"]["code"], "MCP_OAUTH_LOGIN_NEEDED", "{waiting}");
     let detail = waiting["mounts"]["demo"]["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("MCP_OAUTH_LOGIN_NEEDED: ") && detail.contains("run `seam login FILE demo`"), "{waiting}");
+    assert!(detail.contains("run `seam login FILE demo`"), "{waiting}");
 
     log_in(&file, "demo", &[]);
 
@@ -238,48 +345,91 @@ fn a_login_while_serving_is_picked_up_and_its_tokens_stay_in_the_state_file() {
     assert_eq!(after, json!({}), "logged out");
 }
 
-/// `per_agent: true`: each agent that sees the mount logs in for itself and has its own
-/// connection, sending only its own tokens. Before `b` logs in, `a`'s login serves `a`
-/// and not `b`; after, each has its own entry in the state file, with its own token.
+/// `per_agent: true`: each agent that sees the mount logs in for itself (here as a
+/// person of its own, `alice` for `a` and `bob` for `b`) and has its own connection,
+/// sending only its own tokens: the server says whose token each call carried. Before
+/// `b` logs in, `a`'s login serves `a` and not `b`.
 #[test]
 fn each_agent_logs_in_for_itself_and_is_sent_only_its_own_tokens() {
     let dir = scratch("oauth-per-agent");
-    let (_server, mcp_port) = example_server();
-    let file = dir.join("c.yaml");
-    let text = format!(
-        "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    \
-         auth: {{ oauth: {{ per_agent: true, state_file: state.json }} }}\nagents:\n  a: {{}}\n  b: {{}}\n"
-    );
-    write_atomically(&file, &text);
+    let (_server, url) = oauth_server(3600);
+    let file = docs_composition(&dir, &url, "", ", per_agent: true", "agents:\n  a: {}\n  b: {}\n");
     let seam = HttpSeam::start(&file, &["--no-watch"]);
     let refused =
-        Command::new(seam_bin()).args(["login", file.to_str().unwrap(), "demo", "--no-browser"]).stdin(Stdio::null()).output().unwrap();
+        Command::new(seam_bin()).args(["login", file.to_str().unwrap(), "docs", "--no-browser"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(refused.status.code(), Some(2), "a per-agent mount's login names its agent");
     let nobody = Command::new(seam_bin())
-        .args(["login", file.to_str().unwrap(), "demo", "--no-browser", "--agent", "nobody"])
+        .args(["login", file.to_str().unwrap(), "docs", "--no-browser", "--agent", "nobody"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(nobody.status.code(), Some(2), "an agent that does not see the mount gets no login");
-    log_in(&file, "demo", &["--agent", "a"]);
+    log_in_as("alice", &file, "docs", &["--agent", "a"], &[]);
     let (mut a, mut b) = (SdkClient::http(&format!("{}/agents/a/mcp", seam.base)), SdkClient::http(&format!("{}/agents/b/mcp", seam.base)));
-    crate::support::wait_until("agent a's connection up with its login", || a.tool_names().contains(&"mcp__demo__greet".to_owned()));
-    assert_eq!(a.call_text("mcp__demo__greet", json!({ "name": "a" })), "Hello, a!");
-    assert!(!b.tool_names().contains(&"mcp__demo__greet".to_owned()), "a's login serves only a");
-    let refused = b.call("mcp__demo__greet", json!({ "name": "b" }));
+    crate::support::wait_until("agent a's connection up with its login", || a.tool_names().contains(&"mcp__docs__whoami".to_owned()));
+    assert_eq!(a.call_text("mcp__docs__whoami", json!({})), "client alice; tokens 1");
+    assert!(!b.tool_names().contains(&"mcp__docs__whoami".to_owned()), "a's login serves only a");
+    let refused = b.call("mcp__docs__whoami", json!({}));
     assert!(refused["content"][0]["text"].as_str().unwrap().starts_with("TOOL_UNKNOWN: "), "{refused}");
 
-    log_in(&file, "demo", &["--agent", "b"]);
-    crate::support::wait_until("agent b's connection up with its own login", || b.tool_names().contains(&"mcp__demo__greet".to_owned()));
-    assert_eq!(b.call_text("mcp__demo__greet", json!({ "name": "b" })), "Hello, b!");
-    let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
-    let token = |agent: &str| {
-        let key = format!("demo http://localhost:{mcp_port}/mcp agent {agent}");
-        kept[&key]["token_response"]["access_token"].as_str().unwrap_or_else(|| panic!("{agent}'s entry: {kept}")).to_owned()
-    };
-    assert_ne!(token("a"), token("b"));
+    log_in_as("bob", &file, "docs", &["--agent", "b"], &[]);
+    crate::support::wait_until("agent b's connection up with its own login", || b.tool_names().contains(&"mcp__docs__whoami".to_owned()));
+    assert_eq!(b.call_text("mcp__docs__whoami", json!({})), "client bob; tokens 2");
+    assert_eq!(a.call_text("mcp__docs__whoami", json!({})), "client alice; tokens 2", "a still sends its own token");
+    assert_eq!(b.call_text("mcp__docs__whoami", json!({})), "client bob; tokens 2");
     a.close();
     b.close();
+    assert!(seam.terminate().success());
+}
+
+/// A step-up a person must give: the server asks for a scope the login did not get (a
+/// 403 `insufficient_scope` on `admin`). The call answers `MCP_OAUTH_LOGIN_NEEDED` with
+/// the `seam login … --scope` to run; the mount is `degraded` with that code and keeps
+/// serving what the login allows, on the same connection; a login with the scope
+/// brings it back to `ready`, and `admin` answers. The new token has the scopes the
+/// first login was granted as well as the one asked for (SEP-2350's union). A server
+/// that asks for more scope to list its tools leaves the mount so at the start, waiting.
+#[test]
+fn a_scope_the_server_asks_for_degrades_the_mount_until_a_person_gives_it() {
+    let dir = scratch("oauth-step-up");
+    let (_server, url) = oauth_server(3600);
+    let file = docs_composition(&dir, &url, "    required: true\n", "", "");
+    log_in(&file, "docs", &[]);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let refused = client.call("mcp__docs__admin", json!({}));
+    let said = refused["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(said.starts_with("MCP_OAUTH_LOGIN_NEEDED: ") && said.contains("run `seam login FILE docs --scope \"admin\"`"), "{refused}");
+    let status = seam.status();
+    assert_eq!(
+        (status["mounts"]["docs"]["state"].as_str(), status["mounts"]["docs"]["code"].as_str()),
+        (Some("degraded"), Some("MCP_OAUTH_LOGIN_NEEDED")),
+        "{status}"
+    );
+    assert_eq!(seam.get("/readyz").0, 200, "the replica stays in service through a call's step-up");
+    assert_eq!(client.call_text("mcp__docs__whoami", json!({})), "client person; tokens 1", "what the login allows is served");
+
+    assert_eq!(client.call_text("mcp__docs__scopes", json!({})), "mcp");
+    log_in(&file, "docs", &["--scope", "admin"]);
+    seam.wait_status("the mount ready with the scope", |s| s["mounts"]["docs"]["state"] == "ready");
+    assert_eq!(client.call_text("mcp__docs__admin", json!({})), "admin");
+    assert_eq!(client.call_text("mcp__docs__scopes", json!({})), "admin mcp", "the scope granted before is kept");
+    assert_eq!(seam.metric("seam_upstream_reconnects_total{mount=\"docs\"}").unwrap_or(0.0), 0.0, "one connection throughout");
+    client.close();
+    assert!(seam.terminate().success());
+
+    // A server that asks for more scope to list its tools: the mount waits for the login, spending no reconnects.
+    let (_server, url, _) = oauth_server_with(3600, &[("OAUTH_LIST_SCOPE", "admin")]);
+    docs_composition(&dir, &url, "", "", "");
+    log_in(&file, "docs", &[]);
+    let seam = HttpSeam::start(&file, &["--no-watch"]);
+    let waiting = seam.wait_status("the mount waiting for the scope", |s| s["mounts"]["docs"]["code"] == "MCP_OAUTH_LOGIN_NEEDED");
+    let detail = waiting["mounts"]["docs"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("for `tools/list`: run `seam login FILE docs --scope \"admin\"`"), "{waiting}");
+    assert_eq!(waiting["mounts"]["docs"]["state"], "degraded", "{waiting}");
+    log_in(&file, "docs", &["--scope", "admin"]);
+    seam.wait_status("the mount up with the scope", |s| s["mounts"]["docs"]["state"] == "ready");
+    assert_eq!(seam.metric("seam_upstream_reconnects_total{mount=\"docs\"}").unwrap_or(0.0), 0.0, "a wait, not a reconnect");
     assert!(seam.terminate().success());
 }
 
@@ -295,7 +445,7 @@ fn a_login_finishes_with_the_address_pasted_on_standard_input() {
         "seam: 1\nmounts:\n  demo:\n    kind: mcp.http\n    url: http://localhost:{mcp_port}/mcp\n    auth: {{ oauth: {{ state_file: state.json }} }}\n"
     );
     write_atomically(&file, &text);
-    let (mut login, authorize) = start_login(&file, "demo", &[], Stdio::piped());
+    let (mut login, authorize, _) = start_login(&file, "demo", &[], Stdio::piped(), &[]);
     // A browser elsewhere: it is sent to seam's loopback, which it cannot reach.
     let browser = reqwest::blocking::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let sent = browser.get(&authorize).send().unwrap();
@@ -318,13 +468,7 @@ fn a_login_finishes_with_the_address_pasted_on_standard_input() {
 fn a_person_s_tokens_are_refreshed_and_a_revoked_grant_waits_for_a_login() {
     let dir = scratch("oauth-refresh");
     let (_server, url) = oauth_server(8);
-    let file = dir.join("c.yaml");
-    std::fs::write(dir.join("docs.secret"), "docs-secret").unwrap();
-    let text = format!(
-        "seam: 1\nmounts:\n  docs:\n    kind: mcp.http\n    url: {url}\n    \
-         auth: {{ oauth: {{ client_id: seam-docs, client_secret_file: docs.secret, state_file: state.json }} }}\n"
-    );
-    write_atomically(&file, &text);
+    let file = docs_composition(&dir, &url, "", "", "");
     log_in(&file, "docs", &[]);
     let refresh_token = || {
         let kept: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();

@@ -241,3 +241,62 @@ mod reqwest {
         })
     }
 }
+
+/// OAuth's secrets (issue 43): a registered client's secret, the authorization code, and
+/// every access and refresh token a login and its refreshes got are in the state file
+/// only: in none of what `seam login` says, `serve`'s log, its answers (calls, a
+/// step-up, a refused token), `/status`, the status page or the audit trail, nor what
+/// `validate --environment` and `inventory --probe` print, all at `RUST_LOG=trace`.
+#[test]
+fn no_oauth_client_secret_code_or_token_is_shown() {
+    let dir = scratch("secrets-oauth");
+    // Tokens of 4 s: rmcp refreshes one with 2 s left.
+    let (_server, url) = crate::oauth::oauth_server(4);
+    let client_secret = "docs-secret"; // the registered client's, in tests/peers/oauth-server.mjs
+    let file = crate::oauth::docs_composition(&dir, &url, "", "", "serve:\n  audit: { path: audit.jsonl, key_env: SEAM_AUDIT_KEY }\n");
+    let trace = [("RUST_LOG", "trace"), ("SEAM_AUDIT_KEY", "audit-key-oauth-5e1f")];
+    let login = crate::oauth::log_in_as("person", &file, "docs", &[], &trace);
+    let code = login.callback.split(['?', '&']).find_map(|p| p.strip_prefix("code=")).expect("a code in the callback").to_owned();
+    let mut secrets = vec![("the client secret".to_owned(), client_secret.to_owned()), ("the authorization code".to_owned(), code)];
+    let kept = || {
+        let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+        let token = &state[&format!("docs {url}")]["token_response"];
+        [("an access token", &token["access_token"]), ("a refresh token", &token["refresh_token"])]
+            .map(|(what, value)| (what.to_owned(), value.as_str().unwrap_or_else(|| panic!("{what}: {state}")).to_owned()))
+    };
+    secrets.extend(kept());
+
+    let mut seam = HttpSeam::start_with_env(&file, &[], &trace, &[]);
+    let mut client = SdkClient::http(&format!("{}/mcp", seam.base));
+    let mut answers = vec![client.call("mcp__docs__whoami", json!({}))];
+    answers.push(client.call("mcp__docs__admin", json!({})));
+    assert!(answers[1].to_string().contains("MCP_OAUTH_LOGIN_NEEDED"), "a step-up: {}", answers[1]);
+    // The token's life is what is tested: it must pass, and the token be refreshed.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    answers.push(client.call("mcp__docs__whoami", json!({})));
+    let refreshed = kept();
+    assert_ne!(refreshed[1], secrets[3], "refreshed, the refresh token rotated");
+    secrets.extend(refreshed);
+    answers.push(client.call("mcp__docs__revoke", json!({})));
+    answers.push(client.call("mcp__docs__whoami", json!({})));
+    assert_eq!(answers[4]["isError"], true, "a revoked grant's token is refused: {}", answers[4]);
+    assert_clean("the answers", &serde_json::to_string(&answers).unwrap(), &secrets);
+    client.close();
+    assert_clean("/status", &seam.get("/status").1, &secrets);
+    assert_clean("the status page", &seam.get("/ui").1, &secrets);
+    seam.child.kill().unwrap();
+    let _ = seam.child.wait();
+    while seam.stderr.next(std::time::Duration::from_millis(500)).is_some() {}
+    let logged = seam.stderr.seen.join("\n");
+    assert!(logged.contains("TRACE"), "the log ran at trace: {logged}");
+    assert_clean("seam's log", &logged, &secrets);
+    assert_clean("seam login", &login.said, &secrets);
+    let trail = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
+    assert!(trail.contains("mcp__docs__whoami"), "the calls are recorded: {trail}");
+    assert_clean("the audit trail", &trail, &secrets);
+    for args in [vec!["validate", "--environment"], vec!["inventory", "--probe", "--format", "json"]] {
+        let out = Command::new(seam_bin()).args(&args).arg(&file).envs(trace).output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_clean(&format!("seam {}", args.join(" ")), &said, &secrets);
+    }
+}

@@ -53,7 +53,11 @@ pub fn login(
 ) -> Result<Exit, Error> {
     let Some((url, mut oauth, seeing)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
     let agent = agent_for(&mount, &oauth, &seeing, agent)?;
-    for scope in scopes {
+    // A step-up (`--scope`) asks for the scopes the last login was granted too, so that
+    // what the server asked for before is not lost to what it asks for now (SEP-2350).
+    let stepping_up = !scopes.is_empty();
+    let granted = if stepping_up { seam_mcp::oauth::granted_scopes(&mount, agent.as_deref(), &url, &oauth) } else { Vec::new() };
+    for scope in granted.into_iter().chain(scopes.iter().flat_map(|s| s.split_whitespace().map(str::to_owned))) {
         if !oauth.scopes.contains(&scope) {
             oauth.scopes.push(scope);
         }

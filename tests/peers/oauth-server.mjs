@@ -6,13 +6,17 @@
 // only (RFC 8707): to one client by `client_credentials`, and to clients that register
 // themselves (RFC 7591) by a person's `authorization_code` with PKCE, with refresh
 // tokens that rotate. The person is automatic: every login and consent is given at
-// once (`/interaction/…`), as to the account `person`.
+// once (`/interaction/…`), as the account the browser's `account` cookie names (a
+// cookie is sent to every port of its host), else `person`.
 //   OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET   the client (default `seam-jobs` / `jobs-secret`)
 //   OAUTH_TOKEN_TTL                        an access token's life in seconds (default 3600)
+//   OAUTH_LIST_SCOPE                       a scope `tools/list` needs too (default none)
 // Prints one line, `{"mcp": URL, "issuer": URL}`, once both listen on 127.0.0.1.
 // Tools: `whoami` answers with the caller (the client's id, or the person's account)
-// and how many distinct tokens the server has been sent; `revoke` revokes every grant
-// the person gave, with its tokens, as an administrator would.
+// and how many distinct tokens the server has been sent; `scopes` the scopes of the
+// caller's token; `admin` needs the scope `admin`, which the server asks for (a
+// step-up); `revoke` revokes the token it was
+// called with and every grant a person gave, with its tokens, as an administrator would.
 import http from 'node:http';
 
 const peers = new URL('../../.cache/peers/node_modules/', import.meta.url);
@@ -71,7 +75,7 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_post',
     },
   ],
-  scopes: ['mcp', 'offline_access'],
+  scopes: ['mcp', 'admin', 'offline_access'],
   features: {
     devInteractions: { enabled: false },
     registration: { enabled: true },
@@ -83,7 +87,7 @@ const provider = new Provider(issuer, {
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, indicator) => {
         if (indicator !== resource) throw new errors.InvalidTarget();
-        return { scope: 'mcp', audience: resource, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
+        return { scope: 'mcp admin', audience: resource, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
       },
     },
   },
@@ -95,13 +99,14 @@ providerHandler = async (req, res) => {
   if (!req.url.startsWith('/interaction/')) return callback(req, res);
   try {
     const details = await provider.interactionDetails(req, res);
-    const grant = new provider.Grant({ accountId: 'person', clientId: details.params.client_id });
+    const account = /(?:^|;\s*)account=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? 'person';
+    const grant = new provider.Grant({ accountId: account, clientId: details.params.client_id });
     const scopes = String(details.params.scope ?? '').split(' ').filter(Boolean);
     grant.addOIDCScope(scopes.join(' '));
-    grant.addResourceScope(resource, 'mcp');
+    grant.addResourceScope(resource, scopes.includes('admin') ? 'mcp admin' : 'mcp');
     const grantId = await grant.save();
     grants.add(grantId);
-    await provider.interactionFinished(req, res, { login: { accountId: 'person' }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(req, res, { login: { accountId: account }, consent: { grantId } }, { mergeWithLastSubmission: false });
   } catch (e) {
     res.writeHead(500).end(String(e));
   }
@@ -124,12 +129,34 @@ const metadata = `${base}/.well-known/oauth-protected-resource/mcp`;
 app.get('/.well-known/oauth-protected-resource/mcp', (req, res) => {
   res.json({ resource, authorization_servers: [issuer], scopes_supported: ['mcp'], bearer_methods_supported: ['header'] });
 });
-app.post('/mcp', requireBearerAuth({ verifier, resourceMetadataUrl: metadata, expectedResource: new URL(resource) }), async (req, res) => {
+// `admin` is called only with a token that has the scope `admin` (and `tools/list`
+// asked only with OAUTH_LIST_SCOPE's, when it is set): without it, the server asks for
+// it alone (a 403 `insufficient_scope`, MCP's step-up), so that a client that asks for
+// it alone loses the scopes it had (SEP-2350 asks for the union).
+const listScope = process.env.OAUTH_LIST_SCOPE;
+const scopeNeeded = ({ method, params } = {}) => {
+  if (method === 'tools/call' && params?.name === 'admin') return 'admin';
+  return method === 'tools/list' ? listScope : undefined;
+};
+const admin = (req, res, next) => {
+  const scope = scopeNeeded(req.body);
+  if (!scope || req.auth.scopes.includes(scope)) return next();
+  res.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadata}"`);
+  res.status(403).json({ error: 'insufficient_scope', error_description: `${req.body.method} needs the scope ${scope}` });
+};
+app.post('/mcp', requireBearerAuth({ verifier, resourceMetadataUrl: metadata, expectedResource: new URL(resource) }), admin, async (req, res) => {
   const server = new McpServer({ name: 'oauth-server', version: '0.1.0' });
   server.registerTool('whoami', { description: 'Says which client called, and how many tokens the server was sent' }, async (extra) => ({
     content: [{ type: 'text', text: `client ${extra.authInfo?.clientId}; tokens ${seen.size}` }],
   }));
-  server.registerTool('revoke', { description: "Revokes every grant the person gave, and its tokens" }, async () => {
+  server.registerTool('scopes', { description: "Says the scopes of the caller's token" }, async (extra) => ({
+    content: [{ type: 'text', text: [...extra.authInfo.scopes].sort().join(' ') }],
+  }));
+  server.registerTool('admin', { description: 'Answers only a token with the scope admin' }, async () => ({
+    content: [{ type: 'text', text: 'admin' }],
+  }));
+  server.registerTool('revoke', { description: 'Revokes the token it is called with, and every grant a person gave' }, async (extra) => {
+    await (await provider.ClientCredentials.find(extra.authInfo.token))?.destroy();
     for (const grantId of grants) {
       await provider.AccessToken.revokeByGrantId(grantId);
       await provider.RefreshToken.revokeByGrantId(grantId);

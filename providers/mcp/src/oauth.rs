@@ -15,7 +15,9 @@
 //! (`challenge`), which may name its metadata and the scopes it wants. With `per_agent`
 //! each agent's connection (`isolation: per-agent`) keeps and sends its own tokens only.
 
-use rmcp::transport::auth::{AuthError, AuthorizationManager, ClientCredentialsConfig, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig, CredentialStore, StoredCredentials,
+};
 
 use crate::{Grant, OAuth};
 
@@ -28,10 +30,12 @@ pub enum OAuthError {
     Protocol(String),
     #[error("{0} is not built yet: the mount cannot authorize")]
     NotBuilt(&'static str),
+    #[error("{}: the server's authorization server is `{found}`, not the `issuer` pinned, `{pinned}`: nothing is sent to it", crate::codes::MCP_OAUTH_ISSUER_MISMATCH.code)]
+    IssuerMismatch { pinned: String, found: String },
     #[error("{}: no one has logged in for it: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
-    LoginNeeded { login: String, state: std::path::PathBuf, seen: Option<std::time::SystemTime> },
+    LoginNeeded { login: String, seen: Box<Seen> },
     #[error("{}: the server refused the login's tokens, and they could not be refreshed: run `{login}`", crate::codes::MCP_OAUTH_LOGIN_NEEDED.code)]
-    LoginRefused { login: String, state: std::path::PathBuf, seen: Option<std::time::SystemTime> },
+    LoginRefused { login: String, seen: Box<Seen> },
 }
 
 /// An authorization manager holding a token for the server at `url`, got as `oauth` says.
@@ -46,13 +50,12 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
     match oauth.grant {
         Grant::AuthorizationCode => {
             let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
-            let challenge = challenge(url).await;
-            let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
-            manager.set_metadata(metadata);
-            manager.set_credential_store(StateFile::of(mount, agent, url, oauth));
-            let seen = written_at(&state_path(oauth));
+            discover(&mut manager, url, oauth).await?;
+            let state = StateFile::of(mount, agent, url, oauth);
+            let seen = Box::new(Seen::of(&state));
+            manager.set_credential_store(state);
             if !manager.initialize_from_store().await.map_err(protocol)? {
-                return Err(OAuthError::LoginNeeded { login: login_command(mount, agent), state: state_path(oauth), seen });
+                return Err(OAuthError::LoginNeeded { login: login_command(mount, agent), seen });
             }
             // A registered client with a secret proves itself when it refreshes, too: the
             // store gave the manager the client's id alone.
@@ -84,14 +87,12 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
             // One manager exchanges the credentials; the connection's reads its token
             // from the store that has the first exchange it when due.
             let mut exchanger = AuthorizationManager::new(url).await.map_err(protocol)?;
-            let challenge = challenge(url).await;
-            let metadata = exchanger.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
-            exchanger.set_metadata(metadata.clone());
+            let metadata = discover(&mut exchanger, url, oauth).await?.0;
             exchanger.validate_client_credentials_metadata(&config).map_err(protocol)?;
             exchanger.configure_client_credentials(&config).map_err(protocol)?;
             let client_id = oauth.client_id.clone().unwrap_or_default();
             let exchanger = std::sync::Arc::new(exchanger);
-            let store = Renewing { exchanger, config: config.clone(), client_id, current: tokio::sync::Mutex::new(None) };
+            let store = Renewing { exchanger, config: config.clone(), client_id, current: Default::default(), refused: Default::default() };
             store.load().await.map_err(protocol)?;
             let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
             manager.set_metadata(metadata);
@@ -100,6 +101,30 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
             Ok(manager)
         }
     }
+}
+
+/// Discovery for the server at `url`, from its challenge to a request without a token:
+/// its authorization server's metadata, given to `manager` (and returned, with the
+/// challenge), once it is the `issuer` pinned, if one is.
+async fn discover(
+    manager: &mut AuthorizationManager,
+    url: &str,
+    oauth: &OAuth,
+) -> Result<(AuthorizationMetadata, Option<String>), OAuthError> {
+    let challenge = challenge(url).await;
+    let resolved = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(|e| OAuthError::Protocol(e.to_string()))?;
+    let metadata = resolved.metadata;
+    if let Some(pinned) = &oauth.issuer {
+        // Identifiers compare as written (RFC 8414), but for a trailing slash.
+        let found = metadata.issuer.clone().unwrap_or_else(|| "(none named)".to_owned());
+        if found.trim_end_matches('/') != pinned.trim_end_matches('/') {
+            // The server chose it: shown masked, and not at any length.
+            let found: String = seam_engine::redact::url(&found).chars().take(200).collect();
+            return Err(OAuthError::IssuerMismatch { pinned: pinned.clone(), found });
+        }
+    }
+    manager.set_metadata(metadata.clone());
+    Ok((metadata, challenge))
 }
 
 /// The algorithm a client's key signs with: the one written, else RS256 for a PEM
@@ -133,12 +158,15 @@ fn secret(oauth: &OAuth) -> Result<String, OAuthError> {
 }
 
 /// `client_credentials`' token, exchanged again once it is within the time of its end
-/// where rmcp's manager would try to refresh it (`due`), which this grant cannot.
+/// where rmcp's manager would try to refresh it (`due`), which this grant cannot; and
+/// once the server refused it, whenever that is (revoked, or never said to expire).
 struct Renewing {
     exchanger: std::sync::Arc<AuthorizationManager>,
     config: ClientCredentialsConfig,
     client_id: String,
     current: tokio::sync::Mutex<Option<StoredCredentials>>,
+    /// The manager set out to refresh: the server refused the token (or it is due).
+    refused: std::sync::atomic::AtomicBool,
 }
 
 /// How long before a token's end rmcp's manager stops using it: `min(30 s, half its
@@ -159,7 +187,8 @@ fn now() -> u64 {
 impl CredentialStore for Renewing {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let mut current = self.current.lock().await;
-        if current.as_ref().is_none_or(|c| due(c, now())) {
+        let refused = self.refused.swap(false, std::sync::atomic::Ordering::SeqCst);
+        if refused || current.as_ref().is_none_or(|c| due(c, now())) {
             // rmcp's signed-assertion exchange holds what is not `Send` across an await:
             // it runs on a blocking thread of its own, which waits for it.
             let (exchanger, config) = (self.exchanger.clone(), self.config.clone());
@@ -180,6 +209,14 @@ impl CredentialStore for Renewing {
         *self.current.lock().await = None;
         Ok(())
     }
+
+    /// rmcp's manager refreshes only a token the server refused (or one past `due`,
+    /// which `load` never gives): the load that follows exchanges the credentials again,
+    /// and the caller sends its request once more (`McpMount::relay`).
+    async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+        self.refused.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(None)
+    }
 }
 
 /// A person's login begun: the session that waits for the authorization server's
@@ -196,9 +233,7 @@ pub async fn begin_login(mount: &str, agent: Option<&str>, url: &str, oauth: &OA
     let protocol = |e: rmcp::transport::auth::AuthError| OAuthError::Protocol(e.to_string());
     let mut manager = AuthorizationManager::new(url).await.map_err(protocol)?;
     manager.set_credential_store(StateFile::of(mount, agent, url, oauth));
-    let challenge = challenge(url).await;
-    let metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
-    manager.set_metadata(metadata);
+    let challenge = discover(&mut manager, url, oauth).await?.1;
     let mut request = rmcp::transport::auth::AuthorizationRequest::new(redirect_uri).with_client_name("seam");
     // The scopes the server asked for in its challenge come first (MCP's scope selection).
     if let Some(challenge) = challenge {
@@ -251,24 +286,82 @@ async fn challenge(url: &str) -> Option<String> {
         .timeout(std::time::Duration::from_secs(10))
         .build()
         .ok()?;
+    let mut session = None;
+    let mut challenge = None;
     for method in ["initialize", "tools/list"] {
-        let answer = client.post(url).header("Accept", "application/json, text/event-stream").json(&request(method)).send().await.ok()?;
-        if answer.status() == reqwest::StatusCode::UNAUTHORIZED {
-            return answer.headers().get(reqwest::header::WWW_AUTHENTICATE)?.to_str().ok().map(str::to_owned);
+        let mut asked = client.post(url).header("Accept", "application/json, text/event-stream").json(&request(method));
+        if let Some(session) = &session {
+            asked = asked.header("Mcp-Session-Id", session);
         }
+        let Ok(answer) = asked.send().await else { break };
+        if answer.status() == reqwest::StatusCode::UNAUTHORIZED {
+            challenge = answer.headers().get(reqwest::header::WWW_AUTHENTICATE).and_then(|c| c.to_str().ok()).map(str::to_owned);
+            break;
+        }
+        session = session.or_else(|| answer.headers().get("Mcp-Session-Id").cloned());
     }
-    None
+    // A session the probe's `initialize` opened is ended, not left to the server to expire.
+    if let Some(session) = session {
+        let _ = client.delete(url).header("Mcp-Session-Id", session).send().await;
+    }
+    challenge
 }
 
-/// When the file at `path` was last written (replaced, since it is written by rename); `None` when it is not there.
-pub(crate) fn written_at(path: &std::path::Path) -> Option<std::time::SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+/// A mount's entry in its state file (an agent's, with `per_agent`) as a connection
+/// attempt found it, by its digest (it holds tokens, which are kept nowhere else): a
+/// login since, or a refresh by another replica, changes it; what other mounts' entries
+/// do does not.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    state: StateFile,
+    digest: Option<[u8; 32]>,
 }
 
-/// Resolves once the state file at `path` is no longer as it was `seen` (written, made
-/// or removed since): a login a mount waits for. Looked at once a second.
-pub(crate) async fn changed(path: &std::path::Path, seen: Option<std::time::SystemTime>) {
-    while written_at(path) == seen {
+impl Seen {
+    fn of(state: &StateFile) -> Seen {
+        Seen { state: state.clone(), digest: Seen::digest(state) }
+    }
+
+    fn digest(state: &StateFile) -> Option<[u8; 32]> {
+        use sha2::Digest as _;
+        state.entry().map(|entry| sha2::Sha256::digest(entry.to_string()).into())
+    }
+}
+
+/// The entry of mount `mount` (for `agent`, with `per_agent`) as it is now.
+pub(crate) fn seen(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Seen {
+    Seen::of(&StateFile::of(mount, agent.filter(|_| oauth.per_agent), url, oauth))
+}
+
+/// Resolves once the mount's entry is no longer as it was `seen`: the login a mount
+/// waits for. Looked at once a second.
+pub(crate) async fn changed(seen: &Seen) {
+    while Seen::digest(&seen.state) == seen.digest {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+/// Scopes the server asked for that the mount's login lacks (a step-up a person gives).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeAsked {
+    state: StateFile,
+    scopes: Vec<String>,
+}
+
+/// `scope` (space-separated) asked of mount `mount`'s login (`agent`'s, with `per_agent`).
+pub(crate) fn scope_asked(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth, scope: &str) -> ScopeAsked {
+    let state = StateFile::of(mount, agent.filter(|_| oauth.per_agent), url, oauth);
+    ScopeAsked { state, scopes: scope.split_whitespace().map(str::to_owned).collect() }
+}
+
+/// Resolves once the mount's entry holds a login granted every scope `asked` names
+/// (a refresh of the old login changes the entry, not its scopes). Looked at once a second.
+pub(crate) async fn scope_given(asked: &ScopeAsked) {
+    loop {
+        let granted = entry_scopes(asked.state.entry());
+        if asked.scopes.iter().all(|scope| granted.contains(scope)) {
+            return;
+        }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     }
 }
@@ -279,17 +372,36 @@ pub fn logged_in(mount: &str, url: &str, oauth: &OAuth) -> bool {
     state.read().is_ok_and(|entries| entries.get(&state.key).is_some_and(|e| !e["token_response"].is_null()))
 }
 
+/// The scopes the last login for mount `mount` (`agent`'s, with `per_agent`) was
+/// granted, as its entry in the state file says; none when it has none.
+pub fn granted_scopes(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Vec<String> {
+    entry_scopes(StateFile::of(mount, agent, url, oauth).entry())
+}
+
+/// The scopes an entry's login was granted: the token response's, else those asked for.
+fn entry_scopes(entry: Option<serde_json::Value>) -> Vec<String> {
+    use oauth2::TokenResponse as _;
+    let Some(entry) = entry else { return Vec::new() };
+    let Ok(credentials) = serde_json::from_value::<StoredCredentials>(entry) else { return Vec::new() };
+    match credentials.token_response.as_ref().and_then(|t| t.scopes().cloned()) {
+        Some(scopes) => scopes.iter().map(|s| s.to_string()).collect(),
+        None => credentials.granted_scopes,
+    }
+}
+
 /// Forgets the tokens a login kept for mount `mount` (`agent`'s own, with `per_agent`).
 pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Result<(), OAuthError> {
     StateFile::of(mount, agent, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
 }
 
 impl OAuthError {
-    /// The state file a mount waits on for a login, when that is what it needs, and when
-    /// it was last written before the tokens were looked for: a login since is the one.
-    pub(crate) fn awaits_login(&self) -> Option<(&std::path::Path, Option<std::time::SystemTime>)> {
+    /// The mount's entry as it was before the tokens were looked for, when a login is
+    /// what it waits for (a change to it is the login); and whether the server refused
+    /// the tokens it had, which it may take again (`true`), or there were none.
+    pub(crate) fn awaits_login(&self) -> Option<(&Seen, bool)> {
         match self {
-            OAuthError::LoginNeeded { state, seen, .. } | OAuthError::LoginRefused { state, seen, .. } => Some((state, *seen)),
+            OAuthError::LoginNeeded { seen, .. } => Some((seen, false)),
+            OAuthError::LoginRefused { seen, .. } => Some((seen, true)),
             _ => None,
         }
     }
@@ -329,6 +441,7 @@ fn beside(path: &std::path::Path, suffix: &str) -> std::path::PathBuf {
 /// One mount's tokens (one agent's, with `per_agent`) in a state file of tokens by mount, server and agent: created 0600,
 /// written whole to a temporary file beside it and renamed over it, so a reader never
 /// sees half a file and a crash never loses the last good one.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct StateFile {
     path: std::path::PathBuf,
     /// The mount's entry: its id, its server's URL, and the agent with `per_agent`.
@@ -342,6 +455,11 @@ impl StateFile {
             None => format!("{mount} {url}"),
         };
         StateFile { path: state_path(oauth), key }
+    }
+
+    /// The mount's entry now, if it has one (and the file can be read).
+    fn entry(&self) -> Option<serde_json::Value> {
+        self.read().ok()?.remove(&self.key)
     }
 
     fn read(&self) -> Result<serde_json::Map<String, serde_json::Value>, AuthError> {
@@ -477,6 +595,46 @@ mod tests {
         assert!(!due(&short, 1000 + 3));
         assert!(due(&short, 1000 + 4));
         assert!(!due(&token(None, 0), u64::MAX));
+    }
+
+    /// A mount waiting for a login wakes when its own entry changes (a login, a refresh
+    /// by another replica), not when another mount's in the same file does.
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_mount_wakes_on_its_own_entry_only() {
+        let dir = std::env::temp_dir().join(format!("seam-oauth-seen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let oauth = OAuth { state_file: Some(dir.join("state.json").display().to_string()), ..OAuth::default() };
+        let (mine, other) =
+            (StateFile::of("a", None, "https://a.example/mcp", &oauth), StateFile::of("b", None, "https://a.example/mcp", &oauth));
+        let seen = Seen::of(&mine);
+        other.save(token(Some(60), 1)).await.unwrap();
+        let ten_seconds = std::time::Duration::from_secs(10);
+        assert!(tokio::time::timeout(ten_seconds, changed(&seen)).await.is_err(), "another mount's login wakes no one else");
+        mine.save(token(Some(60), 2)).await.unwrap();
+        tokio::time::timeout(ten_seconds, changed(&seen)).await.expect("its own login wakes it");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A step-up is given by a login granted the scope asked for, not by the old login's
+    /// refresh, which rewrites the entry with the same scopes.
+    #[tokio::test(start_paused = true)]
+    async fn a_step_up_is_given_by_a_login_with_the_scope_not_by_a_refresh() {
+        let dir = std::env::temp_dir().join(format!("seam-oauth-scope-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let oauth = OAuth { state_file: Some(dir.join("state.json").display().to_string()), ..OAuth::default() };
+        let state = StateFile::of("a", None, "https://a.example/mcp", &oauth);
+        let granted = |scopes: &[&str], received: u64| {
+            let token = token(Some(60), received).token_response;
+            StoredCredentials::new("c".into(), token, scopes.iter().map(|s| s.to_string()).collect(), Some(received))
+        };
+        state.save(granted(&["mcp"], 1)).await.unwrap();
+        let asked = scope_asked("a", None, "https://a.example/mcp", &oauth, "admin");
+        state.save(granted(&["mcp"], 2)).await.unwrap();
+        let ten_seconds = std::time::Duration::from_secs(10);
+        assert!(tokio::time::timeout(ten_seconds, scope_given(&asked)).await.is_err(), "a refresh gives no scope");
+        state.save(granted(&["admin", "mcp"], 3)).await.unwrap();
+        tokio::time::timeout(ten_seconds, scope_given(&asked)).await.expect("the login with the scope gives it");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The state file is made 0600 in a folder made for it, written whole (nothing

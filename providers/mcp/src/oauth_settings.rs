@@ -57,6 +57,12 @@ pub struct OAuth {
     /// The scopes asked for; without them, those the server says it needs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
+    /// The authorization server seam trusts for this mount, by its issuer identifier:
+    /// one the MCP server's metadata names otherwise is refused before seam sends it a
+    /// secret, a login or a token request. Without it, the one the server names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^(https://[^/?#]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]+)?)(/[^?#]*)?$"))]
+    pub issuer: Option<String>,
     /// Each agent that sees the mount holds its own tokens (`seam login FILE MOUNT --agent
     /// A`), and its own connection: it implies `isolation: per-agent` (and refuses
     /// `per-session`, whose connections are no agent's).

@@ -291,6 +291,9 @@ struct McpMount {
     /// Over Streamable HTTP a dead server does not close rmcp's transport, so
     /// without this the mount would stay `ready` and never reconnect.
     broken: tokio::sync::Notify,
+    /// The server asked for more scope than the login gave: the mount is degraded until
+    /// its entry in the state file holds a login granted it.
+    step_up: tokio::sync::watch::Sender<Option<crate::oauth::ScopeAsked>>,
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -384,6 +387,7 @@ fn start(
             calls: Arc::default(),
             stop: CancellationToken::new(),
             broken: tokio::sync::Notify::new(),
+            step_up: tokio::sync::watch::Sender::new(None),
             supervisor: Mutex::new(None),
         });
         let (activated_tx, activated_rx) = oneshot::channel();
@@ -423,6 +427,13 @@ struct Handle(Arc<McpMount>);
 impl Running for Handle {
     fn status(&self) -> Status {
         self.0.status.get()
+    }
+
+    /// Ready, or degraded only for a scope a person must give while the connection serves
+    /// the rest: a call the login lacks the scope for takes no replica out of service.
+    fn is_ready(&self) -> bool {
+        let state = self.0.status.get().state;
+        state == State::Ready || (state == State::Degraded && self.0.step_up.borrow().is_some() && self.0.peer().is_some())
     }
 
     fn tools(&self) -> Arc<Vec<ToolSpec>> {

@@ -78,8 +78,6 @@ impl McpMount {
             transport_config = transport_config.auth_header(env(&var.0)?);
         }
         let client = reqwest::Client::builder().no_proxy().build().map_err(|source| Failed::proven(ConnectError::HttpClient { source }))?;
-        // When the state file was written before this attempt read it: a login since then is new.
-        let seen = config.auth.as_ref().and_then(|auth| crate::oauth::written_at(&crate::oauth::state_path(&auth.oauth)));
         // Getting a token counts in the mount's startup time, as the handshake does.
         let connected = async {
             match config.auth.as_ref().map(|auth| &auth.oauth) {
@@ -95,9 +93,11 @@ impl McpMount {
             Ok(Ok(Ok(service))) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
             // The login's tokens refused at the handshake, past refreshing: the mount waits for another login.
             Ok(Ok(Err(e))) if self.logs_in() && crate::failure::login_asked(&e) => {
-                let oauth = &config.auth.as_ref().expect("a mount a person logs in for has `auth`").oauth;
                 let login = crate::oauth::login_command(&self.id, self.agent.as_deref());
-                let source = crate::oauth::OAuthError::LoginRefused { login, state: crate::oauth::state_path(oauth), seen };
+                // As the attempt left it (a refresh in it may have rewritten it): a login since is new.
+                let oauth = &config.auth.as_ref().expect("a mount a person logs in for has `auth`").oauth;
+                let seen = Box::new(crate::oauth::seen(&self.id, self.agent.as_deref(), &config.url, oauth));
+                let source = crate::oauth::OAuthError::LoginRefused { login, seen };
                 Err(Failed::proven(ConnectError::OAuth { url: config.url.clone(), source }))
             }
             Ok(Ok(Err(e))) => Err(Failed::proven(ConnectError::Connect { url: config.url.clone(), source: Box::new(e) })),

@@ -74,6 +74,9 @@ impl Running for PerAgent {
         let statuses: Vec<Status> = self.by_agent.values().map(|r| r.status()).collect();
         statuses.iter().find(|s| s.state != State::Ready).cloned().unwrap_or_else(|| Status::new(State::Ready, None))
     }
+    fn is_ready(&self) -> bool {
+        self.by_agent.values().all(|r| r.is_ready())
+    }
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         self.by_agent.values().next().map(|r| r.tools()).unwrap_or_default()
     }
@@ -364,6 +367,9 @@ async fn end_idle(
 impl Running for PerSession {
     fn status(&self) -> Status {
         self.lister.status()
+    }
+    fn is_ready(&self) -> bool {
+        self.lister.is_ready()
     }
     fn tools(&self) -> Arc<Vec<ToolSpec>> {
         self.lister.tools()

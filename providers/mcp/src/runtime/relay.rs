@@ -69,7 +69,10 @@ impl McpMount {
         // The request's span, when the front end traces: each round carries it (SEP-414).
         let span = client.link().and_then(|link| link.upstream_span(&self.id, request.method(), &target_of(&request)));
         let rounds = async {
-            for round in 0..=MAX_INPUT_ROUNDS {
+            // A token the server refused is sent again at most once, exchanged anew.
+            let mut sent_again = false;
+            let mut round = 0;
+            loop {
                 let mut options = request_options(client, speaks_modern(peer), tasks);
                 if let Some(span) = &span {
                     let (traceparent, tracestate) = span.trace_context();
@@ -79,7 +82,11 @@ impl McpMount {
                         meta.set_tracestate(tracestate);
                     }
                 }
-                let handle = peer.send_cancellable_request(request.clone(), options).await.map_err(|e| self.unreachable(e))?;
+                let handle = match peer.send_cancellable_request(request.clone(), options).await {
+                    Ok(handle) => handle,
+                    Err(e) if self.send_again(&e, &mut sent_again) => continue,
+                    Err(e) => return Err(self.unreachable(e)),
+                };
                 let _entered = (!about_task).then(|| self.calls.enter(handle.id.clone(), handle.progress_token.clone(), client.clone()));
                 let mut abandoned = seam_wire::Abandoned(Some((peer.clone(), handle.id.clone())));
                 // Boxed: rmcp's response future is large, and every request's state would be as large as it.
@@ -89,6 +96,7 @@ impl McpMount {
                     Ok(ServerResult::InputRequiredResult(asked)) => asked,
                     Ok(result) => return Ok(result),
                     Err(ServiceError::McpError(e)) => return Err(Unanswered::Refused(e)),
+                    Err(e) if self.send_again(&e, &mut sent_again) => continue,
                     Err(e) => return Err(self.unreachable(e)),
                 };
                 if round == MAX_INPUT_ROUNDS {
@@ -96,8 +104,8 @@ impl McpMount {
                 }
                 let responses = self.answer_input(&asked, client).await.map_err(|e| Unanswered::Input(Box::new(e)))?;
                 request = with_answers(request, responses, asked.request_state);
+                round += 1;
             }
-            unreachable!("the last round returns")
         };
         let answered = tokio::select! {
             answered = rounds => answered,
@@ -114,22 +122,65 @@ impl McpMount {
         answered
     }
 
+    /// Whether a request the server refused for its token goes once more: a
+    /// `client_credentials` mount's token refused before it was due (revoked) was
+    /// exchanged anew when rmcp set out to refresh it, and the server, which refused the
+    /// request, did nothing with it. Once per request, and the connection stays up.
+    fn send_again(&self, e: &ServiceError, sent_again: &mut bool) -> bool {
+        let again = !*sent_again && self.exchanges_credentials() && crate::failure::login_asked(e);
+        *sent_again |= again;
+        again
+    }
+
     /// A request that could not reach the server: the connection is treated as closed when
     /// the transport failed (this wakes the supervisor only if it is serving now, so no
-    /// stale signal can break a later connection).
+    /// stale signal can break a later connection), not when the server refused the
+    /// request for want of scope, which other requests may have.
     fn unreachable(&self, e: ServiceError) -> Unanswered {
-        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+        let transport_failed = matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_));
+        if transport_failed && crate::failure::scope_needed(&e).is_none() {
             self.broken.notify_waiters();
         }
         Unanswered::Unreachable(e)
     }
 
+    /// The mount's `auth.oauth` and its server's URL, if it has them.
+    fn oauth(&self) -> Option<(&crate::OAuth, &str)> {
+        match &self.transport {
+            Transport::Http(config) => config.auth.as_ref().map(|auth| (&auth.oauth, config.url.as_str())),
+            Transport::Stdio(_) => None,
+        }
+    }
+
     /// Whether a person logs in for this mount's tokens (`auth.oauth`, `authorization_code`).
     pub(super) fn logs_in(&self) -> bool {
-        match &self.transport {
-            Transport::Http(config) => config.auth.as_ref().is_some_and(|auth| auth.oauth.grant == crate::Grant::AuthorizationCode),
-            Transport::Stdio(_) => false,
-        }
+        self.oauth().is_some_and(|(oauth, _)| oauth.grant == crate::Grant::AuthorizationCode)
+    }
+
+    /// Whether the mount gets its tokens by `client_credentials`: one the server refused
+    /// is exchanged again (`oauth::Renewing`), with no person.
+    pub(super) fn exchanges_credentials(&self) -> bool {
+        self.oauth().is_some_and(|(oauth, _)| oauth.grant == crate::Grant::ClientCredentials)
+    }
+
+    /// The scope a person must give, when `e` is the server asking for more than the
+    /// login gave, in words a command can show.
+    pub(super) fn step_up_asked(&self, e: &ServiceError) -> Option<String> {
+        crate::failure::scope_needed(e).filter(|scope| self.logs_in() && printable_scope(scope))
+    }
+
+    /// The server asks for `scope` for `what`, which a person must give: the mount is
+    /// degraded, with the login to run, until its entry in the state file holds a login
+    /// granted the scope (`watch` sees it, or the supervisor, when the server asked to
+    /// list). What the request is answered.
+    pub(super) fn wait_for_scope(&self, scope: &str, what: &str) -> String {
+        let login = crate::oauth::login_command(&self.id, self.agent.as_deref());
+        let run = format!("run `{login} --scope \"{scope}\"`");
+        let asked = self.oauth().map(|(oauth, url)| crate::oauth::scope_asked(&self.id, self.agent.as_deref(), url, oauth, scope));
+        self.step_up.send_replace(asked);
+        let detail = format!("the server asks for more scope than the login gave, for {what}: {run}");
+        self.status.set_coded(State::Degraded, Some(crate::codes::MCP_OAUTH_LOGIN_NEEDED.code), Some(detail));
+        format!("MCP server `{}` asks for more scope for {what}: {run}", self.id)
     }
 
     /// What a request for `what` (`` `tool` ``, ``prompt `name` ``) that got no answer
@@ -144,13 +195,8 @@ impl McpMount {
                 format!("MCP server `{id}` did not answer {what} within call_timeout {}", self.common.call_timeout),
             ),
             // A step-up a person must give: they log in again with the scope the server named.
-            Unanswered::Unreachable(e)
-                if self.logs_in() && crate::failure::scope_needed(e).is_some_and(|scope| printable_scope(&scope)) =>
-            {
-                let scope = crate::failure::scope_needed(e).unwrap_or_default();
-                let login = crate::oauth::login_command(id, self.agent.as_deref());
-                let message = format!("MCP server `{id}` asks for more scope for {what}: run `{login} --scope \"{scope}\"`");
-                (crate::codes::MCP_OAUTH_LOGIN_NEEDED, message)
+            Unanswered::Unreachable(e) if let Some(scope) = self.step_up_asked(e) => {
+                (crate::codes::MCP_OAUTH_LOGIN_NEEDED, self.wait_for_scope(&scope, what))
             }
             // The server refused the tokens and they could not be refreshed: a person logs in again.
             Unanswered::Unreachable(e) if self.logs_in() && crate::failure::login_asked(e) => {

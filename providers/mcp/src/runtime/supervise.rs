@@ -31,6 +31,8 @@ impl McpMount {
         let mut activated = Some(activated);
         let mut failures: u32 = 0;
         loop {
+            // A scope asked of an earlier connection is asked again of this one, if at all.
+            self.step_up.send_replace(None);
             let (resync, resyncs) = mpsc::unbounded_channel();
             let attempt = tokio::select! {
                 _ = self.stop.cancelled() => return,
@@ -42,9 +44,15 @@ impl McpMount {
                 Ok(c) => Some(c),
                 Err(Failed { error, proven: true }) => {
                     if let ConnectError::OAuth { source, .. } = &error {
-                        awaits_login = source.awaits_login().map(|(state, seen)| (state.to_owned(), seen));
+                        awaits_login = source.awaits_login().map(|(seen, refused)| (seen.clone(), refused));
                     }
-                    self.status.set(self.outage_state(), Some(error.to_string()));
+                    match awaits_login {
+                        // Degraded, not failed: all it lacks is a person's login, which it takes when it comes.
+                        Some(_) => {
+                            self.status.set_coded(State::Degraded, Some(crate::codes::MCP_OAUTH_LOGIN_NEEDED.code), Some(error.to_string()))
+                        }
+                        None => self.status.set(self.outage_state(), Some(error.to_string())),
+                    }
                     None
                 }
                 Err(Failed { error, proven: false }) => {
@@ -57,6 +65,8 @@ impl McpMount {
                 Some(c) => self.bring_up(c.service.peer(), &mut listen).await,
                 None => None,
             };
+            // A server that asked for more scope to list: the mount waits for a person's login with it.
+            let scope_asked = if up_since.is_none() { self.step_up.borrow().clone() } else { None };
             // The first attempt, and it did not come up.
             let failed_to_start = activated.is_some() && up_since.is_none();
             if let Some(tx) = activated.take() {
@@ -78,10 +88,18 @@ impl McpMount {
                 // with it: there is no reconnect to plan, nor one to announce.
                 return;
             }
-            if let Some((state, seen)) = awaits_login {
+            if let Some(asked) = scope_asked {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
-                    _ = crate::oauth::changed(&state, seen) => continue,
+                    _ = crate::oauth::scope_given(&asked) => continue,
+                }
+            }
+            if let Some((seen, refused)) = awaits_login {
+                // Tokens the server refused are tried again now and then too: it may take them again.
+                tokio::select! {
+                    _ = self.stop.cancelled() => return,
+                    _ = crate::oauth::changed(&seen) => continue,
+                    _ = tokio::time::sleep(self.common.reconnect.max_delay.to_std()), if refused => continue,
                 }
             }
             let Some(delay) = self.plan_reconnect(&mut failures, up_since) else { return };
@@ -99,7 +117,12 @@ impl McpMount {
     async fn bring_up(&self, peer: &Peer<RoleClient>, listen: &mut Listen) -> Option<Instant> {
         self.listen_again(peer, &mut listen.stream, &mut listen.retry_at, &listen.resync).await;
         if let Err(e) = self.sync(peer, Changed::ALL).await {
-            self.status.set(self.outage_state(), Some(format!("tool discovery failed: {e}")));
+            match &e {
+                SyncError::ListFailed { source, method } if let Some(scope) = self.step_up_asked(source) => {
+                    self.wait_for_scope(&scope, &format!("`{method}`"));
+                }
+                _ => self.status.set(self.outage_state(), Some(format!("tool discovery failed: {e}"))),
+            }
             return None;
         }
         self.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -146,7 +169,9 @@ impl McpMount {
         liveness.reset();
         let mut workspace = self.cx.live_workspace.clone();
         let mut root = self.cx.workspace.clone();
+        let mut step_up = self.step_up.subscribe();
         loop {
+            let asked = step_up.borrow_and_update().clone();
             tokio::select! {
                 heard = next_heard(&mut listen.stream) => self.on_heard(heard, &mut listen),
                 // A deadline, not a sleep: the other branches must not push it back.
@@ -168,6 +193,22 @@ impl McpMount {
                     self.on_workspace_moved(peer, &mut root, now).await;
                 }
                 Some(changed) = resyncs.recv() => self.on_resync(peer, changed, &mut resyncs).await,
+                // A scope asked for since the wait below began: wait for its login instead.
+                Ok(()) = step_up.changed() => {}
+                given = scope_given(asked) => {
+                    // The login's tokens are the connection's on its next request (rmcp reads the
+                    // store); a scope asked for meanwhile is still asked.
+                    let cleared = self.step_up.send_if_modified(|now| {
+                        let done = now.as_ref() == Some(&given);
+                        if done {
+                            *now = None;
+                        }
+                        done
+                    });
+                    if cleared {
+                        self.status.set(State::Ready, None);
+                    }
+                }
             }
         }
     }
@@ -195,6 +236,8 @@ impl McpMount {
         };
         match tokio::time::timeout(self.liveness_interval(), peer.send_request(ping)).await {
             Ok(Ok(_) | Err(ServiceError::McpError(_))) => true,
+            // A client-credentials token refused (revoked) is exchanged again for the next request.
+            Ok(Err(e)) if self.exchanges_credentials() && crate::failure::login_asked(&e) => true,
             Ok(Err(e)) => {
                 tracing::warn!(mount = %self.id, "ping failed ({}); treating the connection as closed", InWords(&e));
                 false
@@ -289,4 +332,16 @@ pub(super) fn backoff(initial_delay: seam_engine::units::Duration, max_delay: se
 /// How often an idle Streamable HTTP connection is pinged: `max_delay`, within 1s..=30s.
 pub(super) fn ping_interval(max_delay: seam_engine::units::Duration) -> Duration {
     max_delay.to_std().clamp(Duration::from_secs(1), Duration::from_secs(30))
+}
+
+/// Resolves, with what was asked, once a person logged in with the scope the server asked
+/// for; never when none is asked for.
+async fn scope_given(asked: Option<crate::oauth::ScopeAsked>) -> crate::oauth::ScopeAsked {
+    match asked {
+        Some(asked) => {
+            crate::oauth::scope_given(&asked).await;
+            asked
+        }
+        None => std::future::pending().await,
+    }
 }
