@@ -433,6 +433,34 @@ fn a_scope_the_server_asks_for_degrades_the_mount_until_a_person_gives_it() {
     assert!(seam.terminate().success());
 }
 
+/// Two replicas sharing one state file, with tokens of 4 s and refresh tokens that
+/// rotate (oidc-provider revokes the whole grant when a spent one is used again): called
+/// at once past each token's end, both refresh, taking turns on the file's lock, so that
+/// neither refreshes with a refresh token the other has spent, and both keep serving.
+#[test]
+fn replicas_sharing_a_state_file_take_turns_refreshing() {
+    let dir = scratch("oauth-replicas");
+    let (_server, url) = oauth_server(4);
+    let file = docs_composition(&dir, &url, "", "", "");
+    log_in(&file, "docs", &[]);
+    let replicas = [HttpSeam::start(&file, &["--no-watch"]), HttpSeam::start(&file, &["--no-watch"])];
+    let mut clients = replicas.each_ref().map(|seam| SdkClient::http(&format!("{}/mcp", seam.base)));
+    for round in 0..3 {
+        // The tokens' life is what is tested: it must pass.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let answers: Vec<String> = std::thread::scope(|scope| {
+            let calls: Vec<_> = clients.iter_mut().map(|c| scope.spawn(move || c.call_text("mcp__docs__whoami", json!({})))).collect();
+            calls.into_iter().map(|call| call.join().unwrap()).collect()
+        });
+        for answer in answers {
+            assert!(answer.starts_with("client person; "), "round {round}: {answer}");
+        }
+    }
+    for client in clients {
+        client.close();
+    }
+}
+
 /// A headless login, where the browser cannot reach seam's loopback: the person pastes
 /// the address the authorization server sent the browser to, and seam finishes with it.
 #[test]
