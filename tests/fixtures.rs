@@ -408,7 +408,9 @@ fn the_shipped_test_files_are_valid_to_the_published_test_schema() {
 }
 
 /// `auth.oauth` as resolved: `per_agent` gives the mount a connection per agent, and
-/// the files it names are made absolute against the composition's folder.
+/// the files it names are made absolute against the composition's folder. `inventory`
+/// says how each mount gets its tokens, who seam is to the authorization server (the
+/// spec's order: pre-registered, metadata document, dynamic registration), and a pin.
 #[test]
 fn oauth_per_agent_implies_a_connection_per_agent_and_its_files_resolve() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid/mcp-oauth.yaml");
@@ -422,4 +424,20 @@ fn oauth_per_agent_implies_a_connection_per_agent_and_its_files_resolve() {
     let folder = path.parent().unwrap();
     assert_eq!(docs["auth"]["oauth"]["state_file"], folder.join("state/docs.json").display().to_string());
     assert_eq!(jobs["auth"]["oauth"]["client_secret_file"], folder.join("secrets/jobs").display().to_string());
+
+    let inventory =
+        std::process::Command::new(crate::support::seam_bin()).args(["inventory", "--format", "json"]).arg(&path).output().unwrap();
+    let inventory: serde_json::Value = serde_json::from_slice(&inventory.stdout).expect("inventory's JSON");
+    let said: Vec<(&str, &serde_json::Value)> =
+        inventory["mounts"].as_array().unwrap().iter().map(|m| (m["id"].as_str().unwrap(), &m["environment"]["facts"]["oauth"])).collect();
+    let oauth = |grant: &str, client: &str, per_agent: bool, issuer: Option<&str>| serde_json::json!({ "grant": grant, "client": client, "per_agent": per_agent, "issuer": issuer });
+    assert_eq!(
+        said,
+        [
+            ("docs", &oauth("authorization_code", "metadata document", true, None)),
+            ("jobs", &oauth("client_credentials", "pre-registered", false, Some("https://login.example.com"))),
+            ("keyed", &oauth("client_credentials", "pre-registered", false, None)),
+            ("open", &oauth("authorization_code", "dynamic registration", false, None)),
+        ]
+    );
 }

@@ -189,7 +189,7 @@ pub(crate) fn resolve_oauth(
 }
 
 /// What `seam inventory` says of a mount's OAuth: who seam is to the authorization
-/// server, and how it gets its tokens; and what `validate --environment` finds: a
+/// server, how it gets its tokens, and the server it is pinned to, if any; and what `validate --environment` finds: a
 /// mount a person logs in for that no one has logged in for yet.
 pub(crate) fn oauth_environment(mount: &str, url: &str, oauth: &OAuth) -> seam_engine::surface::Environment {
     let identity = oauth.client_identity().as_str();
@@ -200,6 +200,9 @@ pub(crate) fn oauth_environment(mount: &str, url: &str, oauth: &OAuth) -> seam_e
     let mut line = format!("oauth: {grant}; client: {identity}");
     if oauth.per_agent {
         line.push_str(", each agent its own tokens");
+    }
+    if let Some(issuer) = &oauth.issuer {
+        line.push_str(&format!("; authorization server pinned: {issuer}"));
     }
     let mut findings = Vec::new();
     if oauth.grant == Grant::AuthorizationCode && !oauth.per_agent && !oauth::logged_in(mount, url, oauth) {
@@ -214,7 +217,9 @@ pub(crate) fn oauth_environment(mount: &str, url: &str, oauth: &OAuth) -> seam_e
     }
     seam_engine::surface::Environment {
         findings,
-        facts: Some(serde_json::json!({ "oauth": { "grant": grant, "client": identity, "per_agent": oauth.per_agent } })),
+        facts: Some(
+            serde_json::json!({ "oauth": { "grant": grant, "client": identity, "per_agent": oauth.per_agent, "issuer": oauth.issuer } }),
+        ),
         lines: vec![line],
     }
 }
