@@ -214,3 +214,40 @@ fn per_session_roots_given_at_initialization_are_the_calling_client_s() {
     }
     assert!(seam.terminate().success());
 }
+
+/// What a server says outside a call on an agent's or a session's own connection (a log
+/// line) is told to that agent's or that session's clients only; on the shared
+/// connection, to every session whose agent sees the mount. Each of two clients (of two
+/// agents, or two sessions of one) logs a word of its own through the mount and waits
+/// until it is told it: by then it was told any earlier line it may hear, since every
+/// session hears one stream of events, in order.
+#[test]
+fn a_connection_s_log_lines_reach_only_the_clients_it_is_for() {
+    for (isolation, other_path) in [("per-agent", "agents/b/mcp"), ("per-session", "mcp"), ("shared", "agents/b/mcp")] {
+        let dir = scratch(&format!("isolation-logs-{isolation}"));
+        let file = dir.join("c.yaml");
+        let mount = flaky_mount("f", &[("FLAKY_LOG", "1")], &format!("    isolation: {isolation}\n"));
+        write_atomically(&file, &format!("seam: 1\nmounts:\n{mount}agents:\n  b: {{ parent: default }}\n"));
+        let seam = HttpSeam::start(&file, &["--no-watch"]);
+        let mut first = SdkClient::http(&format!("{}/mcp", seam.base));
+        let mut other = SdkClient::http(&format!("{}/{other_path}", seam.base));
+        assert!(other.tool_names().contains(&"mcp__f__log".to_owned()), "{isolation}");
+        let patience = crate::support::PATIENCE.as_millis() as u64;
+        for (client, word) in [(&mut first, "from-first"), (&mut other, "from-other")] {
+            assert_eq!(client.call_text("mcp__f__log", json!({ "message": word })), "logged", "{isolation}");
+            let told = client.send(json!({ "op": "wait_log", "contains": word, "timeout_ms": patience }));
+            assert_eq!(told["ok"], true, "{isolation}: {told}");
+            assert_eq!(told["found"]["logger"], "f", "{isolation}: {told}");
+        }
+        let logs = other.send(json!({ "op": "logs" }));
+        let words: Vec<&str> = logs["logs"].as_array().unwrap().iter().filter_map(|l| l["data"].as_str()).collect();
+        if isolation == "shared" {
+            assert_eq!(words, ["from-first", "from-other"], "one connection, heard by all: {logs}");
+        } else {
+            assert_eq!(words, ["from-other"], "{isolation}: another's connection is not this client's to hear: {logs}");
+        }
+        first.close();
+        other.close();
+        assert!(seam.terminate().success());
+    }
+}

@@ -489,13 +489,25 @@ impl Interest {
     }
 }
 
-/// Something a mount's server said that is not tied to a call.
+/// Something a mount's server said that is not tied to a call, on the connection `origin` names.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MountEvent {
     /// A log line (`notifications/message`): its level as MCP names it, the server's logger, its data.
-    Log { mount: String, level: String, logger: Option<String>, data: Json },
+    Log { mount: String, origin: Origin, level: String, logger: Option<String>, data: Json },
     /// A resource a client subscribed to changed (`notifications/resources/updated`).
-    ResourceUpdated { mount: String, uri: String },
+    ResourceUpdated { mount: String, origin: Origin, uri: String },
+}
+
+/// Whose connection to a mount's server an event came on, and so who may be told it:
+/// what a server says on an agent's or a client's own connection is about its calls.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// The mount's one connection: every session whose agent sees the mount.
+    Shared,
+    /// An agent's own (`isolation: per-agent`): that agent's sessions only.
+    Agent(String),
+    /// A client's own (`isolation: per-session`): that client only.
+    Client(ClientKey),
 }
 
 /// How many mount events wait for the slowest listener; past it, that listener skips the oldest.
@@ -632,7 +644,8 @@ mod tests {
     /// it misses none; one past it, it is told it skipped the oldest one.
     #[test]
     fn a_listener_that_falls_behind_keeps_the_newest_mount_events() {
-        let log = |n: usize| MountEvent::Log { mount: "m".into(), level: "info".into(), logger: None, data: json!(n) };
+        let log =
+            |n: usize| MountEvent::Log { mount: "m".into(), origin: Origin::Shared, level: "info".into(), logger: None, data: json!(n) };
         let events = MountEvents::default();
         let mut at_limit = events.listen();
         for n in 0..MOUNT_EVENTS_KEPT {

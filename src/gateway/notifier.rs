@@ -217,16 +217,32 @@ impl Gateway {
         }
     }
 
+    /// Whether what a server said on a connection of `origin` is this listener's to hear:
+    /// the mount's shared connection's, its agent's own, or its own session's. A
+    /// 2026-07-28 client's own connection (no session) is heard by no stream: a stream
+    /// cannot be told apart from the same agent's other clients'.
+    fn hears(&self, origin: &seam_engine::runtime::Origin, listener: &Listener<'_>) -> bool {
+        use seam_engine::runtime::{ClientKey, Origin};
+        match (origin, listener) {
+            (Origin::Shared, _) => true,
+            (Origin::Agent(agent), _) => *agent == self.agent,
+            (Origin::Client(ClientKey::Session(session)), Listener::Session(_)) => *session == self.session,
+            (Origin::Client(_), _) => false,
+        }
+    }
+
     /// A mount's log line or resource update, sent on if this listener may see it: a
     /// session's log line of a mount its agent sees, at or above the session's level,
     /// with the mount's id as `logger` (`<mount>/<logger>` when the server named one;
     /// a stream has no level, and no log lines); an update of a URI it subscribed to.
-    /// `Err` once the listener is gone.
+    /// Either only if it came on a connection the listener may hear (`hears`). `Err`
+    /// once the listener is gone.
     #[allow(deprecated)]
     async fn pass_on(&self, listener: &Listener<'_>, event: seam_engine::runtime::MountEvent) -> Result<(), ()> {
         use seam_engine::runtime::MountEvent;
         match (event, listener) {
-            (MountEvent::Log { mount, level, logger, data }, Listener::Session(peer)) => {
+            (MountEvent::Log { origin, .. } | MountEvent::ResourceUpdated { origin, .. }, _) if !self.hears(&origin, listener) => Ok(()),
+            (MountEvent::Log { mount, level, logger, data, .. }, Listener::Session(peer)) => {
                 let Some(level) = seam_wire::level_named(&level) else { return Ok(()) };
                 let wanted = *self.log_level.lock().expect("level lock");
                 let seen = self.deployment.live().is_some_and(|live| live.sees(&self.agent, &mount));
@@ -241,7 +257,7 @@ impl Gateway {
                 peer.notify_logging_message(message).await.map_err(drop)
             }
             (MountEvent::Log { .. }, Listener::Stream(_)) => Ok(()),
-            (MountEvent::ResourceUpdated { mount, uri }, listener) => {
+            (MountEvent::ResourceUpdated { mount, uri, .. }, listener) => {
                 // Only the mount this listener's subscription went to (another may serve the same URI
                 // to other agents), and only while its agent sees it.
                 let subscribed = self.subscribed.lock().get(&uri).is_some_and(|s| s.mount == mount);

@@ -5,6 +5,8 @@
 // and the `headers` tool answers the headers of the request that called it.
 // FLAKY_LINKS=LABEL adds a `link` tool answering resource links ({uri}, or {uri}/0 …
 // {uri}/count-1) and serves resources: reading any URI answers `LABEL: URI`.
+// FLAKY_LOG=1 declares logging and adds a `log` tool that logs its `message` at info
+// (a `notifications/message` tied to no request) before it answers.
 // Over stdio, FLAKY_HEARD=FILE appends `<ms since the epoch> <method>` for each message
 // received, and FLAKY_IGNORE=METHOD,… leaves requests of those methods unanswered.
 import fs from 'node:fs';
@@ -74,10 +76,11 @@ function allTools() {
   const flaky = list.map((name) => ({
     name, description: `Echo tool ${name}`, inputSchema: obj({ message: { type: 'string' } }),
   }));
+  const logs = env.FLAKY_LOG ? [{ name: 'log', description: 'Log the message at info', inputSchema: obj({ message: { type: 'string' } }) }] : [];
   const links = env.FLAKY_LINKS
     ? [{ name: 'link', description: 'Answer resource links', inputSchema: obj({ uri: { type: 'string' }, count: { type: 'number' } }, ['uri']) }]
     : [];
-  return [...flaky, ...CONTROL, ...links];
+  return [...flaky, ...CONTROL, ...links, ...logs];
 }
 
 if (env.FLAKY_HANG_STARTUP === '1') {
@@ -90,6 +93,7 @@ if (env.FLAKY_HANG_STARTUP === '1') {
     tools: { listChanged: true },
     ...(env.FLAKY_LINKS ? { resources: {} } : {}),
     ...(env.FLAKY_PROMPTS ? { prompts: {} } : {}),
+    ...(env.FLAKY_LOG ? { logging: {} } : {}),
   };
   const server = new Server({ name: 'flaky-mcp-server', version: '0.1.0' }, { capabilities });
   // FLAKY_PROMPTS=a,b serves these prompts, each answering its own name.
@@ -159,6 +163,10 @@ if (env.FLAKY_HANG_STARTUP === '1') {
         return text(JSON.stringify(headers ?? {}));
       case 'rpc_error':
         throw new McpError(ErrorCode.InternalError, 'it broke on purpose');
+      case 'log':
+        if (!env.FLAKY_LOG) break;
+        await server.sendLoggingMessage({ level: 'info', data: args.message ?? '' });
+        return text('logged');
       case 'link': {
         if (!env.FLAKY_LINKS) break;
         const uris = args.count === undefined ? [args.uri] : Array.from({ length: Number(args.count) }, (_, i) => `${args.uri}/${i}`);

@@ -290,6 +290,8 @@ async function handle(cmd) {
       return waitSeen('completions', (c) => c.elicitationId === cmd.id, cmd.timeout_ms ?? 5000);
     case 'wait_resource_updated':
       return waitSeen('updates', (u) => u.uri === cmd.uri, cmd.timeout_ms ?? 5000);
+    case 'logs':
+      return { ok: true, logs: seen.logs };
     case 'asked':
       return { ok: true, asked };
     case 'count_prompt_list_changed':

@@ -46,7 +46,8 @@ use crate::failure::{ConnectError, InWords, StderrTail, SyncError};
 use seam_engine::chain::{Answer, Answered};
 use seam_engine::offers::{ImportedFile, ImportedSkill, MountRequest, Offered, Offers, RequestError, TaskMethod};
 use seam_engine::runtime::{
-    BoxFuture, BuildCx, Client, MountEvent, MountEvents, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec, Upstream,
+    BoxFuture, BuildCx, Client, MountEvent, MountEvents, Origin, ProviderError, Running, State, Status, StatusCell, ToolOutput, ToolSpec,
+    Upstream,
 };
 use seam_engine::subprocess::Child;
 use serde_json::{Map, Value as Json};
@@ -267,6 +268,9 @@ struct McpMount {
     /// The agent this connection is for (`isolation: per-agent`): whose own tokens it
     /// sends, with `auth.oauth.per_agent`.
     agent: Option<String>,
+    /// Whose connection this is (the mount's, an agent's, a client's): who is told what
+    /// its server says outside a call.
+    origin: Origin,
     transport: Transport,
     common: Common,
     cx: BuildCx,
@@ -360,13 +364,18 @@ fn start(
     common: Common,
     cx: BuildCx,
     client_roots: Option<Vec<std::path::PathBuf>>,
-    agent: Option<String>,
+    origin: Origin,
 ) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
+        let agent = match &origin {
+            Origin::Agent(agent) => Some(agent.clone()),
+            Origin::Shared | Origin::Client(_) => None,
+        };
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
             client_roots,
             agent,
+            origin,
             listing: Mutex::new(Listing {
                 filters: Filters::new(&common),
                 tools: Arc::default(),

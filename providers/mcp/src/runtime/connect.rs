@@ -10,6 +10,7 @@ impl McpMount {
         let handler = Handler {
             resync,
             mount: self.id.clone(),
+            origin: self.origin.clone(),
             events: self.cx.events.clone(),
             calls: self.calls.clone(),
             workspace: WorkspaceRoot { built: self.cx.workspace.clone(), live: self.cx.live_workspace.clone() },
@@ -148,8 +149,10 @@ impl McpMount {
 /// Turns `list_changed` notifications into re-sync requests for the supervisor.
 pub(super) struct Handler {
     pub(super) resync: mpsc::UnboundedSender<Changed>,
-    /// The mount's id and the deployment's events: log lines and resource updates go there.
+    /// The mount's id, whose connection this is, and the deployment's events: log lines
+    /// and resource updates go there.
     pub(super) mount: String,
+    pub(super) origin: Origin,
     pub(super) events: MountEvents,
     /// The mount's calls in flight: whom the server's questions and progress are for.
     pub(super) calls: Arc<crate::asks::InFlight>,
@@ -258,11 +261,12 @@ impl rmcp::ClientHandler for Handler {
     #[allow(deprecated)]
     async fn on_logging_message(&self, params: rmcp::model::LoggingMessageNotificationParam, _: NotificationContext<RoleClient>) {
         let level = seam_wire::level_name(params.level);
-        self.events.send(MountEvent::Log { mount: self.mount.clone(), level, logger: params.logger, data: params.data });
+        let (mount, origin) = (self.mount.clone(), self.origin.clone());
+        self.events.send(MountEvent::Log { mount, origin, level, logger: params.logger, data: params.data });
     }
 
     async fn on_resource_updated(&self, params: rmcp::model::ResourceUpdatedNotificationParam, _: NotificationContext<RoleClient>) {
-        self.events.send(MountEvent::ResourceUpdated { mount: self.mount.clone(), uri: params.uri });
+        self.events.send(MountEvent::ResourceUpdated { mount: self.mount.clone(), origin: self.origin.clone(), uri: params.uri });
     }
 }
 

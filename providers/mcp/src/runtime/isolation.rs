@@ -17,16 +17,16 @@ use seam_engine::runtime::{ClientKey, Roots};
 pub(super) fn isolated(transport: Transport, common: Common, cx: BuildCx) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     if let Some(limits) = common.isolation.per_session() {
         return Box::pin(async move {
-            let lister = start(transport.clone(), common.clone(), cx.clone(), None, None).await?;
+            let lister = start(transport.clone(), common.clone(), cx.clone(), None, Origin::Shared).await?;
             Ok(PerSession::new(lister, transport, common, cx, limits) as Arc<dyn Running>)
         });
     }
     if common.isolation != crate::Isolation::Mode(crate::IsolationMode::PerAgent) {
-        return start(transport, common, cx, None, None);
+        return start(transport, common, cx, None, Origin::Shared);
     }
     Box::pin(async move {
         let starts = cx.agents.iter().map(|agent| {
-            let started = start(transport.clone(), common.clone(), cx.clone(), None, Some(agent.clone()));
+            let started = start(transport.clone(), common.clone(), cx.clone(), None, Origin::Agent(agent.clone()));
             async move { (agent.clone(), started.await) }
         });
         let mut by_agent = BTreeMap::new();
@@ -321,7 +321,8 @@ impl Starter {
                 let client_roots = if common.roots == crate::RootsFrom::Client { Some(roots.get().await) } else { None };
                 // Held no longer than the start: the roots reach the client's session.
                 drop(roots);
-                let started = start(transport, common, cx, client_roots, None).await.map_err(|e| Arc::from(e.to_string()));
+                let origin = Origin::Client(slot.key.clone());
+                let started = start(transport, common, cx, client_roots, origin).await.map_err(|e| Arc::from(e.to_string()));
                 slot.connection.send_replace(Some(started));
                 // Ended while it started: ended here, as `end` found nothing to end.
                 if slot.ended.load(std::sync::atomic::Ordering::SeqCst)

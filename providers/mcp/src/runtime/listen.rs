@@ -96,7 +96,7 @@ impl McpMount {
             ServerNotification::PromptListChangedNotification(_) => Changed { prompts: true, ..Changed::default() },
             ServerNotification::ResourceListChangedNotification(_) => Changed { resources: true, ..Changed::default() },
             ServerNotification::ResourceUpdatedNotification(n) => {
-                self.cx.events.send(MountEvent::ResourceUpdated { mount: self.id.clone(), uri: n.params.uri });
+                self.cx.events.send(MountEvent::ResourceUpdated { mount: self.id.clone(), origin: self.origin.clone(), uri: n.params.uri });
                 return;
             }
             _ => return,
