@@ -97,6 +97,14 @@ impl Extractor for MetaCarrier<'_> {
     }
 }
 
+/// A request's id as its span carries it: the client's to choose, so at most
+/// `MAX_REQUEST_ID_CHARS` characters of it.
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    id.to_string().chars().take(MAX_REQUEST_ID_CHARS).collect()
+}
+
+const MAX_REQUEST_ID_CHARS: usize = 64;
+
 /// Starts the SERVER span of a request of `method` (a call's `tool`: its name as the
 /// agent's catalog has it, `_other` if none), continuing the client's trace, and puts its
 /// context in the request's extensions. `None` when tracing is off.
@@ -109,8 +117,7 @@ pub fn server_span(method: &'static str, tool: Option<&str>, context: &mut Reque
     };
     let mut attributes = vec![
         KeyValue::new("mcp.method.name", method),
-        // The client's to choose: at most 64 characters of it.
-        KeyValue::new("jsonrpc.request.id", context.id.to_string().chars().take(64).collect::<String>()),
+        KeyValue::new("jsonrpc.request.id", request_id(&context.id)),
         KeyValue::new("network.transport", "tcp"),
     ];
     if let Some(tool) = tool {
@@ -185,4 +192,18 @@ pub fn upstream_span(
     }
     let span = tracer.span_builder(name).with_kind(SpanKind::Client).with_attributes(attributes).start_with_context(tracer, &parent.0);
     Some(Box::new(UpstreamSpan(parent.0.with_span(span))))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A request id is carried whole up to `MAX_REQUEST_ID_CHARS` characters, and cut there past it.
+    #[test]
+    fn a_request_id_is_carried_up_to_its_bound() {
+        use rmcp::model::NumberOrString;
+        let id = |text: String| super::request_id(&NumberOrString::String(text.into()));
+        let at_limit = "é".repeat(super::MAX_REQUEST_ID_CHARS);
+        assert_eq!(id(at_limit.clone()), at_limit);
+        assert_eq!(id(format!("{at_limit}x")), at_limit);
+        assert_eq!(super::request_id(&NumberOrString::Number(7)), "7");
+    }
 }
