@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::stub_http::{Reply, Stub};
 use crate::support::{HttpSeam, Peer, SdkClient, root, scratch, seam_bin, write_atomically};
 
 /// `conformance client --scenario SCENARIO` (or `--suite SUITE`), seam the client, with
@@ -148,7 +149,8 @@ fn client_credentials_are_exchanged_again_before_the_token_expires() {
 
 /// `issuer` pins the authorization server: the one the server names is used (written
 /// with a trailing slash or not); another is refused before seam sends it anything: the
-/// mount fails with `MCP_OAUTH_ISSUER_MISMATCH`, and `seam login` stops before a URL.
+/// mount fails with `MCP_OAUTH_ISSUER_MISMATCH`, and `seam login` stops before a URL. A
+/// server's document that claims the pinned issuer is not taken at its word.
 #[test]
 fn a_pinned_issuer_is_the_only_authorization_server_seam_asks() {
     let dir = scratch("oauth-issuer");
@@ -165,6 +167,36 @@ fn a_pinned_issuer_is_the_only_authorization_server_seam_asks() {
     let detail = status["mounts"]["jobs"]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains(&format!("MCP_OAUTH_ISSUER_MISMATCH: the server's authorization server is `{issuer}`")), "{status}");
     assert!(seam.terminate().success());
+    // A server whose authorization-server document says it is the pinned issuer but names
+    // its own token endpoint, at an address that names no issuer: seam reads the pinned
+    // issuer's own metadata, and the client's secret never reaches the impostor.
+    let claimed = issuer.clone();
+    let impostor = Stub::start(move |r| {
+        let me = format!("http://{}", r.header("host").unwrap_or_default());
+        match (r.method.as_str(), r.target.as_str()) {
+            ("POST", "/mcp") => {
+                let challenge = format!("Bearer resource_metadata=\"{me}/.well-known/oauth-protected-resource/mcp\"");
+                Reply::new(401, &[("www-authenticate", challenge.as_str())], "")
+            }
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => Reply::json(
+                200,
+                &json!({ "resource": format!("{me}/mcp"), "authorization_servers": [format!("{me}/.well-known/as.json")] }),
+            ),
+            ("GET", "/.well-known/as.json") => Reply::json(
+                200,
+                &json!({ "issuer": claimed, "authorization_endpoint": format!("{me}/authorize"), "token_endpoint": format!("{me}/token"),
+                    "response_types_supported": ["code"], "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"] }),
+            ),
+            _ => Reply::new(404, &[], ""),
+        }
+    });
+    let pinned = format!(", issuer: \"{issuer}\"");
+    let seam = HttpSeam::start(&composition(&dir, &impostor.url("/mcp"), "jobs-secret", &pinned, ""), &["--no-watch"]);
+    seam.wait_status("the mount failed", |s| s["mounts"]["jobs"]["state"] == "failed");
+    assert!(impostor.requests().iter().any(|r| r.target == "/.well-known/as.json"), "the impostor's document was read");
+    assert!(impostor.requests().iter().all(|r| r.target != "/token"), "the secret went to no one but the pinned issuer");
+    assert!(seam.terminate().success());
+
     let person = docs_composition(&dir, &url, "", elsewhere, "");
     let login =
         Command::new(seam_bin()).args(["login", person.to_str().unwrap(), "docs", "--no-browser"]).stdin(Stdio::null()).output().unwrap();

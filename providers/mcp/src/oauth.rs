@@ -105,26 +105,44 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
 
 /// Discovery for the server at `url`, from its challenge to a request without a token:
 /// its authorization server's metadata, given to `manager` (and returned, with the
-/// challenge), once it is the `issuer` pinned, if one is.
+/// challenge). With an `issuer` pinned, the server must name that one, and its metadata
+/// is then read from the pinned issuer's own well-known address: a document the server
+/// points to may say it is the pinned issuer and name other endpoints.
 async fn discover(
     manager: &mut AuthorizationManager,
     url: &str,
     oauth: &OAuth,
 ) -> Result<(AuthorizationMetadata, Option<String>), OAuthError> {
+    let protocol = |e: AuthError| OAuthError::Protocol(e.to_string());
     let challenge = challenge(url).await;
-    let resolved = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(|e| OAuthError::Protocol(e.to_string()))?;
-    let metadata = resolved.metadata;
+    let mut metadata = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(protocol)?.metadata;
     if let Some(pinned) = &oauth.issuer {
-        // Identifiers compare as written (RFC 8414), but for a trailing slash.
-        let found = metadata.issuer.clone().unwrap_or_else(|| "(none named)".to_owned());
-        if found.trim_end_matches('/') != pinned.trim_end_matches('/') {
+        let mismatch = |found: Option<&str>| {
             // The server chose it: shown masked, and not at any length.
-            let found: String = seam_engine::redact::url(&found).chars().take(200).collect();
-            return Err(OAuthError::IssuerMismatch { pinned: pinned.clone(), found });
+            let found: String = seam_engine::redact::url(found.unwrap_or("(none named)")).chars().take(200).collect();
+            OAuthError::IssuerMismatch { pinned: seam_engine::redact::url(pinned).into_owned(), found }
+        };
+        if !metadata.issuer.as_deref().is_some_and(|found| same_issuer(found, pinned)) {
+            return Err(mismatch(metadata.issuer.as_deref()));
         }
+        let own = AuthorizationManager::new(pinned.as_str()).await.map_err(protocol)?.resolve_metadata().await.map_err(protocol)?;
+        // Endpoints made up from the address (no metadata found there) are no server's word.
+        if !own.source.is_discovered() || !own.metadata.issuer.as_deref().is_some_and(|found| same_issuer(found, pinned)) {
+            return Err(mismatch(own.metadata.issuer.as_deref()));
+        }
+        metadata = own.metadata;
     }
     manager.set_metadata(metadata.clone());
     Ok((metadata, challenge))
+}
+
+/// Whether two issuer identifiers name one authorization server: the same scheme, host
+/// (in any case) and port (a default one written or not), and path, but for a lone `/`.
+fn same_issuer(found: &str, pinned: &str) -> bool {
+    let (Ok(found), Ok(pinned)) = (url::Url::parse(found), url::Url::parse(pinned)) else { return false };
+    let path = |u: &url::Url| if u.path() == "/" { String::new() } else { u.path().to_owned() };
+    (found.scheme(), found.host_str(), found.port_or_known_default(), path(&found), found.query())
+        == (pinned.scheme(), pinned.host_str(), pinned.port_or_known_default(), path(&pinned), pinned.query())
 }
 
 /// The algorithm a client's key signs with: the one written, else RS256 for a PEM
@@ -595,6 +613,19 @@ mod tests {
         assert!(!due(&short, 1000 + 3));
         assert!(due(&short, 1000 + 4));
         assert!(!due(&token(None, 0), u64::MAX));
+    }
+
+    /// Issuer identifiers compare as one server's whatever the host's case, a default
+    /// port written out, or a root path's slash; another path or host is another server.
+    #[test]
+    fn issuers_compare_as_identifiers() {
+        assert!(same_issuer("https://login.example.com", "https://Login.Example.com:443/"));
+        assert!(same_issuer("https://login.example.com/tenant/v2.0", "https://login.example.com/tenant/v2.0"));
+        assert!(!same_issuer("https://login.example.com/tenant/v2.0/", "https://login.example.com/tenant/v2.0"));
+        assert!(!same_issuer("https://login.example.com/other", "https://login.example.com/tenant"));
+        assert!(!same_issuer("https://login.example.com.evil", "https://login.example.com"));
+        assert!(!same_issuer("http://login.example.com", "https://login.example.com"));
+        assert!(!same_issuer("not a url", "https://login.example.com"));
     }
 
     /// A mount waiting for a login wakes when its own entry changes (a login, a refresh

@@ -61,7 +61,7 @@ pub struct OAuth {
     /// one the MCP server's metadata names otherwise is refused before seam sends it a
     /// secret, a login or a token request. Without it, the one the server names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(pattern(r"^(https://[^/?#]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]+)?)(/[^?#]*)?$"))]
+    #[schemars(pattern(r"^(https://[^/?#@\s]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]+)?)(/[^?#\s]*)?$"))]
     pub issuer: Option<String>,
     /// Each agent that sees the mount holds its own tokens (`seam login FILE MOUNT --agent
     /// A`), and its own connection: it implies `isolation: per-agent` (and refuses
