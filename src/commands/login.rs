@@ -53,17 +53,16 @@ pub fn login(
 ) -> Result<Exit, Error> {
     let Some((url, mut oauth, seeing)) = oauth_of(engine, &file, &mount)? else { return Ok(Exit::Invalid) };
     let agent = agent_for(&mount, &oauth, &seeing, agent)?;
+    if oauth.grant != seam_mcp::Grant::AuthorizationCode {
+        return Err(Error::Login(format!("mount `{mount}` gets its tokens by `client_credentials`: no one logs in")));
+    }
     // A step-up (`--scope`) asks for the scopes the last login was granted too, so that
     // what the server asked for before is not lost to what it asks for now (SEP-2350).
-    let stepping_up = !scopes.is_empty();
-    let granted = if stepping_up { seam_mcp::oauth::granted_scopes(&mount, agent.as_deref(), &url, &oauth) } else { Vec::new() };
-    for scope in granted.into_iter().chain(scopes.iter().flat_map(|s| s.split_whitespace().map(str::to_owned))) {
+    let granted = if scopes.is_empty() { Vec::new() } else { seam_mcp::oauth::granted_scopes(&mount, agent.as_deref(), &url, &oauth) };
+    for scope in granted.into_iter().chain(scopes) {
         if !oauth.scopes.contains(&scope) {
             oauth.scopes.push(scope);
         }
-    }
-    if oauth.grant != seam_mcp::Grant::AuthorizationCode {
-        return Err(Error::Login(format!("mount `{mount}` gets its tokens by `client_credentials`: no one logs in")));
     }
     super::runtime()?.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(Error::Socket)?;

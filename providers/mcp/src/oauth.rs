@@ -348,7 +348,7 @@ impl Seen {
 
 /// The entry of mount `mount` (for `agent`, with `per_agent`) as it is now.
 pub(crate) fn seen(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> Seen {
-    Seen::of(&StateFile::of(mount, agent.filter(|_| oauth.per_agent), url, oauth))
+    Seen::of(&StateFile::of(mount, agent, url, oauth))
 }
 
 /// Resolves once the mount's entry is no longer as it was `seen`: the login a mount
@@ -368,7 +368,7 @@ pub struct ScopeAsked {
 
 /// `scope` (space-separated) asked of mount `mount`'s login (`agent`'s, with `per_agent`).
 pub(crate) fn scope_asked(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth, scope: &str) -> ScopeAsked {
-    let state = StateFile::of(mount, agent.filter(|_| oauth.per_agent), url, oauth);
+    let state = StateFile::of(mount, agent, url, oauth);
     ScopeAsked { state, scopes: scope.split_whitespace().map(str::to_owned).collect() }
 }
 
@@ -386,8 +386,7 @@ pub(crate) async fn scope_given(asked: &ScopeAsked) {
 
 /// Whether the state file holds tokens for mount `mount` (what `validate --environment` checks).
 pub fn logged_in(mount: &str, url: &str, oauth: &OAuth) -> bool {
-    let state = StateFile::of(mount, None, url, oauth);
-    state.read().is_ok_and(|entries| entries.get(&state.key).is_some_and(|e| !e["token_response"].is_null()))
+    StateFile::of(mount, None, url, oauth).entry().is_some_and(|e| !e["token_response"].is_null())
 }
 
 /// The scopes the last login for mount `mount` (`agent`'s, with `per_agent`) was
@@ -412,14 +411,36 @@ pub async fn logout(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) 
     StateFile::of(mount, agent, url, oauth).clear().await.map_err(|e| OAuthError::Protocol(e.to_string()))
 }
 
-impl OAuthError {
-    /// The mount's entry as it was before the tokens were looked for, when a login is
-    /// what it waits for (a change to it is the login); and whether the server refused
-    /// the tokens it had, which it may take again (`true`), or there were none.
-    pub(crate) fn awaits_login(&self) -> Option<(&Seen, bool)> {
+/// What a mount that cannot serve without a person waits for, instead of reconnecting.
+#[derive(Debug, Clone)]
+pub(crate) enum Awaited {
+    /// A login: its entry no longer as `seen`. Tokens the server `refused` it may take
+    /// again, so they are tried again now and then too.
+    Login { seen: Seen, refused: bool },
+    /// A login granted the scopes the server asked for.
+    Scope(ScopeAsked),
+}
+
+impl Awaited {
+    /// Resolves once what is awaited has come, or, for refused tokens, after `retry`.
+    pub(crate) async fn come(&self, retry: std::time::Duration) {
         match self {
-            OAuthError::LoginNeeded { seen, .. } => Some((seen, false)),
-            OAuthError::LoginRefused { seen, .. } => Some((seen, true)),
+            Awaited::Login { seen, refused: false } => changed(seen).await,
+            Awaited::Login { seen, refused: true } => {
+                let _ = tokio::time::timeout(retry, changed(seen)).await;
+            }
+            Awaited::Scope(asked) => scope_given(asked).await,
+        }
+    }
+}
+
+impl OAuthError {
+    /// The login the mount waits for, when that is what it lacks: a change to its entry
+    /// as it was before the tokens were looked for.
+    pub(crate) fn awaits_login(&self) -> Option<Awaited> {
+        match self {
+            OAuthError::LoginNeeded { seen, .. } => Some(Awaited::Login { seen: (**seen).clone(), refused: false }),
+            OAuthError::LoginRefused { seen, .. } => Some(Awaited::Login { seen: (**seen).clone(), refused: true }),
             _ => None,
         }
     }
@@ -467,8 +488,10 @@ struct StateFile {
 }
 
 impl StateFile {
+    /// The entry of mount `mount`, `agent`'s own when the mount keeps each agent's
+    /// (`per_agent`), else the one the mount's agents share.
     fn of(mount: &str, agent: Option<&str>, url: &str, oauth: &OAuth) -> StateFile {
-        let key = match agent {
+        let key = match agent.filter(|_| oauth.per_agent) {
             Some(agent) => format!("{mount} {url} agent {agent}"),
             None => format!("{mount} {url}"),
         };
@@ -677,8 +700,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("seam-oauth-state-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let oauth = OAuth { state_file: Some(dir.join("deep/state.json").display().to_string()), ..OAuth::default() };
+        let per_agent = OAuth { per_agent: true, ..oauth.clone() };
         let (a, b) =
-            (StateFile::of("a", None, "https://a.example/mcp", &oauth), StateFile::of("b", Some("x"), "https://b.example/mcp", &oauth));
+            (StateFile::of("a", None, "https://a.example/mcp", &oauth), StateFile::of("b", Some("x"), "https://b.example/mcp", &per_agent));
+        // An agent's own entry only where the mount keeps each agent's.
+        assert_eq!(b.key, "b https://b.example/mcp agent x");
+        assert_eq!(StateFile::of("a", Some("x"), "https://a.example/mcp", &oauth).key, a.key);
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             assert!(a.load().await.unwrap().is_none());

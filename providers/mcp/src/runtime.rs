@@ -265,11 +265,9 @@ struct McpMount {
     /// The roots of the client session this connection is for (`isolation: per-session`
     /// with `roots: client`): what the server is told when it asks outside a call.
     client_roots: Option<Vec<std::path::PathBuf>>,
-    /// The agent this connection is for (`isolation: per-agent`): whose own tokens it
-    /// sends, with `auth.oauth.per_agent`.
-    agent: Option<String>,
     /// Whose connection this is (the mount's, an agent's, a client's): who is told what
-    /// its server says outside a call.
+    /// its server says to no one request, and, with `auth.oauth.per_agent`, whose own
+    /// tokens it sends (`agent`).
     origin: Origin,
     transport: Transport,
     common: Common,
@@ -299,6 +297,16 @@ struct McpMount {
     /// its entry in the state file holds a login granted it.
     step_up: tokio::sync::watch::Sender<Option<crate::oauth::ScopeAsked>>,
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl McpMount {
+    /// The agent this connection is for (`isolation: per-agent`), if it is one agent's.
+    fn agent(&self) -> Option<&str> {
+        match &self.origin {
+            Origin::Agent(agent) => Some(agent),
+            Origin::Shared | Origin::Client(_) => None,
+        }
+    }
 }
 
 /// The most rounds of a 2026-07-28 server's `input_required` one call answers; past it
@@ -367,14 +375,9 @@ fn start(
     origin: Origin,
 ) -> BoxFuture<'static, Result<Arc<dyn Running>, ProviderError>> {
     Box::pin(async move {
-        let agent = match &origin {
-            Origin::Agent(agent) => Some(agent.clone()),
-            Origin::Shared | Origin::Client(_) => None,
-        };
         let mount = Arc::new(McpMount {
             id: cx.id.clone(),
             client_roots,
-            agent,
             origin,
             listing: Mutex::new(Listing {
                 filters: Filters::new(&common),

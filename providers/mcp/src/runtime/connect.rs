@@ -84,7 +84,7 @@ impl McpMount {
             match config.auth.as_ref().map(|auth| &auth.oauth) {
                 None => Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await),
                 Some(oauth) => {
-                    let manager = crate::oauth::authorize(&self.id, self.agent.as_deref(), &config.url, oauth).await?;
+                    let manager = crate::oauth::authorize(&self.id, self.agent(), &config.url, oauth).await?;
                     let client = rmcp::transport::auth::AuthClient::new(client, manager);
                     Ok(self.handshake(handler, StreamableHttpClientTransport::with_client(client, transport_config)).await)
                 }
@@ -94,10 +94,10 @@ impl McpMount {
             Ok(Ok(Ok(service))) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
             // The login's tokens refused at the handshake, past refreshing: the mount waits for another login.
             Ok(Ok(Err(e))) if self.logs_in() && crate::failure::login_asked(&e) => {
-                let login = crate::oauth::login_command(&self.id, self.agent.as_deref());
+                let login = crate::oauth::login_command(&self.id, self.agent());
                 // As the attempt left it (a refresh in it may have rewritten it): a login since is new.
                 let oauth = &config.auth.as_ref().expect("a mount a person logs in for has `auth`").oauth;
-                let seen = Box::new(crate::oauth::seen(&self.id, self.agent.as_deref(), &config.url, oauth));
+                let seen = Box::new(crate::oauth::seen(&self.id, self.agent(), &config.url, oauth));
                 let source = crate::oauth::OAuthError::LoginRefused { login, seen };
                 Err(Failed::proven(ConnectError::OAuth { url: config.url.clone(), source }))
             }

@@ -174,9 +174,9 @@ impl McpMount {
     /// granted the scope (`watch` sees it, or the supervisor, when the server asked to
     /// list). What the request is answered.
     pub(super) fn wait_for_scope(&self, scope: &str, what: &str) -> String {
-        let login = crate::oauth::login_command(&self.id, self.agent.as_deref());
+        let login = crate::oauth::login_command(&self.id, self.agent());
         let run = format!("run `{login} --scope \"{scope}\"`");
-        let asked = self.oauth().map(|(oauth, url)| crate::oauth::scope_asked(&self.id, self.agent.as_deref(), url, oauth, scope));
+        let asked = self.oauth().map(|(oauth, url)| crate::oauth::scope_asked(&self.id, self.agent(), url, oauth, scope));
         self.step_up.send_replace(asked);
         let detail = format!("the server asks for more scope than the login gave, for {what}: {run}");
         self.status.set_coded(State::Degraded, Some(crate::codes::MCP_OAUTH_LOGIN_NEEDED.code), Some(detail));
@@ -200,7 +200,7 @@ impl McpMount {
             }
             // The server refused the tokens and they could not be refreshed: a person logs in again.
             Unanswered::Unreachable(e) if self.logs_in() && crate::failure::login_asked(e) => {
-                let login = crate::oauth::login_command(id, self.agent.as_deref());
+                let login = crate::oauth::login_command(id, self.agent());
                 (crate::codes::MCP_OAUTH_LOGIN_NEEDED, format!("MCP server `{id}` asks for a login again for {what}: run `{login}`"))
             }
             Unanswered::Unreachable(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {

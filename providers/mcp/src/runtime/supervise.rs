@@ -38,15 +38,15 @@ impl McpMount {
                 _ = self.stop.cancelled() => return,
                 r = self.connect(resync.clone()) => r,
             };
-            // A mount no one has logged in for waits for a login, however long: not a failure to count.
-            let mut awaits_login = None;
+            // A mount that lacks only a person's login waits for it, however long: not a failure to count.
+            let mut awaited = None;
             let mut connection = match attempt {
                 Ok(c) => Some(c),
                 Err(Failed { error, proven: true }) => {
                     if let ConnectError::OAuth { source, .. } = &error {
-                        awaits_login = source.awaits_login().map(|(seen, refused)| (seen.clone(), refused));
+                        awaited = source.awaits_login();
                     }
-                    match awaits_login {
+                    match awaited {
                         // Degraded, not failed: all it lacks is a person's login, which it takes when it comes.
                         Some(_) => {
                             self.status.set_coded(State::Degraded, Some(crate::codes::MCP_OAUTH_LOGIN_NEEDED.code), Some(error.to_string()))
@@ -66,7 +66,9 @@ impl McpMount {
                 None => None,
             };
             // A server that asked for more scope to list: the mount waits for a person's login with it.
-            let scope_asked = if up_since.is_none() { self.step_up.borrow().clone() } else { None };
+            if up_since.is_none() && awaited.is_none() {
+                awaited = self.step_up.borrow().clone().map(crate::oauth::Awaited::Scope);
+            }
             // The first attempt, and it did not come up.
             let failed_to_start = activated.is_some() && up_since.is_none();
             if let Some(tx) = activated.take() {
@@ -88,18 +90,10 @@ impl McpMount {
                 // with it: there is no reconnect to plan, nor one to announce.
                 return;
             }
-            if let Some(asked) = scope_asked {
+            if let Some(awaited) = awaited {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
-                    _ = crate::oauth::scope_given(&asked) => continue,
-                }
-            }
-            if let Some((seen, refused)) = awaits_login {
-                // Tokens the server refused are tried again now and then too: it may take them again.
-                tokio::select! {
-                    _ = self.stop.cancelled() => return,
-                    _ = crate::oauth::changed(&seen) => continue,
-                    _ = tokio::time::sleep(self.common.reconnect.max_delay.to_std()), if refused => continue,
+                    _ = awaited.come(self.common.reconnect.max_delay.to_std()) => continue,
                 }
             }
             let Some(delay) = self.plan_reconnect(&mut failures, up_since) else { return };
