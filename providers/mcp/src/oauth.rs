@@ -55,7 +55,7 @@ pub(crate) async fn authorize(mount: &str, agent: Option<&str>, url: &str, oauth
             let seen = Box::new(Seen::of(&state));
             manager.set_credential_store(state);
             if !manager.initialize_from_store().await.map_err(protocol)? {
-                return Err(OAuthError::LoginNeeded { login: login_command(mount, agent), seen });
+                return Err(OAuthError::LoginNeeded { login: login_command(mount, agent, oauth), seen });
             }
             // A registered client with a secret proves itself when it refreshes, too: the
             // store gave the manager the client's id alone.
@@ -446,9 +446,11 @@ impl OAuthError {
     }
 }
 
-/// The command that logs in for mount `mount` (for agent `agent`, with `per_agent`).
-pub(crate) fn login_command(mount: &str, agent: Option<&str>) -> String {
-    match agent {
+/// The command that logs in for mount `mount`: for agent `agent` when the mount keeps
+/// each agent's own tokens (`per_agent`); one a connection per agent shares otherwise
+/// (`seam login` refuses `--agent` there).
+pub(crate) fn login_command(mount: &str, agent: Option<&str>, oauth: &OAuth) -> String {
+    match agent.filter(|_| oauth.per_agent) {
         Some(agent) => format!("seam login FILE {mount} --agent {agent}"),
         None => format!("seam login FILE {mount}"),
     }
@@ -649,6 +651,17 @@ mod tests {
         assert!(!same_issuer("https://login.example.com.evil", "https://login.example.com"));
         assert!(!same_issuer("http://login.example.com", "https://login.example.com"));
         assert!(!same_issuer("not a url", "https://login.example.com"));
+    }
+
+    /// The login a mount names is an agent's own only where `per_agent` says so: a
+    /// connection per agent (`isolation: per-agent`) may share one login.
+    #[test]
+    fn a_login_names_an_agent_only_for_its_own_tokens() {
+        let shared = OAuth::default();
+        let own = OAuth { per_agent: true, ..OAuth::default() };
+        assert_eq!(login_command("m", Some("a"), &shared), "seam login FILE m");
+        assert_eq!(login_command("m", Some("a"), &own), "seam login FILE m --agent a");
+        assert_eq!(login_command("m", None, &shared), "seam login FILE m");
     }
 
     /// A mount waiting for a login wakes when its own entry changes (a login, a refresh

@@ -94,7 +94,7 @@ impl McpMount {
             Ok(Ok(Ok(service))) => Ok(McpConnection { service, child: None, stderr: Arc::default() }),
             // The login's tokens refused at the handshake, past refreshing: the mount waits for another login.
             Ok(Ok(Err(e))) if self.logs_in() && crate::failure::login_asked(&e) => {
-                let login = crate::oauth::login_command(&self.id, self.agent());
+                let login = self.login_command();
                 // As the attempt left it (a refresh in it may have rewritten it): a login since is new.
                 let oauth = &config.auth.as_ref().expect("a mount a person logs in for has `auth`").oauth;
                 let seen = Box::new(crate::oauth::seen(&self.id, self.agent(), &config.url, oauth));

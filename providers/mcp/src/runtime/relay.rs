@@ -157,6 +157,11 @@ impl McpMount {
         self.oauth().is_some_and(|(oauth, _)| oauth.grant == crate::Grant::AuthorizationCode)
     }
 
+    /// The `seam login` a person runs for this connection's tokens.
+    pub(super) fn login_command(&self) -> String {
+        self.oauth().map(|(oauth, _)| crate::oauth::login_command(&self.id, self.agent(), oauth)).unwrap_or_default()
+    }
+
     /// Whether the mount gets its tokens by `client_credentials`: one the server refused
     /// is exchanged again (`oauth::Renewing`), with no person.
     pub(super) fn exchanges_credentials(&self) -> bool {
@@ -174,8 +179,7 @@ impl McpMount {
     /// granted the scope (`watch` sees it, or the supervisor, when the server asked to
     /// list). What the request is answered.
     pub(super) fn wait_for_scope(&self, scope: &str, what: &str) -> String {
-        let login = crate::oauth::login_command(&self.id, self.agent());
-        let run = format!("run `{login} --scope \"{scope}\"`");
+        let run = format!("run `{} --scope \"{scope}\"`", self.login_command());
         let asked = self.oauth().map(|(oauth, url)| crate::oauth::scope_asked(&self.id, self.agent(), url, oauth, scope));
         self.step_up.send_replace(asked);
         let detail = format!("the server asks for more scope than the login gave, for {what}: {run}");
@@ -200,7 +204,7 @@ impl McpMount {
             }
             // The server refused the tokens and they could not be refreshed: a person logs in again.
             Unanswered::Unreachable(e) if self.logs_in() && crate::failure::login_asked(e) => {
-                let login = crate::oauth::login_command(id, self.agent());
+                let login = self.login_command();
                 (crate::codes::MCP_OAUTH_LOGIN_NEEDED, format!("MCP server `{id}` asks for a login again for {what}: run `{login}`"))
             }
             Unanswered::Unreachable(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
