@@ -619,8 +619,7 @@ fn resolve_http(cx: &mut MountCx<'_>, mut config: HttpServer) -> Option<Resolved
     if !ok {
         return None;
     }
-    let oauth = config.auth.is_some();
-    if (oauth || config.bearer_token_env.is_some() || !config.headers_env.is_empty())
+    if (config.auth.is_some() || config.bearer_token_env.is_some() || !config.headers_env.is_empty())
         && seam_engine::surface::in_clear_beyond_loopback(&config.url)
     {
         cx.report(
